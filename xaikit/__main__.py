@@ -1,0 +1,50 @@
+"""Command line: ``python -m xaikit prepare | notebooks build|check|run``.
+
+* ``prepare`` builds and caches the embedded default models (see :mod:`xaikit.models.prepare`).
+* ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``;
+  ``notebooks check`` fails if a committed notebook is out of sync or has outputs; ``notebooks run``
+  executes notebooks headless and can write HTML.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m xaikit", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    prep = sub.add_parser("prepare", help="build and cache the embedded default models")
+    prep.add_argument("--force", action="store_true", help="rebuild even if the cache is current")
+    prep.add_argument("--only", choices=["sentiment", "vit"], default=None, help="build one family only")
+
+    nb = sub.add_parser("notebooks", help="build, check or run the lecture notebooks")
+    nb.add_argument("action", choices=["build", "check", "run"])
+    nb.add_argument("names", nargs="*", help="notebook stems or numbers, e.g. 01 or 02_integrated_gradients")
+    nb.add_argument("--html", default=None, help="with run: write HTML exports to this folder")
+    nb.add_argument("--timeout", type=int, default=600, help="with run: seconds allowed per cell")
+
+    args = parser.parse_args(argv)
+    if args.command == "prepare":
+        from xaikit.models.prepare import prepare
+
+        prepare(force=args.force, only=args.only)
+        return 0
+    from xaikit import _nbtools
+
+    if args.action == "build":
+        _nbtools.build(args.names)
+    elif args.action == "check":
+        problems = _nbtools.check(args.names)
+        for p in problems:
+            print(p, file=sys.stderr)
+        return 1 if problems else 0
+    else:
+        _nbtools.run(args.names, html_dir=args.html, timeout=args.timeout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

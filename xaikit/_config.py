@@ -1,0 +1,79 @@
+"""Seeds, device choice, fast mode and the cache directory: the few global settings of xaikit.
+
+Nothing here imports torch at module level, so ``import xaikit`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+FAST_ENV = "XAIKIT_FAST"
+CACHE_ENV = "XAIKIT_CACHE"
+DEVICE_ENV = "XAIKIT_DEVICE"
+
+
+def set_seed(seed: int = 0) -> int:
+    """Seed Python's ``random``, NumPy and torch (CPU and every GPU) with one integer.
+
+    Returns the seed so a notebook can print what it used. Torch is seeded only if it is importable,
+    which it always is in a full install.
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    random.seed(seed)
+    import numpy as np
+
+    np.random.seed(seed % 2**32)
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        return seed
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    return seed
+
+
+def device(prefer: str | None = None):
+    """The torch device xaikit puts models on: CUDA if present, else Apple MPS, else CPU.
+
+    ``prefer`` (or the ``XAIKIT_DEVICE`` environment variable) forces a choice, e.g. ``"cpu"`` on a GPU
+    machine to reproduce the lecture's CPU numbers.
+    """
+    import torch
+
+    choice = prefer or os.environ.get(DEVICE_ENV)
+    if choice:
+        return torch.device(choice)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def fast_mode() -> bool:
+    """True when ``XAIKIT_FAST`` is set to 1/true/yes: CI's switch that shrinks sample counts."""
+    return os.environ.get(FAST_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def pick(normal, fast):
+    """``fast`` in fast mode, ``normal`` otherwise: ``n = pick(50, 10)``."""
+    return fast if fast_mode() else normal
+
+
+def cache_dir(create: bool = True) -> Path:
+    """Where prepared models and data live: ``$XAIKIT_CACHE`` or the user's cache directory."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        path = Path(env).expanduser()
+    else:
+        from platformdirs import user_cache_dir
+
+        path = Path(user_cache_dir("xaikit", appauthor=False))
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    return path

@@ -1,0 +1,118 @@
+"""Plotting conventions shared by every notebook.
+
+* Signed attributions use a diverging map centred on zero with a symmetric range (``RdBu_r``: blue
+  negative, red positive; readable with red-green colour blindness because it varies in lightness).
+* Weights in [0, 1] (attention, probabilities) use a sequential map with a fixed 0-1 range, so two heads
+  or two layers can be compared by colour.
+* Token heatmaps are HTML with every token escaped, so ``<b>`` in a sentence stays text.
+* Categorical series use the Okabe-Ito palette (Okabe & Ito 2008), the usual colour-blind-safe choice.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+
+DIVERGING = "RdBu_r"
+SEQUENTIAL = "viridis"
+#: Okabe-Ito: black-free order for lines and bars.
+OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
+
+
+def symmetric_limit(values, floor: float = 1e-12) -> float:
+    """The ``vmax`` of a zero-centred colour range: the largest absolute finite value (at least ``floor``)."""
+    a = np.asarray(_to_numpy(values), dtype=float)
+    a = a[np.isfinite(a)]
+    return float(max(np.abs(a).max() if a.size else 0.0, floor))
+
+
+def show_signed(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
+    """Draw a 2-D array of signed attributions on the diverging map with range ``[-m, m]``."""
+    a = np.asarray(_to_numpy(values), dtype=float)
+    m = kwargs.pop("vmax", None) or symmetric_limit(a)
+    im = ax.imshow(a, cmap=DIVERGING, vmin=-m, vmax=m, **kwargs)
+    _finish(ax, im, title, colorbar)
+    return im
+
+
+def show_weights(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
+    """Draw a 2-D array of weights in [0, 1] on the sequential map with the fixed range [0, 1]."""
+    a = np.asarray(_to_numpy(values), dtype=float)
+    im = ax.imshow(a, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, **kwargs)
+    _finish(ax, im, title, colorbar)
+    return im
+
+
+def signed_bars(ax, labels: Sequence[str], values, title: str | None = None, horizontal: bool = False):
+    """Bars coloured by sign with the diverging map's two ends, with a zero line."""
+    import matplotlib as mpl
+
+    v = np.asarray(_to_numpy(values), dtype=float)
+    cmap = mpl.colormaps[DIVERGING]
+    colors = [cmap(0.85) if x >= 0 else cmap(0.15) for x in v]
+    pos = np.arange(len(v))
+    if horizontal:
+        bars = ax.barh(pos, v, color=colors)
+        ax.set_yticks(pos, list(labels))
+        ax.axvline(0, color="0.3", lw=0.8)
+        ax.invert_yaxis()
+    else:
+        bars = ax.bar(pos, v, color=colors)
+        ax.set_xticks(pos, list(labels))
+        ax.axhline(0, color="0.3", lw=0.8)
+    if title:
+        ax.set_title(title)
+    return bars
+
+
+def token_heatmap_html(tokens: Sequence[str], scores, signed: bool = True, title: str | None = None,
+                       vmax: float | None = None) -> str:
+    """Tokens as inline HTML spans shaded by score.
+
+    Signed scores use the diverging map with a symmetric range; unsigned ones (``signed=False``) use the
+    sequential map on [0, vmax]. Token text and the title are HTML-escaped; each span's ``title`` shows
+    the exact value on hover.
+    """
+    import matplotlib as mpl
+
+    s = np.asarray(_to_numpy(scores), dtype=float)
+    if len(tokens) != len(s):
+        raise ValueError(f"tokens and scores must have the same length, got {len(tokens)} and {len(s)}")
+    if signed:
+        m = vmax or symmetric_limit(s)
+        norm = mpl.colors.Normalize(-m, m)
+        cmap = mpl.colormaps[DIVERGING]
+    else:
+        m = vmax or max(float(np.nanmax(s)) if s.size else 1.0, 1e-12)
+        norm = mpl.colors.Normalize(0.0, m)
+        cmap = mpl.colormaps[SEQUENTIAL]
+    spans = []
+    for tok, val in zip(tokens, s):
+        rgba = cmap(norm(val))
+        r, g, b = (int(255 * c) for c in rgba[:3])
+        luminance = 0.299 * r + 0.587 * g + 0.114 * b
+        fg = "#000" if luminance > 140 else "#fff"
+        spans.append(
+            f'<span class="xk-token" title="{val:.4g}" style="background:rgb({r},{g},{b});color:{fg};'
+            f'padding:2px 4px;margin:1px;border-radius:3px;display:inline-block;font-family:monospace">'
+            f"{html.escape(str(tok))}</span>"
+        )
+    head = f'<div class="xk-token-title"><b>{html.escape(title)}</b></div>' if title else ""
+    return f'<div class="xk-tokens">{head}{"".join(spans)}</div>'
+
+
+def _finish(ax, im, title, colorbar):
+    if title:
+        ax.set_title(title)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+
+
+def _to_numpy(values):
+    if hasattr(values, "detach"):
+        return values.detach().cpu().numpy()
+    return values

@@ -1,0 +1,221 @@
+"""The panel every lecture widget is built on: controls, a figure, an HTML area and an error box.
+
+A panel is a thin view over pure functions (the ``xaikit`` methods). Subclasses implement two methods:
+
+* ``compute(**values)``: the control values in, a result object out (no drawing);
+* ``draw(fig, result)``: draw the result into a Matplotlib ``Figure``; may return an HTML string for the
+  area under the figure (token heatmaps, tables).
+
+The base class wires them up:
+
+* Every control gets the stable CSS class ``xk-<name>`` and the panel ``xk-panel`` plus ``xk-<kind>``,
+  for browser tests and for styling.
+* Changing a control recomputes and redraws once. Expensive sliders are built with
+  ``continuous_update=False`` (see :func:`slider`), so dragging does not queue up work.
+* An exception raised by ``compute`` or ``draw`` is shown inside the panel, named and explained, instead of
+  vanishing into the Jupyter log; the panel keeps working and the next good change clears the error.
+* From Python, ``panel.set(name=value, ...)`` changes several controls with one update, ``panel.result``
+  is the last result, ``panel.error`` the last exception (or ``None``), and ``panel.figure`` the
+  Matplotlib figure, so tests can drive a panel without a browser.
+
+The figure is a plain ``matplotlib.figure.Figure`` rendered to PNG into an ``ipywidgets.Image``: it does
+not depend on the notebook's Matplotlib backend, it is never displayed twice, and its pixels are state a
+headless test (or an HTML export) can see.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import time
+import traceback
+
+import ipywidgets as widgets
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+__all__ = ["Panel", "slider", "int_slider", "dropdown", "text_box", "toggle", "checkbox"]
+
+_STYLE = {"description_width": "initial"}
+
+
+def slider(description: str, value: float, min: float, max: float, step: float, continuous: bool = False,
+           readout_format: str = ".3g", **kwargs) -> widgets.FloatSlider:
+    """A float slider; ``continuous=False`` (the default) updates on release, for expensive panels."""
+    return widgets.FloatSlider(value=value, min=min, max=max, step=step, description=description,
+                               continuous_update=continuous, readout_format=readout_format, style=_STYLE,
+                               layout=widgets.Layout(width="320px"), **kwargs)
+
+
+def log_slider(description: str, value: float, min_exp: float, max_exp: float, step: float = 0.05,
+               continuous: bool = False, **kwargs) -> widgets.FloatLogSlider:
+    """A slider over ``10**min_exp .. 10**max_exp`` (temperatures, betas, sigmas)."""
+    return widgets.FloatLogSlider(value=value, base=10, min=min_exp, max=max_exp, step=step,
+                                  description=description, continuous_update=continuous, style=_STYLE,
+                                  layout=widgets.Layout(width="320px"), **kwargs)
+
+
+def int_slider(description: str, value: int, min: int, max: int, step: int = 1, continuous: bool = False,
+               **kwargs) -> widgets.IntSlider:
+    return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
+                             continuous_update=continuous, style=_STYLE, layout=widgets.Layout(width="320px"),
+                             **kwargs)
+
+
+def dropdown(description: str, options, value=None, **kwargs) -> widgets.Dropdown:
+    options = list(options)
+    if value is None:
+        value = options[0][1] if isinstance(options[0], tuple) else options[0]
+    return widgets.Dropdown(options=options, value=value, description=description, style=_STYLE, **kwargs)
+
+
+def toggle(description: str, options, value=None, **kwargs) -> widgets.ToggleButtons:
+    options = list(options)
+    if value is None:
+        value = options[0][1] if isinstance(options[0], tuple) else options[0]
+    return widgets.ToggleButtons(options=options, value=value, description=description, style=_STYLE, **kwargs)
+
+
+def text_box(description: str, value: str = "", placeholder: str = "", **kwargs) -> widgets.Text:
+    """A text field that submits on Enter or blur, not on every key stroke."""
+    return widgets.Text(value=value, placeholder=placeholder, description=description, continuous_update=False,
+                        style=_STYLE, layout=widgets.Layout(width="480px"), **kwargs)
+
+
+def checkbox(description: str, value: bool = False, **kwargs) -> widgets.Checkbox:
+    return widgets.Checkbox(value=value, description=description, indent=False, **kwargs)
+
+
+class Panel:
+    """Controls plus a fixed-size figure, an HTML area and an error box. Subclass and implement
+    :meth:`compute` and :meth:`draw`; call ``super().__init__(controls)`` at the end of ``__init__``."""
+
+    #: figure size in inches at ``dpi``; the image area keeps this size whatever is drawn.
+    figsize: tuple[float, float] = (8.0, 3.6)
+    dpi: int = 96
+    #: set to False for a panel that only shows HTML.
+    has_figure: bool = True
+    #: the panel's title, shown above the controls.
+    title: str = ""
+
+    def __init__(self, controls: dict[str, widgets.Widget], *, update: bool = True):
+        self.controls = dict(controls)
+        self.result = None
+        self.error: BaseException | None = None
+        self.error_traceback: str = ""
+        self.n_updates = 0
+        self.timings: dict[str, float] = {}
+        self._suspended = False
+
+        kind = type(self).__name__.lower()
+        for name, control in self.controls.items():
+            control.add_class(f"xk-{name}")
+            control.observe(self._on_change, names="value")
+
+        width, height = (int(s * self.dpi) for s in self.figsize)
+        self.figure = Figure(figsize=self.figsize, dpi=self.dpi, layout="constrained")
+        FigureCanvasAgg(self.figure)
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
+        self.image.add_class("xk-figure")
+        self.html = widgets.HTML(layout=widgets.Layout(min_height="0px"))
+        self.html.add_class("xk-html")
+        self.status = widgets.HTML(layout=widgets.Layout(min_height="0px"))
+        self.status.add_class("xk-status")
+
+        parts: list[widgets.Widget] = []
+        if self.title:
+            parts.append(widgets.HTML(f"<b>{html.escape(self.title)}</b>"))
+        parts.append(widgets.HBox(list(self.controls.values()),
+                                  layout=widgets.Layout(flex_flow="row wrap", align_items="center")))
+        parts.append(self.status)
+        if self.has_figure:
+            parts.append(self.image)
+        parts.append(self.html)
+        self.widget = widgets.VBox(parts, layout=widgets.Layout(border="1px solid #ddd", padding="6px"))
+        self.widget.add_class("xk-panel")
+        self.widget.add_class(f"xk-{kind}")
+        if update:
+            self.update()
+
+    # -- to implement -------------------------------------------------------------------------------
+    def compute(self, **values):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def draw(self, fig: Figure, result) -> str | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # -- state from Python -----------------------------------------------------------------------------
+    @property
+    def values(self) -> dict:
+        """The current control values by name."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def set(self, **values):
+        """Set several controls at once, then recompute and redraw once. Returns the new result."""
+        unknown = sorted(set(values) - set(self.controls))
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no control {', '.join(map(repr, unknown))}; "
+                             f"its controls are {', '.join(map(repr, self.controls))}")
+        self._suspended = True
+        try:
+            for name, value in values.items():
+                self.controls[name].value = value
+        finally:
+            self._suspended = False
+        self.update()
+        return self.result
+
+    def update(self):
+        """Recompute and redraw from the current control values; show any error in the panel."""
+        t0 = time.perf_counter()
+        try:
+            result = self.compute(**self.values)
+            t1 = time.perf_counter()
+            extra_html = self._render(result)
+        except Exception as err:  # noqa: BLE001 - shown to the user, never swallowed
+            self.error = err
+            self.error_traceback = traceback.format_exc()
+            self.status.value = self._error_html(err)
+            self.widget.add_class("xk-has-error")
+            return None
+        t2 = time.perf_counter()
+        self.result = result
+        self.error = None
+        self.error_traceback = ""
+        self.status.value = ""
+        self.widget.remove_class("xk-has-error")
+        self.html.value = extra_html or ""
+        self.n_updates += 1
+        self.timings = {"compute": t1 - t0, "draw": t2 - t1, "total": t2 - t0}
+        return result
+
+    # -- display -----------------------------------------------------------------------------------------
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)
+
+    def _render(self, result) -> str | None:
+        if not self.has_figure:
+            return self.draw(None, result)
+        self.figure.clear()
+        extra = self.draw(self.figure, result)
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=self.dpi)
+        self.image.value = buf.getvalue()
+        return extra
+
+    def _on_change(self, change):
+        if not self._suspended:
+            self.update()
+
+    @staticmethod
+    def _error_html(err: BaseException) -> str:
+        name = html.escape(type(err).__name__)
+        message = html.escape(str(err)) or "(no message)"
+        return (
+            '<div class="xk-error" role="alert" style="border:2px solid #D55E00;border-left-width:8px;'
+            'padding:6px 10px;margin:4px 0;background:#fff4ec;color:#000;font-family:sans-serif">'
+            f"<b>&#9888; {name}</b>: {message}<br><small>The panel still works: change a control to try "
+            "again.</small></div>"
+        )
