@@ -43,7 +43,8 @@ _EXPORTS: dict[str, str] = {
 # submodules reachable as attributes, e.g. ``xaikit.tcav.tcav_significance``.
 _SUBMODULES = {
     "attention", "checks", "faithfulness", "gradients", "gradsam", "integrated", "models", "paths",
-    "baselines", "plotting", "shaptext", "tcav", "toys", "widgets", "presenter", "contrast",
+    "baselines", "plotting", "shaptext", "tcav", "toys", "widgets", "presenter", "contrast", "tokens",
+    "imageworld", "views", "editing", "capture", "homework",
 }
 
 __all__ = ["__version__", "cache_dir", "device", "fast_mode", "set_seed", *sorted(_EXPORTS)]
