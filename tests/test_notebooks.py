@@ -1,0 +1,47 @@
+"""Every lecture notebook runs top to bottom, headless, in a fresh kernel: since each claim in a notebook
+is an executed assert, a notebook that runs is a notebook whose claims hold.
+
+Run times are printed in the session summary; the time targets are checked by reading that summary and
+`benchmarks/`, not by a timed assertion that would flake on a busy machine.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xaikit import _nbtools
+
+from .conftest import NOTEBOOK_TIMES
+
+NOTEBOOKS = sorted(_nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_there_are_notebooks():
+    assert len(NOTEBOOKS) >= 1, "no notebooks found under notebooks/"
+
+
+def test_notebooks_in_sync_and_clean():
+    assert _nbtools.check() == []
+    for path in NOTEBOOKS:
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            if cell["cell_type"] == "code":
+                assert cell.get("outputs") == [] and cell.get("execution_count") is None, (
+                    f"{path.name} is committed with outputs")
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_notebook_runs(path: Path):
+    nb, seconds = _nbtools.execute(path, timeout=600)
+    NOTEBOOK_TIMES[path.stem] = seconds
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+              if o.get("output_type") == "error"]
+    assert not errors, f"{path.name} produced errors: {errors[:1]}"
+    n_asserts = sum(c.source.count("assert ") + c.source.count("check_") for c in nb.cells
+                    if c.cell_type == "code")
+    assert n_asserts >= 3, f"{path.name} asserts too little ({n_asserts}): every claim should be checked"
