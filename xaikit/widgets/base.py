@@ -34,7 +34,7 @@ import ipywidgets as widgets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-__all__ = ["Panel", "slider", "int_slider", "dropdown", "text_box", "toggle", "checkbox"]
+__all__ = ["Panel", "render_png", "slider", "int_slider", "dropdown", "text_box", "toggle", "checkbox"]
 
 _STYLE = {"description_width": "initial"}
 
@@ -84,6 +84,23 @@ def text_box(description: str, value: str = "", placeholder: str = "", **kwargs)
 
 def checkbox(description: str, value: bool = False, **kwargs) -> widgets.Checkbox:
     return widgets.Checkbox(value=value, description=description, indent=False, **kwargs)
+
+
+def render_png(fig: Figure) -> bytes:
+    """Draw ``fig`` once and encode it as PNG.
+
+    ``fig.savefig`` would draw the figure a second time; encoding the Agg buffer directly with light
+    compression takes a few milliseconds instead, which matters for the ~100 ms slider budget.
+    """
+    from PIL import Image
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    canvas.draw()
+    width, height = canvas.get_width_height()
+    image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    buf = io.BytesIO()
+    image.save(buf, format="png", compress_level=1)
+    return buf.getvalue()
 
 
 class Panel:
@@ -200,9 +217,7 @@ class Panel:
             return self.draw(None, result)
         self.figure.clear()
         extra = self.draw(self.figure, result)
-        buf = io.BytesIO()
-        self.figure.savefig(buf, format="png", dpi=self.dpi)
-        self.image.value = buf.getvalue()
+        self.image.value = render_png(self.figure)
         return extra
 
     def _on_change(self, change):
