@@ -114,6 +114,9 @@ class Panel:
     has_figure: bool = True
     #: the panel's title, shown above the controls.
     title: str = ""
+    #: Matplotlib layout engine; "constrained" avoids clipped labels but costs tens of ms per redraw, so a
+    #: panel with a fixed, simple layout may set ``None`` and place its axes itself.
+    layout: str | None = "constrained"
 
     def __init__(self, controls: dict[str, widgets.Widget], *, update: bool = True):
         self.controls = dict(controls)
@@ -130,7 +133,7 @@ class Panel:
             control.observe(self._on_change, names="value")
 
         width, height = (int(s * self.dpi) for s in self.figsize)
-        self.figure = Figure(figsize=self.figsize, dpi=self.dpi, layout="constrained")
+        self.figure = Figure(figsize=self.figsize, dpi=self.dpi, layout=self.layout)
         FigureCanvasAgg(self.figure)
         self.image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         self.image.add_class("xk-figure")
