@@ -42,7 +42,9 @@ def tiny_tokenizer(folder=None, words: tuple[str, ...] | None = None):
     folder.mkdir(parents=True, exist_ok=True)
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *sorted(set(words))]
     (folder / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    return BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True, model_max_length=64)
+    # transformers 5.x reads the word list from `vocab` (it ignores `vocab_file`); 4.x from `vocab_file`.
+    return BertTokenizerFast(vocab=str(folder / "vocab.txt"), vocab_file=str(folder / "vocab.txt"),
+                             do_lower_case=True, model_max_length=64)
 
 
 def tiny_vit(seed: int = 0, num_labels: int = 3, image_size: int = 32, patch_size: int = 8, hidden_size: int = 32,
