@@ -1,0 +1,333 @@
+"""Self-attention written out by hand: scaled dot-product attention, multi-head attention, masks,
+sinusoidal positional encodings and the measures of softmax saturation. Used by notebook 03.
+
+Vaswani et al. (2017), "Attention Is All You Need", NeurIPS: ``Attention(Q, K, V) = softmax(Q K^T /
+sqrt(d_k)) V``, multi-head attention ``Concat(head_1, ..., head_h) W_O`` and the fixed positional encoding
+``PE(pos, 2i) = sin(pos / 10000^(2i/d))``, ``PE(pos, 2i+1) = cos(pos / 10000^(2i/d))``.
+
+The code follows the lecture's notation (``Q = X W_Q``: weights are ``(d_in, d_out)`` matrices that
+multiply from the right) and comments the shape of every tensor, in the style of Karpathy's minGPT.
+It is the readable reference: the tests check it against ``torch.nn.functional.scaled_dot_product_attention``
+and ``torch.nn.MultiheadAttention`` given the same weights, and against the attention weights that a real
+BERT-family model returns (:mod:`xaikit.capture`).
+
+Masks are boolean with ``True`` meaning "may attend" (the convention of torch's
+``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite one).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from xaikit._validate import check_int
+
+__all__ = [
+    "scaled_dot_product_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
+    "sinusoidal_positional_encoding", "position_similarity", "row_entropy", "max_weight",
+    "softmax_jacobian_norm", "qk_variance", "worked_example", "AttentionSteps",
+]
+
+
+# -- input checks -----------------------------------------------------------------------------------------
+def _as_tensor(x, name: str) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        t = x
+    else:
+        try:
+            t = torch.as_tensor(x, dtype=torch.get_default_dtype())
+        except (TypeError, ValueError, RuntimeError) as err:
+            raise TypeError(f"{name} must be a torch tensor or a nested list of numbers, got "
+                            f"{type(x).__name__}") from err
+    if not t.is_floating_point():
+        t = t.to(torch.get_default_dtype())
+    return t
+
+
+def _check_qkv(q, k, v):
+    q, k, v = _as_tensor(q, "q"), _as_tensor(k, "k"), _as_tensor(v, "v")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if t.dim() < 2:
+            raise ValueError(f"{name} must have at least 2 dimensions (..., tokens, features), got shape "
+                             f"{tuple(t.shape)}; for one token pass t.unsqueeze(0)")
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q and k must have the same last dimension d_k (a query is compared with every key "
+                         f"by a dot product): q is {tuple(q.shape)}, k is {tuple(k.shape)}")
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must have the same number of tokens (one value per key): k is "
+                         f"{tuple(k.shape)}, v is {tuple(v.shape)}")
+    try:
+        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError as err:
+        raise ValueError(f"q, k and v must have matching batch dimensions: q is {tuple(q.shape)}, k is "
+                         f"{tuple(k.shape)}, v is {tuple(v.shape)}") from err
+    return q, k, v
+
+
+def _check_mask(mask, scores_shape: tuple[int, ...], name: str = "mask") -> torch.Tensor:
+    """A boolean (True = may attend) or additive float mask that broadcasts to ``scores_shape``."""
+    mask = mask if isinstance(mask, torch.Tensor) else torch.as_tensor(mask)
+    t_q, t_k = scores_shape[-2:]
+    expected = f"(..., {t_q}, {t_k}) or broadcastable to it, e.g. ({t_q}, {t_k}) or (B, 1, {t_k})"
+    if mask.dim() < 1 or mask.dim() > len(scores_shape):
+        raise ValueError(f"{name} has shape {tuple(mask.shape)}; the attention scores are {tuple(scores_shape)}, "
+                         f"so the mask must be {expected}")
+    try:
+        shape = torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        shape = None
+    if shape != torch.Size(scores_shape):
+        raise ValueError(f"{name} has shape {tuple(mask.shape)}, which does not fit the attention scores "
+                         f"{tuple(scores_shape)} (queries x keys); the mask must be {expected}")
+    if mask.dtype != torch.bool and not mask.is_floating_point():
+        mask = mask.bool()  # 0/1 integer masks, as tokenizers return them
+    return mask
+
+
+def _apply_mask(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    if mask is None:
+        return scores
+    if mask.dtype == torch.bool:
+        return scores.masked_fill(~mask, float("-inf"))  # a masked key gets weight exp(-inf) = 0
+    return scores + mask.to(scores.dtype)  # additive mask (0 keep, large negative drop), as BERT builds it
+
+
+# -- the two core functions -------------------------------------------------------------------------------
+def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None):
+    """``softmax(q k^T * scale) v`` with ``scale = 1 / sqrt(d_k)`` by default.
+
+    Args:
+        q: queries ``(..., T_q, d_k)``; k: keys ``(..., T_k, d_k)``; v: values ``(..., T_k, d_v)``.
+        mask: optional, broadcastable to ``(..., T_q, T_k)``: boolean (``True`` = may attend) or an
+            additive float mask. See :func:`causal_mask` and :func:`padding_mask`.
+        scale: the factor on the scores; ``1 / temperature``. Default ``1 / sqrt(d_k)`` (Vaswani et al.).
+
+    Returns:
+        ``(out, weights)``: ``out`` is ``(..., T_q, d_v)``; ``weights`` is ``(..., T_q, T_k)``, each row a
+        probability distribution over the keys (rows of fully masked queries are NaN, as in torch).
+    """
+    q, k, v = _check_qkv(q, k, v)
+    d_k = q.size(-1)
+    if scale is None:
+        scale = 1.0 / math.sqrt(d_k)
+    else:
+        scale = float(scale)
+        if not math.isfinite(scale):
+            raise ValueError(f"scale must be a finite number (1 / temperature), got {scale}")
+    scores = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
+    if mask is not None:
+        mask = _check_mask(mask, tuple(scores.shape))
+    scores = _apply_mask(scores, mask)  # (..., T_q, T_k)
+    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
+    out = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
+    return out, weights
+
+
+@dataclass
+class AttentionSteps:
+    """Every intermediate of one self-attention, for figures: ``q = x W_Q`` ... ``out = weights v``."""
+
+    x: torch.Tensor  # (T, d_model) inputs
+    q: torch.Tensor  # (T, d_k)
+    k: torch.Tensor  # (T, d_k)
+    v: torch.Tensor  # (T, d_v)
+    scores: torch.Tensor  # (T, T) scaled and masked scores (-inf where masked)
+    weights: torch.Tensor  # (T, T) attention weights
+    out: torch.Tensor  # (T, d_v)
+    scale: float
+
+
+def self_attention(x, w_q, w_k, w_v, mask=None, scale: float | None = None) -> AttentionSteps:
+    """One attention head on inputs ``x``: ``Q = X W_Q, K = X W_K, V = X W_V``, then
+    :func:`scaled_dot_product_attention`. Returns all intermediates (notebook 03, section 2)."""
+    x = _as_tensor(x, "x")
+    w_q, w_k, w_v = (_as_tensor(w, n) for w, n in ((w_q, "w_q"), (w_k, "w_k"), (w_v, "w_v")))
+    if x.dim() != 2:
+        raise ValueError(f"x must be (tokens, features), got shape {tuple(x.shape)}")
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        if w.dim() != 2 or w.shape[0] != x.shape[1]:
+            raise ValueError(f"{name} must be (d_model, d_out) with d_model = x.shape[1] = {x.shape[1]}, got "
+                             f"{tuple(w.shape)}")
+    q = x @ w_q  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
+    k = x @ w_k  # (T, d_k)
+    v = x @ w_v  # (T, d_v)
+    out, weights = scaled_dot_product_attention(q, k, v, mask=mask, scale=scale)  # (T, d_v), (T, T)
+    used = 1.0 / math.sqrt(q.size(-1)) if scale is None else float(scale)
+    scores = (q @ k.T) * used  # (T, T)
+    if mask is not None:
+        scores = _apply_mask(scores, _check_mask(mask, tuple(scores.shape)))  # (T, T)
+    return AttentionSteps(x, q, k, v, scores, weights, out, used)
+
+
+def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, b_q=None, b_k=None, b_v=None,
+                         b_o=None):
+    """Multi-head self-attention: split into heads, attend, concatenate, project with ``W_O``.
+
+    ``head_i = softmax(Q_i K_i^T / sqrt(d_head)) V_i`` with ``Q = X W_Q + b_q`` cut into ``n_heads``
+    slices of ``d_head = d_model / n_heads`` features, and ``out = Concat(head_1..head_h) W_O + b_o``
+    (Vaswani et al. 2017, section 3.2.2).
+
+    Args:
+        x: ``(B, T, d_model)`` or ``(T, d_model)``.
+        w_q, w_k, w_v, w_o: ``(d_model, d_model)`` matrices multiplying from the right (``Q = X W_Q``);
+            ``nn.Linear`` stores the transpose, so pass ``linear.weight.T``.
+        n_heads: number of heads; must divide ``d_model``.
+        mask: boolean (True = may attend) or additive; ``(T, T)``, ``(B, 1, T)`` (padding, see
+            :func:`padding_mask`), ``(B, T, T)`` or ``(B, n_heads, T, T)``.
+        b_q, b_k, b_v, b_o: optional biases ``(d_model,)`` (BERT has them).
+
+    Returns:
+        ``(out, weights)``: ``out`` ``(B, T, d_model)`` and per-head ``weights`` ``(B, n_heads, T, T)``
+        (without the batch dimension when ``x`` had none).
+    """
+    x = _as_tensor(x, "x")
+    if x.dim() not in (2, 3):
+        raise ValueError(f"x must be (B, T, d_model) or (T, d_model), got shape {tuple(x.shape)}")
+    unbatched = x.dim() == 2
+    if unbatched:
+        x = x.unsqueeze(0)  # (1, T, C)
+    B, T, C = x.size()
+    n_heads = check_int(n_heads, "n_heads", 1, hint="use 1, 2, 4, ... heads")
+    if C % n_heads != 0:
+        divisors = [h for h in range(1, C + 1) if C % h == 0]
+        raise ValueError(f"d_model = {C} is not divisible by n_heads = {n_heads}: each head gets d_model / "
+                         f"n_heads features; choose n_heads from {divisors}")
+    weights_in = {}
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
+        w = _as_tensor(w, name)
+        if tuple(w.shape) != (C, C):
+            raise ValueError(f"{name} must be (d_model, d_model) = ({C}, {C}), got {tuple(w.shape)}; an "
+                             f"nn.Linear's weight is stored transposed, pass linear.weight.T")
+        weights_in[name] = w
+    biases = {}
+    for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o)):
+        if b is not None:
+            b = _as_tensor(b, name)
+            if tuple(b.shape) != (C,):
+                raise ValueError(f"{name} must have shape (d_model,) = ({C},), got {tuple(b.shape)}")
+        biases[name] = b
+    hs = C // n_heads  # features per head, d_head
+
+    def project(w, b):
+        y = x @ w  # (B, T, C) @ (C, C) -> (B, T, C)
+        return y if b is None else y + b  # (B, T, C)
+
+    q = project(weights_in["w_q"], biases["b_q"]).view(B, T, n_heads, hs).transpose(1, 2)  # (B, nh, T, hs)
+    k = project(weights_in["w_k"], biases["b_k"]).view(B, T, n_heads, hs).transpose(1, 2)  # (B, nh, T, hs)
+    v = project(weights_in["w_v"], biases["b_v"]).view(B, T, n_heads, hs).transpose(1, 2)  # (B, nh, T, hs)
+    if mask is not None:
+        mask = mask if isinstance(mask, torch.Tensor) else torch.as_tensor(mask)
+        if mask.dim() in (2, 3):
+            mask = mask.unsqueeze(-3)  # (T, T) -> (1, T, T); (B, T, T) -> (B, 1, T, T): same for every head
+        if mask.dim() == 3:
+            mask = mask.unsqueeze(0)  # (1, 1, T, T)
+        mask = _check_mask(mask, (B, n_heads, T, T))  # broadcastable to (B, nh, T, T)
+    y, att = scaled_dot_product_attention(q, k, v, mask=mask)  # (B, nh, T, hs), (B, nh, T, T)
+    y = y.transpose(1, 2).contiguous().view(B, T, C)  # concatenate the heads: (B, T, C)
+    out = y @ weights_in["w_o"]  # (B, T, C)
+    if biases["b_o"] is not None:
+        out = out + biases["b_o"]  # (B, T, C)
+    if unbatched:
+        return out[0], att[0]  # (T, C), (nh, T, T)
+    return out, att
+
+
+# -- masks -------------------------------------------------------------------------------------------------
+def causal_mask(n_tokens: int) -> torch.Tensor:
+    """``(T, T)`` boolean, True on and below the diagonal: token t sees tokens 0..t only (GPT)."""
+    n_tokens = check_int(n_tokens, "n_tokens", 1)
+    return torch.ones(n_tokens, n_tokens, dtype=torch.bool).tril()  # (T, T)
+
+
+def padding_mask(attention_mask) -> torch.Tensor:
+    """From a tokenizer's ``attention_mask`` (``(B, T)`` or ``(T,)``, 1 = real token, 0 = padding) to a
+    boolean key mask ``(B, 1, T)`` that broadcasts over queries (and over heads in
+    :func:`multi_head_attention`): no query attends to a padding token."""
+    m = attention_mask if isinstance(attention_mask, torch.Tensor) else torch.as_tensor(attention_mask)
+    if m.dim() == 1:
+        m = m.unsqueeze(0)  # (1, T)
+    if m.dim() != 2:
+        raise ValueError(f"attention_mask must be (B, T) or (T,) with 1 for real tokens and 0 for padding, got "
+                         f"shape {tuple(m.shape)}")
+    if not bool(((m == 0) | (m == 1)).all()):
+        raise ValueError("attention_mask must contain only 0 (padding) and 1 (real token)")
+    return m.bool().unsqueeze(1)  # (B, 1, T)
+
+
+# -- positions ----------------------------------------------------------------------------------------------
+def sinusoidal_positional_encoding(n_positions: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
+    """The fixed encoding of Vaswani et al. (2017): ``(n_positions, d_model)``, with
+    ``PE[pos, 2i] = sin(pos / base^(2i/d))`` and ``PE[pos, 2i+1] = cos(pos / base^(2i/d))``."""
+    n_positions = check_int(n_positions, "n_positions", 1)
+    d_model = check_int(d_model, "d_model", 2, hint="use an even number such as 16 or 64")
+    pos = torch.arange(n_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d/2),)
+    angle = pos / base ** (two_i / d_model)  # (P, ceil(d/2)); wavelengths from 2*pi to base*2*pi
+    pe = torch.zeros(n_positions, d_model, dtype=torch.float64)  # (P, d)
+    pe[:, 0::2] = torch.sin(angle)  # even features
+    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])  # odd features
+    return pe.to(torch.get_default_dtype())
+
+
+def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tensor:
+    """``(P, P)`` dot products between position vectors (cosine similarity when ``normalize``): nearby
+    positions are similar, and the similarity depends only on the offset between two positions."""
+    pe = _as_tensor(pe, "pe")
+    if pe.dim() != 2:
+        raise ValueError(f"pe must be (positions, d_model), got shape {tuple(pe.shape)}")
+    if normalize:
+        pe = pe / pe.norm(dim=-1, keepdim=True)  # (P, d), unit rows
+    return pe @ pe.T  # (P, P)
+
+
+# -- saturation -------------------------------------------------------------------------------------------
+def row_entropy(weights: torch.Tensor) -> torch.Tensor:
+    """Entropy in nats of each attention row, ``(..., T_q)``: log(T_k) for uniform rows, 0 for one-hot."""
+    w = _as_tensor(weights, "weights")
+    return -(w * torch.log(w.clamp_min(1e-30))).sum(-1)  # (..., T_q); 0 * log 0 taken as 0
+
+
+def max_weight(weights: torch.Tensor) -> torch.Tensor:
+    """The largest weight of each attention row, ``(..., T_q)``: 1 means the softmax is saturated."""
+    return _as_tensor(weights, "weights").amax(-1)  # (..., T_q)
+
+
+def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
+    """Frobenius norm of the softmax Jacobian ``d p / d s = diag(p) - p p^T`` for each row ``p``,
+    ``(..., T_q)``: how strongly the weights still react to the scores. It goes to 0 as the softmax
+    saturates, so gradients through a saturated attention vanish (the reason for ``1/sqrt(d_k)``)."""
+    p = _as_tensor(weights, "weights")
+    jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., T_k, T_k)
+    return jac.pow(2).sum((-2, -1)).sqrt()  # (..., T_q)
+
+
+def qk_variance(d_ks=(1, 4, 16, 64, 256), n_samples: int = 20000, seed: int = 0) -> dict[str, list[float]]:
+    """Measured variance of ``q . k`` for ``q, k ~ N(0, I_{d_k})``, raw and divided by ``sqrt(d_k)``.
+
+    The raw variance grows like ``d_k`` (a sum of ``d_k`` unit-variance products); the scaled one stays
+    near 1 (Vaswani et al. 2017, footnote 4). Returns ``{"d_k", "raw", "scaled"}`` lists.
+    """
+    n_samples = check_int(n_samples, "n_samples", 2)
+    gen = torch.Generator().manual_seed(check_int(seed, "seed", 0))
+    raw, scaled = [], []
+    for d_k in d_ks:
+        d_k = check_int(d_k, "d_k", 1)
+        q = torch.randn(n_samples, d_k, generator=gen, dtype=torch.float64)  # (N, d_k)
+        k = torch.randn(n_samples, d_k, generator=gen, dtype=torch.float64)  # (N, d_k)
+        dots = (q * k).sum(-1)  # (N,)
+        raw.append(float(dots.var()))
+        scaled.append(float((dots / math.sqrt(d_k)).var()))
+    return {"d_k": [int(d) for d in d_ks], "raw": raw, "scaled": scaled}
+
+
+# -- the lecture's worked example ------------------------------------------------------------------------
+def worked_example() -> dict[str, torch.Tensor]:
+    """The three-input example of the lecture (after R. Karim, "Illustrated: Self-Attention", 2019):
+    inputs ``[1,0,1,0], [0,2,0,2], [1,1,1,1]`` with 4x3 weight matrices ``w_q, w_k, w_v``."""
+    x = torch.tensor([[1.0, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]])  # (3, 4)
+    w_k = torch.tensor([[0.0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]])  # (4, 3)
+    w_q = torch.tensor([[1.0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]])  # (4, 3)
+    w_v = torch.tensor([[0.0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]])  # (4, 3)
+    return {"x": x, "w_q": w_q, "w_k": w_k, "w_v": w_v}

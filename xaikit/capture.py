@@ -1,0 +1,228 @@
+"""Look inside a real transformer: the tokens, the attention weights of every layer and head, and the
+queries, keys and values of one layer, captured with forward hooks. Used by notebooks 03 (section 7) and 04.
+
+Works for BERT-family text encoders (BERT, RoBERTa, MiniLM, DistilBERT, ...) and for ViT, in
+transformers 4.x and 5.x: the parts are found by structure with :mod:`xaikit.models.arch`, not by a
+release's module names. :func:`recompute_attention` rebuilds a layer's attention weights from the
+model's own ``W_Q`` and ``W_K`` with :func:`xaikit.attention.multi_head_attention`, the check that the
+from-scratch maths of notebook 03 (Vaswani et al. 2017, "Attention Is All You Need") is what the model
+computes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from xaikit._validate import check_int, check_text
+from xaikit.models import arch
+
+__all__ = ["AttentionCapture", "capture_attention", "recompute_attention", "qkv_projections"]
+
+# (query, key, value) Linear names: BERT / RoBERTa / ViT 4.x, ViT 5.x / many 5.x models, DistilBERT.
+_QKV_NAMES = (("query", "key", "value"), ("q_proj", "k_proj", "v_proj"), ("q_lin", "k_lin", "v_lin"))
+
+
+def qkv_projections(attention: nn.Module) -> tuple[nn.Linear, nn.Linear, nn.Linear]:
+    """The query, key and value ``nn.Linear`` layers of one attention module."""
+    for names in _QKV_NAMES:
+        found = [getattr(attention, n, None) for n in names]
+        if all(isinstance(m, nn.Linear) for m in found):
+            return found[0], found[1], found[2]
+    raise ValueError(f"{type(attention).__name__} has no query/key/value projections xaikit knows (looked for "
+                     f"{', '.join('/'.join(n) for n in _QKV_NAMES)}); pass a BERT-family or ViT model")
+
+
+@dataclass
+class AttentionCapture:
+    """What one forward pass showed.
+
+    Attributes:
+        tokens: the model's tokens (``[CLS] the cat ... [SEP]``), or ``[CLS]`` and patch labels for ViT.
+        attentions: ``(n_layers, n_heads, T, T)`` attention weights the model returned (row = query).
+        layer: the layer whose ``q``, ``k``, ``v`` were captured.
+        q, k, v: ``(n_heads, T, d_head)`` queries, keys and values of ``layer``, split into heads.
+        hidden: ``(T, d_model)`` the input of ``layer``'s query/key/value projections.
+        embeddings: ``(T, d_model)`` the output of the embeddings module (the input of block 0).
+        attention_mask: ``(T,)`` 1 for real tokens.
+        logits: the model's output logits ``(C,)`` when it has a head, else ``None``.
+    """
+
+    tokens: list[str]
+    attentions: torch.Tensor
+    layer: int
+    q: torch.Tensor
+    k: torch.Tensor
+    v: torch.Tensor
+    hidden: torch.Tensor
+    embeddings: torch.Tensor
+    attention_mask: torch.Tensor
+    logits: torch.Tensor | None = None
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.attentions.shape[0])
+
+    @property
+    def n_heads(self) -> int:
+        return int(self.attentions.shape[1])
+
+    def _layer(self, layer: int) -> int:
+        return check_int(layer, "layer", -self.n_layers, self.n_layers - 1,
+                         hint=f"the model has {self.n_layers} layers: use 0..{self.n_layers - 1}") % self.n_layers
+
+    def head(self, layer: int, head: int | str) -> torch.Tensor:
+        """``(T, T)`` weights of one head, or their mean over heads with ``head="mean"``."""
+        layer = self._layer(layer)
+        if head == "mean":
+            return self.attentions[layer].mean(0)  # (T, T)
+        head = check_int(head, "head", -self.n_heads, self.n_heads - 1,
+                         hint=f"the model has {self.n_heads} heads per layer: use 0..{self.n_heads - 1} "
+                              "or 'mean'")
+        return self.attentions[layer, head % self.n_heads]  # (T, T)
+
+    def weights_from_qk(self) -> torch.Tensor:
+        """``softmax(q k^T / sqrt(d_head))`` from the captured q and k: ``(n_heads, T, T)``."""
+        from xaikit.attention import scaled_dot_product_attention
+
+        key_mask = self.attention_mask.bool().view(1, 1, -1)  # (1, 1, T)
+        _, weights = scaled_dot_product_attention(self.q, self.k, self.v, mask=key_mask)  # (nh, T, T)
+        return weights
+
+
+def _device(model: nn.Module) -> torch.device:
+    try:
+        return next(model.parameters()).device
+    except StopIteration:
+        return torch.device("cpu")
+
+
+def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None, *, pixel_values=None,
+                      layer: int = 0, max_length: int = 128) -> AttentionCapture:
+    """Run ``model`` once on ``text`` (or ViT ``pixel_values``) and capture its attention.
+
+    Args:
+        model: a BERT-family encoder or ViT (task head or bare); switched to eager attention and eval
+            mode if needed (with a warning), since SDPA returns no weights and dropout is random.
+        tokenizer: the model's tokenizer (text models).
+        text: one sentence.
+        pixel_values: ``(3, H, W)`` or ``(1, 3, H, W)`` for ViT.
+        layer: the layer whose queries, keys and values are captured (negative counts from the end).
+
+    Returns:
+        An :class:`AttentionCapture`.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a transformers model (torch nn.Module), got {type(model).__name__}")
+    vision = arch.is_vision_model(model)
+    if vision:
+        if pixel_values is None:
+            raise ValueError("this is an image model: pass pixel_values=(3, H, W) tensor, not text")
+        pv = torch.as_tensor(pixel_values, dtype=torch.float32)
+        if pv.dim() == 3:
+            pv = pv.unsqueeze(0)  # (1, 3, H, W)
+        if pv.dim() != 4 or pv.shape[0] != 1:
+            raise ValueError(f"pixel_values must be (3, H, W) or (1, 3, H, W), got {tuple(pv.shape)}")
+    else:
+        if tokenizer is None:
+            raise ValueError("tokenizer is required for a text model: capture_attention(model, tokenizer, text)")
+        text = check_text(text, "text")
+    layer = arch.check_layer(model, layer)
+    arch.ensure_eager(model)
+    if model.training:
+        import warnings
+
+        warnings.warn("capture_attention: the model was in training mode (dropout makes attention random); "
+                      "xaikit switched it to eval mode with model.eval().", UserWarning, stacklevel=2)
+        model.eval()
+
+    dev = _device(model)
+    if vision:
+        inputs = {"pixel_values": pv.to(dev)}
+    else:
+        enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
+        inputs = {k: t.to(dev) for k, t in enc.items()}
+
+    seen: dict[str, torch.Tensor] = {}
+    q_lin, k_lin, v_lin = qkv_projections(arch.attention_modules(model)[layer])
+
+    def keep(name):
+        def hook(module, args, output):
+            seen[name] = output.detach()  # (1, T, d_model)
+            if name == "q":
+                seen["hidden"] = args[0].detach()  # (1, T, d_model), input of the projections
+        return hook
+
+    def keep_embeddings(module, args, output):
+        seen["embeddings"] = (output[0] if isinstance(output, tuple) else output).detach()  # (1, T, d_model)
+
+    handles = [q_lin.register_forward_hook(keep("q")), k_lin.register_forward_hook(keep("k")),
+               v_lin.register_forward_hook(keep("v")),
+               arch.embeddings_module(model).register_forward_hook(keep_embeddings)]
+    try:
+        with torch.no_grad():
+            out = model(**inputs, output_attentions=True)
+    finally:
+        for h in handles:
+            h.remove()
+    attentions = arch.assert_attentions(getattr(out, "attentions", None), model)
+    att = torch.stack([a[0] for a in attentions]).detach().float().cpu()  # (L, nh, T, T)
+
+    n_heads = att.shape[1]
+    T = att.shape[-1]
+
+    def heads(t):
+        return t[0].view(T, n_heads, -1).transpose(0, 1).float().cpu()  # (T, C) -> (nh, T, hs)
+
+    if vision:
+        side = int(round((T - 1) ** 0.5))
+        tokens = ["[CLS]"] + [f"({i // side},{i % side})" for i in range(T - 1)]
+        mask = torch.ones(T, dtype=torch.long)
+    else:
+        ids = inputs["input_ids"][0].tolist()
+        tokens = list(tokenizer.convert_ids_to_tokens(ids))
+        mask = inputs.get("attention_mask", torch.ones(1, T, dtype=torch.long))[0].cpu()
+    logits = getattr(out, "logits", None)
+    return AttentionCapture(
+        tokens=tokens, attentions=att, layer=layer, q=heads(seen["q"]), k=heads(seen["k"]), v=heads(seen["v"]),
+        hidden=seen["hidden"][0].float().cpu(), embeddings=seen["embeddings"][0].float().cpu(),
+        attention_mask=mask, logits=None if logits is None else logits[0].detach().float().cpu(),
+    )
+
+
+def recompute_attention(model: nn.Module, embeddings: torch.Tensor, attention_mask=None) -> torch.Tensor:
+    """Layer 0's attention weights rebuilt by hand from the model's own parameters: ``(n_heads, T, T)``.
+
+    ``embeddings`` is the output of the embeddings module (already LayerNorm'd in BERT). Pre-LN blocks
+    (ViT) apply their ``layernorm_before`` first. Then ``Q = h W_Q + b_Q``, ``K = h W_K + b_K``, split into
+    heads and ``softmax(Q_i K_i^T / sqrt(d_head))``, using :func:`xaikit.attention.multi_head_attention`.
+    Compare with ``capture.attentions[0]``: they agree to float precision (notebook 03, section 7).
+    """
+    from xaikit.attention import multi_head_attention, padding_mask
+
+    h = torch.as_tensor(embeddings, dtype=torch.float32)
+    if h.dim() != 2:
+        raise ValueError(f"embeddings must be (T, d_model), got shape {tuple(h.shape)}")
+    block = arch.encoder_layers(model)[0]
+    pre_norm = getattr(block, "layernorm_before", None)
+    q_lin, k_lin, v_lin = qkv_projections(arch.attention_modules(model)[0])
+    d_model = h.shape[1]
+    if q_lin.out_features != d_model:
+        raise ValueError(f"recompute_attention needs all heads together to span d_model; the model projects "
+                         f"{d_model} features to {q_lin.out_features}")
+    with torch.no_grad():
+        if isinstance(pre_norm, nn.LayerNorm):
+            h = pre_norm(h.to(pre_norm.weight.device)).cpu()  # (T, C), ViT normalises before attention
+        p = {name: t.detach().float().cpu() for name, t in
+             (("w_q", q_lin.weight), ("w_k", k_lin.weight), ("w_v", v_lin.weight))}
+        bias = {name: (lin.bias.detach().float().cpu() if lin.bias is not None else None)
+                for name, lin in (("b_q", q_lin), ("b_k", k_lin), ("b_v", v_lin))}
+        mask = None if attention_mask is None else padding_mask(torch.as_tensor(attention_mask).view(1, -1))[0]
+        _, weights = multi_head_attention(
+            h, p["w_q"].T, p["w_k"].T, p["w_v"].T, torch.eye(d_model), arch.n_heads(model), mask=mask,
+            b_q=bias["b_q"], b_k=bias["b_k"], b_v=bias["b_v"],
+        )  # (nh, T, T); W_O = I since only the weights are compared
+    return weights
