@@ -1,0 +1,218 @@
+"""xaikit.attention against torch's own attention (F.scaled_dot_product_attention, nn.MultiheadAttention),
+analytic facts (rows sum to 1, permutation equivariance, PE formula, softmax Jacobian) and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from xaikit import attention as A
+
+TOL = dict(atol=1e-6, rtol=1e-6)
+
+
+def _qkv(seed=0, batch=(2,), t_q=5, t_k=7, d_k=8, d_v=6, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(*batch, t_q, d_k, generator=g, dtype=dtype)
+    k = torch.randn(*batch, t_k, d_k, generator=g, dtype=dtype)
+    v = torch.randn(*batch, t_k, d_v, generator=g, dtype=dtype)
+    return q, k, v
+
+
+# -- scaled dot-product attention ---------------------------------------------------------------------------
+@pytest.mark.parametrize("batch", [(), (3,), (2, 4)])
+def test_sdpa_matches_torch_without_mask(batch):
+    q, k, v = _qkv(batch=batch)
+    out, weights = A.scaled_dot_product_attention(q, k, v)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v), **TOL)
+    assert weights.shape == (*batch, 5, 7)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(*batch, 5, dtype=q.dtype), **TOL)
+
+
+def test_sdpa_matches_torch_with_causal_padding_and_scale():
+    q, k, v = _qkv(t_q=6, t_k=6)
+    causal = A.causal_mask(6)
+    torch.testing.assert_close(A.scaled_dot_product_attention(q, k, v, mask=causal)[0],
+                               F.scaled_dot_product_attention(q, k, v, attn_mask=causal), **TOL)
+    pad = A.padding_mask(torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]]))  # (2, 1, 6)
+    out, weights = A.scaled_dot_product_attention(q, k, v, mask=pad)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=pad), **TOL)
+    assert torch.all(weights[0, :, 4:] == 0), "no query may attend to a padding token"
+    assert torch.all(weights[1] > 0)
+    # additive float mask and an explicit scale (temperature 3)
+    add = torch.zeros(6, 6, dtype=q.dtype).masked_fill(~causal, float("-inf"))
+    torch.testing.assert_close(A.scaled_dot_product_attention(q, k, v, mask=add, scale=1 / 3)[0],
+                               F.scaled_dot_product_attention(q, k, v, attn_mask=add, scale=1 / 3), **TOL)
+
+
+def test_causal_weights_are_lower_triangular_and_rows_sum_to_one():
+    q, k, v = _qkv(t_q=5, t_k=5)
+    _, w = A.scaled_dot_product_attention(q, k, v, mask=A.causal_mask(5))
+    assert torch.all(w.triu(1) == 0)
+    torch.testing.assert_close(w[..., 0, 0], torch.ones(2, dtype=w.dtype))  # token 0 sees only itself
+    torch.testing.assert_close(w.sum(-1), torch.ones(2, 5, dtype=w.dtype), **TOL)
+
+
+def test_worked_example_matches_hand_computation():
+    ex = A.worked_example()
+    steps = A.self_attention(ex["x"], ex["w_q"], ex["w_k"], ex["w_v"], scale=1.0)
+    # Q, K, V by hand (x @ W) for the three inputs
+    torch.testing.assert_close(steps.q, torch.tensor([[1.0, 0, 2], [2, 2, 2], [2, 1, 3]]))
+    torch.testing.assert_close(steps.k, torch.tensor([[0.0, 1, 1], [4, 4, 0], [2, 3, 1]]))
+    torch.testing.assert_close(steps.v, torch.tensor([[1.0, 2, 3], [2, 8, 0], [2, 6, 3]]))
+    torch.testing.assert_close(steps.scores[0], torch.tensor([2.0, 4, 4]))
+    e = torch.exp(torch.tensor([2.0, 4, 4]))
+    torch.testing.assert_close(steps.weights[0], e / e.sum())
+    torch.testing.assert_close(steps.out, F.scaled_dot_product_attention(steps.q, steps.k, steps.v, scale=1.0))
+    default = A.self_attention(ex["x"], ex["w_q"], ex["w_k"], ex["w_v"])
+    assert default.scale == pytest.approx(1 / math.sqrt(3))
+
+
+# -- multi-head attention against nn.MultiheadAttention ----------------------------------------------------
+def _mha_pair(d_model=12, n_heads=3, seed=0, bias=True):
+    torch.manual_seed(seed)
+    ref = nn.MultiheadAttention(d_model, n_heads, bias=bias, batch_first=True).double().eval()
+    with torch.no_grad():
+        if bias:  # the default initialisation puts zeros in the biases; make them count
+            ref.in_proj_bias.normal_()
+            ref.out_proj.bias.normal_()
+    w_q, w_k, w_v = (w.T for w in ref.in_proj_weight.detach().chunk(3))  # nn stores W^T
+    kw = dict(w_q=w_q, w_k=w_k, w_v=w_v, w_o=ref.out_proj.weight.detach().T, n_heads=n_heads)
+    if bias:
+        b_q, b_k, b_v = ref.in_proj_bias.detach().chunk(3)
+        kw.update(b_q=b_q, b_k=b_k, b_v=b_v, b_o=ref.out_proj.bias.detach())
+    return ref, kw
+
+
+@pytest.mark.parametrize("n_heads", [1, 3, 4])
+@pytest.mark.parametrize("bias", [False, True])
+def test_multi_head_matches_nn_multihead_attention(n_heads, bias):
+    ref, kw = _mha_pair(n_heads=n_heads, bias=bias)
+    x = torch.randn(2, 5, 12, dtype=torch.float64)
+    out, weights = A.multi_head_attention(x, **kw)
+    ref_out, ref_w = ref(x, x, x, need_weights=True, average_attn_weights=False)
+    torch.testing.assert_close(out, ref_out, **TOL)
+    torch.testing.assert_close(weights, ref_w, **TOL)
+    assert weights.shape == (2, n_heads, 5, 5)
+
+
+def test_multi_head_matches_nn_with_causal_and_padding_masks():
+    ref, kw = _mha_pair(n_heads=4)
+    x = torch.randn(2, 6, 12, dtype=torch.float64)
+    causal = A.causal_mask(6)
+    out, w = A.multi_head_attention(x, **kw, mask=causal)
+    ref_out, ref_w = ref(x, x, x, attn_mask=~causal, average_attn_weights=False)  # nn: True = blocked
+    torch.testing.assert_close(out, ref_out, **TOL)
+    torch.testing.assert_close(w, ref_w, **TOL)
+    am = torch.tensor([[1, 1, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0]])
+    out, w = A.multi_head_attention(x, **kw, mask=A.padding_mask(am))
+    ref_out, ref_w = ref(x, x, x, key_padding_mask=am == 0, average_attn_weights=False)
+    torch.testing.assert_close(out, ref_out, **TOL)
+    torch.testing.assert_close(w, ref_w, **TOL)
+    assert torch.all(w[1, :, :, 3:] == 0)
+
+
+def test_multi_head_unbatched_and_single_head_equals_sdpa():
+    ref, kw = _mha_pair(n_heads=1, bias=False)
+    x = torch.randn(4, 12, dtype=torch.float64)
+    out, w = A.multi_head_attention(x, **kw)
+    assert out.shape == (4, 12) and w.shape == (1, 4, 4)
+    o1, w1 = A.scaled_dot_product_attention(x @ kw["w_q"], x @ kw["w_k"], x @ kw["w_v"])
+    torch.testing.assert_close(out, o1 @ kw["w_o"], **TOL)
+    torch.testing.assert_close(w[0], w1, **TOL)
+
+
+# -- permutation equivariance ---------------------------------------------------------------------------------
+def test_permutation_equivariance_holds_without_pe_and_breaks_with_it():
+    ref, kw = _mha_pair(n_heads=2)
+    x = torch.randn(7, 12, dtype=torch.float64)
+    perm = torch.tensor([3, 0, 6, 1, 5, 2, 4])
+    out, w = A.multi_head_attention(x, **kw)
+    out_p, w_p = A.multi_head_attention(x[perm], **kw)
+    torch.testing.assert_close(out_p, out[perm], **TOL)  # f(P x) = P f(x)
+    torch.testing.assert_close(w_p, w[:, perm][:, :, perm], **TOL)
+    pe = A.sinusoidal_positional_encoding(7, 12).double()
+    out_pe, _ = A.multi_head_attention(x + pe, **kw)
+    out_pe_p, _ = A.multi_head_attention(x[perm] + pe, **kw)
+    assert (out_pe_p - out_pe[perm]).abs().max() > 1e-2
+
+
+# -- positional encoding -----------------------------------------------------------------------------------
+def test_sinusoidal_positional_encoding_formula_and_similarity():
+    pe = A.sinusoidal_positional_encoding(50, 16)
+    assert pe.shape == (50, 16)
+    for pos in (0, 3, 49):
+        for i in range(8):
+            angle = pos / 10000 ** (2 * i / 16)
+            assert pe[pos, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-6)
+            assert pe[pos, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
+    sim = A.position_similarity(pe)
+    torch.testing.assert_close(sim.diagonal(), torch.ones(50), atol=1e-5, rtol=0)
+    assert sim[10, 11] > sim[10, 20] > sim[10, 40]  # nearby positions are more alike
+    torch.testing.assert_close(sim[5, 8], sim[20, 23], atol=1e-5, rtol=0)  # depends only on the offset
+    odd = A.sinusoidal_positional_encoding(4, 5)
+    assert odd.shape == (4, 5) and torch.isfinite(odd).all()
+    raw = A.position_similarity(pe, normalize=False)
+    torch.testing.assert_close(raw.diagonal(), torch.full((50,), 8.0), atol=1e-4, rtol=0)  # sum sin^2+cos^2
+
+
+# -- saturation --------------------------------------------------------------------------------------------
+def test_entropy_max_weight_and_jacobian_norm():
+    uniform = torch.full((1, 4), 0.25, dtype=torch.float64)
+    one_hot = torch.tensor([[1.0, 0, 0, 0]], dtype=torch.float64)
+    assert A.row_entropy(uniform).item() == pytest.approx(math.log(4))
+    assert A.row_entropy(one_hot).item() == pytest.approx(0.0, abs=1e-12)
+    assert A.max_weight(uniform).item() == pytest.approx(0.25)
+    assert A.softmax_jacobian_norm(one_hot).item() == pytest.approx(0.0, abs=1e-12)
+    s = torch.tensor([0.3, -1.2, 2.0, 0.5], dtype=torch.float64)
+    jac = torch.autograd.functional.jacobian(lambda z: torch.softmax(z, -1), s)
+    assert A.softmax_jacobian_norm(torch.softmax(s, -1)).item() == pytest.approx(jac.norm().item(), rel=1e-10)
+    # sharper temperature -> lower entropy, higher max weight, smaller gradient
+    ents, grads = [], []
+    for temp in (10.0, 1.0, 0.1, 0.01):
+        p = torch.softmax(s / temp, -1)
+        ents.append(A.row_entropy(p).item())
+        grads.append(A.softmax_jacobian_norm(p).item())
+    assert ents == sorted(ents, reverse=True) and grads[-1] < 1e-6 < grads[1]
+
+
+def test_qk_variance_grows_with_d_k_and_scaling_fixes_it():
+    res = A.qk_variance((1, 16, 256), n_samples=20000, seed=0)
+    for d, raw, scaled in zip(res["d_k"], res["raw"], res["scaled"]):
+        assert raw == pytest.approx(d, rel=0.1)
+        assert scaled == pytest.approx(1.0, rel=0.1)
+
+
+# -- bad input ---------------------------------------------------------------------------------------------
+def test_bad_inputs_raise_clear_errors():
+    q, k, v = _qkv()
+    with pytest.raises(ValueError, match="q and k must have the same last dimension"):
+        A.scaled_dot_product_attention(q, k[..., :3], v)
+    with pytest.raises(ValueError, match="k and v must have the same number of tokens"):
+        A.scaled_dot_product_attention(q, k, v[:, :4])
+    with pytest.raises(ValueError, match="batch dimensions"):
+        A.scaled_dot_product_attention(q, k[:1].expand(3, -1, -1).clone(), v[:1].expand(3, -1, -1).clone())
+    with pytest.raises(ValueError, match="at least 2 dimensions"):
+        A.scaled_dot_product_attention(torch.randn(4), torch.randn(4), torch.randn(4))
+    with pytest.raises(ValueError, match="mask has shape"):
+        A.scaled_dot_product_attention(q, k, v, mask=torch.ones(5, 5, dtype=torch.bool))
+    with pytest.raises(TypeError, match="q must be a torch tensor"):
+        A.scaled_dot_product_attention("abc", k, v)
+    ref, kw = _mha_pair(d_model=12, n_heads=3)
+    x = torch.randn(2, 5, 12, dtype=torch.float64)
+    with pytest.raises(ValueError, match="not divisible by n_heads = 5.*choose n_heads from"):
+        A.multi_head_attention(x, **{**kw, "n_heads": 5})
+    with pytest.raises(ValueError, match="w_o must be"):
+        A.multi_head_attention(x, **{**kw, "w_o": torch.eye(6)})
+    with pytest.raises(ValueError, match="mask has shape"):
+        A.multi_head_attention(x, **kw, mask=torch.ones(4, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="n_positions"):
+        A.sinusoidal_positional_encoding(0, 8)
+    with pytest.raises(TypeError, match="d_model must be an int"):
+        A.sinusoidal_positional_encoding(8, 4.5)
+    with pytest.raises(ValueError, match="only 0"):
+        A.padding_mask(torch.tensor([[1, 2, 0]]))
