@@ -1,0 +1,286 @@
+"""Integrated Gradients, with the path, the steps and the completeness gap in plain view.
+
+Sundararajan, Taly & Yan (2017), "Axiomatic Attribution for Deep Networks", ICML:
+
+    IG_i(x) = (x_i - x'_i) * integral_0^1 dF(x' + alpha (x - x')) / dx_i  d alpha
+
+The integral is a quadrature ``sum_k w_k g(alpha_k)``; the rules and their conventions are those of
+Captum's ``approximation_methods`` (Kokhlikyan et al. 2020), so Captum with the same rule and steps gives
+the same attributions - with one deliberate exception, the trapezoid rule (see :func:`alphas_and_weights`).
+Completeness says ``sum_i IG_i = F(x) - F(x')``; the result carries the gap between the two, which the IG
+paper suggests keeping within 5% of ``|F(x) - F(x')|`` by raising the steps (:func:`steps_for_tolerance`).
+Used by notebook 02 (sections 1-5) and, through :mod:`xaikit.text_ig`, section 8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from xaikit._fn import as_input, call, select, setup
+from xaikit._validate import check_choice, check_float, check_int, check_same_shape
+
+__all__ = ["RULES", "IGResult", "alphas_and_weights", "integrated_gradients", "steps_for_tolerance",
+           "path_gradients", "ToleranceSearch"]
+
+#: the quadrature rules, in the order the panels list them.
+RULES = ("riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid", "gausslegendre")
+
+
+def alphas_and_weights(rule: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    """The quadrature nodes ``alpha_k`` in [0, 1] and weights ``w_k`` of ``rule`` with ``steps`` nodes.
+
+    * ``riemann_left``:   alpha_k = k/n,           w_k = 1/n   (k = 0..n-1)
+    * ``riemann_right``:  alpha_k = (k+1)/n,       w_k = 1/n   (the IG paper's sum)
+    * ``riemann_middle``: alpha_k = (k+1/2)/n,     w_k = 1/n
+    * ``riemann_trapezoid``: alpha_k = k/(n-1),    w_k = 1/(n-1), halved at both ends (n >= 2)
+    * ``gausslegendre``:  Gauss-Legendre nodes and weights mapped from [-1, 1] to [0, 1]
+
+    Left, right, middle and Gauss-Legendre equal Captum's. Captum's trapezoid uses the same nodes but
+    weights ``1/n`` (halved at the ends), which sum to ``(n-1)/n`` instead of 1, so its attributions are
+    ``(n-1)/n`` times the trapezoid rule's; xaikit keeps the textbook rule, whose weights sum to 1.
+    """
+    rule = check_choice(rule, "rule", RULES)
+    steps = check_int(steps, "steps", 1, hint="use e.g. steps=50; the IG paper uses 20 to 300")
+    n = steps
+    if rule == "riemann_left":
+        alphas = np.arange(n) / n
+    elif rule == "riemann_right":
+        alphas = np.arange(1, n + 1) / n
+    elif rule == "riemann_middle":
+        alphas = (np.arange(n) + 0.5) / n
+    elif rule == "riemann_trapezoid":
+        if n < 2:
+            raise ValueError("steps must be >= 2 for rule='riemann_trapezoid' (it needs both end points "
+                             "alpha=0 and alpha=1); use steps=2 or more, or another rule")
+        alphas = np.arange(n) / (n - 1)
+        weights = np.full(n, 1.0 / (n - 1))
+        weights[[0, -1]] /= 2
+        return alphas, weights
+    else:  # gausslegendre
+        nodes, w = np.polynomial.legendre.leggauss(n)
+        return 0.5 * (nodes + 1.0), 0.5 * w
+    return alphas, np.full(n, 1.0 / n)
+
+
+def path_gradients(f, points: torch.Tensor, target: int | None, batch_size: int | None = None,
+                   progress: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """``F`` and ``dF/dx`` at every path point, evaluated in batches of at most ``batch_size``.
+
+    ``points`` is ``(S, ...)``; returns outputs ``(S,)`` and gradients ``(S, ...)``, both detached.
+    """
+    S = points.shape[0]
+    size = S if batch_size is None else max(1, min(batch_size, S))
+    outputs, grads = [], []
+    starts = range(0, S, size)
+    if progress and len(starts) > 1:
+        from tqdm.auto import tqdm
+
+        starts = tqdm(starts, desc="IG path", leave=False)
+    for start in starts:
+        chunk = points[start:start + size].detach().requires_grad_(True)  # (b, ...)
+        with torch.enable_grad():
+            out = select(call(f, chunk), target)  # (b,)
+            (g,) = torch.autograd.grad(out.sum(), chunk)  # (b, ...)
+        outputs.append(out.detach())
+        grads.append(g.detach())
+    return torch.cat(outputs), torch.cat(grads)
+
+
+@dataclass
+class IGResult:
+    """What :func:`integrated_gradients` computed, with every intermediate a figure needs.
+
+    Attributes:
+        attributions: IG per input feature, the shape of ``x``.
+        gap: the completeness gap ``sum(attributions) - (F(x) - F(x'))``.
+        f_x, f_baseline: the model output (for ``target``) at the input and at the baseline.
+        alphas, weights: the quadrature nodes and weights (``(steps,)`` each).
+        outputs: ``F`` at every path point ``x' + alpha_k (x - x')``, shape ``(steps,)``.
+        gradients: ``dF/dx`` at every path point, shape ``(steps, *x.shape)``.
+        x, baseline: the input and the baseline.
+        target, rule, steps: what was explained and how.
+    """
+
+    attributions: torch.Tensor
+    gap: float
+    f_x: float
+    f_baseline: float
+    alphas: np.ndarray
+    weights: np.ndarray
+    outputs: torch.Tensor
+    gradients: torch.Tensor
+    x: torch.Tensor
+    baseline: torch.Tensor
+    target: int | None
+    rule: str
+    steps: int
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def delta(self) -> float:
+        """``F(x) - F(x')``, what the attributions should add up to."""
+        return self.f_x - self.f_baseline
+
+    @property
+    def relative_gap(self) -> float:
+        """``|gap| / |F(x) - F(x')|`` (inf when the two outputs are equal and the gap is not zero)."""
+        d = abs(self.delta)
+        if d == 0.0:
+            return 0.0 if self.gap == 0.0 else float("inf")
+        return abs(self.gap) / d
+
+    def points(self) -> torch.Tensor:
+        """The path points ``x' + alpha_k (x - x')``, shape ``(steps, *x.shape)``."""
+        a = torch.as_tensor(self.alphas, dtype=self.x.dtype, device=self.x.device)
+        a = a.reshape(-1, *([1] * self.x.ndim))
+        return self.baseline + a * (self.x - self.baseline)
+
+    def running_sum(self) -> np.ndarray:
+        """The completeness curve: after node k, ``sum_i (x_i - x'_i) sum_{j<=k} w_j dF/dx_i(alpha_j)``.
+
+        Its last value is ``sum(attributions)``; plotted against ``alphas`` it climbs to ``F(x) - F(x')``.
+        """
+        diff = (self.x - self.baseline).reshape(1, -1)  # (1, d)
+        per_node = (self.gradients.reshape(self.steps, -1) * diff).sum(1).double().cpu().numpy()  # (steps,)
+        return np.cumsum(per_node * self.weights)
+
+
+def _as_baseline(baseline, x: torch.Tensor) -> torch.Tensor:
+    if baseline is None:
+        return torch.zeros_like(x)
+    if isinstance(baseline, (int, float)) and not isinstance(baseline, bool):
+        return torch.full_like(x, float(baseline))
+    b = as_input(baseline, "baseline")
+    check_same_shape(x, b, "x", "baseline")
+    return b.to(device=x.device, dtype=x.dtype)
+
+
+def integrated_gradients(f, x, baseline=None, steps: int = 50, rule: str = "riemann_right", target=None,
+                         batch_size: int | None = None, progress: bool = False) -> IGResult:
+    """Integrated Gradients of ``f`` at ``x`` along the straight line from ``baseline``.
+
+    Args:
+        f: a function or torch module mapping a batch ``(B, ...)`` to ``(B,)`` or ``(B, C)``.
+        x: one input, no batch dimension.
+        baseline: the reference input ``x'`` (same shape as ``x``); ``None`` is all zeros, a number is a
+            constant input.
+        steps: the number of quadrature nodes (gradient evaluations).
+        rule: one of :data:`RULES`; ``"riemann_right"`` is the IG paper's sum.
+        target: the class to explain (``None``: the predicted class at ``x``).
+        batch_size: the most path points per forward/backward pass (``None``: all at once); bounds memory.
+        progress: show a tqdm bar when there is more than one batch.
+
+    Returns:
+        An :class:`IGResult`; ``result.gap`` is the completeness gap.
+
+    Sundararajan, Taly & Yan (2017); notebook 02, sections 1-5.
+    """
+    rule = check_choice(rule, "rule", RULES)
+    steps = check_int(steps, "steps", 1, hint="use e.g. steps=50; the IG paper uses 20 to 300")
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", 1, hint="or None to evaluate all steps at once")
+    x, target, _ = setup(f, x, target, "integrated_gradients")
+    b = _as_baseline(baseline, x)
+    alphas, weights = alphas_and_weights(rule, steps)
+    return _integrate(f, x, b, alphas, weights, target, batch_size, rule, progress)
+
+
+def _integrate(f, x, b, alphas, weights, target, batch_size, rule, progress=False, cache=None,
+               ends=None) -> IGResult:
+    """The quadrature itself; ``ends=(F(x'), F(x))`` skips the forward pass that would find them."""
+    a = torch.as_tensor(alphas, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))  # (S, 1..)
+    diff = x - b  # (...)
+    if cache is None:
+        points = b + a * diff  # (S, ...)
+        outputs, grads = path_gradients(f, points, target, batch_size, progress)
+    else:
+        outputs, grads = cache.evaluate(alphas, lambda idx: b + a[idx] * diff)
+    w = torch.as_tensor(weights, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
+    attributions = diff * (w * grads).sum(0)  # (...)
+    # F at the ends: reuse the path's own evaluations when the rule includes alpha = 0 or 1.
+    ends = {} if ends is None else {0.0: float(ends[0]), 1.0: float(ends[1])}
+    for value in (0.0, 1.0):
+        hit = np.flatnonzero(alphas == value)
+        if hit.size and value not in ends:
+            ends[value] = float(outputs[hit[0]])
+    if len(ends) < 2:
+        with torch.no_grad():
+            both = select(call(f, torch.stack([b, x])), target)  # (2,)
+        ends.setdefault(0.0, float(both[0]))
+        ends.setdefault(1.0, float(both[1]))
+    f_b, f_x = ends[0.0], ends[1.0]
+    gap = float(attributions.sum()) - (f_x - f_b)
+    return IGResult(attributions.detach(), gap, f_x, f_b, np.asarray(alphas), np.asarray(weights), outputs, grads,
+                    x, b, target, rule, len(alphas))
+
+
+class _PathCache:
+    """Remembers ``F`` and ``dF/dx`` by alpha, so a finer grid only evaluates its new nodes."""
+
+    def __init__(self, f, target, batch_size):
+        self.f, self.target, self.batch_size = f, target, batch_size
+        self.store: dict[float, tuple[torch.Tensor, torch.Tensor]] = {}
+        self.evaluations = 0
+
+    def evaluate(self, alphas: np.ndarray, make_points):
+        missing = [i for i, a in enumerate(alphas) if float(a) not in self.store]
+        if missing:
+            idx = torch.as_tensor(missing)
+            out, grads = path_gradients(self.f, make_points(idx), self.target, self.batch_size)
+            self.evaluations += len(missing)
+            for j, i in enumerate(missing):
+                self.store[float(alphas[i])] = (out[j], grads[j])
+        outs = torch.stack([self.store[float(a)][0] for a in alphas])
+        grads = torch.stack([self.store[float(a)][1] for a in alphas])
+        return outs, grads
+
+
+@dataclass
+class ToleranceSearch:
+    """The answer of :func:`steps_for_tolerance`: the steps found, the IG result there, and the history."""
+
+    steps: int
+    result: IGResult
+    history: list[tuple[int, float]]
+    evaluations: int
+    converged: bool
+
+
+def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolerance: float = 0.05,
+                        start: int = 2, max_steps: int = 1024, target=None,
+                        batch_size: int | None = None) -> ToleranceSearch:
+    """The fewest steps in a doubling sequence whose relative completeness gap is within ``tolerance``.
+
+    The steps tried are ``start, 2 start, 4 start, ...`` (for the trapezoid rule the intervals double:
+    ``n -> 2n - 1`` nodes, so the old nodes stay on the grid). Path evaluations are cached by alpha, so the
+    left and right Riemann sums and the trapezoid rule only evaluate the new nodes at each doubling (the
+    points at ``n`` are among those at ``2n``); the midpoint and Gauss-Legendre nodes do not nest and are
+    evaluated afresh. The IG paper suggests a tolerance of 5% (``tolerance=0.05``). ``evaluations`` counts
+    the gradient evaluations spent; ``converged`` is False if ``max_steps`` was reached first.
+
+    Notebook 02, section 4.
+    """
+    rule = check_choice(rule, "rule", RULES)
+    tolerance = check_float(tolerance, "tolerance", 0.0, strict_min=True, hint="e.g. 0.05 for 5%")
+    start = check_int(start, "start", 2 if rule == "riemann_trapezoid" else 1)
+    max_steps = check_int(max_steps, "max_steps", start, hint=f"it must be at least start={start}")
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", 1)
+    x, target, _ = setup(f, x, target, "steps_for_tolerance")
+    b = _as_baseline(baseline, x)
+    cache = _PathCache(f, target, batch_size)
+    history = []
+    steps = start
+    while True:
+        alphas, weights = alphas_and_weights(rule, steps)
+        result = _integrate(f, x, b, alphas, weights, target, batch_size, rule, cache=cache)
+        history.append((steps, result.relative_gap))
+        if result.relative_gap <= tolerance:
+            return ToleranceSearch(steps, result, history, cache.evaluations, True)
+        following = 2 * steps - 1 if rule == "riemann_trapezoid" else 2 * steps
+        if following > max_steps:
+            return ToleranceSearch(steps, result, history, cache.evaluations, False)
+        steps = following
