@@ -182,7 +182,7 @@ def test_entropy_max_weight_and_jacobian_norm():
 
 def test_qk_variance_grows_with_d_k_and_scaling_fixes_it():
     res = A.qk_variance((1, 16, 256), n_samples=20000, seed=0)
-    for d, raw, scaled in zip(res["d_k"], res["raw"], res["scaled"]):
+    for d, raw, scaled in zip(res["d_k"], res["raw"], res["scaled"], strict=True):
         assert raw == pytest.approx(d, rel=0.1)
         assert scaled == pytest.approx(1.0, rel=0.1)
 
