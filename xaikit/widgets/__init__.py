@@ -10,7 +10,14 @@ import importlib
 from xaikit.widgets.base import Panel
 
 # panel name -> module under xaikit.widgets
-_PANELS: dict[str, str] = {}
+_PANELS: dict[str, str] = {
+    "PositionalEncodingPanel": "attention",
+    "WorkedExamplePanel": "attention",
+    "SaturationPanel": "attention",
+    "MaskPanel": "attention",
+    "HeadsPanel": "attention",
+    "AttentionExplorer": "attention",
+}
 
 
 def __getattr__(name: str):

@@ -1,0 +1,426 @@
+"""Panels for notebook 03 (self-attention from scratch), also used by notebook 04's attention view.
+
+* :class:`PositionalEncodingPanel`: the sinusoidal encoding and the similarity of positions.
+* :class:`WorkedExamplePanel`: the lecture's three inputs with a temperature slider showing saturation.
+* :class:`SaturationPanel`: random queries and keys of size ``d_k``, with and without ``1/sqrt(d_k)``.
+* :class:`MaskPanel`: bidirectional (BERT), causal (GPT) and padding masks on one score matrix.
+* :class:`HeadsPanel`: the same input split into 1..8 heads.
+* :class:`AttentionExplorer`: a real model's attention by layer and head on any sentence; switching
+  layer, head or query redraws from a cache with no new forward pass.
+
+Vaswani et al. (2017), "Attention Is All You Need". Every number drawn comes from :mod:`xaikit.attention`
+and :mod:`xaikit.capture`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+import numpy as np
+import torch
+
+from xaikit import attention as A
+from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, token_heatmap_html
+from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, text_box, toggle
+
+__all__ = ["PositionalEncodingPanel", "WorkedExamplePanel", "SaturationPanel", "MaskPanel", "HeadsPanel",
+           "AttentionExplorer", "draw_attention"]
+
+
+def draw_attention(ax, weights, tokens=None, title: str | None = None, colorbar: bool = True, query=None,
+                   annotate: bool = False):
+    """A ``(T_q, T_k)`` attention matrix on the sequential map with the fixed range [0, 1], rows = queries,
+    with token labels; ``query`` outlines one row; ``annotate`` writes the weights in the cells."""
+    w = np.asarray(weights.detach().cpu() if hasattr(weights, "detach") else weights, dtype=float)
+    im = ax.imshow(w, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, aspect="auto")
+    if tokens is not None:
+        ax.set_xticks(range(w.shape[1]), list(tokens), rotation=90, fontsize=8)
+        ax.set_yticks(range(w.shape[0]), list(tokens), fontsize=8)
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query")
+    if query is not None:
+        from matplotlib.patches import Rectangle
+
+        ax.add_patch(Rectangle((-0.5, query - 0.5), w.shape[1], 1, fill=False, edgecolor=OKABE_ITO[1], lw=2))
+    if annotate:
+        for i in range(w.shape[0]):
+            for j in range(w.shape[1]):
+                ax.text(j, i, f"{w[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                        color="black" if w[i, j] > 0.6 else "white")
+    if title:
+        ax.set_title(title, fontsize=10)
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return im
+
+
+# -- positional encoding ---------------------------------------------------------------------------------
+@dataclass
+class PEResult:
+    pe: torch.Tensor  # (P, d_model)
+    similarity: torch.Tensor  # (P, P) cosine similarity
+
+
+class PositionalEncodingPanel(Panel):
+    """Sinusoidal positional encoding (heatmap) and the cosine similarity of every pair of positions."""
+
+    title = "Sinusoidal positional encoding"
+    figsize = (9.0, 3.8)
+
+    def __init__(self, d_model: int = 64, positions: int = 50):
+        super().__init__({
+            "d_model": int_slider("d_model", d_model, 4, 256, step=2),
+            "positions": int_slider("positions", positions, 4, 200),
+        })
+
+    def compute(self, d_model, positions):
+        pe = A.sinusoidal_positional_encoding(positions, d_model)  # (P, d)
+        return PEResult(pe, A.position_similarity(pe))
+
+    def draw(self, fig, r):
+        ax1, ax2 = fig.subplots(1, 2)
+        im = ax1.imshow(r.pe.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+        ax1.set_xlabel("feature (even: sin, odd: cos)")
+        ax1.set_ylabel("position")
+        ax1.set_title(f"PE ({r.pe.shape[0]} positions x d_model {r.pe.shape[1]})", fontsize=10)
+        fig.colorbar(im, ax=ax1, fraction=0.046, pad=0.04)
+        im = ax2.imshow(r.similarity.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, interpolation="nearest")
+        ax2.set_xlabel("position")
+        ax2.set_ylabel("position")
+        ax2.set_title("cosine similarity of positions", fontsize=10)
+        fig.colorbar(im, ax=ax2, fraction=0.046, pad=0.04)
+
+
+# -- the worked example ------------------------------------------------------------------------------------
+@dataclass
+class SaturationResult:
+    steps: A.AttentionSteps
+    temperature: float
+    entropy: torch.Tensor  # (T,) nats per query row
+    max_weight: torch.Tensor  # (T,)
+    grad_norm: torch.Tensor  # (T,) Frobenius norm of the softmax Jacobian
+
+
+class WorkedExamplePanel(Panel):
+    """The lecture's three inputs ``[1,0,1,0], [0,2,0,2], [1,1,1,1]`` through one attention head.
+
+    ``weights = softmax(Q K^T / temperature)``; the usual choice is ``temperature = sqrt(d_k) = sqrt(3)``.
+    A small temperature saturates the softmax: entropy falls to 0, the max weight rises to 1 and the
+    softmax gradient (Jacobian norm) vanishes.
+    """
+
+    title = "Worked example: three inputs, one head"
+    figsize = (9.0, 3.6)
+
+    def __init__(self, temperature: float = math.sqrt(3)):
+        self.example = A.worked_example()
+        super().__init__({"temperature": log_slider("temperature (sqrt(d_k) = 1.73)", temperature, -1.5, 1.5,
+                                                    readout_format=".3g")})
+
+    def compute(self, temperature):
+        ex = self.example
+        steps = A.self_attention(ex["x"], ex["w_q"], ex["w_k"], ex["w_v"], scale=1.0 / temperature)
+        w = steps.weights  # (3, 3)
+        return SaturationResult(steps, temperature, A.row_entropy(w), A.max_weight(w), A.softmax_jacobian_norm(w))
+
+    def draw(self, fig, r):
+        ax1, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.3])
+        names = ["input 1", "input 2", "input 3"]
+        draw_attention(ax1, r.steps.weights, names, title=f"softmax(QK^T / {r.temperature:.3g})", annotate=True)
+        metrics = [("entropy / ln 3", r.entropy / math.log(3)), ("max weight", r.max_weight),
+                   ("gradient norm / uniform's", r.grad_norm / (math.sqrt(2) / 3))]  # uniform: sqrt(T-1)/T
+        x = np.arange(3)
+        for i, (label, vals) in enumerate(metrics):
+            ax2.bar(x + (i - 1) * 0.27, vals.numpy(), width=0.27, color=OKABE_ITO[i], label=label)
+        ax2.set_xticks(x, names)
+        ax2.set_ylim(0, max(1.05, float(metrics[2][1].max()) * 1.05))
+        ax2.set_title("saturation per query", fontsize=10)
+        ax2.legend(fontsize=8, loc="upper left")
+        return _table_html(["query", "entropy (nats)", "max weight", "gradient norm"],
+                           [[n, f"{e:.3f}", f"{m:.3f}", f"{g:.2e}"] for n, e, m, g in
+                            zip(names, r.entropy.tolist(), r.max_weight.tolist(), r.grad_norm.tolist(), strict=True)])
+
+
+@dataclass
+class DkResult:
+    d_k: int
+    scaled: bool
+    weights: torch.Tensor  # (T,) one query's weights
+    curves: dict  # {"scaled"/"raw": {"entropy", "max_weight", "grad_norm"}: list over d_ks}
+    d_ks: list
+
+
+class SaturationPanel(Panel):
+    """Why divide by ``sqrt(d_k)``: random ``q, k ~ N(0, I)`` of size ``d_k`` against 10 keys. Unscaled,
+    the scores' spread grows like ``sqrt(d_k)``, so the softmax saturates and its gradient vanishes."""
+
+    title = "Why divide by sqrt(d_k)"
+    figsize = (9.0, 3.4)
+    d_ks = (1, 4, 16, 64, 256, 1024)
+    n_keys = 10
+    n_queries = 200
+
+    def __init__(self, d_k: int = 64, scaled: bool = False, seed: int = 0):
+        self.seed = seed
+        self.curves = {name: self._metrics(name == "scaled") for name in ("raw", "scaled")}
+        super().__init__({"d_k": dropdown("d_k", self.d_ks, d_k), "scaled": checkbox("divide by sqrt(d_k)", scaled)})
+
+    def _weights(self, d_k, scaled):
+        g = torch.Generator().manual_seed(self.seed + d_k)
+        q = torch.randn(self.n_queries, d_k, generator=g, dtype=torch.float64)  # (N, d_k)
+        k = torch.randn(self.n_keys, d_k, generator=g, dtype=torch.float64)  # (T, d_k)
+        v = torch.zeros(self.n_keys, 1, dtype=torch.float64)  # (T, 1), unused
+        _, w = A.scaled_dot_product_attention(q, k, v, scale=1 / math.sqrt(d_k) if scaled else 1.0)  # (N, T)
+        return w
+
+    def _metrics(self, scaled):
+        out = {"entropy": [], "max_weight": [], "grad_norm": []}
+        for d in self.d_ks:
+            w = self._weights(d, scaled)
+            out["entropy"].append(float(A.row_entropy(w).mean()))
+            out["max_weight"].append(float(A.max_weight(w).mean()))
+            out["grad_norm"].append(float(A.softmax_jacobian_norm(w).mean()))
+        return out
+
+    def compute(self, d_k, scaled):
+        return DkResult(d_k, scaled, self._weights(d_k, scaled)[0], self.curves, list(self.d_ks))
+
+    def draw(self, fig, r):
+        ax1, ax2 = fig.subplots(1, 2)
+        ax1.bar(range(self.n_keys), r.weights.numpy(), color=OKABE_ITO[0])
+        ax1.set_ylim(0, 1)
+        ax1.set_xlabel("key")
+        ax1.set_ylabel("weight")
+        ax1.set_title(f"one query, d_k = {r.d_k}, {'scaled' if r.scaled else 'unscaled'}", fontsize=10)
+        for i, metric in enumerate(("entropy", "max_weight", "grad_norm")):
+            for name, style in (("raw", "-"), ("scaled", "--")):
+                ax2.plot(r.d_ks, r.curves[name][metric], style, color=OKABE_ITO[i], marker="o", ms=3,
+                         label=f"{metric} ({name})")
+            current = r.curves["scaled" if r.scaled else "raw"][metric][r.d_ks.index(r.d_k)]
+            ax2.plot([r.d_k], [current], "o", color=OKABE_ITO[i], ms=9, mfc="none")
+        ax2.set_xscale("log", base=2)
+        ax2.set_xlabel("d_k")
+        ax2.set_title(f"mean over {self.n_queries} queries ({self.n_keys} keys)", fontsize=10)
+        ax2.legend(fontsize=7, ncol=2)
+
+
+# -- masks -----------------------------------------------------------------------------------------------
+@dataclass
+class MaskResult:
+    kind: str
+    tokens: list
+    scores: torch.Tensor  # (T, T) scaled scores, -inf where masked
+    weights: torch.Tensor  # (T, T)
+    mask: torch.Tensor | None  # (T, T) bool, True = may attend
+
+
+class MaskPanel(Panel):
+    """One score matrix under the three masks: none (BERT, bidirectional), causal (GPT, no peeking at
+    later tokens), padding (no attention to ``[PAD]``)."""
+
+    title = "Masks"
+    figsize = (9.0, 3.8)
+    tokens = ["[CLS]", "the", "cat", "drank", "milk", "[SEP]", "[PAD]", "[PAD]"]
+
+    def __init__(self, mask: str = "none", seed: int = 0, d_k: int = 8):
+        g = torch.Generator().manual_seed(seed)
+        T = len(self.tokens)
+        self.q = torch.randn(T, d_k, generator=g)  # (T, d_k)
+        self.k = torch.randn(T, d_k, generator=g)  # (T, d_k)
+        self.v = torch.randn(T, d_k, generator=g)  # (T, d_k)
+        self.attention_mask = torch.tensor([0 if t == "[PAD]" else 1 for t in self.tokens])  # (T,)
+        super().__init__({"mask": toggle("mask", ["none", "causal", "padding"], mask)})
+
+    def compute(self, mask):
+        T = len(self.tokens)
+        if mask == "none":
+            m = None
+        elif mask == "causal":
+            m = A.causal_mask(T)  # (T, T)
+        else:
+            m = A.padding_mask(self.attention_mask)[0].expand(T, T)  # (T, T)
+        steps = A.self_attention(torch.eye(T), self.q, self.k, self.v, mask=m)  # x = I: Q, K, V as given
+        return MaskResult(mask, list(self.tokens), steps.scores, steps.weights, m)
+
+    def draw(self, fig, r):
+        import matplotlib as mpl
+
+        ax1, ax2 = fig.subplots(1, 2)
+        cmap = mpl.colormaps[DIVERGING].with_extremes(bad="0.55")  # masked (-inf) cells in grey
+        s = r.scores.numpy().copy()
+        s[~np.isfinite(s)] = np.nan
+        lim = float(np.nanmax(np.abs(s)))
+        im = ax1.imshow(s, cmap=cmap, vmin=-lim, vmax=lim)
+        ax1.set_xticks(range(len(r.tokens)), r.tokens, rotation=90, fontsize=8)
+        ax1.set_yticks(range(len(r.tokens)), r.tokens, fontsize=8)
+        ax1.set_title(f"scores QK^T/sqrt(d_k), mask: {r.kind} (grey = -inf)", fontsize=10)
+        fig.colorbar(im, ax=ax1, fraction=0.046, pad=0.04)
+        draw_attention(ax2, r.weights, r.tokens, title="weights (rows sum to 1)")
+
+
+# -- heads -----------------------------------------------------------------------------------------------
+@dataclass
+class HeadsResult:
+    n_heads: int
+    tokens: list
+    out: torch.Tensor  # (T, d_model)
+    weights: torch.Tensor  # (n_heads, T, T)
+    max_diff_vs_torch: float  # against nn.MultiheadAttention with the same weights
+
+
+class HeadsPanel(Panel):
+    """One input, ``d_model = 8``, split into 1, 2, 4 or 8 heads: each head attends on its own
+    ``d_model / n_heads`` features (and is checked against ``torch.nn.MultiheadAttention``)."""
+
+    title = "Multi-head attention"
+    figsize = (9.0, 2.8)
+    d_model = 8
+    tokens = ["the", "cat", "drank", "the", "milk"]
+
+    def __init__(self, n_heads: int = 2, seed: int = 0):
+        g = torch.Generator().manual_seed(seed)
+        C, T = self.d_model, len(self.tokens)
+        self.x = torch.randn(T, C, generator=g)  # (T, C)
+        self.w = {n: torch.randn(C, C, generator=g) / math.sqrt(C) * 2 for n in ("w_q", "w_k", "w_v", "w_o")}
+        control = widgets.SelectionSlider(options=[1, 2, 4, 8], value=n_heads, description="heads",
+                                          continuous_update=False, style={"description_width": "initial"})
+        super().__init__({"n_heads": control})
+
+    def compute(self, n_heads):
+        out, weights = A.multi_head_attention(self.x, **self.w, n_heads=n_heads)  # (T, C), (nh, T, T)
+        ref = torch.nn.MultiheadAttention(self.d_model, n_heads, bias=False, batch_first=True)
+        with torch.no_grad():
+            ref.in_proj_weight.copy_(torch.cat([self.w["w_q"].T, self.w["w_k"].T, self.w["w_v"].T]))
+            ref.out_proj.weight.copy_(self.w["w_o"].T)
+            ref_out, _ = ref(self.x[None], self.x[None], self.x[None])
+        diff = float((ref_out[0] - out).abs().max())
+        return HeadsResult(n_heads, list(self.tokens), out, weights, diff)
+
+    def draw(self, fig, r):
+        axes = np.atleast_1d(fig.subplots(1, r.n_heads))
+        for h, ax in enumerate(axes):
+            draw_attention(ax, r.weights[h], r.tokens if r.n_heads <= 4 else None, colorbar=False,
+                           title=f"head {h} (d_head = {self.d_model // r.n_heads})")
+            if h:
+                ax.set_ylabel("")
+            if r.n_heads > 4:
+                ax.set_xticks([])
+                ax.set_yticks([])
+        return (f"<small>max |difference| from torch.nn.MultiheadAttention with the same weights: "
+                f"{r.max_diff_vs_torch:.1e}</small>")
+
+
+# -- the real-model explorer ------------------------------------------------------------------------------
+@dataclass
+class ExplorerView:
+    tokens: list
+    layer: int
+    head: int | str  # an index or "mean"
+    query: int
+    weights: torch.Tensor  # (T, T) of that layer and head
+    row: torch.Tensor  # (T,) where the query token looks
+    capture: object  # the AttentionCapture of the sentence
+
+
+class AttentionExplorer(Panel):
+    """A real BERT-family model's attention on any sentence, by layer and head (or the mean of heads).
+
+    ``AttentionExplorer(model, tokenizer, text="The cat drank the milk because it was hungry", layer=0,
+    head=0, query="it")``. One forward pass per sentence: switching layer, head or query redraws from the
+    cached :class:`~xaikit.capture.AttentionCapture`; ``n_forward`` counts the forward passes. The heatmap
+    shows queries as rows; the HTML under it shades the tokens by where the query token looks.
+    Used by notebooks 03 (section 7) and 04 (section 2).
+    """
+
+    title = "Attention explorer"
+    figsize = (7.0, 5.6)
+    cache_size = 16
+
+    def __init__(self, model, tokenizer, text: str = "The cat drank the milk because it was hungry",
+                 layer: int = 0, head: int | str = 0, query: int | str | None = None):
+        from xaikit.capture import capture_attention
+        from xaikit.models import arch
+
+        self.model, self.tokenizer = model, tokenizer
+        self.n_forward = 0
+        self._cache: OrderedDict[str, object] = OrderedDict()
+        self._capture_fn = capture_attention
+        n_layers, n_heads = arch.n_layers(model), arch.n_heads(model)
+        layer = arch.check_layer(model, layer)
+        if head != "mean":
+            from xaikit._validate import check_int
+
+            head = check_int(head, "head", 0, n_heads - 1, hint=f"use 0..{n_heads - 1} or 'mean'")
+        cap = self._capture(text)  # validates the text and fills the cache
+        q_index = self._query_index(cap.tokens, query)
+        controls = {
+            "text": text_box("sentence", text),
+            "layer": int_slider("layer", layer, 0, n_layers - 1),
+            "head": dropdown("head", [*range(n_heads), "mean"], head),
+            "query": dropdown("query token", self._query_options(cap.tokens), q_index),
+        }
+        super().__init__(controls)
+
+    # cache ------------------------------------------------------------------------------------------------
+    def _capture(self, text):
+        if text in self._cache:
+            self._cache.move_to_end(text)
+            return self._cache[text]
+        cap = self._capture_fn(self.model, self.tokenizer, text)
+        self.n_forward += 1
+        self._cache[text] = cap
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return cap
+
+    @staticmethod
+    def _query_options(tokens):
+        return [(f"{i}: {t}", i) for i, t in enumerate(tokens)]
+
+    @staticmethod
+    def _query_index(tokens, query):
+        if query is None:
+            return 0
+        if isinstance(query, str):
+            lowered = [t.lower() for t in tokens]
+            if query.lower() not in lowered:
+                raise ValueError(f"query token {query!r} is not among the tokens {tokens}; pass one of them or "
+                                 "an index")
+            return lowered.index(query.lower())
+        from xaikit._validate import check_int
+
+        return check_int(query, "query", 0, len(tokens) - 1, hint=f"the sentence has {len(tokens)} tokens")
+
+    def compute(self, text, layer, head, query):
+        cap = self._capture(text)
+        options = self._query_options(cap.tokens)
+        if list(self.controls["query"].options) != options:  # a new sentence: new query choices
+            keep = query if query is not None and query < len(options) else 0
+            self._suspended = True
+            try:
+                self.controls["query"].options = options
+                self.controls["query"].value = keep
+            finally:
+                self._suspended = False
+            query = keep
+        weights = cap.head(layer, head)  # (T, T)
+        return ExplorerView(list(cap.tokens), layer, head, query, weights, weights[query], cap)
+
+    def draw(self, fig, r):
+        ax = fig.subplots()
+        head = "mean of heads" if r.head == "mean" else f"head {r.head}"
+        draw_attention(ax, r.weights, r.tokens, title=f"layer {r.layer}, {head}", query=r.query)
+        return token_heatmap_html(r.tokens, r.row.numpy(), signed=False, vmax=1.0,
+                                  title=f"where {r.tokens[r.query]!r} looks (layer {r.layer}, {head})")
+
+
+def _table_html(header, rows) -> str:
+    import html
+
+    head = "".join(f"<th style='padding:2px 8px'>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td style='padding:2px 8px'>{html.escape(str(c))}</td>" for c in row)
+                   + "</tr>" for row in rows)
+    return f"<table class='xk-table'><tr>{head}</tr>{body}</table>"
