@@ -1,0 +1,138 @@
+"""Baselines for Integrated Gradients on images, after Sturmfels, Lundberg & Lee (2020), "Visualizing the
+Impact of Feature Attribution Baselines", Distill.
+
+IG explains ``F(x) - F(x')``: the baseline ``x'`` is part of the question. A pixel equal to its baseline
+value gets no attribution whatever its role ("baseline blindness": a black baseline cannot see black
+pixels). The baselines here:
+
+* ``"zero"``: all zeros (black);
+* ``"constant"``: one grey level / colour ``param`` everywhere;
+* ``"uniform"``: uniform noise in ``[low, high]``;
+* ``"gaussian"``: the input plus Gaussian noise of standard deviation ``param``, clipped to the range;
+* ``"blurred"``: the input blurred by a Gaussian filter of width ``param`` pixels;
+* ``"max_distance"``: per pixel the value in ``[low, high]`` farthest from the input;
+* ``"expected"``: expected gradients (Erion et al. 2021): IG averaged over ``k`` baselines drawn from a
+  dataset, which explains ``F(x) - E[F(x')]``.
+
+Noisy baselines may be averaged over ``samples`` draws (the article's "integrate over a distribution").
+Notebook 02, section 7.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from xaikit._fn import as_input, setup
+from xaikit._validate import check_choice, check_float, check_int
+from xaikit.integrated import RULES, _integrate, alphas_and_weights
+
+__all__ = ["BASELINES", "BaselineResult", "image_baseline", "baseline_attributions"]
+
+BASELINES = ("zero", "constant", "uniform", "gaussian", "blurred", "max_distance", "expected")
+#: the parameter each baseline takes, its default and a slider range (for the panel).
+PARAMETERS = {
+    "constant": ("level", 0.5, 0.0, 1.0),
+    "gaussian": ("sigma", 0.2, 0.01, 1.0),
+    "blurred": ("sigma", 1.0, 0.1, 4.0),
+    "uniform": ("samples", 1, 1, 16),
+    "expected": ("k", 8, 1, 64),
+}
+
+
+def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: float = 1.0,
+                   seed: int = 0) -> torch.Tensor:
+    """One baseline image for ``x`` (shape ``(H, W)`` or ``(C, H, W)``, values in ``[low, high]``).
+
+    ``"expected"`` needs a dataset; use :func:`baseline_attributions` for it.
+    """
+    kind = check_choice(kind, "kind", BASELINES)
+    x = as_input(x, "x")
+    if x.ndim < 2:
+        raise ValueError(f"x must be an image of shape (H, W) or (C, H, W), got shape {tuple(x.shape)}")
+    low = check_float(low, "low")
+    high = check_float(high, "high", low, strict_min=True, hint="the pixel range must have low < high")
+    gen = torch.Generator().manual_seed(int(seed))
+    if kind == "zero":
+        return torch.zeros_like(x)
+    if kind == "constant":
+        level = check_float(0.5 if param is None else param, "param", low, high,
+                            hint=f"a constant baseline is a grey level in [{low}, {high}]")
+        return torch.full_like(x, level)
+    if kind == "uniform":
+        return low + (high - low) * torch.rand(x.shape, generator=gen, dtype=x.dtype)
+    if kind == "gaussian":
+        sigma = check_float(0.2 if param is None else param, "param", 0.0, strict_min=True,
+                            hint="sigma, the noise standard deviation in pixel units")
+        noise = torch.randn(x.shape, generator=gen, dtype=x.dtype) * sigma * (high - low)
+        return (x + noise).clamp(low, high)
+    if kind == "blurred":
+        from scipy.ndimage import gaussian_filter
+
+        sigma = check_float(1.0 if param is None else param, "param", 0.0, strict_min=True,
+                            hint="sigma, the blur width in pixels")
+        widths = (0.0,) * (x.ndim - 2) + (sigma, sigma)
+        return torch.as_tensor(gaussian_filter(x.cpu().numpy(), sigma=widths, mode="nearest"), dtype=x.dtype)
+    if kind == "max_distance":
+        return torch.where(x > (low + high) / 2, torch.full_like(x, low), torch.full_like(x, high))
+    raise ValueError("kind='expected' averages over a dataset; call baseline_attributions(f, x, 'expected', "
+                     "data=...) instead")
+
+
+@dataclass
+class BaselineResult:
+    """IG averaged over one or more baselines: ``sum(attributions) ~ F(x) - mean_k F(x'_k)``."""
+
+    attributions: torch.Tensor
+    baselines: torch.Tensor
+    gap: float
+    f_x: float
+    f_baselines: np.ndarray
+    kind: str
+    param: object
+
+    @property
+    def relative_gap(self) -> float:
+        d = abs(self.f_x - float(self.f_baselines.mean()))
+        return abs(self.gap) / d if d > 0 else float("inf") if self.gap else 0.0
+
+
+def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps: int = 32,
+                          rule: str = "gausslegendre", target=None, low: float = 0.0, high: float = 1.0,
+                          seed: int = 0, batch_size: int | None = None) -> BaselineResult:
+    """IG of ``f`` at image ``x`` with the baseline ``kind`` (averaged over draws for noisy kinds).
+
+    ``param`` is the baseline's parameter (see :data:`PARAMETERS`): the grey level, sigma, the number of
+    uniform samples, or ``k`` dataset samples for ``"expected"`` (then ``data`` is a tensor of images
+    ``(N, *x.shape)``, e.g. training images).
+
+    Sturmfels, Lundberg & Lee (2020); notebook 02, section 7.
+    """
+    kind = check_choice(kind, "kind", BASELINES)
+    rule = check_choice(rule, "rule", RULES)
+    x, target, _ = setup(f, x, target, "baseline_attributions")
+    if kind == "expected":
+        if data is None:
+            raise ValueError("kind='expected' needs data=, a tensor of images (N, *x.shape) to draw baselines from")
+        pool = as_input(data, "data")
+        if tuple(pool.shape[1:]) != tuple(x.shape):
+            raise ValueError(f"data must have shape (N, {', '.join(map(str, x.shape))}) like x, got {tuple(pool.shape)}")
+        k = check_int(8 if param is None else param, "param", 1, hint="k, the number of dataset samples")
+        pick = torch.randperm(pool.shape[0], generator=torch.Generator().manual_seed(int(seed)))[:k]
+        baselines = pool[pick].to(x)
+    elif kind == "uniform":
+        n = check_int(1 if param is None else param, "param", 1, hint="the number of uniform noise samples")
+        baselines = torch.stack([image_baseline(x, kind, None, low, high, seed + i) for i in range(n)])
+    else:
+        baselines = image_baseline(x, kind, param, low, high, seed)[None]
+    alphas, weights = alphas_and_weights(rule, steps)
+    attributions, gaps, f_bs = torch.zeros_like(x), [], []
+    for base in baselines:
+        result = _integrate(f, x, base, alphas, weights, target, batch_size, rule)
+        attributions += result.attributions / len(baselines)
+        gaps.append(result.gap)
+        f_bs.append(result.f_baseline)
+        f_x = result.f_x
+    return BaselineResult(attributions, baselines, float(np.mean(gaps)), f_x, np.asarray(f_bs), kind, param)

@@ -1,0 +1,172 @@
+"""Integrated Gradients for transformers: from token ids, through the embedding layer, summed per token.
+
+Token ids are integers, so IG cannot move along a line between two sentences; it moves instead between the
+*outputs of the embedding layer* (word + position + segment embeddings after LayerNorm) of the input and of
+a baseline text, and sums each token's attributions over the hidden dimension (Sundararajan, Taly & Yan
+2017, section 6.3; Captum's ``LayerIntegratedGradients`` does the same). The baselines replace every word
+by ``[PAD]``, ``[MASK]`` or ``[UNK]``, or set the word's embedding output to zero; ``[CLS]`` and ``[SEP]``
+stay as they are, so the baseline is still a well-formed input of the same length.
+
+Returns a :class:`xaikit.tokens.TokenScores` (so notebook 04 can compare IG with Grad-SAM and SHAP) whose
+``extras`` carry the completeness gap and the full :class:`xaikit.integrated.IGResult`.
+Notebook 02, section 8.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from xaikit._fn import ensure_eval, model_device
+from xaikit._validate import check_choice, check_int, check_text
+from xaikit.integrated import RULES, IGResult, _integrate, alphas_and_weights
+from xaikit.models.arch import embeddings_module
+from xaikit.tokens import TokenScores
+
+__all__ = ["TEXT_BASELINES", "text_integrated_gradients", "embedding_integrated_gradients", "baseline_ids"]
+
+TEXT_BASELINES = ("pad", "mask", "unk", "zero")
+
+
+def _kept_ids(tokenizer) -> set[int]:
+    """Ids that every baseline keeps: [CLS] and [SEP] (or <s> and </s>)."""
+    names = ("cls_token_id", "sep_token_id", "bos_token_id", "eos_token_id")
+    return {int(i) for i in (getattr(tokenizer, n, None) for n in names) if i is not None}
+
+
+def baseline_ids(input_ids: torch.Tensor, tokenizer, baseline: str = "pad") -> torch.Tensor:
+    """``input_ids`` with every token but [CLS]/[SEP] replaced by [PAD], [MASK] or [UNK] (``"zero"``: unchanged)."""
+    baseline = check_choice(baseline, "baseline", TEXT_BASELINES)
+    if baseline == "zero":
+        return input_ids.clone()
+    token_id = getattr(tokenizer, f"{baseline}_token_id", None)
+    if token_id is None:
+        raise ValueError(f"the tokenizer has no [{baseline.upper()}] token; use another baseline "
+                         f"({', '.join(b for b in TEXT_BASELINES if b != baseline)})")
+    keep = torch.zeros_like(input_ids, dtype=torch.bool)
+    for i in _kept_ids(tokenizer):
+        keep |= input_ids == i
+    return torch.where(keep, input_ids, torch.full_like(input_ids, int(token_id)))
+
+
+class _EmbeddingSwap:
+    """Calls the model on fixed token ids with the embedding layer's output replaced by given tensors."""
+
+    def __init__(self, model, input_ids: torch.Tensor, attention_mask: torch.Tensor):
+        self.model, self.ids, self.mask = model, input_ids, attention_mask  # (1, T) each
+        self.module = embeddings_module(model)
+
+    def __call__(self, emb: torch.Tensor) -> torch.Tensor:  # (S, T, H) -> (S, C)
+        S = emb.shape[0]
+        handle = self.module.register_forward_hook(lambda module, args, out: emb)
+        try:
+            out = self.model(input_ids=self.ids.expand(S, -1), attention_mask=self.mask.expand(S, -1))
+        finally:
+            handle.remove()
+        return out.logits if hasattr(out, "logits") else out
+
+    def embed(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The embedding outputs ``(B, T, H)`` and logits ``(B, C)`` of a batch of id rows, in one forward."""
+        seen = {}
+
+        def grab(module, args, out):
+            seen["emb"] = out
+
+        handle = self.module.register_forward_hook(grab)
+        try:
+            with torch.no_grad():
+                out = self.model(input_ids=ids, attention_mask=self.mask.expand(ids.shape[0], -1))
+        finally:
+            handle.remove()
+        logits = out.logits if hasattr(out, "logits") else out
+        return seen["emb"].detach(), logits.detach()
+
+
+def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, attention_mask=None, target=None,
+                                   steps: int = 50, rule: str = "riemann_right", batch_size: int | None = None,
+                                   zero_rows=None) -> IGResult:
+    """Layer IG at the embedding output of a BERT-family classifier for one row of token ids.
+
+    Args:
+        model: a ``...ForSequenceClassification`` model (BERT, DistilBERT, RoBERTa, MiniLM, ...).
+        input_ids: ``(T,)`` or ``(1, T)`` token ids.
+        baseline_input_ids: ids of the baseline text, same length (default: the input itself, which only
+            makes sense with ``zero_rows``).
+        attention_mask: ``(T,)`` or ``(1, T)``; default all ones.
+        target: the class (``None``: the predicted class).
+        zero_rows: boolean ``(T,)``: rows of the baseline's embedding output set to zero (the zero baseline).
+
+    Returns an :class:`IGResult` over the embedding output: ``attributions`` is ``(T, H)``.
+    """
+    rule = check_choice(rule, "rule", RULES)
+    steps = check_int(steps, "steps", 1, hint="use e.g. steps=50")
+    if batch_size is not None:
+        batch_size = check_int(batch_size, "batch_size", 1)
+    ensure_eval(model, "text_integrated_gradients")
+    dev = model_device(model)
+    ids = _as_ids(input_ids, "input_ids").to(dev)
+    base = ids if baseline_input_ids is None else _as_ids(baseline_input_ids, "baseline_input_ids").to(dev)
+    if base.shape != ids.shape:
+        raise ValueError(f"baseline_input_ids must have the same length as input_ids: {tuple(base.shape)} vs "
+                         f"{tuple(ids.shape)}")
+    mask = torch.ones_like(ids) if attention_mask is None else _as_ids(attention_mask, "attention_mask").to(dev)
+    swap = _EmbeddingSwap(model, ids, mask)
+    emb, logits = swap.embed(torch.cat([ids, base]))  # (2, T, H), (2, C)
+    n_classes = logits.shape[1]
+    if target is None:
+        target = int(logits[0].argmax())
+    target = check_int(target, "target", 0, n_classes - 1, hint=f"the model has {n_classes} classes")
+    x, b = emb[0], emb[1].clone()  # (T, H) each
+    if zero_rows is not None:
+        b[torch.as_tensor(zero_rows, dtype=torch.bool, device=b.device)] = 0.0
+        ends = None
+    else:
+        ends = (float(logits[1, target]), float(logits[0, target]))
+    alphas, weights = alphas_and_weights(rule, steps)
+    result = _integrate(swap, x, b, alphas, weights, target, batch_size, rule, ends=ends)
+    result.extras["input_ids"] = ids[0].tolist()
+    result.extras["baseline_ids"] = base[0].tolist()
+    return result
+
+
+def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline: str = "pad", steps: int = 50,
+                              rule: str = "riemann_right", batch_size: int | None = None,
+                              max_length: int = 128) -> TokenScores:
+    """IG per token of ``text`` for a sentiment-style classifier: attributions summed over the hidden size.
+
+    ``baseline`` is ``"pad"``, ``"mask"``, ``"unk"`` or ``"zero"``; [CLS] and [SEP] are kept fixed. The
+    result's ``extras`` hold ``gap`` (completeness gap in logits), ``relative_gap``, ``f_x``, ``f_baseline``,
+    ``baseline`` and ``result`` (the :class:`IGResult`).
+
+    Sundararajan, Taly & Yan (2017); notebook 02, section 8.
+    """
+    text = check_text(text, "text")
+    baseline = check_choice(baseline, "baseline", TEXT_BASELINES)
+    max_length = check_int(max_length, "max_length", 2)
+    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
+    ids = enc["input_ids"]  # (1, T)
+    base = baseline_ids(ids, tokenizer, baseline)
+    zero_rows = None
+    if baseline == "zero":
+        kept = torch.zeros_like(ids[0], dtype=torch.bool)
+        for i in _kept_ids(tokenizer):
+            kept |= ids[0] == i
+        zero_rows = ~kept
+    result = embedding_integrated_gradients(model, ids, base, enc.get("attention_mask"), target, steps, rule,
+                                            batch_size, zero_rows)
+    scores = result.attributions.sum(-1)  # (T,)
+    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    extras = {"gap": result.gap, "relative_gap": result.relative_gap, "f_x": result.f_x,
+              "f_baseline": result.f_baseline, "baseline": baseline, "rule": rule, "steps": steps,
+              "result": result}
+    return TokenScores(tokens, scores, "Integrated Gradients", result.target, True, extras)
+
+
+def _as_ids(ids, name: str) -> torch.Tensor:
+    t = torch.as_tensor(ids)
+    if t.dtype.is_floating_point:
+        raise TypeError(f"{name} must hold integer token ids, got dtype {t.dtype}")
+    if t.ndim == 1:
+        t = t[None]
+    if t.ndim != 2 or t.shape[0] != 1:
+        raise ValueError(f"{name} must be one row of ids, shape (T,) or (1, T); got {tuple(t.shape)}")
+    return t.long()
