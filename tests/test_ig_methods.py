@@ -145,7 +145,7 @@ def bert():
     model = tiny_bert(seed=0)
     torch.manual_seed(1)
     with torch.no_grad():  # larger random weights so the logits depend visibly on the words
-        for name, p in model.named_parameters():
+        for p in model.parameters():
             if p.ndim == 2:
                 p.normal_(0.0, 0.3)
     return model, tiny_tokenizer()
