@@ -1,0 +1,91 @@
+"""Time xaikit's layer IG against Captum's LayerIntegratedGradients on the sentiment model.
+
+Same sentence, rule, steps and baseline ([PAD] with [CLS]/[SEP] kept); sequence lengths 8 and 64 tokens at
+50 and 300 steps. Prints the time of each, the ratio xaikit / Captum (target <= 1.0) and the largest
+attribution difference (target < 1e-4). The two run interleaved and repeated, and the median of each is
+compared, because the machine's cores may be shared.
+
+    HF_HUB_OFFLINE=1 python benchmarks/ig_vs_captum.py [--repeats 5] [--tiny]
+
+Uses ``xaikit.models.load_sentiment()`` (the embedded model, after ``python -m xaikit prepare``); if it is
+not available, falls back to the tiny seeded BERT and says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import torch
+
+
+def load(tiny: bool):
+    if not tiny:
+        try:
+            import xaikit.models as models
+
+            loaded = models.load_sentiment()
+            model, tok = (loaded.model, loaded.tokenizer) if hasattr(loaded, "model") else loaded
+            return model.eval(), tok, "embedded sentiment model (load_sentiment)"
+        except Exception as err:  # noqa: BLE001 - reported, then the fallback
+            print(f"NOTE: load_sentiment() is not available ({type(err).__name__}: {err}); "
+                  "falling back to the tiny seeded BERT")
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+    return tiny_bert(hidden_size=64, num_hidden_layers=2, max_position_embeddings=128), tiny_tokenizer(), \
+        "tiny seeded BERT (xaikit.models.tiny)"
+
+
+def sentence(tok, n_tokens: int) -> str:
+    words = "a clever piece of cinema that i like and the story is wonderful but the plot is dull".split()
+    text = []
+    while len(tok(" ".join(text))["input_ids"]) < n_tokens:
+        text.append(words[len(text) % len(words)])
+    while len(tok(" ".join(text))["input_ids"]) > n_tokens:
+        text.pop()
+    return " ".join(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rule", default="riemann_right")
+    parser.add_argument("--tiny", action="store_true", help="use the tiny seeded BERT")
+    args = parser.parse_args()
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+
+    from captum.attr import LayerIntegratedGradients
+
+    from xaikit.models.arch import embeddings_module
+    from xaikit.text_ig import baseline_ids, text_integrated_gradients
+
+    model, tok, name = load(args.tiny)
+    print(f"model: {name}; rule {args.rule}; torch threads {torch.get_num_threads()}; repeats {args.repeats}")
+    lig = LayerIntegratedGradients(lambda ids, mask: model(input_ids=ids, attention_mask=mask).logits,
+                                   embeddings_module(model))
+    print(f"{'tokens':>6} {'steps':>5} {'xaikit s':>9} {'captum s':>9} {'ratio':>6} {'max |diff|':>11}")
+    for n_tokens in (8, 64):
+        text = sentence(tok, n_tokens)
+        enc = tok(text, return_tensors="pt")
+        ids, mask = enc["input_ids"], enc["attention_mask"]
+        base = baseline_ids(ids, tok, "pad")
+        for steps in (50, 300):
+            ours_t, theirs_t = [], []
+            for _ in range(args.repeats + 1):  # the first round warms up and is not counted
+                t0 = time.perf_counter()
+                ours = text_integrated_gradients(model, tok, text, target=1, baseline="pad", steps=steps,
+                                                 rule=args.rule)
+                t1 = time.perf_counter()
+                theirs = lig.attribute(ids, base, target=1, n_steps=steps, method=args.rule,
+                                       additional_forward_args=(mask,))
+                t2 = time.perf_counter()
+                ours_t.append(t1 - t0)
+                theirs_t.append(t2 - t1)
+            a, c = statistics.median(ours_t[1:]), statistics.median(theirs_t[1:])
+            diff = float((ours.extras["result"].attributions - theirs[0]).abs().max())
+            print(f"{ids.shape[1]:>6} {steps:>5} {a:>9.3f} {c:>9.3f} {a / c:>6.2f} {diff:>11.2e}")
+
+
+if __name__ == "__main__":
+    main()
