@@ -411,10 +411,56 @@ class AttentionExplorer(Panel):
 
     def draw(self, fig, r):
         ax = fig.subplots()
-        head = "mean of heads" if r.head == "mean" else f"head {r.head}"
-        draw_attention(ax, r.weights, r.tokens, title=f"layer {r.layer}, {head}", query=r.query)
+        draw_attention(ax, r.weights, r.tokens, title=self._title(r), query=r.query)
+        return self._row_html(r)
+
+    @staticmethod
+    def _title(r) -> str:
+        return f"layer {r.layer}, {'mean of heads' if r.head == 'mean' else f'head {r.head}'}"
+
+    def _row_html(self, r) -> str:
         return token_heatmap_html(r.tokens, r.row.numpy(), signed=False, vmax=1.0,
-                                  title=f"where {r.tokens[r.query]!r} looks (layer {r.layer}, {head})")
+                                  title=f"where {r.tokens[r.query]!r} looks ({self._title(r)})")
+
+    def _render(self, r):
+        """Blitting: the axes, token labels and colour bar are drawn once per sentence; a layer, head or
+        query switch redraws only the image, the outline and the title onto the saved background, then
+        encodes the pixels (the full Matplotlib draw with ~2T tick labels would take several times longer)."""
+        fig = self.figure
+        canvas = fig.canvas
+        if getattr(self, "_blit_tokens", None) != r.tokens:
+            fig.clear()
+            self.draw(fig, r)
+            ax = fig.axes[0]
+            self._blit_image = ax.images[0]
+            self._blit_rect = ax.patches[0]
+            self._blit_title = ax.title
+            for artist in (self._blit_image, self._blit_rect, self._blit_title):
+                artist.set_animated(True)  # left out of canvas.draw(), drawn by hand below
+            canvas.draw()
+            self._blit_background = canvas.copy_from_bbox(fig.bbox)
+            self._blit_tokens = list(r.tokens)
+        else:
+            self._blit_image.set_data(r.weights.numpy())
+            self._blit_rect.set_y(r.query - 0.5)
+            self._blit_title.set_text(self._title(r))
+        canvas.restore_region(self._blit_background)
+        ax = self._blit_image.axes
+        for artist in (self._blit_image, self._blit_rect, self._blit_title):
+            ax.draw_artist(artist)
+        self.image.value = _png(canvas)
+        return self._row_html(r)
+
+
+def _png(canvas) -> bytes:
+    """The Agg canvas's pixels as PNG bytes (fast compression: the image is redrawn often)."""
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buf, format="png", compress_level=1)
+    return buf.getvalue()
 
 
 def _table_html(header, rows) -> str:
