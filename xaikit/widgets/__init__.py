@@ -17,6 +17,10 @@ _PANELS: dict[str, str] = {
     "MaskPanel": "attention",
     "HeadsPanel": "attention",
     "AttentionExplorer": "attention",
+    "IGStepsPanel": "integrated",
+    "IGPathPanel": "integrated",
+    "IGBaselinePanel": "integrated",
+    "IGCompletenessPanel": "integrated",
 }
 
 

@@ -1,0 +1,71 @@
+"""The notebook-02 panels, driven from Python: set controls, check results, errors and figures."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from xaikit.widgets import IGBaselinePanel, IGCompletenessPanel, IGPathPanel, IGStepsPanel
+
+
+@pytest.fixture(scope="module")
+def image_model():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 16), nn.Tanh(), nn.Linear(16, 10)).eval()
+    images = torch.rand(4, 1, 8, 8)
+    return model, images
+
+
+def test_steps_panel_gap_follows_the_controls(image_model):
+    model, images = image_model
+    panel = IGStepsPanel(model, images[0], torch.zeros(1, 8, 8), target=3, steps=2)
+    assert panel.error is None and set(panel.result.curves) == {"riemann_left", "riemann_right", "riemann_middle",
+                                                                  "riemann_trapezoid", "gausslegendre"}
+    coarse = panel.result.relative_gap
+    fine = panel.set(steps=200, rule="gausslegendre")
+    assert fine.result.steps == 200 and fine.result.rule == "gausslegendre"
+    assert fine.relative_gap < coarse and fine.within_tolerance
+    panel.set(steps=1, rule="riemann_trapezoid")  # the trapezoid needs two nodes: shown, not raised
+    assert isinstance(panel.error, ValueError) and "steps must be >= 2" in str(panel.error)
+    assert "xk-error" in panel.status.value
+    panel.set(steps=10)
+    assert panel.error is None and panel.result.result.steps == 10
+    assert len(panel.figure.axes) >= 2 and panel.image.value[:4] == b"\x89PNG"
+
+
+def test_path_panel_symmetry():
+    panel = IGPathPanel()
+    a = panel.result.attributions
+    assert float(a[0]) == pytest.approx(float(a[1]), abs=1e-6)
+    first = panel.set(path="x1 first, then x2").attributions
+    second = panel.set(path="x2 first, then x1").attributions
+    assert float(first[0]) > float(first[1]) + 0.05
+    torch.testing.assert_close(first, second.flip(0))
+    assert panel.set(path="powers: (alpha, alpha^3)").gap == pytest.approx(0.0, abs=1e-4)
+
+
+def test_baseline_panel_retunes_its_parameter(image_model):
+    model, images = image_model
+    panel = IGBaselinePanel(model, images, data=torch.rand(10, 1, 8, 8), steps=16)
+    assert panel.result.kind == "zero"
+    panel.set(baseline="blurred")
+    assert panel.controls["param"].description == "sigma" and panel.controls["param"].value == 1.0
+    assert panel.result.kind == "blurred" and panel.result.param == 1.0
+    panel.set(baseline="expected")
+    assert panel.controls["param"].value == 8 and panel.result.baselines.shape == (8, 1, 8, 8)
+    panel.set(param=3)
+    assert panel.result.baselines.shape == (3, 1, 8, 8)
+    panel.set(baseline="constant", image=2)
+    assert float(panel.result.baselines.mean()) == pytest.approx(0.5)
+    assert panel.error is None
+
+
+def test_completeness_panel_running_sum_reaches_delta(image_model):
+    model, images = image_model
+    panel = IGCompletenessPanel(model, images[1], torch.zeros(1, 8, 8), steps=100)
+    result = panel.result
+    assert result.running_sum()[-1] == pytest.approx(result.delta, abs=0.05 * abs(result.delta))
+    panel.set(rule="gausslegendre", steps=30)
+    assert panel.result.relative_gap < 1e-3
+    assert len(panel.figure.axes) >= 7  # six strip images and two curves

@@ -1,0 +1,250 @@
+"""Panels for notebook 02 (Integrated Gradients).
+
+* :class:`IGStepsPanel`: steps slider (1-300) and rule picker; the live completeness gap against the IG
+  paper's 5% band, and the log-log plot of the gap against the steps for every rule.
+* :class:`IGPathPanel`: path picker (straight, x1 first, x2 first, powers of alpha) drawn on the contour
+  plot of ``f``, with the attributions each path gives.
+* :class:`IGBaselinePanel`: baseline picker with its parameter, on a digit image: the image, the baseline
+  and the attribution map (Sturmfels, Lundberg & Lee 2020).
+* :class:`IGCompletenessPanel`: the interpolation strip from baseline to input, ``F`` along the path and
+  the running sum of attributions climbing to ``F(x) - F(x')``.
+
+By default the image panels use the small digits CNN of :func:`xaikit.toys.digits_classifier` (trained in
+seconds on scikit-learn's bundled 8x8 digits). Every number drawn comes from :mod:`xaikit.integrated`,
+:mod:`xaikit.paths` and :mod:`xaikit.baselines`. Sundararajan, Taly & Yan (2017).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from xaikit.baselines import BASELINES, PARAMETERS, baseline_attributions
+from xaikit.integrated import RULES, integrated_gradients
+from xaikit.paths import path_integrated_gradients
+from xaikit.plotting import OKABE_ITO, show_signed, signed_bars
+from xaikit.widgets.base import Panel, dropdown, int_slider, slider
+
+__all__ = ["IGStepsPanel", "IGPathPanel", "IGBaselinePanel", "IGCompletenessPanel", "digits_setup"]
+
+TOLERANCE = 0.05  # the IG paper: attributions should add up to F(x) - F(x') within 5%
+
+
+def digits_setup(index: int = 0):
+    """``(model, image, baseline, data)``: the digits CNN, test image ``index`` (1, 8, 8), black, training images."""
+    from xaikit.toys import digits_classifier
+
+    trained = digits_classifier(progress=False)
+    x = trained.data.test_x[index]
+    return trained.model, x, torch.zeros_like(x), trained.data.train_x
+
+
+def _image(ax, img, title, cmap="gray_r"):
+    ax.imshow(np.asarray(img).reshape(8, 8) if np.asarray(img).size == 64 else np.asarray(img).squeeze(),
+              cmap=cmap, vmin=0.0, vmax=1.0)
+    ax.set_title(title, fontsize=9)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+# -- steps and rules ------------------------------------------------------------------------------------------
+@dataclass
+class StepsView:
+    result: object
+    curves: dict[str, tuple[list[int], list[float]]]
+
+    @property
+    def relative_gap(self) -> float:
+        return self.result.relative_gap
+
+    @property
+    def within_tolerance(self) -> bool:
+        return self.result.relative_gap <= TOLERANCE
+
+
+class IGStepsPanel(Panel):
+    """How many steps are enough? The gap ``|sum IG - (F(x) - F(x'))| / |F(x) - F(x')|`` per rule."""
+
+    figsize = (10.0, 3.4)
+    title = "Integrated Gradients: steps and quadrature rule"
+    grid = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+
+    def __init__(self, f=None, x=None, baseline=None, target=None, steps: int = 20, rule: str = "riemann_right"):
+        if f is None:
+            f, x, baseline, _ = digits_setup()
+        self.f, self.x, self.baseline, self.target = f, x, baseline, target
+        self.curves = {}
+        for r in RULES:  # computed once: the whole log-log figure
+            ns = [n for n in self.grid if n >= (2 if r == "riemann_trapezoid" else 1)]
+            gaps = [integrated_gradients(f, x, baseline, n, r, target).relative_gap for n in ns]
+            self.curves[r] = (ns, gaps)
+        controls = {"steps": int_slider("steps", steps, 1, 300), "rule": dropdown("rule", RULES, rule)}
+        super().__init__(controls)
+
+    def compute(self, steps, rule):
+        result = integrated_gradients(self.f, self.x, self.baseline, steps, rule, self.target)
+        return StepsView(result, self.curves)
+
+    def draw(self, fig, view):
+        left, right = fig.subplots(1, 2, width_ratios=(1, 2))
+        gap = view.relative_gap
+        left.axhspan(1e-8, TOLERANCE, color=OKABE_ITO[2], alpha=0.2, label="within 5%")
+        left.bar([0], [max(gap, 1e-8)], color=OKABE_ITO[0] if view.within_tolerance else OKABE_ITO[5])
+        left.set_yscale("log")
+        left.set_ylim(1e-7, max(2.0, gap * 2))
+        left.set_xticks([0], [f"{view.result.rule}\n{view.result.steps} steps"])
+        left.set_ylabel("relative gap")
+        left.set_title(f"gap {100 * gap:.2f}% of |F(x)-F(x')|", fontsize=10)
+        left.legend(loc="upper right", fontsize=8)
+        for colour, (rule, (ns, gaps)) in zip(OKABE_ITO, view.curves.items(), strict=False):
+            right.loglog(ns, np.maximum(gaps, 1e-9), "o-", color=colour, label=rule, ms=3)
+        right.axhline(TOLERANCE, color="0.4", ls="--", lw=1)
+        right.plot([view.result.steps], [max(gap, 1e-9)], "k*", ms=12, label="current")
+        right.set_xlabel("steps")
+        right.set_ylabel("relative gap")
+        right.set_title("completeness gap against steps", fontsize=10)
+        right.legend(fontsize=7, ncol=2)
+
+
+# -- paths and symmetry ---------------------------------------------------------------------------------------
+PATH_CHOICES = {
+    "straight line (IG)": {"path": "straight"},
+    "x1 first, then x2": {"path": "sequential", "order": [0, 1]},
+    "x2 first, then x1": {"path": "sequential", "order": [1, 0]},
+    "powers: (alpha, alpha^3)": {"path": "power", "powers": [1.0, 3.0]},
+}
+
+
+def _sigmoid_sum(z):
+    return torch.sigmoid(z[:, 0] + z[:, 1])
+
+
+class IGPathPanel(Panel):
+    """Other monotone paths are complete too, but only the straight line splits a symmetric f equally."""
+
+    figsize = (9.0, 3.6)
+    title = "Path methods and symmetry"
+
+    def __init__(self, f=None, x=(1.0, 1.0), baseline=(0.0, 0.0), steps: int = 200):
+        self.f = _sigmoid_sum if f is None else f
+        self.x, self.baseline = torch.tensor(x, dtype=torch.float32), torch.tensor(baseline, dtype=torch.float32)
+        self.steps = steps
+        super().__init__({"path": dropdown("path", list(PATH_CHOICES))})
+
+    def compute(self, path):
+        return path_integrated_gradients(self.f, self.x, self.baseline, steps=self.steps, **PATH_CHOICES[path])
+
+    def draw(self, fig, result):
+        ax, bars = fig.subplots(1, 2, width_ratios=(3, 2))
+        lo = float(torch.minimum(self.x, self.baseline).min()) - 0.5
+        hi = float(torch.maximum(self.x, self.baseline).max()) + 0.5
+        g = torch.linspace(lo, hi, 80)
+        g1, g2 = torch.meshgrid(g, g, indexing="xy")
+        with torch.no_grad():
+            z = self.f(torch.stack([g1.reshape(-1), g2.reshape(-1)], 1)).reshape(80, 80)
+        cs = ax.contourf(g1.numpy(), g2.numpy(), z.numpy(), levels=15, cmap="viridis")
+        fig.colorbar(cs, ax=ax, label="f")
+        pts = result.points.numpy()
+        ax.plot(pts[:, 0], pts[:, 1], color="white", lw=2.5)
+        ax.plot(*self.baseline.numpy(), "o", color=OKABE_ITO[1], ms=8, label="baseline x'")
+        ax.plot(*self.x.numpy(), "*", color=OKABE_ITO[5], ms=14, label="input x")
+        ax.set_xlabel("x1")
+        ax.set_ylabel("x2")
+        ax.set_aspect("equal")
+        ax.legend(fontsize=8, loc="lower right")
+        ax.set_title(result.path, fontsize=10)
+        signed_bars(bars, ["x1", "x2"], result.attributions.numpy(),
+                    title=f"IG sum {float(result.attributions.sum()):.3f}; F(x)-F(x') "
+                          f"{result.f_x - result.f_baseline:.3f}")
+        bars.title.set_fontsize(9)
+        for i, v in enumerate(result.attributions.numpy()):
+            bars.annotate(f"{v:.3f}", (i, v), ha="center", va="bottom", fontsize=9)
+
+
+# -- baselines ------------------------------------------------------------------------------------------------
+class IGBaselinePanel(Panel):
+    """The baseline is part of the question: the same digit explained against seven baselines."""
+
+    figsize = (9.0, 3.0)
+    title = "Baselines (Sturmfels, Lundberg & Lee 2020)"
+
+    def __init__(self, model=None, images=None, data=None, steps: int = 32, target=None):
+        if model is None:
+            model, _, _, data = digits_setup()
+            from xaikit.toys import digits_classifier
+
+            images = digits_classifier(progress=False).data.test_x[:20]
+        self.model, self.images, self.data, self.steps, self.target = model, images, data, steps, target
+        self.param = slider("parameter", 0.5, 0.0, 1.0, 0.01)
+        kind = dropdown("baseline", BASELINES)
+        kind.observe(self._retune, names="value")  # before the base class's observer: fires first
+        controls = {"baseline": kind, "param": self.param, "image": int_slider("image", 0, 0, len(images) - 1)}
+        super().__init__(controls)
+
+    def _retune(self, change):
+        """Give the parameter slider the meaning, range and default of the chosen baseline."""
+        name, default, lo, hi = PARAMETERS.get(change["new"], ("(none)", 0.0, 0.0, 1.0))
+        self._suspended = True
+        try:
+            self.param.min, self.param.max = -1e9, 1e9
+            self.param.min, self.param.max = float(lo), float(hi)
+            self.param.step = 1.0 if isinstance(default, int) else 0.01
+            self.param.value = float(default)
+            self.param.description = name
+        finally:
+            self._suspended = False
+
+    def compute(self, baseline, param, image):
+        spec = PARAMETERS.get(baseline)
+        value = None if spec is None else (int(round(param)) if isinstance(spec[1], int) else float(param))
+        return baseline_attributions(self.model, self.images[image], baseline, value, data=self.data,
+                                     steps=self.steps, target=self.target)
+
+    def draw(self, fig, result):
+        axes = fig.subplots(1, 3)
+        x = result.f_x
+        _image(axes[0], self.images[self.values["image"]], f"input (F = {x:.2f})")
+        _image(axes[1], result.baselines.mean(0), f"baseline: {result.kind}"
+               + (f" (mean of {len(result.baselines)})" if len(result.baselines) > 1 else ""))
+        show_signed(axes[2], result.attributions.squeeze().numpy(),
+                    title=f"IG (gap {100 * result.relative_gap:.1f}%)")
+        axes[2].set_xticks([])
+        axes[2].set_yticks([])
+
+
+# -- interpolation and completeness ---------------------------------------------------------------------------
+class IGCompletenessPanel(Panel):
+    """From baseline to input: the images on the path, F along it, and the running sum of attributions."""
+
+    figsize = (10.0, 4.2)
+    title = "The interpolation path and completeness"
+
+    def __init__(self, model=None, x=None, baseline=None, target=None, steps: int = 50):
+        if model is None:
+            model, x, baseline, _ = digits_setup()
+        self.model, self.x, self.baseline, self.target = model, x, baseline, target
+        super().__init__({"steps": int_slider("steps", steps, 2, 300),
+                          "rule": dropdown("rule", RULES, "riemann_right")})
+
+    def compute(self, steps, rule):
+        return integrated_gradients(self.model, self.x, self.baseline, steps, rule, self.target)
+
+    def draw(self, fig, result):
+        grid = fig.add_gridspec(2, 6, height_ratios=(1, 1.6))
+        points = result.points()
+        picks = np.unique(np.linspace(0, result.steps - 1, 6).round().astype(int))
+        for j, k in enumerate(picks):
+            _image(fig.add_subplot(grid[0, j]), points[k].cpu().numpy(), f"alpha={result.alphas[k]:.2f}")
+        ax = fig.add_subplot(grid[1, :3])
+        ax.plot(result.alphas, result.outputs.cpu().numpy(), ".-", color=OKABE_ITO[0])
+        ax.set_xlabel("alpha")
+        ax.set_ylabel("F(x' + alpha (x - x'))")
+        ax.set_title("the output along the path (flat where it saturates)", fontsize=9)
+        ax2 = fig.add_subplot(grid[1, 3:])
+        ax2.plot(result.alphas, result.running_sum(), ".-", color=OKABE_ITO[1], label="running sum of IG")
+        ax2.axhline(result.delta, color=OKABE_ITO[5], ls="--", label="F(x) - F(x')")
+        ax2.set_xlabel("alpha")
+        ax2.set_title(f"completeness: gap {result.gap:+.4f} ({100 * result.relative_gap:.2f}%)", fontsize=9)
+        ax2.legend(fontsize=8)
