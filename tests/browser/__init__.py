@@ -1,0 +1,1 @@
+"""Real-browser tests: JupyterLab + headless Chromium (pytest marker ``browser``)."""
