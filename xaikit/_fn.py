@@ -75,7 +75,14 @@ def resolve_target(f, x: torch.Tensor, target) -> int | None:
     Returns ``None`` for a scalar-output ``f`` (shape ``(B,)``).
     """
     with torch.no_grad():
-        out = call(f, x.unsqueeze(0))
+        try:
+            out = call(f, x.unsqueeze(0))
+        except (RuntimeError, IndexError) as err:  # a shape mismatch deep inside f: name x and its shape
+            raise ValueError(
+                f"f could not be evaluated on x of shape {tuple(x.shape)} (as a batch of one, "
+                f"{(1, *x.shape)}): {err}. Pass x as one input without the batch dimension, "
+                "shaped as f expects"
+            ) from err
     if out.ndim == 1:
         if target not in (None, 0):
             raise ValueError(f"target must be None for f with one output per input (shape (B,)), got {target!r}")

@@ -11,6 +11,10 @@ from xaikit.widgets.base import Panel
 
 # panel name -> module under xaikit.widgets
 _PANELS: dict[str, str] = {
+    "GradientPanel": "gradients",
+    "GradientSaturationPanel": "gradients",
+    "ThresholdPanel": "gradients",
+    "SmoothGradPanel": "gradients",
     "PositionalEncodingPanel": "attention",
     "WorkedExamplePanel": "attention",
     "SaturationPanel": "attention",

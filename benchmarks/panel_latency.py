@@ -1,0 +1,59 @@
+"""Panel latency: median and p90 time from a control change to a redrawn figure, against 100 ms.
+
+Usage::
+
+    .venv/bin/python benchmarks/panel_latency.py            # notebook 01's panels
+    .venv/bin/python benchmarks/panel_latency.py --repeats 40
+
+Other notebooks' panels: import ``time_panel`` and ``print_table`` from ``benchmarks/_timing.py`` and pass
+their own panels and control changes (see ``PANELS`` below for the pattern).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+from benchmarks._timing import print_table, time_panel  # noqa: E402
+
+
+def nb01_panels():
+    """(name, factory, changes) for notebook 01's panels."""
+    from xaikit import widgets as W
+
+    return [
+        ("GradientPanel (x1, x2)", W.GradientPanel,
+         [{"x1": 1.0, "x2": -0.5}, {"x1": -1.2, "x2": 0.7}, {"x1": 0.3, "x2": 2.0}]),
+        ("GradientSaturationPanel (x1, x2)", W.GradientSaturationPanel,
+         [{"x1": 1.0, "x2": 1.0}, {"x1": 0.3, "x2": 0.4}, {"x1": 0.6, "x2": 1.2}]),
+        ("ThresholdPanel (x, beta)", W.ThresholdPanel,
+         [{"x": 10.5, "beta": 1.0}, {"x": 9.0, "beta": 10.0}, {"x": 12.0, "beta": 0.5}]),
+        ("SmoothGradPanel (sigma, n=50)", W.SmoothGradPanel,
+         [{"sigma": 0.15}, {"sigma": 0.25}, {"sigma": 0.05}]),
+        ("SmoothGradPanel (image, kind)", W.SmoothGradPanel,
+         [{"image": 1, "kind": "squared"}, {"image": 2, "kind": "vargrad"}, {"image": 3, "kind": "smoothgrad"}]),
+    ]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args(argv)
+    import torch
+
+    print(f"torch threads: {torch.get_num_threads()}, cpu count: {os.cpu_count()}, "
+          f"load average: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
+    rows = []
+    for name, factory, changes in nb01_panels():
+        rows.append(time_panel(factory(), changes, repeats=args.repeats, name=name))
+    print_table(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

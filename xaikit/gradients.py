@@ -1,0 +1,269 @@
+"""Gradient explanations and how to make them less fragile (notebook 01).
+
+* :func:`gradient` — the saliency map dF/dx (Simonyan, Vedaldi & Zisserman 2014, "Deep inside
+  convolutional networks").
+* :func:`grad_times_input` — x * dF/dx (Shrikumar et al. 2016/2017, "Learning important features through
+  propagating activation differences"): a first-order Taylor share of F(x) - F(0).
+* :func:`occlusion` — F(x) - F(x with a window replaced by a baseline), averaged over the windows that
+  cover each element (Zeiler & Fergus 2014, "Visualizing and understanding convolutional networks").
+* :func:`smoothgrad` — the gradient averaged over n noisy copies x + N(0, sigma^2), sigma a fraction of
+  the input range (Smilkov et al. 2017, "SmoothGrad: removing noise by adding noise"), with the
+  SmoothGrad-squared (Hooker et al. 2019) and VarGrad (Adebayo et al. 2018) variants.
+  :func:`noisy_gradients` returns the per-sample gradients a figure needs; :func:`smoothgrad` reduces them.
+
+Every function follows :mod:`xaikit._fn`: ``f`` maps a batch ``(B, ...)`` to ``(B,)`` or ``(B, C)``, ``x`` is
+one input without the batch dimension, ``target`` picks the class (``None``: the predicted class). Each
+returns a tensor shaped like ``x`` (on CPU, detached); :func:`noisy_gradients` returns a
+:class:`NoisyGradients` with the samples.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import torch
+
+from xaikit import _fn
+from xaikit._validate import check_choice, check_float, check_int, check_same_shape
+
+__all__ = ["gradient", "grad_times_input", "occlusion", "smoothgrad", "noisy_gradients", "NoisyGradients",
+           "relative_change", "KINDS"]
+
+#: the SmoothGrad variants: mean of gradients, mean of squared gradients, variance of gradients.
+KINDS = ("smoothgrad", "squared", "vargrad")
+_DEFAULT_BATCH = 64
+
+
+# -- the one backward pass everything uses ------------------------------------------------------------
+def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
+    """dF_target/dx for every row of a batch ``xs`` (B, ...) in one backward pass; returns (B, ...).
+
+    Rows do not interact (the model is in eval mode), so the gradient of the summed outputs with respect
+    to the batch is the stack of per-row gradients.
+    """
+    xs = xs.detach().requires_grad_(True)
+    with torch.enable_grad():
+        out = _fn.select(_fn.call(f, xs), target)  # (B,)
+        if not out.requires_grad:
+            raise TypeError("f must be differentiable with torch operations (its output does not depend on x "
+                            "through autograd); write f with torch functions, not NumPy")
+        (grads,) = torch.autograd.grad(out.sum(), xs, allow_unused=True)
+    return torch.zeros_like(xs) if grads is None else grads.detach()
+
+
+def gradient(f, x, target=None) -> torch.Tensor:
+    """The gradient dF_target/dx at ``x``: how much the output moves when one input moves a little.
+
+    The plain saliency map of Simonyan et al. (2014). One backward pass; shaped like ``x``.
+    Notebook 01, sections 1-4.
+
+    >>> gradient(lambda b: (b ** 2).sum(1), [1.0, -2.0])
+    tensor([ 2., -4.])
+    """
+    x, target, _ = _fn.setup(f, x, target, "gradient")
+    return batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
+
+
+def grad_times_input(f, x, target=None) -> torch.Tensor:
+    """Gradient times input, ``x * dF/dx`` (Shrikumar et al. 2017), shaped like ``x``.
+
+    For a linear model F(x) = w.x + b it is exactly each input's share w_i x_i of F(x) - F(0). Notebook 01.
+    """
+    x, target, _ = _fn.setup(f, x, target, "grad_times_input")
+    return (x * batch_gradients(f, x.unsqueeze(0), target)[0]).cpu()
+
+
+# -- occlusion -------------------------------------------------------------------------------------------
+def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size: int | None = None) -> torch.Tensor:
+    """Occlusion: the drop F(x) - F(x with a window set to ``baseline``), spread over the window.
+
+    Slides a window over ``x``; each element's attribution is the mean drop over the windows that cover it
+    (Zeiler & Fergus 2014; the same rule as Captum's ``Occlusion``). Elements no window covers (when
+    ``stride`` does not tile ``x``) get 0. Notebook 01, section 2.
+
+    Args:
+        f, x, target: the :mod:`xaikit._fn` convention.
+        window: the window size. An int ``k`` means ``(k,)`` for a 1-D ``x``, ``(k, k)`` for an image
+            ``(H, W)`` and ``(C, k, k)`` for an image ``(C, H, W)`` (all channels occluded together). A tuple
+            gives one size per dimension of ``x`` (or per trailing dimension for ``(C, H, W)``).
+        stride: the step between windows, same forms as ``window``; ``None`` uses ``window`` (non-overlapping
+            windows, each element covered once).
+        baseline: the value an occluded element takes: a number, or a tensor shaped like ``x``.
+        batch_size: occluded copies evaluated per call of ``f`` (default 64).
+
+    Returns:
+        A tensor shaped like ``x``. On a linear model with ``window=1`` it is ``w * (x - baseline)``.
+    """
+    x, target, _ = _fn.setup(f, x, target, "occlusion")
+    shape = tuple(x.shape)
+    win = _window(window, shape, "window")
+    step = win if stride is None else _window(stride, shape, "stride", full_leading=win)
+    base = _baseline(baseline, x)
+    batch_size = check_int(_DEFAULT_BATCH if batch_size is None else batch_size, "batch_size", 1)
+
+    starts = [range(0, n - w + 1, s) for n, w, s in zip(shape, win, step, strict=True)]
+    windows = [tuple(slice(a, a + w) for a, w in zip(corner, win, strict=True)) for corner in itertools.product(*starts)]
+    with torch.no_grad():
+        f_x = _fn.select(_fn.call(f, x.unsqueeze(0)), target)[0]
+        total = torch.zeros_like(x)
+        count = torch.zeros_like(x)
+        for i in range(0, len(windows), batch_size):
+            chunk = windows[i:i + batch_size]
+            mask = torch.zeros((len(chunk), *shape), dtype=torch.bool, device=x.device)  # (b, *x.shape)
+            for k, sl in enumerate(chunk):
+                mask[(k, *sl)] = True
+            occluded = torch.where(mask, base, x)  # (b, *x.shape)
+            drop = f_x - _fn.select(_fn.call(f, occluded), target)  # (b,)
+            m = mask.to(x.dtype)
+            total += (m * drop.view(-1, *([1] * len(shape)))).sum(0)
+            count += m.sum(0)
+    return torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total)).cpu()
+
+
+def _window(value, shape: tuple[int, ...], name: str, full_leading: tuple[int, ...] | None = None) -> tuple[int, ...]:
+    """Normalise an occlusion window or stride to one int per dimension of ``x`` and check it fits."""
+    d = len(shape)
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int or a tuple of ints, got {value!r}")
+    if isinstance(value, int):
+        if d <= 2:
+            sizes = (value,) * d
+        elif d == 3:  # (C, H, W): every channel at once
+            sizes = (shape[0] if full_leading is None else 1, value, value)
+        else:
+            raise ValueError(f"{name} must be a tuple with one size per dimension for an x of shape {shape}")
+    elif isinstance(value, (tuple, list)):
+        sizes = tuple(value)
+        if d == 3 and len(sizes) == 2:
+            sizes = (shape[0] if full_leading is None else 1, *sizes)
+        if len(sizes) != d:
+            raise ValueError(f"{name} must have one size per dimension of x (shape {shape}), got {tuple(value)}")
+    else:
+        raise TypeError(f"{name} must be an int or a tuple of ints, got {type(value).__name__}")
+    for n, s in zip(shape, sizes, strict=True):
+        check_int(s, name, 1, n, hint=f"x has shape {shape}")
+    return tuple(int(s) for s in sizes)
+
+
+def _baseline(baseline, x: torch.Tensor) -> torch.Tensor:
+    if isinstance(baseline, (int, float)) and not isinstance(baseline, bool):
+        check_float(baseline, "baseline")
+        return torch.full_like(x, float(baseline))
+    base = _fn.as_input(baseline, "baseline").to(device=x.device, dtype=x.dtype)
+    check_same_shape(x, base, "x", "baseline")
+    return base
+
+
+# -- SmoothGrad ----------------------------------------------------------------------------------------------
+@dataclass
+class NoisyGradients:
+    """Gradients at ``n`` noisy copies of ``x``: what SmoothGrad and its variants average.
+
+    Attributes:
+        x: the input (CPU).
+        grads: ``(n, *x.shape)``, the gradient at each noisy copy.
+        noise_std: the absolute noise standard deviation, ``sigma * value range``.
+        sigma: the noise level as a fraction of the value range.
+        target: the class explained (``None`` for a scalar ``f``).
+        gradient: the plain gradient at ``x`` itself, for comparison.
+        example: the first noisy copy ``x + noise``, to show what the model sees.
+    """
+
+    x: torch.Tensor
+    grads: torch.Tensor
+    noise_std: float
+    sigma: float
+    target: int | None
+    gradient: torch.Tensor
+    example: torch.Tensor
+
+    @property
+    def n(self) -> int:
+        return self.grads.shape[0]
+
+    def reduce(self, kind: str = "smoothgrad") -> torch.Tensor:
+        """``"smoothgrad"``: mean of the gradients; ``"squared"``: mean of their squares; ``"vargrad"``:
+        their (population) variance, i.e. mean of squares minus squared mean."""
+        check_choice(kind, "kind", KINDS)
+        if kind == "smoothgrad":
+            return self.grads.mean(0)
+        if kind == "squared":
+            return (self.grads ** 2).mean(0)
+        return self.grads.var(0, correction=0)
+
+
+def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: int | None = None,
+                    batch_size: int | None = None, value_range=None) -> NoisyGradients:
+    """The gradient at ``n`` copies ``x + N(0, (sigma * range)^2)``, batched; see :func:`smoothgrad`."""
+    x, target, _ = _fn.setup(f, x, target, "smoothgrad")
+    sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
+                        "e.g. 0.15")
+    n = check_int(n, "n", 1, hint="n is the number of noisy samples, e.g. 50")
+    batch_size = check_int(n if batch_size is None else batch_size, "batch_size", 1)
+    if seed is not None:
+        seed = check_int(seed, "seed", 0)
+    noise_std = sigma * _value_range(x, value_range)
+
+    generator = torch.Generator()  # on CPU, so a seed gives the same noise on every device
+    generator.manual_seed(seed if seed is not None else int(torch.randint(0, 2**62, (1,))))
+    grads, example = [], None
+    for start in range(0, n, batch_size):
+        b = min(batch_size, n - start)
+        noise = torch.randn((b, *x.shape), generator=generator, dtype=x.dtype) * noise_std  # (b, *x.shape)
+        noisy = x.unsqueeze(0) + noise.to(x.device)  # (b, *x.shape)
+        example = noisy[0].cpu() if example is None else example
+        grads.append(batch_gradients(f, noisy, target).cpu())
+    plain = batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
+    return NoisyGradients(x=x.cpu(), grads=torch.cat(grads), noise_std=noise_std, sigma=sigma, target=target,
+                          gradient=plain, example=example)
+
+
+def smoothgrad(f, x, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", target=None,
+               seed: int | None = None, batch_size: int | None = None, value_range=None) -> torch.Tensor:
+    """SmoothGrad (Smilkov et al. 2017): average the gradient over ``n`` noisy copies of ``x``.
+
+    The noise is Gaussian with standard deviation ``sigma * (max - min)``: ``sigma`` is a fraction of the
+    input's value range, the paper's convention (they found 10-20% works best). The target class is the
+    one predicted on the clean ``x``. Notebook 01, section 4.
+
+    Args:
+        f, x, target: the :mod:`xaikit._fn` convention.
+        sigma: noise level as a fraction of the value range, >= 0 (0 gives the plain gradient).
+        n: number of noisy samples, >= 1.
+        kind: ``"smoothgrad"`` (mean gradient), ``"squared"`` (mean squared gradient, SmoothGrad-squared of
+            Hooker et al. 2019) or ``"vargrad"`` (variance of the gradients, Adebayo et al. 2018).
+        seed: seeds the noise (a private generator: the global torch RNG is untouched); ``None``: fresh noise.
+        batch_size: noisy copies per backward pass (default: all ``n`` at once).
+        value_range: the range the noise is a fraction of: a number ``hi - lo`` or a pair ``(lo, hi)``;
+            ``None`` uses ``x.max() - x.min()``. Pass it when ``x`` is (nearly) constant.
+
+    Returns:
+        A tensor shaped like ``x``. Use :func:`noisy_gradients` to get the samples themselves.
+    """
+    check_choice(kind, "kind", KINDS)
+    return noisy_gradients(f, x, sigma=sigma, n=n, target=target, seed=seed, batch_size=batch_size,
+                           value_range=value_range).reduce(kind)
+
+
+def _value_range(x: torch.Tensor, value_range) -> float:
+    if value_range is None:
+        return float(x.max() - x.min())
+    if isinstance(value_range, (tuple, list)):
+        if len(value_range) != 2:
+            raise ValueError(f"value_range must be a number or a pair (lo, hi), got {value_range!r}")
+        lo = check_float(value_range[0], "value_range[0]")
+        hi = check_float(value_range[1], "value_range[1]", lo)
+        return hi - lo
+    return check_float(value_range, "value_range", 0.0)
+
+
+def relative_change(a, b) -> float:
+    """``||a - b|| / ||a||``: how much an attribution map moved (0: not at all, 1: as much as its size).
+
+    Notebook 01 uses it to measure that a tiny input change moves the raw gradient a lot and SmoothGrad little.
+    """
+    a = _fn.as_input(a, "a")
+    b = _fn.as_input(b, "b").to(a.dtype)
+    check_same_shape(a, b, "a", "b")
+    return float((a - b).norm() / a.norm().clamp(min=1e-12))

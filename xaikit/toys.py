@@ -1,0 +1,258 @@
+"""The toy functions of the gradients lecture, as named objects, and a small digits classifier (notebook 01).
+
+* :data:`saturating` — ``min(1, x1 + x2)``: both gradients are 0 at (1, 1) although f(1,1) - f(0,0) = 1
+  (Shrikumar, Greenside & Kundaje 2017, "Learning important features through propagating activation
+  differences"; Sundararajan, Taly & Yan 2017 use the 1-D ``1 - ReLU(1 - x)`` for the same point).
+* :data:`thresholded` — ``max(0, x - 10)``: the gradient jumps from 0 to 1 at x = 10.
+* :func:`softplus_relu` — its smooth replacement ``log(1 + exp(beta (x - 10))) / beta``, which tends to the
+  ReLU as beta grows (the gap is at most log(2) / beta, at x = 10).
+* :data:`smooth_model` — a smooth logistic model of two inputs for the first section.
+* :func:`digits_classifier` — a small CNN trained in a few seconds on scikit-learn's bundled 8x8 digits (no
+  download), for SmoothGrad (Smilkov et al. 2017).
+
+Every toy follows the attribution convention of :mod:`xaikit._fn`: it maps a batch ``(B, d)`` to ``(B,)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from xaikit._config import cache_dir, fast_mode
+from xaikit._validate import check_float, check_int
+
+__all__ = ["Toy", "saturating", "thresholded", "softplus_relu", "softplus", "smooth_model", "DigitsClassifier",
+           "DigitsData", "TrainedDigits", "load_digits", "digits_classifier"]
+
+
+@dataclass(frozen=True)
+class Toy:
+    """A named toy function of ``d`` inputs: call it on a batch ``(B, d)`` to get ``(B,)``.
+
+    Attributes:
+        name: short name used in figures.
+        formula: the formula as text, for titles.
+        n_inputs: ``d``.
+        reference: where the example comes from.
+        fn: the torch implementation on a ``(B, d)`` tensor (differentiable, so every method applies).
+    """
+
+    name: str
+    formula: str
+    n_inputs: int
+    reference: str
+    fn: Callable[[torch.Tensor], torch.Tensor]
+
+    def __call__(self, x) -> torch.Tensor:
+        x = x if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.float32)
+        if x.ndim != 2 or x.shape[1] != self.n_inputs:
+            raise ValueError(f"{self.name} takes a batch of shape (B, {self.n_inputs}), got {tuple(x.shape)}; "
+                             f"for one input use x[None]")
+        return self.fn(x)
+
+    def __repr__(self) -> str:
+        return f"Toy({self.name}: f(x) = {self.formula})"
+
+
+def _saturating(x: torch.Tensor) -> torch.Tensor:
+    s = x[:, 0] + x[:, 1]  # (B,)
+    # x1 + x2 below 1, else the constant 1: the constant branch has gradient exactly 0 (also at s = 1).
+    return torch.where(s < 1, s, torch.ones_like(s))
+
+
+saturating = Toy("saturating", "min(1, x1 + x2)", 2, "Shrikumar et al. 2017", _saturating)
+
+
+def _thresholded(x: torch.Tensor) -> torch.Tensor:
+    return torch.relu(x[:, 0] - 10.0)  # (B,)
+
+
+thresholded = Toy("thresholded", "max(0, x - 10)", 1, "lecture 'Problem 2: discontinuous gradients'", _thresholded)
+
+
+def softplus(z: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
+    """``log(1 + exp(beta z)) / beta``, computed as ``max(beta z, 0) + log1p(exp(-|beta z|))`` over beta,
+    which never overflows. Its derivative is ``sigmoid(beta z)``."""
+    bz = beta * z
+    return (torch.clamp(bz, min=0) + torch.log1p(torch.exp(-bz.abs()))) / beta
+
+
+def softplus_relu(beta: float = 1.0) -> Toy:
+    """The thresholding toy with its ReLU replaced by softplus: ``log(1 + exp(beta (x - 10))) / beta``.
+
+    Its gradient ``sigmoid(beta (x - 10))`` is continuous; as ``beta`` grows it tends to the step of
+    :data:`thresholded`, and ``0 <= softplus - relu <= log(2) / beta`` everywhere. Notebook 01, section 3.
+    """
+    beta = check_float(beta, "beta", 0.0, strict_min=True, hint="beta sets the sharpness, e.g. 1 or 10")
+    return Toy("softplus", f"log(1 + exp({beta:g} (x - 10))) / {beta:g}", 1, "lecture: replace ReLU by softplus",
+               lambda x: softplus(x[:, 0] - 10.0, beta))
+
+
+def _smooth(x: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x[:, 0], x[:, 1]
+    return torch.sigmoid(1.5 * x1 - 1.0 * x2 + 0.8 * x1 * x2 + 0.2)  # (B,)
+
+
+smooth_model = Toy("smooth", "sigmoid(1.5 x1 - x2 + 0.8 x1 x2 + 0.2)", 2, "a logistic unit with an interaction",
+                   _smooth)
+
+
+# -- the digits classifier -------------------------------------------------------------------------------------
+class DigitsClassifier(nn.Module):
+    """A small CNN for 8x8 grey digits: ``(B, 1, 8, 8)`` pixels in [0, 1] -> ``(B, 10)`` logits."""
+
+    def __init__(self, channels: int = 8):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, channels, 3, padding=1)
+        self.conv2 = nn.Conv2d(channels, 2 * channels, 3, padding=1)
+        self.head = nn.Linear(2 * channels * 4 * 4, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.conv1(x))  # (B, c, 8, 8)
+        h = torch.relu(self.conv2(h))  # (B, 2c, 8, 8)
+        h = nn.functional.max_pool2d(h, 2)  # (B, 2c, 4, 4)
+        return self.head(h.flatten(1))  # (B, 10)
+
+
+@dataclass
+class DigitsData:
+    """scikit-learn's 8x8 digits as tensors ``(N, 1, 8, 8)`` in [0, 1] with labels, split train/test."""
+
+    train_x: torch.Tensor
+    train_y: torch.Tensor
+    test_x: torch.Tensor
+    test_y: torch.Tensor
+
+
+@dataclass
+class TrainedDigits:
+    """A trained :class:`DigitsClassifier` with its data and test accuracy."""
+
+    model: DigitsClassifier
+    data: DigitsData
+    accuracy: float
+    seed: int
+    epochs: int
+    seconds: float
+    from_cache: bool
+
+
+def load_digits(test_fraction: float = 0.25) -> DigitsData:
+    """The 1797 bundled digits (a CSV shipped inside scikit-learn: no download), with a fixed stratified split.
+
+    The file is read directly (the same data as ``sklearn.datasets.load_digits``), which avoids importing
+    scikit-learn and SciPy: seconds on a busy machine.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    import numpy as np
+
+    test_fraction = check_float(test_fraction, "test_fraction", 0.0, 0.9, strict_min=True)
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("load_digits needs scikit-learn installed (it ships the digits data); pip install scikit-learn")
+    csv = Path(next(iter(spec.submodule_search_locations))) / "datasets" / "data" / "digits.csv.gz"
+    table = np.loadtxt(csv, delimiter=",", dtype=np.float32)  # (1797, 65): 64 pixels in 0..16, then the label
+    x = torch.from_numpy(table[:, :64] / 16.0).reshape(-1, 1, 8, 8)  # (N, 1, 8, 8)
+    y = torch.from_numpy(table[:, 64].astype(np.int64))  # (N,)
+    rng = np.random.RandomState(0)
+    test = np.zeros(len(y), dtype=bool)
+    for c in range(10):  # stratified: the same fraction of every digit in the test set
+        idx = np.flatnonzero(table[:, 64] == c)
+        test[rng.permutation(idx)[: round(test_fraction * len(idx))]] = True
+    train = torch.from_numpy(~test)
+    test = torch.from_numpy(test)
+    return DigitsData(x[train], y[train], x[test], y[test])
+
+
+_MEMORY: dict[tuple[int, int], TrainedDigits] = {}
+
+
+def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool = True,
+                      disk_cache: bool = True) -> TrainedDigits:
+    """A :class:`DigitsClassifier` trained on the bundled digits in a few seconds on a laptop CPU.
+
+    Seeded (same seed, same weights), cached in memory for the session and, with ``disk_cache``, as
+    safetensors under ``xaikit.cache_dir() / "toys"``. The model is returned in eval mode. Notebook 01, §4.
+
+    Args:
+        seed: seeds the initialisation and the batch order (the global RNG is left untouched).
+        epochs: passes over the training set (default 12; 6 in fast mode).
+        progress: show a tqdm bar while training.
+        disk_cache: read and write the trained weights in the cache directory.
+    """
+    seed = check_int(seed, "seed", 0)
+    epochs = check_int((6 if fast_mode() else 12) if epochs is None else epochs, "epochs", 1)
+    key = (seed, epochs)
+    if key in _MEMORY:
+        return _MEMORY[key]
+    t0 = time.perf_counter()
+    data = load_digits()
+    path = cache_dir() / "toys" / f"digits_cnn_seed{seed}_epochs{epochs}_v1.safetensors" if disk_cache else None
+    model = DigitsClassifier()
+    from_cache = False
+    if path is not None and path.exists():
+        from safetensors.torch import load_file
+
+        model.load_state_dict(load_file(str(path)))
+        from_cache = True
+    else:
+        _train(model, data, seed, epochs, progress)
+        if path is not None:
+            from safetensors.torch import save_file
+
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp))
+            tmp.replace(path)
+    model.eval()
+    with torch.no_grad():
+        accuracy = float((model(data.test_x).argmax(1) == data.test_y).float().mean())
+    trained = TrainedDigits(model, data, accuracy, seed, epochs, time.perf_counter() - t0, from_cache)
+    _MEMORY[key] = trained
+    return trained
+
+
+def _train(model: nn.Module, data: DigitsData, seed: int, epochs: int, progress: bool) -> None:
+    from tqdm.auto import tqdm
+
+    batch = 64
+    steps_per_epoch = math.ceil(len(data.train_y) / batch)
+    threads = torch.get_num_threads()
+    # A model this small trains fastest on one thread; on a busy 2-core machine two threads are ~20x slower.
+    torch.set_num_threads(1)
+    try:
+        _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm) -> None:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        for layer in model.modules():  # re-initialise under the seed
+            if hasattr(layer, "reset_parameters"):
+                layer.reset_parameters()
+        generator = torch.Generator().manual_seed(seed)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        model.train()
+        bar = tqdm(total=epochs * steps_per_epoch, desc="training the digits CNN", disable=not progress,
+                   leave=False)
+        for _ in range(epochs):
+            order = torch.randperm(len(data.train_y), generator=generator)
+            for i in range(0, len(order), batch):
+                idx = order[i:i + batch]
+                loss = nn.functional.cross_entropy(model(data.train_x[idx]), data.train_y[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+        bar.close()
+    model.eval()

@@ -1,0 +1,360 @@
+"""Panels of notebook 01, "Gradients as explanations, and how they fail".
+
+* :class:`GradientPanel` (§1): contour of a smooth 2-input model, the gradient arrow at (x1, x2), bars of
+  gradient and gradient x input.
+* :class:`GradientSaturationPanel` (§2): min(1, x1 + x2) along x1 + x2 with the point; gradient, gradient x
+  input, occlusion and an Integrated Gradients preview side by side (Shrikumar et al. 2017).
+* :class:`ThresholdPanel` (§3): max(0, x - 10) against its softplus(beta) replacement and their gradients.
+* :class:`SmoothGradPanel` (§4): raw gradient against SmoothGrad / SmoothGrad-squared / VarGrad on a digits
+  CNN (Smilkov et al. 2017).
+
+Each ``compute`` returns a small dataclass; tests and the notebook read ``panel.result``.
+
+Speed: these panels lay their axes out once (:meth:`_FixedAxesPanel.setup`) and each change only updates
+the artists' data (``draw``), with no layout engine; the toy models run on one torch thread, which on a
+busy 2-core machine is ~10x faster than two for models this small. ``benchmarks/panel_latency.py`` times them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from xaikit import gradients as G
+from xaikit import toys
+from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
+from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, render_png, slider, toggle
+
+__all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel", "riemann_ig"]
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Run torch on one thread inside the block: tiny models lose more to thread hand-offs than they gain."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+class _FixedAxesPanel(Panel):
+    """A panel that builds its axes once in :meth:`setup` and updates their artists in ``draw``."""
+
+    layout = None  # fixed axes positions: the constrained layout engine would double the redraw time
+
+    def setup(self, fig) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def update(self):
+        with one_thread():
+            return super().update()
+
+    def _render(self, result):
+        if not getattr(self, "_axes_ready", False):
+            self.figure.clear()
+            self.setup(self.figure)
+            self._axes_ready = True
+        extra = self.draw(self.figure, result)
+        self.image.value = render_png(self.figure)
+        return extra
+
+
+@dataclass
+class PointAttributions:
+    """Attributions of a 2-input function at one point, by method name."""
+
+    x: torch.Tensor
+    value: float
+    attributions: dict[str, torch.Tensor] = field(default_factory=dict)
+    baseline_value: float | None = None
+
+
+class _Bars:
+    """Grouped bars (one colour per method, one group per input) whose heights and labels are updated."""
+
+    def __init__(self, ax, inputs: list[str], methods: list[str]):
+        self.ax = ax
+        width = 0.8 / len(methods)
+        pos = np.arange(len(inputs))
+        self.bars = []
+        for i, name in enumerate(methods):
+            bars = ax.bar(pos + (i - (len(methods) - 1) / 2) * width, np.zeros(len(inputs)), width, label=name,
+                          color=OKABE_ITO[i])
+            self.bars.append(bars)
+        self.labels = [[ax.text(b.get_x() + b.get_width() / 2, 0, "", ha="center", fontsize=7) for b in bars]
+                       for bars in self.bars]
+        ax.set_xticks(pos, inputs)
+        ax.axhline(0, color="0.3", lw=0.8)
+        ax.legend(fontsize=7, loc="lower left")
+
+    def set(self, values: list[np.ndarray]) -> None:
+        m = max(max(float(np.abs(v).max()) for v in values), 0.05)
+        for bars, labels, v in zip(self.bars, self.labels, values, strict=True):
+            for bar, label, h in zip(bars, labels, v, strict=True):
+                bar.set_height(h)
+                label.set_text(f"{h:.2f}")
+                label.set_y(h + (0.04 * m if h >= 0 else -0.12 * m))
+        self.ax.set_ylim(-1.3 * m, 1.3 * m)
+
+
+# -- §1 -----------------------------------------------------------------------------------------------------
+class GradientPanel(_FixedAxesPanel):
+    """§1: gradient and gradient x input of a smooth model of two inputs at the point (x1, x2)."""
+
+    title = "Gradient and gradient x input"
+    figsize = (8.4, 3.4)
+    methods = ("gradient", "gradient x input")
+
+    def __init__(self, f: toys.Toy = toys.smooth_model, x1: float = 1.0, x2: float = -0.5, lim: float = 3.0):
+        self.f = f
+        self.lim = lim
+        grid = np.linspace(-lim, lim, 81)
+        self._g1, self._g2 = np.meshgrid(grid, grid)
+        pts = torch.tensor(np.stack([self._g1.ravel(), self._g2.ravel()], 1), dtype=torch.float32)
+        with torch.no_grad():
+            self._gz = f(pts).numpy().reshape(self._g1.shape)  # the contour never changes: compute once
+        super().__init__({"x1": slider("x1", x1, -lim, lim, 0.1), "x2": slider("x2", x2, -lim, lim, 0.1)})
+
+    def compute(self, x1: float, x2: float) -> PointAttributions:
+        x = torch.tensor([x1, x2], dtype=torch.float32)
+        with torch.no_grad():
+            value = float(self.f(x[None])[0])
+        return PointAttributions(x, value, {"gradient": G.gradient(self.f, x),
+                                            "gradient x input": G.grad_times_input(self.f, x)})
+
+    def setup(self, fig):
+        ax, bx = fig.subplots(1, 2, width_ratios=[1.2, 1], gridspec_kw=dict(left=0.07, right=0.98, bottom=0.14,
+                                                                            top=0.86, wspace=0.3))
+        cs = ax.contourf(self._g1, self._g2, self._gz, levels=15, cmap=SEQUENTIAL)
+        fig.colorbar(cs, ax=ax, fraction=0.046, pad=0.04, label="f(x)")
+        (self._point,) = ax.plot([0], [0], "o", color="white", mec="black", zorder=3)
+        self._arrow = ax.quiver([0], [0], [1], [0], color="white", edgecolor="black", linewidth=0.5, angles="xy",
+                                scale_units="xy", scale=1.0, width=0.012, zorder=3)
+        ax.set(xlabel="x1", ylabel="x2")
+        self._ax = ax
+        self._bars = _Bars(bx, ["x1", "x2"], list(self.methods))
+        bx.set_title("attributions", fontsize=10)
+
+    def draw(self, fig, r: PointAttributions):
+        g = r.attributions["gradient"].numpy()
+        x = r.x.numpy()
+        self._point.set_data([x[0]], [x[1]])
+        self._arrow.set_offsets(x[None])
+        length = 0.3 * self.lim / max(float(np.linalg.norm(g)), 1e-9)  # the arrow shows the direction
+        self._arrow.set_UVC(g[0] * length, g[1] * length)
+        self._ax.set_title(f"f = {self.f.formula}\nf(x) = {r.value:.3f}, arrow: gradient direction", fontsize=9)
+        self._bars.set([r.attributions[m].numpy() for m in self.methods])
+
+
+# -- §2 -----------------------------------------------------------------------------------------------------
+def riemann_ig(f, x: torch.Tensor, baseline: torch.Tensor, steps: int = 64) -> torch.Tensor:
+    """A preview of Integrated Gradients (Sundararajan et al. 2017; notebook 02 does it properly) by a
+    midpoint Riemann sum: ``(x - x') * mean_k grad F(x' + (k - 1/2)/m (x - x'))`` for k = 1..m, for a
+    scalar ``f`` of one input ``x`` of shape ``(d,)``."""
+    alphas = (torch.arange(1, steps + 1, dtype=x.dtype) - 0.5) / steps  # (m,)
+    points = baseline + alphas[:, None] * (x - baseline)  # (m, d)
+    return (x - baseline) * G.batch_gradients(f, points, None).mean(0)
+
+
+class GradientSaturationPanel(_FixedAxesPanel):
+    """§2: on min(1, x1 + x2), gradients vanish once x1 + x2 >= 1 although both inputs matter.
+
+    Occlusion (each input set to 0) also gives 0 at (1, 1): either input alone keeps f at 1. The IG
+    preview (a midpoint Riemann sum from the baseline 0) splits f(x) - f(0) between the inputs.
+    """
+
+    title = "Saturation: f = min(1, x1 + x2)"
+    figsize = (8.4, 3.4)
+
+    def __init__(self, x1: float = 1.0, x2: float = 1.0, ig_steps: int = 64):
+        self.f = toys.saturating
+        self.ig_steps = ig_steps
+        self.methods = ("gradient", "gradient x input", "occlusion (to 0)", f"IG preview ({ig_steps} steps)")
+        super().__init__({"x1": slider("x1", x1, 0.0, 1.5, 0.05), "x2": slider("x2", x2, 0.0, 1.5, 0.05)})
+
+    def compute(self, x1: float, x2: float) -> PointAttributions:
+        x = torch.tensor([x1, x2], dtype=torch.float32)
+        baseline = torch.zeros(2)
+        with torch.no_grad():
+            value, base_value = (float(v) for v in self.f(torch.stack([x, baseline])))
+        values = (G.gradient(self.f, x), G.grad_times_input(self.f, x),
+                  G.occlusion(self.f, x, window=1, baseline=0.0), riemann_ig(self.f, x, baseline, self.ig_steps))
+        return PointAttributions(x, value, dict(zip(self.methods, values, strict=True)), base_value)
+
+    def setup(self, fig):
+        ax, bx = fig.subplots(1, 2, width_ratios=[1, 1.4], gridspec_kw=dict(left=0.07, right=0.98, bottom=0.14,
+                                                                            top=0.9, wspace=0.2))
+        s = np.linspace(0, 3, 301)
+        ax.plot(s, np.minimum(1, s), color=OKABE_ITO[0])
+        (self._point,) = ax.plot([0], [0], "o", color=OKABE_ITO[5], ms=8)
+        ax.axvspan(1, 3, color="0.9", zorder=0)
+        ax.text(2.0, 0.5, "saturated:\ngradient 0", ha="center", fontsize=8)
+        ax.set(xlabel="x1 + x2", ylabel="f", ylim=(-0.05, 1.2), xlim=(0, 3))
+        self._ax, self._bx = ax, bx
+        self._bars = _Bars(bx, ["x1", "x2"], list(self.methods))
+
+    def draw(self, fig, r: PointAttributions):
+        self._point.set_data([float(r.x.sum())], [r.value])
+        self._ax.set_title(f"f(x) - f(0) = {r.value - r.baseline_value:.2f}", fontsize=10)
+        self._bx.set_title(f"attributions at ({r.x[0]:.2f}, {r.x[1]:.2f})", fontsize=10)
+        self._bars.set([r.attributions[m].numpy() for m in self.methods])
+
+
+# -- §3 -----------------------------------------------------------------------------------------------------
+@dataclass
+class ThresholdResult:
+    x: float
+    beta: float
+    relu: float
+    softplus: float
+    grad_relu: float
+    grad_softplus: float
+    grid: np.ndarray
+    curves: dict[str, np.ndarray]
+    max_gap: float  # max over the grid of softplus - relu (theory: log(2) / beta at x = 10)
+
+
+class ThresholdPanel(_FixedAxesPanel):
+    """§3: the thresholded max(0, x - 10) and its softplus(beta) replacement, values and gradients."""
+
+    title = "Thresholding: max(0, x - 10) and softplus"
+    figsize = (8.4, 3.2)
+
+    def __init__(self, x: float = 10.5, beta: float = 1.0, lo: float = 5.0, hi: float = 15.0):
+        self.grid = torch.linspace(lo, hi, 401)
+        super().__init__({"x": slider("x", x, lo, hi, 0.1), "beta": log_slider("beta", beta, -0.5, 2.0)})
+
+    def compute(self, x: float, beta: float) -> ThresholdResult:
+        soft = toys.softplus_relu(beta)
+        hard = toys.thresholded
+        pts = self.grid[:, None]  # (N, 1)
+        with torch.no_grad():
+            relu_curve, soft_curve = hard(pts).numpy(), soft(pts).numpy()
+        grads_hard = G.batch_gradients(hard, pts, None)[:, 0].numpy()  # (N,)
+        grads_soft = G.batch_gradients(soft, pts, None)[:, 0].numpy()
+        xt = torch.tensor([x])
+        with torch.no_grad():
+            r, s = float(hard(xt[None])[0]), float(soft(xt[None])[0])
+        return ThresholdResult(x, beta, r, s, float(G.gradient(hard, xt)[0]), float(G.gradient(soft, xt)[0]),
+                               self.grid.numpy(), {"relu": relu_curve, "softplus": soft_curve,
+                                                   "grad relu": grads_hard, "grad softplus": grads_soft},
+                               float((soft_curve - relu_curve).max()))
+
+    def setup(self, fig):
+        ax, bx = fig.subplots(1, 2, gridspec_kw=dict(left=0.06, right=0.98, bottom=0.15, top=0.9, wspace=0.18))
+        g = self.grid.numpy()
+        lines = {}
+        lines["relu"] = ax.plot(g, g * 0, color=OKABE_ITO[0], label="max(0, x - 10)")[0]
+        lines["softplus"] = ax.plot(g, g * 0, color=OKABE_ITO[1], ls="--", label="softplus")[0]
+        lines["grad relu"] = bx.plot(g, g * 0, color=OKABE_ITO[0], label="d relu / dx (jumps)")[0]
+        lines["grad softplus"] = bx.plot(g, g * 0, color=OKABE_ITO[1], ls="--",
+                                         label="d softplus / dx = sigmoid")[0]
+        self._lines = lines
+        (self._pt_f,) = ax.plot([0, 0], [0, 0], "o", color=OKABE_ITO[5])
+        (self._pt_g,) = bx.plot([0, 0], [0, 0], "o", color=OKABE_ITO[5])
+        ax.set(xlabel="x", ylabel="f", xlim=(g[0], g[-1]))
+        bx.set(xlabel="x", ylabel="df/dx", ylim=(-0.05, 1.1), xlim=(g[0], g[-1]))
+        bx.legend(fontsize=7, loc="upper left")
+        self._ax, self._bx = ax, bx
+
+    def draw(self, fig, r: ThresholdResult):
+        for name, line in self._lines.items():
+            line.set_ydata(r.curves[name])
+        self._lines["softplus"].set_label(f"softplus, beta = {r.beta:.3g}")
+        self._ax.legend(fontsize=7, loc="upper left")
+        self._ax.set_ylim(-0.2, 1.05 * float(r.curves["softplus"].max()) + 0.1)
+        self._pt_f.set_data([r.x, r.x], [r.relu, r.softplus])
+        self._pt_g.set_data([r.x, r.x], [r.grad_relu, r.grad_softplus])
+        self._ax.set_title(f"largest gap {r.max_gap:.3f} (log 2 / beta = {np.log(2) / r.beta:.3f})", fontsize=9)
+        self._bx.set_title(f"at x = {r.x:.2f}: {r.grad_relu:.2f} (relu) vs {r.grad_softplus:.2f} (softplus)",
+                           fontsize=9)
+
+
+# -- §4 -----------------------------------------------------------------------------------------------------
+@dataclass
+class SmoothGradResult:
+    index: int
+    label: int
+    predicted: int
+    probability: float
+    image: torch.Tensor
+    noisy: G.NoisyGradients
+    kind: str
+    smoothed: torch.Tensor
+
+
+class SmoothGradPanel(_FixedAxesPanel):
+    """§4: the raw saliency map of a digit against SmoothGrad and its variants (Smilkov et al. 2017).
+
+    Controls: image (a test digit), sigma (noise as a fraction of the pixel range [0, 1]), n (samples),
+    kind. The noise is seeded (``seed``), so a change of image or sigma is not confounded with new noise.
+    SmoothGrad is signed (diverging map, symmetric range); SmoothGrad-squared and VarGrad are non-negative
+    and shown divided by their maximum on the sequential 0-1 map.
+    """
+
+    title = "SmoothGrad on 8x8 digits"
+    figsize = (9.0, 2.7)
+
+    def __init__(self, trained: toys.TrainedDigits | None = None, n_images: int = 12, sigma: float = 0.15,
+                 n: int = 50, kind: str = "smoothgrad", seed: int = 0):
+        self.trained = trained or toys.digits_classifier()
+        self.seed = seed
+        data = self.trained.data
+        options = [(f"test #{i}: a {int(data.test_y[i])}", i) for i in range(min(n_images, len(data.test_y)))]
+        super().__init__({
+            "image": dropdown("image", options),
+            "sigma": slider("sigma", sigma, 0.0, 0.5, 0.01),
+            "n": int_slider("n", n, 1, 200),
+            "kind": toggle("kind", list(G.KINDS), kind),
+        })
+
+    def compute(self, image: int, sigma: float, n: int, kind: str) -> SmoothGradResult:
+        model, data = self.trained.model, self.trained.data
+        x = data.test_x[image]  # (1, 8, 8)
+        with torch.no_grad():
+            p = torch.softmax(model(x[None]), 1)[0]  # (10,)
+        noisy = G.noisy_gradients(model, x, sigma=sigma, n=n, seed=self.seed, value_range=(0.0, 1.0))
+        return SmoothGradResult(image, int(data.test_y[image]), int(p.argmax()), float(p.max()), x, noisy, kind,
+                                noisy.reduce(kind))
+
+    def setup(self, fig):
+        axes = fig.subplots(1, 4, gridspec_kw=dict(left=0.01, right=0.96, bottom=0.03, top=0.8, wspace=0.25))
+        blank = np.zeros((8, 8))
+        self._ims = [axes[0].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
+                     axes[1].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
+                     axes[2].imshow(blank, cmap=DIVERGING, vmin=-1, vmax=1),
+                     axes[3].imshow(blank, cmap=DIVERGING, vmin=-1, vmax=1)]
+        for ax in axes:
+            ax.set_xticks([])
+            ax.set_yticks([])
+        for ax, im in zip(axes[2:], self._ims[2:], strict=True):
+            fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+        self._axes = axes
+
+    def draw(self, fig, r: SmoothGradResult):
+        a0, a1, a2, a3 = self._axes
+        im0, im1, im2, im3 = self._ims
+        im0.set_data(r.image[0].numpy())
+        a0.set_title(f"digit {r.label}, predicted {r.predicted}\n(p = {r.probability:.2f})", fontsize=9)
+        im1.set_data(r.noisy.example[0].clamp(0, 1).numpy())
+        a1.set_title(f"one noisy copy\n(sigma = {r.noisy.sigma:.2f} of the range)", fontsize=9)
+        m = symmetric_limit(r.noisy.gradient)
+        im2.set_data(r.noisy.gradient[0].numpy())
+        im2.set_clim(-m, m)
+        a2.set_title(f"raw gradient\n(class {r.predicted})", fontsize=9)
+        if r.kind == "smoothgrad":
+            m = symmetric_limit(r.smoothed)
+            im3.set_cmap(DIVERGING)
+            im3.set_data(r.smoothed[0].numpy())
+            im3.set_clim(-m, m)
+            a3.set_title(f"SmoothGrad, n = {r.noisy.n}", fontsize=9)
+        else:
+            im3.set_cmap(SEQUENTIAL)
+            im3.set_data((r.smoothed[0] / max(float(r.smoothed.max()), 1e-12)).numpy())
+            im3.set_clim(0, 1)
+            a3.set_title(f"{r.kind} / max, n = {r.noisy.n}", fontsize=9)
