@@ -1,0 +1,131 @@
+"""Grad-SAM: gradient-weighted self-attention token scores (Barkan et al. 2021, "Grad-SAM: Explaining
+Transformers via Gradient Self-Attention Maps", CIKM). Used by notebook 04, sections 3 and 5.
+
+For a text x with N tokens, a model with L encoder layers of M heads, and S the logit of the explained
+class, the score of token i is
+
+    r_i = 1/(L M N) * sum_l sum_m sum_j [ A^{lm} o ReLU(dS/dA^{lm}) ]_{ij}
+
+where A^{lm} (N x N) is the attention of head m in layer l, ``o`` is the elementwise (Hadamard) product
+and the inner sum runs along row i (token i as the *query*). A token scores high when it attends to
+other tokens *and* the prediction would grow if that attention grew.
+
+Convention note. The paper writes A = softmax((W_q U)^T (W_k U) / sqrt(d)) with tokens as the *columns*
+of U, i.e. Q^T K; Vaswani et al. and BERT write softmax(Q K^T / sqrt(d_k)) with tokens as rows. Both give
+the same (N x N) matrix whose row i holds query token i's weights over the keys, and that row is what we
+sum over. transformers returns exactly this matrix, shape (batch, heads, query, key).
+
+``gradsam_scores`` is the vectorised form; ``gradsam_loop`` is the plain triple loop, the readable reference
+that the tests hold the vectorised form to (1e-6).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from xaikit._textio import encode_one
+from xaikit.models.arch import assert_attentions
+from xaikit.tokens import TokenScores
+
+__all__ = ["gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients", "check_gradsam"]
+
+
+def attention_and_gradients(model, inputs: dict, target: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One forward and one backward pass: attention A, its gradient dS/dA, and the logits.
+
+    Returns ``A`` and ``G`` of shape ``(L, M, N, N)`` (layer, head, query, key) for the first text of the
+    batch, and the logits ``(C,)``. Gradients are taken with ``torch.autograd.grad``, so the model's own
+    ``.grad`` fields are left alone.
+    """
+    out = model(**inputs, output_attentions=True)
+    attentions = assert_attentions(out.attentions, model)  # L x (B, M, N, N)
+    score = out.logits[0, target]  # S: the explained class's logit
+    grads = torch.autograd.grad(score, attentions, allow_unused=True)
+    if any(g is None for g in grads):
+        missing = [i for i, g in enumerate(grads) if g is None]
+        raise RuntimeError(f"the prediction does not depend on the returned attention of layers {missing}; "
+                           "the model computes attention in a way xaikit cannot differentiate (use eager attention)")
+    a = torch.stack([t[0] for t in attentions]).detach()  # (L, M, N, N)
+    g = torch.stack([t[0] for t in grads]).detach()  # (L, M, N, N)
+    return a, g, out.logits[0].detach()
+
+
+def gradsam_scores(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Tensor:
+    """Vectorised Grad-SAM: ``(L, M, N, N)`` attention and gradient -> ``(N,)`` token scores."""
+    L, M, N, _ = attentions.shape
+    h = attentions * torch.relu(gradients)  # H^{lm} = A^{lm} o ReLU(G^{lm}), (L, M, N, N)
+    return h.sum(dim=(0, 1, 3)) / (L * M * N)  # sum over layers, heads and the row (keys j)
+
+
+def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Tensor:
+    """The same sum written as the lecture's loops over layers, heads, query rows and key columns."""
+    L, M, N, _ = attentions.shape
+    r = torch.zeros(N, dtype=torch.float64)
+    for l in range(L):  # noqa: E741 - the paper's layer index
+        for m in range(M):
+            for i in range(N):
+                total = 0.0
+                for j in range(N):
+                    g = float(gradients[l, m, i, j])
+                    total += float(attentions[l, m, i, j]) * (g if g > 0 else 0.0)
+                r[i] += total
+    return (r / (L * M * N)).to(attentions.dtype)
+
+
+def gradsam(model, tokenizer, text: str, target: int | None = None, reference: bool = False) -> TokenScores:
+    """Grad-SAM token scores of one text (Barkan et al. 2021; notebook 04 section 3).
+
+    Args:
+        model: a BERT-family sequence classifier; SDPA models are switched to eager attention (warning).
+        tokenizer: its tokenizer.
+        text: one sentence. Longer than the model's limit: truncated, with a warning.
+        target: the class whose logit S is explained; ``None`` = the predicted class.
+        reference: use the plain loop instead of the vectorised sum (slow; for checking).
+
+    Returns:
+        :class:`~xaikit.tokens.TokenScores` (non-negative, ``signed=False``) with ``extras`` holding
+        ``attentions`` and ``gradients`` ``(L, M, N, N)``, ``per_layer`` ``(L, N)`` (each layer's share of
+        the score), ``logits`` and ``probs``.
+    """
+    enc = encode_one(model, tokenizer, text, target, method="gradsam")
+    a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)
+    r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
+    L, M, N, _ = a.shape
+    per_layer = (a * torch.relu(g)).sum(dim=(1, 3)) / (L * M * N)  # (L, N), sums to r over layers
+    extras = {"attentions": a.cpu().numpy(), "gradients": g.cpu().numpy(), "per_layer": per_layer.cpu().numpy(),
+              "logits": logits.cpu().numpy(), "probs": torch.softmax(logits, -1).cpu().numpy()}
+    return TokenScores(enc.tokens, r.cpu(), "Grad-SAM", enc.target, signed=False, extras=extras)
+
+
+def check_gradsam(student_fn, attentions=None, gradients=None, atol: float = 1e-6, seed: int = 0) -> bool:
+    """Compare a student's ``fn(attentions, gradients) -> (N,)`` with the reference and say what differs.
+
+    With no tensors given, random ``(2, 3, 5, 5)`` softmax attention and signed gradients are used.
+    Prints a plain verdict and returns True/False (the homework cell asserts on it).
+    """
+    if attentions is None or gradients is None:
+        gen = torch.Generator().manual_seed(seed)
+        attentions = torch.softmax(torch.randn(2, 3, 5, 5, generator=gen), dim=-1)
+        gradients = torch.randn(2, 3, 5, 5, generator=gen)
+    expected = gradsam_scores(attentions, gradients)
+    got = student_fn(attentions, gradients)
+    got = torch.as_tensor(got, dtype=expected.dtype).reshape(-1)
+    if got.shape != expected.shape:
+        print(f"Shape differs: expected {tuple(expected.shape)} (one score per token), got {tuple(got.shape)}.")
+        return False
+    diff = (got - expected).abs()
+    if float(diff.max()) > atol:
+        i = int(diff.argmax())
+        hint = ""
+        if torch.allclose(got, expected * attentions.shape[-1], atol=atol * 10):
+            hint = " (off by a factor N: divide by L*M*N)"
+        elif torch.allclose(got, (attentions * gradients).sum(dim=(0, 1, 3)) / got.new_tensor(
+                attentions.shape[0] * attentions.shape[1] * attentions.shape[2]), atol=atol):
+            hint = " (ReLU missing on the gradient?)"
+        elif torch.allclose(got, (attentions * torch.relu(gradients)).sum(dim=(0, 1, 2)) / got.new_tensor(
+                attentions.shape[0] * attentions.shape[1] * attentions.shape[2]), atol=atol):
+            hint = " (summed over the column (query) instead of along the row: sum over the last axis j)"
+        print(f"Token {i} differs: expected {float(expected[i]):.6g}, got {float(got[i]):.6g}{hint}.")
+        return False
+    print(f"Grad-SAM matches the reference on all {len(expected)} tokens (largest difference {float(diff.max()):.2g}).")
+    return True

@@ -1,0 +1,196 @@
+"""SHAP values for text classifiers: SHAP's Partition explainer with the tokenizer as masker (Lundberg &
+Lee 2017, "A Unified Approach to Interpreting Model Predictions"; the Partition explainer computes Owen
+values over a hierarchical clustering of the tokens). Used by notebook 04, sections 4 and 5.
+
+The lecture's prediction function pads every masked variant to ``max_length`` (512 tokens for BERT),
+so each of the hundreds of calls SHAP makes costs a full 512-token forward pass. Padding only to the
+longest text in each call gives the same numbers (padding is masked out of attention) many times faster;
+``benchmarks/shap_padding.py`` measures both. ``padding="max_length"`` keeps the lecture's recipe for
+that comparison.
+
+The result is SHAP's own :class:`shap.Explanation`, so ``shap.plots.text`` and ``shap.plots.bar`` work on
+it; :func:`to_token_scores` turns one row into xaikit's :class:`~xaikit.tokens.TokenScores` for side-by-side
+comparison with Grad-SAM and the attention views.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from xaikit._textio import check_model, check_target, check_texts, encode_one, max_tokens, n_classes
+from xaikit._validate import check_choice, check_float, check_int
+from xaikit.tokens import TokenScores
+
+__all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "use_numba"]
+
+_NUMBA_ORIGINALS: dict = {}
+# the modules whose numba helpers the Partition explainer calls (not ``shap.links``: the link functions are
+# compared by identity, so they must stay as they are)
+_NUMBA_MODULES = ("shap.utils._masked_model", "shap.explainers._partition", "shap.utils._clustering",
+                  "shap.maskers._text")
+
+
+def use_numba(enable: bool = False) -> int:
+    """Run SHAP's numba-compiled helpers as plain Python (``enable=False``, xaikit's default) or compiled.
+
+    SHAP's Partition explainer JIT-compiles a few helpers with numba the first time it runs in a process
+    and does not cache them: 30-50 s on a busy 2-core machine, far longer than explaining a short sentence
+    (about a second). The plain-Python versions are the same functions (numba's ``py_func``), so the values
+    are identical; for long documents ``use_numba(True)`` brings the compiled versions back.
+    Returns the number of functions switched.
+    """
+    import sys
+
+    import shap  # noqa: F401 - loads the modules whose helpers are switched
+
+    switched = 0
+    for name in _NUMBA_MODULES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            key = (name, attr)
+            if not enable and hasattr(value, "py_func") and type(value).__name__.endswith("Dispatcher"):
+                _NUMBA_ORIGINALS[key] = value
+                setattr(module, attr, value.py_func)
+                switched += 1
+            elif enable and key in _NUMBA_ORIGINALS and value is _NUMBA_ORIGINALS[key].py_func:
+                setattr(module, attr, _NUMBA_ORIGINALS.pop(key))
+                switched += 1
+    return switched
+
+
+class prediction_function:  # noqa: N801 - used like a function: f(list_of_strings) -> (B,)
+    """The ``f`` SHAP calls: masked strings in, the chosen class's logit (or log-odds) out, shape ``(B,)``.
+
+    Args:
+        padding: ``"longest"`` pads each call to its longest string; ``"max_length"`` is the lecture's recipe
+            (pad every string to the model's maximum, 512 for BERT).
+        output: ``"logit"`` (the lecture's choice) or ``"log_odds"``, log(p_c / (1 - p_c)).
+        batch_size: strings per forward pass.
+    """
+
+    def __init__(self, model, tokenizer, target: int, output: str = "logit", padding: str = "longest",
+                 batch_size: int = 64):
+        self.model, self.tokenizer, self.target = model, tokenizer, target
+        self.output = check_choice(output, "output", ("logit", "log_odds"))
+        self.padding = check_choice(padding, "padding", ("longest", "max_length"))
+        self.batch_size = check_int(batch_size, "batch_size", 1)
+        self.limit = max_tokens(model, tokenizer)
+        self.device = next(model.parameters()).device
+        self.n_calls = 0
+        self.n_strings = 0
+
+    def __call__(self, strings) -> np.ndarray:
+        strings = [str(s) for s in strings]
+        self.n_calls += 1
+        self.n_strings += len(strings)
+        out = []
+        for start in range(0, len(strings), self.batch_size):
+            chunk = strings[start:start + self.batch_size]
+            enc = self.tokenizer(chunk, return_tensors="pt", truncation=True, max_length=self.limit,
+                                 padding=True if self.padding == "longest" else "max_length")
+            enc = {k: v.to(self.device) for k, v in enc.items()}
+            with torch.no_grad():
+                logits = self.model(**enc).logits.double()  # (b, C)
+            out.append(_score(logits, self.target, self.output).cpu().numpy())
+        return np.concatenate(out) if out else np.zeros(0)
+
+
+def _score(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
+    """The explained number per row of ``logits`` ``(B, C)``: the target logit or its log-odds."""
+    if output == "logit":
+        return logits[:, target]
+    others = torch.cat([logits[:, :target], logits[:, target + 1:]], dim=1)  # (B, C-1)
+    return logits[:, target] - torch.logsumexp(others, dim=1)  # log p_c - log(1 - p_c)
+
+
+def shap_text(model, tokenizer, texts, target: int | None = None, output: str = "logit",
+              padding: str = "longest", max_evals: int = 500, fixed_context: int | None = 1,
+              batch_size: int = 64, check_additivity: bool = True, tol: float = 1e-4, silent: bool = True):
+    """SHAP values of each text's tokens, Partition explainer with the tokenizer as masker (notebook 04 §4).
+
+    Args:
+        model, tokenizer: a sequence classifier and its tokenizer.
+        texts: one string or a list of strings.
+        target: the class whose score is explained; ``None`` = class 1 for a two-class model (the lecture's
+            positive class), else required.
+        output: ``"logit"`` or ``"log_odds"``.
+        padding: ``"longest"`` (fast) or ``"max_length"`` (the lecture's recipe, for comparison).
+        max_evals, fixed_context, batch_size: passed to SHAP's Partition explainer (the lecture uses
+            ``fixed_context=1``).
+        check_additivity: verify base + sum(phi) = f(x) for every text to ``tol`` (raise if not).
+
+    Returns:
+        ``shap.Explanation`` with ``.values`` (one array per text), ``.base_values``, ``.data`` (the token
+        strings) and ``.output_names``; plot with ``shap.plots.text(e[i])`` or ``shap.plots.bar(e.abs.sum(0))``.
+    """
+    import shap
+
+    texts = check_texts(texts)
+    check_model(model, tokenizer, "shap_text")
+    if not _NUMBA_ORIGINALS:
+        use_numba(False)
+    if target is None:
+        if n_classes(model) != 2:
+            raise ValueError(f"target is None but the model has {n_classes(model)} classes; pass target=<class>")
+        target = 1
+    target = check_target(model, target, 0)
+    max_evals = check_int(max_evals, "max_evals", 2)
+    tol = check_float(tol, "tol", 0.0, strict_min=True)
+    f = prediction_function(model, tokenizer, target, output, padding, batch_size)
+    # warn once about over-long texts (f truncates silently inside SHAP's many calls)
+    from xaikit._textio import tokenize
+
+    tokenize(model, tokenizer, texts, "texts")
+    explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
+    explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
+                            silent=silent)
+    if check_additivity:
+        gaps = additivity_gaps(explanation, f, texts)
+        if gaps.max() > tol:
+            raise RuntimeError(f"SHAP additivity failed: base + sum(phi) differs from f(x) by up to {gaps.max():.3g} "
+                               f"(> tol={tol}); raise max_evals (now {max_evals})")
+    return explanation
+
+
+def additivity_gaps(explanation, f, texts) -> np.ndarray:
+    """|base + sum(phi) - f(x)| per text (SHAP's local accuracy / efficiency property)."""
+    fx = np.asarray(f(list(texts)), dtype=float)
+    base = np.asarray(explanation.base_values, dtype=float).reshape(-1)
+    sums = np.array([np.sum(v) for v in explanation.values], dtype=float)
+    return np.abs(base + sums - fx)
+
+
+def _label(model, target: int) -> str:
+    id2label = getattr(model.config, "id2label", None) or {}
+    return str(id2label.get(target, f"class {target}"))
+
+
+def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, target: int | None = None) -> TokenScores:
+    """Row ``i`` of a SHAP text explanation as :class:`TokenScores`.
+
+    SHAP's text masker has one feature per tokenizer token, the special tokens shown as ``''``; pass the
+    model's ``tokens`` (same length) to label them ``[CLS]``, ``i``, ... so the scores line up with
+    Grad-SAM's.
+    """
+    values = np.asarray(explanation.values[i], dtype=float)
+    data = [str(t).strip() for t in explanation.data[i]]
+    if tokens is not None and len(tokens) != len(data):
+        raise ValueError(f"tokens has {len(tokens)} entries but the explanation has {len(data)} features")
+    labels = list(tokens) if tokens is not None else data
+    base = float(np.asarray(explanation.base_values).reshape(-1)[i])
+    return TokenScores(labels, values, "SHAP", target, signed=True,
+                       extras={"base_value": base, "shap_data": data, "fx": base + float(values.sum())})
+
+
+def token_scores(model, tokenizer, text: str, target: int | None = None, output: str = "logit",
+                 max_evals: int = 500, fixed_context: int | None = 1) -> TokenScores:
+    """SHAP values of one text as :class:`TokenScores`, explaining the predicted class by default."""
+    enc = encode_one(model, tokenizer, text, target, method="shap")
+    e = shap_text(model, tokenizer, [text], target=enc.target, output=output, max_evals=max_evals,
+                  fixed_context=fixed_context)
+    data = list(e.data[0])
+    tokens = enc.tokens if len(enc.tokens) == len(data) else None
+    return to_token_scores(e, 0, tokens, enc.target)
