@@ -1,9 +1,10 @@
-"""Command line: ``python -m xaikit prepare | notebooks build|check|run``.
+"""Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build``.
 
 * ``prepare`` builds and caches the embedded default models (see :mod:`xaikit.models.prepare`).
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``;
   ``notebooks check`` fails if a committed notebook is out of sync or has outputs; ``notebooks run``
   executes notebooks headless and can write HTML.
+* ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.homework`).
 """
 
 from __future__ import annotations
@@ -26,11 +27,22 @@ def main(argv: list[str] | None = None) -> int:
     nb.add_argument("--html", default=None, help="with run: write HTML exports to this folder")
     nb.add_argument("--timeout", type=int, default=600, help="with run: seconds allowed per cell")
 
+    hw = sub.add_parser("homework", help="build exercise and solution sheets from the notebooks")
+    hw.add_argument("action", choices=["build"])
+    hw.add_argument("names", nargs="*", help="notebook stems or numbers, e.g. 02 or 04_gradsam_shap")
+    hw.add_argument("--out", default=None,
+                    help="folder to write exercises/ and solutions/ into (default: the repository root)")
+
     args = parser.parse_args(argv)
     if args.command == "prepare":
         from xaikit.models.prepare import prepare
 
         prepare(force=args.force, only=args.only)
+        return 0
+    if args.command == "homework":
+        from xaikit import homework
+
+        homework.build(args.out, args.names or None)
         return 0
     from xaikit import _nbtools
 

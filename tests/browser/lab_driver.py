@@ -116,14 +116,17 @@ class LabServer:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{self.log()}")
+                log = self.log()
+                self.stop()
+                raise RuntimeError(f"JupyterLab exited with {self.proc.returncode}:\n{log}")
             with contextlib.suppress(OSError):
                 with urllib.request.urlopen(f"{self.url}/api/status", timeout=2) as r:
                     if r.status == 200:
                         return self
             time.sleep(0.3)
+        log = self.log()
         self.stop()
-        raise RuntimeError(f"JupyterLab did not answer within {self.startup_timeout:.0f} s:\n{self.log()}")
+        raise RuntimeError(f"JupyterLab did not answer within {self.startup_timeout:.0f} s:\n{log}")
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-4000:] if self.log_path.exists() else ""
@@ -144,6 +147,7 @@ class LabServer:
                 self.api("DELETE", f"/api/kernels/{kernel['id']}")
 
     def stop(self) -> None:
+        """Stop the kernels and the server, and delete the temporary folder."""
         if self.proc and self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.shutdown_kernels()

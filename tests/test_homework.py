@@ -1,0 +1,175 @@
+"""Homework sheets (xaikit.homework): solution markers become stubs, hidden answers go, solutions stay whole;
+the generated exercise sheets run up to their first stub and the solution sheets run in full."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from xaikit import _nbtools, homework
+from xaikit.homework import BEGIN, END, STUB_COMMENT, STUB_MESSAGE, strip_answers, stub_solutions
+
+SOURCES = homework.sources()
+
+
+# --- the text transforms ---------------------------------------------------------------------------------
+
+def test_stub_keeps_indentation_and_surrounding_code():
+    src = (f"import math\n\n\ndef f(x):\n    \"\"\"doc\"\"\"\n    {BEGIN}\n    y = x + 1\n    return y\n"
+           f"    {END}\n\n\nprint(f(1))\n")
+    out, n = stub_solutions(src)
+    assert n == 1
+    assert out == (f"import math\n\n\ndef f(x):\n    \"\"\"doc\"\"\"\n    {STUB_COMMENT}\n"
+                   f"    raise NotImplementedError({STUB_MESSAGE!r})\n\n\nprint(f(1))\n")
+    compile(out, "<stub>", "exec")  # still valid Python
+    ns: dict = {}
+    exec(compile(out.replace("print(f(1))", ""), "<stub>", "exec"), ns)
+    with pytest.raises(NotImplementedError, match="Exercise"):
+        ns["f"](1)
+
+
+def test_stub_two_regions_and_top_level():
+    src = f"{BEGIN}\na = 1\n{END}\nb = 2\nif b:\n  {BEGIN}\n  c = 3\n  {END}\n"
+    out, n = stub_solutions(src)
+    assert n == 2
+    assert out.splitlines() == [STUB_COMMENT, f"raise NotImplementedError({STUB_MESSAGE!r})", "b = 2",
+                                "if b:", f"  {STUB_COMMENT}", f"  raise NotImplementedError({STUB_MESSAGE!r})"]
+    assert stub_solutions("x = 1\n") == ("x = 1\n", 0)
+
+
+@pytest.mark.parametrize("src, message", [
+    (f"{BEGIN}\na = 1\n", "never closed"),
+    (f"a = 1\n{END}\n", "without a"),
+    (f"{BEGIN}\n{BEGIN}\n{END}\n", "inside another"),
+])
+def test_unbalanced_markers_are_named(src, message):
+    with pytest.raises(ValueError, match=message) as info:
+        stub_solutions(src, where="07_demo.py, cell 3")
+    assert "07_demo.py, cell 3" in str(info.value)
+
+
+def test_strip_answers_removes_answer_keeps_question():
+    md = ("**Exercise.** Why?\n\n<details class=\"xk-answer\"><summary>Answer</summary>\nBecause of "
+          "[CLS].\n</details>\n\nAfter.")
+    out, n = strip_answers(md)
+    assert n == 1 and "Because" not in out and "details" not in out
+    assert out == "**Exercise.** Why?\n\nAfter."
+
+    md = ("<details class='xk-answer other'><summary>Question: does <i>it</i> attend to \"cat\"?</summary>"
+          "\n\nNo, mostly to [SEP].\n</details>\n<details><summary>Hint</summary>keep me</details>")
+    out, n = strip_answers(md)
+    assert n == 1
+    assert out.startswith('**Question: does it attend to "cat"?**')
+    assert "[SEP]" not in out and "keep me" in out  # a <details> that is not an answer stays
+
+
+def test_make_sheets_on_a_small_source(tmp_path):
+    src = tmp_path / "09_demo.py"
+    src.write_text(
+        "# %% [markdown]\n# # Demo\n#\n# **Exercise.** Add one.\n#\n"
+        "# <details class=\"xk-answer\"><summary>Answer</summary>\n# x + 1\n# </details>\n\n"
+        f"# %%\ndef add_one(x):\n    {BEGIN}\n    return x + 1\n    {END}\n\n\nassert add_one(1) == 2\n")
+    sheet = homework.make_sheets(src)
+    ex, sol = sheet.exercise, sheet.solution
+    assert sheet.stubs == [2] and sheet.answers_removed == 1
+    assert ex.cells[0].metadata["xaikit"]["generated"] == "exercise"
+    assert "raise NotImplementedError" in ex.cells[2].source and "return x + 1" not in ex.cells[2].source
+    assert "xk-answer" not in ex.cells[1].source and "Add one" in ex.cells[1].source
+    assert "return x + 1" in sol.cells[2].source and "xk-answer" in sol.cells[1].source
+    nbformat.validate(ex)
+    nbformat.validate(sol)
+
+
+def test_cli_builds_both_folders(tmp_path):
+    from xaikit.__main__ import main
+
+    assert main(["homework", "build", "--out", str(tmp_path)]) == 0
+    for folder in ("exercises", "solutions"):
+        assert sorted(p.stem for p in (tmp_path / folder).glob("*.ipynb")) == [p.stem for p in SOURCES]
+
+
+# --- the real notebooks ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def sheets(tmp_path_factory):
+    out = tmp_path_factory.mktemp("homework")
+    return out, {s.name: s for s in homework.build(out, verbose=False)}
+
+
+def _code(nb):
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.mark.skipif(not SOURCES, reason="no lecture notebook yet")
+def test_sheets_match_their_notebook(sheets):
+    """Solutions carry exactly the notebook's code (so the notebook tests run them); exercises differ from
+    it only inside solution blocks; no answer or marker is left in an exercise sheet."""
+    _, by_name = sheets
+    for src in SOURCES:
+        sheet = by_name[src.stem]
+        original = _nbtools.to_notebook(src) if src.suffix == ".py" else nbformat.read(src, as_version=4)
+        assert _code(sheet.solution) == _code(original), src.stem
+        for ex_code, code in zip(_code(sheet.exercise), _code(original), strict=True):
+            assert ex_code == stub_solutions(code)[0]
+            assert BEGIN not in ex_code and END not in ex_code
+        for cell in sheet.exercise.cells:
+            assert "xk-answer" not in cell.source, f"{src.stem}: an answer is left in the exercise sheet"
+        n_answers = sum(len(re.findall(r"class=[\"'][^\"']*xk-answer", c.source)) for c in original.cells
+                        if c.cell_type == "markdown")
+        assert sheet.answers_removed == n_answers
+
+
+def _first_error(nb):
+    for index, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            if out.get("output_type") == "error":
+                return index, out
+    return None, None
+
+
+def _run(path: Path, allow_errors: bool):
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=allow_errors,
+                            resources={"metadata": {"path": str(_nbtools.NOTEBOOKS)}})
+    try:
+        client.execute()
+    except Exception:  # noqa: BLE001 - the error is in the cell outputs, checked by the caller
+        pass
+    return nb
+
+
+STUBBED = [p for p in SOURCES if BEGIN in p.read_text()]
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.prepared
+@pytest.mark.parametrize("src", STUBBED, ids=[p.stem for p in STUBBED])
+def test_exercise_sheet_runs_up_to_first_stub(src, sheets):
+    out, by_name = sheets
+    sheet = by_name[src.stem]
+    nb = _run(out / "exercises" / f"{src.stem}.ipynb", allow_errors=False)
+    index, error = _first_error(nb)
+    assert error is not None, f"{src.stem}: the exercise sheet ran to the end despite its stubs"
+    assert error["ename"] == "NotImplementedError" and STUB_MESSAGE in error["evalue"], (
+        f"{src.stem}: the first error is not a stub's: {error['ename']}: {error['evalue']}")
+    assert index >= sheet.stubs[0], f"{src.stem}: failed in cell {index}, before the first stub"
+    ran = [c for c in nb.cells[:index] if c.cell_type == "code"]
+    assert all(c.execution_count for c in ran), f"{src.stem}: a cell before the stub did not run"
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.prepared
+@pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
+def test_solution_sheet_runs_in_full(src, sheets):
+    out, _ = sheets
+    nb = _run(out / "solutions" / f"{src.stem}.ipynb", allow_errors=False)
+    index, error = _first_error(nb)
+    assert error is None, f"{src.stem}: cell {index} failed: {error['ename']}: {error['evalue']}"
+    assert all(c.execution_count for c in nb.cells if c.cell_type == "code")

@@ -1,0 +1,204 @@
+"""Homework sheets cut from the lecture notebooks: one source, two sheets, nothing kept by hand.
+
+Each lecture notebook (``notebooks/NN_name.py``, jupytext ``py:percent``; or the built ``.ipynb`` when
+there is no source) is the single source of two generated notebooks, in the spirit of fastbook's
+``tools/clean.py`` and nbgrader's solution markers:
+
+* ``exercises/NN_name.ipynb``: every code region between the comment lines ``### BEGIN SOLUTION`` and
+  ``### END SOLUTION`` becomes ``# YOUR CODE HERE`` plus ``raise NotImplementedError(...)`` (at the
+  indentation of the marker, so a function body stays a function body), and every hidden answer
+  ``<details class="xk-answer">...</details>`` is removed (a question written in its ``<summary>`` is
+  kept as plain text, the answer is not).
+* ``solutions/NN_name.ipynb``: the full notebook, answers kept.
+
+Both are written without outputs. ``python -m xaikit homework build [NN ...] [--out DIR]`` writes them
+under ``DIR`` (default: the repository root); ``exercises/`` and ``solutions/`` are build outputs, not
+committed. Students check their stubs with :mod:`xaikit.checks`.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+STUB_COMMENT = "# YOUR CODE HERE"
+STUB_MESSAGE = "Exercise: replace this line with your solution."
+
+_DETAILS = re.compile(
+    r"<details\b[^>]*\bclass\s*=\s*['\"][^'\"]*\bxk-answer\b[^'\"]*['\"][^>]*>(?P<body>.*?)</details>",
+    re.DOTALL | re.IGNORECASE)
+_SUMMARY = re.compile(r"<summary\b[^>]*>(?P<text>.*?)</summary>", re.DOTALL | re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
+
+
+@dataclass
+class Sheet:
+    """What :func:`make_sheets` produced for one notebook."""
+
+    name: str
+    exercise: object  # nbformat.NotebookNode
+    solution: object
+    stubs: list[int] = field(default_factory=list)  # indices of exercise cells holding a stub
+    answers_removed: int = 0
+
+
+# --- text transforms ------------------------------------------------------------------------------------
+
+def stub_solutions(source: str, where: str = "cell") -> tuple[str, int]:
+    """Replace each ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` region of a code cell's source by a
+    stub that raises ``NotImplementedError``. Returns ``(new source, number of regions)``.
+
+    Raises ``ValueError`` naming ``where`` if the markers do not pair up.
+    """
+    out: list[str] = []
+    n = 0
+    inside = False
+    for lineno, line in enumerate(source.splitlines(keepends=True), 1):
+        marker = line.strip()
+        if marker == BEGIN:
+            if inside:
+                raise ValueError(f"{where}, line {lineno}: '{BEGIN}' inside another solution block; "
+                                 f"close the first one with '{END}'")
+            inside = True
+            n += 1
+            indent = line[: len(line) - len(line.lstrip())]
+            newline = "\n" if line.endswith("\n") else ""
+            out.append(f"{indent}{STUB_COMMENT}\n{indent}raise NotImplementedError({STUB_MESSAGE!r}){newline}")
+        elif marker == END:
+            if not inside:
+                raise ValueError(f"{where}, line {lineno}: '{END}' without a '{BEGIN}' before it")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"{where}: '{BEGIN}' is never closed; add a line '{END}' after the solution")
+    return "".join(out), n
+
+
+def strip_answers(markdown: str) -> tuple[str, int]:
+    """Remove every ``<details class="xk-answer">`` block from markdown; keep a question written in its
+    ``<summary>`` (a summary that only says "Answer" is dropped). Returns ``(new text, blocks removed)``."""
+
+    def replace(match: re.Match) -> str:
+        summary = _SUMMARY.search(match.group("body"))
+        text = html.unescape(_TAG.sub("", summary.group("text"))).strip() if summary else ""
+        text = " ".join(text.split())
+        if not text or re.fullmatch(r"(show\s+)?(the\s+)?answers?[.:]?", text, re.IGNORECASE):
+            return ""
+        return f"**{text}**"
+
+    new, n = _DETAILS.subn(replace, markdown)
+    new = re.sub(r"\n{3,}", "\n\n", new).strip("\n")
+    return new, n
+
+
+# --- notebooks ------------------------------------------------------------------------------------------
+
+def _source_notebook(path: Path):
+    """The notebook for a jupytext source (``.py``) or a built ``.ipynb``, without outputs."""
+    import nbformat
+
+    if path.suffix == ".py":
+        from xaikit._nbtools import to_notebook
+
+        return to_notebook(path)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return nb
+
+
+def _header(name: str, kind: str, n_stubs: int):
+    if kind == "exercise":
+        if n_stubs == 0:
+            return _markdown(f"# Exercise sheet: {name}\n\nGenerated from the lecture notebook `{name}`. "
+                             "It has no code to write; the questions are yours to answer in your own words.",
+                             kind)
+        text = (f"# Exercise sheet: {name}\n\n"
+                f"Generated from the lecture notebook `{name}`. There {'is' if n_stubs == 1 else 'are'} "
+                f"**{n_stubs}** cell{'s' if n_stubs != 1 else ''} marked `{STUB_COMMENT}`: replace the "
+                "`raise NotImplementedError(...)` line with your code. Cells that follow an exercise use "
+                "your function, and `xaikit.checks.check_...(your_function)` tells you what passes or "
+                "exactly what differs. Questions are yours to answer in your own words.")
+    else:
+        text = (f"# Solution sheet: {name}\n\nThe full lecture notebook `{name}` with every solution and "
+                "answer, for instructors and for after the deadline.")
+    return _markdown(text, kind)
+
+
+def _markdown(text: str, kind: str):
+    import nbformat
+
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["xaikit"] = {"generated": kind}
+    return cell
+
+
+def make_sheets(path: Path) -> Sheet:
+    """The exercise and solution notebooks for one lecture notebook source."""
+    path = Path(path)
+    name = path.stem
+    nb = _source_notebook(path)
+    exercise = copy.deepcopy(nb)
+    stubs: list[int] = []
+    answers = 0
+    for index, cell in enumerate(exercise.cells):
+        if cell.cell_type == "code":
+            cell.source, n = stub_solutions(cell.source, where=f"{path.name}, cell {index}")
+            if n:
+                stubs.append(index)
+        elif cell.cell_type == "markdown":
+            cell.source, n = strip_answers(cell.source)
+            answers += n
+    solution = copy.deepcopy(nb)
+    exercise.cells.insert(0, _header(name, "exercise", len(stubs)))
+    solution.cells.insert(0, _header(name, "solution", len(stubs)))
+    for sheet in (exercise, solution):
+        sheet.nbformat, sheet.nbformat_minor = 4, max(int(sheet.get("nbformat_minor", 0)), 5)
+        for i, cell in enumerate(sheet.cells):  # fresh, stable cell ids
+            cell["id"] = f"{name[:2]}-{i:03d}"
+    return Sheet(name, exercise, solution, [i + 1 for i in stubs], answers)
+
+
+def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
+    """The lecture notebooks to cut sheets from: each ``NN_*.py`` source, or the ``.ipynb`` if no source."""
+    from xaikit._nbtools import NOTEBOOKS
+
+    folder = Path(notebooks_dir) if notebooks_dir else NOTEBOOKS
+    found: dict[str, Path] = {p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))}
+    found.update({p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.py"))})
+    paths = [found[k] for k in sorted(found)]
+    if names:
+        paths = [p for p in paths if any(p.stem == n or p.stem.startswith(n) for n in names)]
+        if not paths:
+            raise ValueError(f"no notebook matches {names}; have {sorted(found)}")
+    return paths
+
+
+def build(out: str | Path | None = None, names: list[str] | None = None, notebooks_dir: Path | None = None,
+          verbose: bool = True) -> list[Sheet]:
+    """Write ``exercises/NN_*.ipynb`` and ``solutions/NN_*.ipynb`` under ``out`` (default: repo root)."""
+    import nbformat
+
+    from xaikit._nbtools import ROOT
+
+    base = Path(out) if out is not None else ROOT
+    (base / "exercises").mkdir(parents=True, exist_ok=True)
+    (base / "solutions").mkdir(parents=True, exist_ok=True)
+    sheets = []
+    for path in sources(names, notebooks_dir):
+        sheet = make_sheets(path)
+        nbformat.write(sheet.exercise, base / "exercises" / f"{sheet.name}.ipynb")
+        nbformat.write(sheet.solution, base / "solutions" / f"{sheet.name}.ipynb")
+        if verbose:
+            print(f"{sheet.name}: {len(sheet.stubs)} exercise stub(s), {sheet.answers_removed} hidden "
+                  f"answer(s) removed -> {base / 'exercises'}, {base / 'solutions'}")
+        sheets.append(sheet)
+    return sheets
