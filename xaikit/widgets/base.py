@@ -117,6 +117,9 @@ class Panel:
     #: Matplotlib layout engine; "constrained" avoids clipped labels but costs tens of ms per redraw, so a
     #: panel with a fixed, simple layout may set ``None`` and place its axes itself.
     layout: str | None = "constrained"
+    #: zoom of the figure (pixels per inch times this) for panels created from now on; 1.0 normally,
+    #: larger in presenter mode (``xaikit.presenter.on()`` sets ``Panel.scale``).
+    scale: float = 1.0
 
     def __init__(self, controls: dict[str, widgets.Widget], *, update: bool = True):
         self.controls = dict(controls)
@@ -132,8 +135,9 @@ class Panel:
             control.add_class(f"xk-{name}")
             control.observe(self._on_change, names="value")
 
-        width, height = (int(s * self.dpi) for s in self.figsize)
-        self.figure = Figure(figsize=self.figsize, dpi=self.dpi, layout=self.layout)
+        dpi = self.dpi * self.scale
+        width, height = (int(s * dpi) for s in self.figsize)
+        self.figure = Figure(figsize=self.figsize, dpi=dpi, layout=self.layout)
         FigureCanvasAgg(self.figure)
         self.image = widgets.Image(format="png", layout=widgets.Layout(width=f"{width}px", height=f"{height}px"))
         self.image.add_class("xk-figure")
