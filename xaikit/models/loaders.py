@@ -1,0 +1,350 @@
+"""Load the classifiers the notebooks explain: the embedded offline defaults, a local folder, or a hub id.
+
+Notebooks 02-04 call :func:`load_sentiment` (a BERT-family sentiment classifier; the lecture's is
+``textattack/bert-base-uncased-SST-2``) and notebook 05 calls :func:`load_vit` (a Vision Transformer,
+Dosovitskiy et al. 2021; the lecture's is ``google/vit-base-patch16-224``). ``name`` is one of
+
+* ``"embedded"``: the model xaikit builds offline with ``python -m xaikit prepare`` (MiniLM fine-tuned
+  on movie reviews, :mod:`xaikit.models.sentiment`; a small ViT trained on a generated image world,
+  :mod:`xaikit.models.vitworld`), and for ViT also ``"embedded-control"``, the control-world ViT that
+  TCAV's ground-truth check uses;
+* a folder written by ``model.save_pretrained(folder)`` plus ``tokenizer.save_pretrained(folder)`` (or
+  the image processor's);
+* a Hugging Face hub id, loaded with ``from_pretrained``. Without a network it fails with a message
+  that says so and names the embedded default.
+
+Every model comes back in eval mode, on :func:`xaikit.device`, with eager attention (SDPA returns no
+attention weights, which Grad-SAM, rollout and the attention explorer need; Vaswani et al. 2017) and a
+filled ``config.id2label``. The embedded models and all local folders are loaded through the same code
+path, so the tests of that path (tiny random models saved to a temporary folder) cover the hub route too.
+
+**Caching.** Loaded models are kept in an in-process LRU cache keyed by the resolved source (and, for
+folders, the modification time of their weights), so a notebook that calls ``load_sentiment()`` in
+several cells gets the *same* objects back at once. Pass ``cache=False`` for a fresh copy you may
+modify (e.g. to fine-tune or prune it), or call :func:`clear_cache`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import os
+import re
+from pathlib import Path
+
+__all__ = ["load_sentiment", "load_vit", "clear_cache", "HubUnreachableError", "EMBEDDED", "HUB_EXAMPLES"]
+
+EMBEDDED = "embedded"
+EMBEDDED_CONTROL = "embedded-control"
+_EMBEDDED_NAMES = {"text": (EMBEDDED,), "image": (EMBEDDED, EMBEDDED_CONTROL)}
+HUB_EXAMPLES = {"text": "textattack/bert-base-uncased-SST-2", "image": "google/vit-base-patch16-224"}
+_LOADER = {"text": "load_sentiment", "image": "load_vit"}
+_HEAD_SUFFIX = {"text": "ForSequenceClassification", "image": "ForImageClassification"}
+_WHAT = {"text": "a text classifier (e.g. BertForSequenceClassification)",
+         "image": "an image classifier (e.g. ViTForImageClassification)"}
+# Labels of hub models whose config only says LABEL_0/LABEL_1 (SST-2 convention: 1 = positive).
+_KNOWN_LABELS = {"textattack/bert-base-uncased-SST-2": {0: "NEGATIVE", 1: "POSITIVE"}}
+_HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
+_WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
+                 "pytorch_model.bin.index.json")
+
+
+class HubUnreachableError(OSError):
+    """The Hugging Face hub could not be reached (offline, or ``HF_HUB_OFFLINE=1``)."""
+
+
+# ------------------------------------------------------------------------------------- public API
+
+def load_sentiment(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
+    """``(model, tokenizer)`` of a sentiment classifier, ready to explain (notebooks 02, 03, 04).
+
+    ``name``: ``"embedded"`` (default; MiniLM fine-tuned on movie reviews, built by
+    ``python -m xaikit prepare``, about 87% held-out accuracy), a folder saved with ``save_pretrained``,
+    or a hub id such as ``"textattack/bert-base-uncased-SST-2"`` (needs a network). The model is in eval
+    mode on ``xaikit.device()`` with eager attention; ``cache=False`` bypasses the in-process cache.
+    """
+    return _load("text", name, cache)
+
+
+def load_vit(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
+    """``(model, image_processor)`` of a Vision Transformer image classifier (notebook 05).
+
+    ``name``: ``"embedded"`` (default; a small ViT trained by xaikit on a generated image world with a
+    "zebra" class), ``"embedded-control"`` (the same architecture trained on a world where stripes do not
+    predict "zebra", for TCAV's ground-truth check), a folder saved with ``save_pretrained``, or a hub id
+    such as ``"google/vit-base-patch16-224"`` (needs a network). Eval mode, ``xaikit.device()``, eager
+    attention; ``cache=False`` bypasses the in-process cache.
+    """
+    return _load("image", name, cache)
+
+
+def clear_cache() -> None:
+    """Forget every model the loaders have cached in this process."""
+    _load_cached.cache_clear()
+
+
+# ------------------------------------------------------------------------------ resolving names
+
+def _load(kind: str, name, cache: bool):
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache must be True or False, got {type(cache).__name__} {cache!r}")
+    source, local = _resolve(kind, name)
+    from xaikit._config import device
+
+    dev = str(device())
+    if not cache:
+        return _load_uncached(kind, source, local, dev)
+    return _load_cached(kind, source, local, _stamp(source) if local else None, dev)
+
+
+def _resolve(kind: str, name) -> tuple[str, bool]:
+    """``(source, is_local_folder)`` for ``name``; builds the embedded model if its cache is missing."""
+    loader, example = _LOADER[kind], HUB_EXAMPLES[kind]
+    usage = (f"pass {EMBEDDED!r} (the offline default), a folder saved with save_pretrained, or a Hugging "
+             f"Face hub id such as {example!r}")
+    if isinstance(name, os.PathLike):
+        name = os.fspath(name)
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str or a path, got {type(name).__name__} {name!r}; {usage}")
+    text = name.strip()
+    if not text:
+        raise ValueError(f"name is empty; {usage}")
+    if text.lower() in _EMBEDDED_NAMES[kind]:
+        return str(_embedded_folder(kind, text.lower())), True
+    if text.lower() in _EMBEDDED_NAMES["image"]:  # "embedded-control" given to load_sentiment
+        raise ValueError(f"name={text!r} is an image model; {loader} has only {EMBEDDED!r}. "
+                         f"Use xaikit.models.load_vit({text!r}) for the control-world ViT")
+    path = Path(text).expanduser()
+    if path.is_dir():
+        _check_folder(path)
+        return str(path.resolve()), True
+    if path.exists():
+        raise ValueError(f"name={text!r} is a file, not a folder; pass the folder that holds config.json "
+                         f"and the weights (what model.save_pretrained(folder) writes)")
+    looks_like_path = (text.startswith(("/", ".", "~", "\\")) or text.count("/") > 1 or "\\" in text
+                       or re.match(r"^[A-Za-z]:", text) is not None)
+    if looks_like_path:
+        raise ValueError(f"name={text!r} looks like a folder, but no such folder exists; check the path, or {usage}")
+    close = difflib.get_close_matches(text.lower(), _EMBEDDED_NAMES[kind], n=1, cutoff=0.7)
+    if close or text.lower().startswith(EMBEDDED):
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(f"unknown name {text!r} for {loader}: the embedded models are "
+                         f"{', '.join(repr(n) for n in _EMBEDDED_NAMES[kind])}.{hint}")
+    if not _HUB_ID.match(text) or "--" in text or ".." in text:
+        raise ValueError(f"unknown name {text!r}: it is neither an embedded model, an existing folder nor a "
+                         f"valid hub id; {usage}")
+    return text, False
+
+
+def _embedded_folder(kind: str, name: str) -> Path:
+    if kind == "text":
+        from xaikit.models.sentiment import ensure_embedded_sentiment
+
+        return ensure_embedded_sentiment(progress=True)
+    try:
+        from xaikit.models.vitworld import ensure_embedded_vit
+    except ImportError as err:  # pragma: no cover - the module ships with xaikit
+        raise RuntimeError(f"the embedded ViT is not available in this install ({err}); "
+                           f"pass a folder or a hub id such as {HUB_EXAMPLES['image']!r}") from err
+    return ensure_embedded_vit("control" if name == EMBEDDED_CONTROL else "main", progress=True)
+
+
+def _check_folder(path: Path) -> None:
+    if not (path / "config.json").is_file():
+        raise ValueError(f"folder {str(path)!r} holds no model: there is no config.json. Save one there with "
+                         "model.save_pretrained(folder) (and tokenizer/image_processor.save_pretrained(folder))")
+    if not any((path / f).is_file() for f in _WEIGHT_FILES):
+        raise ValueError(f"folder {str(path)!r} has a config.json but no weights (looked for "
+                         f"{', '.join(_WEIGHT_FILES)}); save the model with model.save_pretrained(folder)")
+
+
+def _stamp(source: str) -> tuple:
+    """Changes when the folder's files are rewritten, so a rebuilt model is not served from the cache."""
+    folder = Path(source)
+    return tuple((f, (folder / f).stat().st_mtime_ns) for f in ("config.json", *_WEIGHT_FILES)
+                 if (folder / f).is_file())
+
+
+# --------------------------------------------------------------------------------------- loading
+
+@functools.lru_cache(maxsize=8)
+def _load_cached(kind: str, source: str, local: bool, stamp, dev: str):
+    return _load_uncached(kind, source, local, dev)
+
+
+def _load_uncached(kind: str, source: str, local: bool, dev: str):
+    from transformers import (
+        AutoConfig,
+        AutoImageProcessor,
+        AutoModelForImageClassification,
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+    )
+
+    from xaikit.models.arch import ensure_eager
+
+    with _hub_errors(kind, source, local, "configuration"):
+        config = AutoConfig.from_pretrained(source)
+    _check_kind(kind, source, config)
+    _check_head_in_config(kind, source, config)
+
+    auto = AutoModelForSequenceClassification if kind == "text" else AutoModelForImageClassification
+    extra = {"use_safetensors": True} if _is_embedded_folder(source) else {}
+    with _hub_errors(kind, source, local, "weights"), _quiet_transformers():
+        try:
+            model, info = auto.from_pretrained(source, attn_implementation="eager", output_loading_info=True,
+                                               **extra)
+        except ValueError as err:
+            if "Unrecognized configuration class" in str(err):
+                raise ValueError(f"{source!r} is a {config.model_type!r} model, which has no "
+                                 f"{_HEAD_SUFFIX[kind]} class in transformers; pass {_WHAT[kind]}") from err
+            raise
+    _check_head_loaded(kind, source, model, info)
+    with _hub_errors(kind, source, local, "tokenizer" if kind == "text" else "image processor"), \
+            _quiet_transformers():
+        try:
+            prep = AutoTokenizer.from_pretrained(source) if kind == "text" else AutoImageProcessor.from_pretrained(source)
+            if kind == "text" and len(prep) <= len(set(prep.all_special_tokens)):
+                # transformers 5.x builds a tokenizer with an empty vocabulary when the files are missing
+                raise ValueError(f"the tokenizer has no vocabulary ({len(prep)} tokens)")
+        except (OSError, ValueError) as err:
+            if not local:
+                raise
+            what = "tokenizer" if kind == "text" else "image_processor"
+            raise ValueError(f"folder {source!r} holds a model but no usable {what.replace('_', ' ')} ({err}); "
+                             f"save it next to the model with {what}.save_pretrained(folder)") from err
+
+    _fill_labels(model, source)
+    ensure_eager(model)
+    import torch
+
+    model = model.to(torch.device(dev)).eval()
+    return model, prep
+
+
+def _is_embedded_folder(source: str) -> bool:
+    from xaikit._config import cache_dir
+
+    try:
+        return Path(source).resolve().is_relative_to(cache_dir(create=False).resolve())
+    except (OSError, ValueError):
+        return False
+
+
+def _config_kind(config) -> str:
+    """"image" for ViT-style configs, "text" for configs with a vocabulary, "other" otherwise."""
+    if hasattr(config, "image_size") and hasattr(config, "num_channels") and not hasattr(config, "vocab_size"):
+        return "image"
+    if hasattr(config, "vocab_size") and not hasattr(config, "image_size"):
+        return "text"
+    return "other"
+
+
+def _check_kind(kind: str, source: str, config) -> None:
+    found = _config_kind(config)
+    if found == kind:
+        return
+    model_type = getattr(config, "model_type", "?")
+    if found == "other":
+        raise ValueError(f"{source!r} is a {model_type!r} model, neither a text encoder nor an image "
+                         f"Transformer; {_LOADER[kind]} needs {_WHAT[kind]}")
+    other = "image" if kind == "text" else "text"
+    article = "an" if other == "image" else "a"
+    raise ValueError(f"{source!r} is {article} {other} model ({model_type!r}), but {_LOADER[kind]} needs "
+                     f"{_WHAT[kind]}; use xaikit.models.{_LOADER[other]}({source!r}) instead")
+
+
+def _check_head_in_config(kind: str, source: str, config) -> None:
+    archs = list(getattr(config, "architectures", None) or [])
+    if archs and not any(a.endswith(_HEAD_SUFFIX[kind]) for a in archs):
+        raise ValueError(
+            f"{source!r} has no classification head: it was saved as {', '.join(archs)}. xaikit explains "
+            f"a classifier's prediction, so pass {_WHAT[kind]}, e.g. {HUB_EXAMPLES[kind]!r}, or fine-tune "
+            f"the encoder with a {_HEAD_SUFFIX[kind]} head first"
+        )
+
+
+def _check_head_loaded(kind: str, source: str, model, info: dict) -> None:
+    """Refuse a head that ``from_pretrained`` had to initialise at random (the checkpoint had none)."""
+    missing = [k for k in (info or {}).get("missing_keys", []) if not k.startswith(model.base_model_prefix)]
+    if missing:
+        raise ValueError(
+            f"{source!r} has no trained classification head (the checkpoint lacks {', '.join(sorted(missing))}, "
+            f"so it would be random); pass {_WHAT[kind]}, e.g. {HUB_EXAMPLES[kind]!r}"
+        )
+
+
+def _fill_labels(model, source: str) -> None:
+    config = model.config
+    n = int(config.num_labels)
+    labels = {int(k): str(v) for k, v in (getattr(config, "id2label", None) or {}).items()}
+    generic = all(v == f"LABEL_{k}" for k, v in labels.items())
+    if source in _KNOWN_LABELS and generic:
+        labels = dict(_KNOWN_LABELS[source])
+    if sorted(labels) != list(range(n)):
+        labels = {i: labels.get(i, f"LABEL_{i}") for i in range(n)}
+    config.id2label = labels
+    config.label2id = {v: k for k, v in labels.items()}
+
+
+class _hub_errors:
+    """Turn hub/network failures into :class:`HubUnreachableError` naming the embedded default."""
+
+    def __init__(self, kind: str, source: str, local: bool, what: str):
+        self.kind, self.source, self.local, self.what = kind, source, local, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None or self.local or not isinstance(exc, Exception):
+            return False
+        if _is_connection_error(exc):
+            raise HubUnreachableError(
+                f"cannot load {self.source!r}: the Hugging Face hub cannot be reached (no network, or "
+                f"HF_HUB_OFFLINE=1) and the {self.what} is not in the local Hugging Face cache. Use the "
+                f"embedded default instead: xaikit.models.{_LOADER[self.kind]}({EMBEDDED!r}), or a folder "
+                f"saved with save_pretrained"
+            ) from exc
+        if isinstance(exc, OSError):
+            raise ValueError(
+                f"{self.source!r} is neither an embedded model, a local folder nor a model on the Hugging "
+                f"Face hub ({exc}); pass {EMBEDDED!r} or a hub id such as {HUB_EXAMPLES[self.kind]!r}"
+            ) from exc
+        return False
+
+
+def _is_connection_error(exc: BaseException) -> bool:
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE and isinstance(exc, OSError):
+        return True  # offline mode: every hub miss is "cannot reach the hub"
+    names = {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectError", "ConnectionError",
+             "ConnectTimeout", "ReadTimeout", "TimeoutException", "NetworkError"}
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if any(c.__name__ in names for c in type(exc).__mro__) or "couldn't connect" in str(exc).lower():
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+class _quiet_transformers:
+    """Silence transformers' load report and weight-loading bars; xaikit raises its own clear errors."""
+
+    def __enter__(self):
+        from transformers.utils import logging as hf_logging
+
+        self._logging = hf_logging
+        self._level = hf_logging.get_verbosity()
+        self._bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+        return self
+
+    def __exit__(self, *exc):
+        self._logging.set_verbosity(self._level)
+        if self._bars:
+            self._logging.enable_progress_bar()
+        return False
