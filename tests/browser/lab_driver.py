@@ -376,16 +376,21 @@ def poke_panel(page, panel, timeout: float = 120) -> Poke:
                 before["error"], 0.0)
 
 
-def screenshot_notebook(page, path: Path, max_height: int = 12000) -> None:
-    """Save the whole notebook as one PNG: the viewport is stretched to the notebook's height."""
-    height = page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
-        return p && p.content ? p.content.node.scrollHeight : 900; }""")
+_SCROLLER_JS = """() => { const p = window.jupyterapp.shell.currentWidget;
+    if (!p || !p.content) return null;
+    return p.content.node.querySelector('.jp-WindowedPanel-outer') || p.content.node; }"""
+
+
+def screenshot_notebook(page, path: Path, max_height: int = 16000) -> None:
+    """Save the whole notebook as one PNG: the side bar is collapsed and the viewport is stretched to the
+    notebook's height, so every cell and panel is in the picture."""
+    page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+    height = page.evaluate(f"() => {{ const n = ({_SCROLLER_JS})(); return n ? n.scrollHeight : 900; }}")
     size = page.viewport_size
-    page.set_viewport_size({"width": size["width"], "height": int(min(max(height + 160, 900), max_height))})
+    page.set_viewport_size({"width": size["width"], "height": int(min(max(height + 200, 900), max_height))})
     try:
-        page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
-            if (p && p.content) p.content.node.scrollTop = 0; }""")
-        page.wait_for_timeout(300)
+        page.evaluate(f"() => {{ const n = ({_SCROLLER_JS})(); if (n) n.scrollTop = 0; }}")
+        page.wait_for_timeout(500)
         page.screenshot(path=str(path))
     finally:
         page.set_viewport_size(size)
