@@ -20,6 +20,7 @@ returns a tensor shaped like ``x`` (on CPU, detached); :func:`noisy_gradients` r
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import torch
@@ -78,9 +79,10 @@ def grad_times_input(f, x, target=None) -> torch.Tensor:
 def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size: int | None = None) -> torch.Tensor:
     """Occlusion: the drop F(x) - F(x with a window set to ``baseline``), spread over the window.
 
-    Slides a window over ``x``; each element's attribution is the mean drop over the windows that cover it
-    (Zeiler & Fergus 2014; the same rule as Captum's ``Occlusion``). Elements no window covers (when
-    ``stride`` does not tile ``x``) get 0. Notebook 01, section 2.
+    Slides a window over ``x`` with corners at 0, stride, 2 stride, ... until a window reaches the end (the
+    last may be cut by the edge, so every element is covered); each element's attribution is the mean drop
+    over the windows that cover it (Zeiler & Fergus 2014; the same rule as Captum's ``Occlusion``).
+    Notebook 01, section 2.
 
     Args:
         f, x, target: the :mod:`xaikit._fn` convention.
@@ -102,7 +104,8 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
     base = _baseline(baseline, x)
     batch_size = check_int(_DEFAULT_BATCH if batch_size is None else batch_size, "batch_size", 1)
 
-    starts = [range(0, n - w + 1, s) for n, w, s in zip(shape, win, step, strict=True)]
+    # window corners 0, s, 2s, ... until a window reaches the end; the last one may be cut by the edge
+    starts = [range(0, s * (math.ceil((n - w) / s) + 1), s) for n, w, s in zip(shape, win, step, strict=True)]
     windows = [tuple(slice(a, a + w) for a, w in zip(corner, win, strict=True)) for corner in itertools.product(*starts)]
     with torch.no_grad():
         f_x = _fn.select(_fn.call(f, x.unsqueeze(0)), target)[0]
@@ -207,16 +210,15 @@ def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: i
 
     generator = torch.Generator()  # on CPU, so a seed gives the same noise on every device
     generator.manual_seed(seed if seed is not None else int(torch.randint(0, 2**62, (1,))))
-    grads, example = [], None
+    # all the noise in one draw, so the result does not depend on batch_size
+    noise = torch.randn((n, *x.shape), generator=generator, dtype=x.dtype) * noise_std  # (n, *x.shape)
+    grads = []
     for start in range(0, n, batch_size):
-        b = min(batch_size, n - start)
-        noise = torch.randn((b, *x.shape), generator=generator, dtype=x.dtype) * noise_std  # (b, *x.shape)
-        noisy = x.unsqueeze(0) + noise.to(x.device)  # (b, *x.shape)
-        example = noisy[0].cpu() if example is None else example
+        noisy = x.unsqueeze(0) + noise[start:start + batch_size].to(x.device)  # (b, *x.shape)
         grads.append(batch_gradients(f, noisy, target).cpu())
     plain = batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
     return NoisyGradients(x=x.cpu(), grads=torch.cat(grads), noise_std=noise_std, sigma=sigma, target=target,
-                          gradient=plain, example=example)
+                          gradient=plain, example=x.cpu() + noise[0])
 
 
 def smoothgrad(f, x, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", target=None,
