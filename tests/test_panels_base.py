@@ -1,0 +1,116 @@
+"""The Panel base every lecture widget stands on: set/result, CSS classes, errors shown in the panel."""
+
+from __future__ import annotations
+
+import pytest
+
+from xaikit.widgets import base
+from xaikit.widgets.base import Panel
+
+
+class Doubler(Panel):
+    """compute: 2 * value, failing for negative values; draw: a line whose height is the result."""
+
+    title = "a <test> panel"
+
+    def __init__(self):
+        self.draws = 0
+        super().__init__({"value": base.slider("value", 1.0, -5.0, 5.0, 0.5),
+                          "count": base.int_slider("count", 3, 1, 10),
+                          "mode": base.toggle("mode", ["a", "b"]),
+                          "scale": base.log_slider("scale", 1.0, -1, 1),
+                          "label": base.text_box("label", "hi"),
+                          "pick": base.dropdown("pick", [("one", 1), ("two", 2)]),
+                          "flag": base.checkbox("flag")})
+
+    def compute(self, value, count, mode, scale, label, pick, flag):
+        if value < 0:
+            raise ValueError(f"value must be >= 0, got {value}")
+        return 2 * value * count
+
+    def draw(self, fig, result):
+        self.draws += 1
+        ax = fig.subplots()
+        ax.plot([0, 1], [result, result])
+        ax.set_ylim(0, 100)
+        return f"<p>result {result}</p>"
+
+
+def test_initial_update_result_figure_and_html():
+    p = Doubler()
+    assert p.result == 6.0 and p.error is None and p.n_updates == 1
+    assert p.image.value[:8] == b"\x89PNG\r\n\x1a\n"
+    assert p.html.value == "<p>result 6.0</p>"
+    assert set(p.timings) == {"compute", "draw", "total"} and p.timings["total"] >= p.timings["compute"]
+
+
+def test_set_changes_several_controls_with_one_update():
+    p = Doubler()
+    before = p.image.value
+    assert p.set(value=2.0, count=5) == 20.0
+    assert p.n_updates == 2 and p.draws == 2
+    assert p.values["value"] == 2.0 and p.values["count"] == 5
+    assert p.image.value != before
+    assert p.figure.axes[0].lines[0].get_ydata()[0] == 20.0
+
+
+def test_changing_a_control_directly_recomputes():
+    p = Doubler()
+    p.controls["count"].value = 4
+    assert p.result == 8.0 and p.n_updates == 2
+
+
+def test_unknown_control_is_named():
+    with pytest.raises(ValueError, match="no control 'steps'.*'value'"):
+        Doubler().set(steps=3)
+
+
+def test_css_classes_on_controls_and_panel():
+    p = Doubler()
+    for name, control in p.controls.items():
+        assert f"xk-{name}" in control._dom_classes
+    assert {"xk-panel", "xk-doubler"} <= set(p.widget._dom_classes)
+    assert "xk-figure" in p.image._dom_classes and "xk-status" in p.status._dom_classes
+    assert "xk-html" in p.html._dom_classes
+
+
+def test_title_is_escaped():
+    p = Doubler()
+    assert "&lt;test&gt;" in p.widget.children[0].value
+
+
+def test_exception_in_compute_is_shown_and_the_panel_keeps_working():
+    p = Doubler()
+    good_image = p.image.value
+    assert p.set(value=-1.0) == 6.0  # set() returns the last good result
+    assert isinstance(p.error, ValueError)
+    assert "xk-error" in p.status.value and "ValueError" in p.status.value and "value must be &gt;= 0" in p.status.value
+    assert "xk-has-error" in p.widget._dom_classes
+    assert "Traceback" in p.error_traceback
+    assert p.result == 6.0 and p.image.value == good_image  # the last good result stays
+    assert p.set(value=3.0) == 18.0
+    assert p.error is None and p.status.value == "" and "xk-has-error" not in p.widget._dom_classes
+
+
+def test_exception_in_draw_is_shown_too():
+    class Broken(Doubler):
+        def draw(self, fig, result):
+            if result > 10:
+                raise RuntimeError("cannot draw that")
+            return super().draw(fig, result)
+
+    p = Broken()
+    p.set(value=5.0)
+    assert isinstance(p.error, RuntimeError) and "cannot draw that" in p.status.value
+    assert p.set(value=1.0) == 6.0 and p.error is None
+
+
+def test_expensive_controls_update_on_release():
+    p = Doubler()
+    for name in ("value", "count", "scale", "label"):
+        assert p.controls[name].continuous_update is False, name
+    assert base.slider("s", 1, 0, 2, 0.1, continuous=True).continuous_update is True
+
+
+def test_display_hook_exists():
+    assert callable(Doubler()._ipython_display_)
