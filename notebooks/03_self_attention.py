@@ -1,0 +1,344 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 — Self-attention from scratch
+#
+# We write attention once by hand, see why each piece is there, and then find exactly the same numbers
+# inside a real BERT-family model. Every claim below is an executed `assert`.
+#
+# 1. Tokens, embeddings and positions
+# 2. Scaled dot-product attention, written out
+# 3. Why divide by $\sqrt{d_k}$
+# 4. Masks: bidirectional, causal, padding
+# 5. Multi-head attention
+# 6. Permutation equivariance
+# 7. From scratch to a real model
+#
+# Reference: Vaswani et al. (2017), *Attention Is All You Need*. The code lives in `xaikit.attention`
+# (the maths), `xaikit.capture` (hooks into a real model) and `xaikit.widgets` (the panels).
+
+# %%
+import math
+
+import torch
+import torch.nn.functional as F
+
+import xaikit
+from xaikit import attention as A
+from xaikit._config import pick
+from xaikit.capture import capture_attention, qkv_projections, recompute_attention
+from xaikit.models import arch
+from xaikit.widgets import (
+    AttentionExplorer,
+    HeadsPanel,
+    MaskPanel,
+    PositionalEncodingPanel,
+    SaturationPanel,
+    WorkedExamplePanel,
+)
+
+xaikit.set_seed(0)
+torch.set_printoptions(precision=3, sci_mode=False)
+
+# %% [markdown]
+# **Choose the model.** `"embedded"` is xaikit's offline sentiment model (MiniLM fine-tuned on movie
+# reviews, built by `python -m xaikit prepare`). Any BERT-family classifier works: change the string to a
+# hub id such as `"textattack/bert-base-uncased-SST-2"` (the lecture's model; needs a network).
+
+# %%
+from xaikit.models import load_sentiment
+
+MODEL = "embedded"
+model, tokenizer = load_sentiment(MODEL)
+print(type(model).__name__, "|", arch.n_layers(model), "layers,", arch.n_heads(model), "heads,",
+      model.config.hidden_size, "features")
+
+# %% [markdown]
+# ## 1. Tokens, embeddings and positions
+#
+# The tokenizer cuts a sentence into tokens and maps each to a row index of the embedding matrix $E$.
+# "Looking up" a token is multiplying its one-hot vector by $E$.
+
+# %%
+SENTENCE = "The cat drank the milk because it was hungry"
+ids = tokenizer(SENTENCE, return_tensors="pt")["input_ids"][0]  # (T,)
+tokens = tokenizer.convert_ids_to_tokens(ids.tolist())
+E = arch.embeddings_module(model).word_embeddings.weight.detach()  # (vocab, d_model)
+print(list(zip(tokens, ids.tolist(), strict=True)))
+print("embedding matrix:", tuple(E.shape))
+
+one_hot = F.one_hot(ids, E.shape[0]).float()  # (T, vocab)
+rows = one_hot @ E  # (T, d_model)
+assert torch.equal(rows, E[ids]), "a lookup is a one-hot times the embedding matrix"
+assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+
+# %% [markdown]
+# An embedding says *what* a token is, not *where* it is. The fixed positional encoding of Vaswani et al.
+# adds a position-dependent pattern:
+# $PE(pos, 2i) = \sin(pos / 10000^{2i/d})$, $PE(pos, 2i+1) = \cos(pos / 10000^{2i/d})$.
+# (BERT learns its position table instead; the idea is the same.)
+
+# %%
+pe = A.sinusoidal_positional_encoding(50, 64)  # (positions, d_model)
+assert abs(pe[7, 10].item() - math.sin(7 / 10000 ** (10 / 64))) < 1e-6
+assert abs(pe[7, 11].item() - math.cos(7 / 10000 ** (10 / 64))) < 1e-6
+
+pe_panel = PositionalEncodingPanel(d_model=64, positions=50)
+pe_panel
+
+# %% [markdown]
+# Left: each row is one position; low features oscillate fast, high ones slowly. Right: the cosine
+# similarity of positions is highest near the diagonal (nearby positions are alike) and depends only on
+# the offset between two positions.
+
+# %%
+pe_panel.set(d_model=128, positions=60)
+sim = pe_panel.result.similarity
+assert pe_panel.result.pe.shape == (60, 128)
+assert sim[20, 21] > sim[20, 25] > sim[20, 40], "nearby positions are more similar"
+assert abs(sim[5, 9] - sim[30, 34]) < 1e-5, "similarity depends only on the offset"
+
+# %% [markdown]
+# ## 2. Scaled dot-product attention, written out
+#
+# $Q = XW_Q,\ K = XW_K,\ V = XW_V,\quad A = \mathrm{softmax}(QK^\top/\sqrt{d_k}),\quad \text{out} = AV.$
+#
+# The lecture's worked example has three inputs `[1,0,1,0]`, `[0,2,0,2]`, `[1,1,1,1]` and 4x3 weights.
+# Write the function yourself first:
+
+# %%
+ex = A.worked_example()
+X, W_Q, W_K, W_V = ex["x"], ex["w_q"], ex["w_k"], ex["w_v"]  # (3, 4), (4, 3) x 3
+
+
+def my_attention(x, w_q, w_k, w_v):
+    ### BEGIN SOLUTION
+    q = x @ w_q  # (T, d_k)
+    k = x @ w_k  # (T, d_k)
+    v = x @ w_v  # (T, d_v)
+    d_k = q.shape[-1]
+    weights = torch.softmax(q @ k.T / math.sqrt(d_k), dim=-1)  # (T, T)
+    return weights @ v, weights  # (T, d_v), (T, T)
+    ### END SOLUTION
+
+
+out, weights = my_attention(X, W_Q, W_K, W_V)
+steps = A.self_attention(X, W_Q, W_K, W_V)
+print("Q =\n", steps.q, "\nK =\n", steps.k, "\nV =\n", steps.v)
+print("A =\n", steps.weights, "\nout =\n", steps.out)
+torch.testing.assert_close(out, steps.out)
+torch.testing.assert_close(weights, steps.weights)
+
+# %% [markdown]
+# The same numbers as PyTorch's fused `scaled_dot_product_attention`, and every row of $A$ is a
+# probability distribution over the inputs:
+
+# %%
+torch_out = F.scaled_dot_product_attention(steps.q, steps.k, steps.v)
+assert (torch_out - steps.out).abs().max() < 1e-6
+assert torch.allclose(steps.weights.sum(dim=-1), torch.ones(3), atol=1e-6), "rows of A sum to 1"
+assert torch.all(steps.weights > 0)
+
+# %% [markdown]
+# ## 3. Why divide by $\sqrt{d_k}$
+#
+# For random $q, k$ with unit-variance entries, $q\cdot k$ is a sum of $d_k$ products, so its variance
+# grows like $d_k$. Measured:
+
+# %%
+var = A.qk_variance((1, 4, 16, 64, 256), n_samples=pick(20000, 5000))
+for d, raw, scaled in zip(var["d_k"], var["raw"], var["scaled"], strict=True):
+    print(f"d_k = {d:4d}: var(q.k) = {raw:7.1f}   var(q.k / sqrt(d_k)) = {scaled:.2f}")
+    assert 0.8 * d < raw < 1.2 * d, "the variance of q.k grows like d_k"
+    assert 0.8 < scaled < 1.2, "dividing by sqrt(d_k) brings it back to about 1"
+
+# %% [markdown]
+# Large scores saturate the softmax: one weight goes to 1, the entropy of the row goes to 0, and the
+# softmax's Jacobian $\mathrm{diag}(p) - pp^\top$ goes to 0, so no gradient flows back to $W_Q, W_K$.
+# Slide the temperature on the worked example ($\sqrt{d_k} = \sqrt 3$ is the standard):
+
+# %%
+worked = WorkedExamplePanel()
+worked
+
+# %%
+standard = worked.result  # temperature sqrt(3)
+cold = worked.set(temperature=0.1)
+assert torch.all(cold.entropy < standard.entropy) and torch.all(cold.max_weight > standard.max_weight)
+assert cold.max_weight[1:].min() > 0.99 and cold.grad_norm[1:].max() < 1e-6, "saturated: no gradient"
+print("entropy at sqrt(d_k):", standard.entropy, "\nentropy at 0.1:     ", cold.entropy)
+
+# %% [markdown]
+# <details class="xk-answer"><summary>Question: why does input 1 keep an entropy of ln 2 even when
+# the temperature is tiny?</summary>
+#
+# Its scores against the three keys are 2, 4 and 4: two keys tie for the maximum, so the sharpened
+# softmax splits the weight 0.5 / 0.5 between them instead of picking one.
+# </details>
+#
+# With random queries and keys the same happens as $d_k$ grows, unless we divide by $\sqrt{d_k}$:
+
+# %%
+dk_panel = SaturationPanel(d_k=256, scaled=False)
+dk_panel
+
+# %%
+raw_curve, scaled_curve = dk_panel.curves["raw"], dk_panel.curves["scaled"]
+assert raw_curve["entropy"][-1] < 0.2 * scaled_curve["entropy"][-1], "unscaled: the softmax saturates"
+assert raw_curve["grad_norm"][-1] < 0.2 * scaled_curve["grad_norm"][-1], "...and its gradient vanishes"
+assert max(scaled_curve["entropy"]) - min(scaled_curve["entropy"]) < 0.3, "scaled: stable for every d_k"
+
+# %% [markdown]
+# ## 4. Masks: bidirectional, causal, padding
+#
+# BERT lets every token see every other token. GPT's *causal* mask hides later tokens. A *padding* mask
+# hides the `[PAD]` tokens that make a batch rectangular. Masked scores become $-\infty$, so their
+# weights are exactly 0.
+
+# %%
+mask_panel = MaskPanel(mask="causal")
+mask_panel
+
+# %%
+causal = mask_panel.result
+assert torch.all(causal.weights.triu(1) == 0), "causal: no token looks ahead"
+padded = mask_panel.set(mask="padding")
+pad_columns = [i for i, t in enumerate(padded.tokens) if t == "[PAD]"]
+assert torch.all(padded.weights[:, pad_columns] == 0), "padding: nobody looks at [PAD]"
+assert torch.allclose(padded.weights.sum(-1), torch.ones(len(padded.tokens)))
+
+q, k, v = torch.randn(3, 6, 8).unbind(0)  # three (T, d) tensors
+ours, _ = A.scaled_dot_product_attention(q, k, v, mask=A.causal_mask(6))
+assert (ours - F.scaled_dot_product_attention(q, k, v, is_causal=True)).abs().max() < 1e-6
+
+# %% [markdown]
+# ## 5. Multi-head attention
+#
+# Split $Q, K, V$ into $h$ slices of $d_{model}/h$ features, attend in each, concatenate, project with
+# $W_O$. Our 20-line version gives the same output and per-head weights as `torch.nn.MultiheadAttention`
+# loaded with the same matrices (it stores $W^\top$, hence the transposes):
+
+# %%
+d_model, n_heads = 16, 4
+mha = torch.nn.MultiheadAttention(d_model, n_heads, batch_first=True).eval()
+with torch.no_grad():
+    mha.in_proj_bias.normal_()
+w_q, w_k, w_v = (w.T for w in mha.in_proj_weight.detach().chunk(3))
+b_q, b_k, b_v = mha.in_proj_bias.detach().chunk(3)
+x = torch.randn(2, 7, d_model)  # (B, T, d_model)
+
+ours, our_weights = A.multi_head_attention(x, w_q, w_k, w_v, mha.out_proj.weight.detach().T, n_heads,
+                                           b_q=b_q, b_k=b_k, b_v=b_v, b_o=mha.out_proj.bias.detach())
+with torch.no_grad():
+    theirs, their_weights = mha(x, x, x, average_attn_weights=False)
+print("output", tuple(ours.shape), "| per-head weights", tuple(our_weights.shape))
+assert (ours - theirs).abs().max() < 1e-5 and (our_weights - their_weights).abs().max() < 1e-6
+
+# %%
+heads_panel = HeadsPanel(n_heads=2)
+heads_panel
+
+# %%
+r = heads_panel.set(n_heads=4)
+assert r.weights.shape == (4, 5, 5) and r.max_diff_vs_torch < 1e-5
+for h in (1, 2, 8):  # compute() is the panel's pure function: the numbers without a redraw
+    assert heads_panel.compute(n_heads=h).max_diff_vs_torch < 1e-5
+
+# %% [markdown]
+# ## 6. Permutation equivariance
+#
+# Attention has no idea of order: shuffle the input rows and the output rows are shuffled the same way,
+# $f(PX) = P f(X)$. Positional encodings break this symmetry, which is why transformers add them.
+
+# %%
+x = torch.randn(7, d_model)  # (T, d_model)
+perm = torch.randperm(7)
+W = dict(w_q=w_q, w_k=w_k, w_v=w_v, w_o=mha.out_proj.weight.detach().T, n_heads=n_heads)
+
+out, _ = A.multi_head_attention(x, **W)
+out_shuffled, _ = A.multi_head_attention(x[perm], **W)
+assert (out_shuffled - out[perm]).abs().max() < 1e-5, "without positions: permutation equivariant"
+
+pe7 = A.sinusoidal_positional_encoding(7, d_model)
+out_pe, _ = A.multi_head_attention(x + pe7, **W)
+out_pe_shuffled, _ = A.multi_head_attention(x[perm] + pe7, **W)
+gap = (out_pe_shuffled - out_pe[perm]).abs().max().item()
+print(f"with positional encoding the shuffled output differs by up to {gap:.3f}")
+assert gap > 1e-2, "with positions: no longer equivariant"
+
+# %% [markdown]
+# ## 7. From scratch to a real model
+#
+# Now the same maths inside the model chosen at the top. `capture_attention` runs it once with forward
+# hooks and returns the tokens, the attention weights of every layer and head, and one layer's Q, K, V.
+
+# %%
+cap = capture_attention(model, tokenizer, SENTENCE, layer=0)
+print(cap.tokens)
+print("attentions", tuple(cap.attentions.shape), "= (layers, heads, queries, keys); q of layer 0",
+      tuple(cap.q.shape))
+
+# %% [markdown]
+# Recompute layer 0 by hand from the model's own weights: take the (LayerNorm'd) embeddings, project with
+# $W_Q$ and $W_K$, split into heads, and apply softmax$(QK^\top/\sqrt{d_{head}})$.
+
+# %%
+h = cap.embeddings  # (T, d_model): the embeddings module's output, LayerNorm included
+q_lin, k_lin, v_lin = qkv_projections(arch.attention_modules(model)[0])
+n_heads_model = arch.n_heads(model)
+T, C = h.shape
+with torch.no_grad():
+    Q = (h @ q_lin.weight.T + q_lin.bias).view(T, n_heads_model, -1).transpose(0, 1)  # (nh, T, d_head)
+    K = (h @ k_lin.weight.T + k_lin.bias).view(T, n_heads_model, -1).transpose(0, 1)  # (nh, T, d_head)
+    by_hand = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), dim=-1)  # (nh, T, T)
+
+diff = (by_hand - cap.attentions[0]).abs().max().item()
+print(f"max |by hand - model| over {n_heads_model} heads: {diff:.1e}")
+assert diff < 1e-5, "layer 0 recomputed from the model's weights matches its attentions"
+assert (recompute_attention(model, cap.embeddings, cap.attention_mask) - cap.attentions[0]).abs().max() < 1e-5
+
+# %% [markdown]
+# **Explorer.** Pick a layer and a head (or their mean); the row of the chosen query token says where it
+# looks. The model runs once per sentence: switching layer, head or query redraws from a cache.
+# Where does "it" look?
+
+# %%
+explorer = AttentionExplorer(model, tokenizer, text=SENTENCE, layer=0, head=0, query="it")
+explorer
+
+# %%
+last = arch.n_layers(model) - 1
+for layer in range(last + 1):
+    view = explorer.set(layer=layer, head="mean")
+    top = sorted(range(len(view.tokens)), key=lambda j: -view.row[j].item())[:3]
+    print(f"layer {layer}: 'it' looks most at", [(view.tokens[j], round(view.row[j].item(), 2)) for j in top])
+assert explorer.n_forward == 1, "switching layers and heads ran no new forward pass"
+assert torch.allclose(view.weights, cap.attentions[last].mean(0))
+assert torch.allclose(view.row.sum(), torch.tensor(1.0))
+_ = explorer.set(layer=last, head=0)
+
+# %% [markdown]
+# <details class="xk-answer"><summary>Question: does "it" attend to "cat"? Does that explain the
+# model's sentiment prediction?</summary>
+#
+# Look at several layers and heads: some heads link "it" with "cat" (coreference), others look at
+# `[SEP]`, at the previous token or at "hungry", and the mean of heads mixes all of them. A head that
+# links "it" to "cat" shows what the model *relates*, not what its prediction *depends on*: attention
+# weights are one factor of the computation (the values and every later layer matter too), which is why
+# notebook 04 turns to gradients (Grad-SAM) and SHAP. See Jain & Wallace (2019) and Wiegreffe & Pinter
+# (2019).
+# </details>
+#
+# **Try it:** type your own sentence into the explorer; the first view of a new sentence costs one
+# forward pass, every switch after that is free.
