@@ -7,6 +7,10 @@ import importlib
 _EXPORTS = {
     "load_sentiment": "loaders",
     "load_vit": "loaders",
+    "clear_cache": "loaders",
+    "HubUnreachableError": "loaders",
+    "load_movie_reviews": "sentiment",
+    "ensure_embedded_sentiment": "sentiment",
     "prepare": "prepare",
     "ensure_eager": "arch",
     "encoder_layers": "arch",

@@ -183,13 +183,15 @@ def _load_uncached(kind: str, source: str, local: bool, dev: str):
 
     from xaikit.models.arch import ensure_eager
 
+    # No network: look only in the local Hugging Face cache instead of retrying for a minute.
+    hub = {} if local or _hub_reachable() else {"local_files_only": True}
     with _hub_errors(kind, source, local, "configuration"):
-        config = AutoConfig.from_pretrained(source)
+        config = AutoConfig.from_pretrained(source, **hub)
     _check_kind(kind, source, config)
     _check_head_in_config(kind, source, config)
 
     auto = AutoModelForSequenceClassification if kind == "text" else AutoModelForImageClassification
-    extra = {"use_safetensors": True} if _is_embedded_folder(source) else {}
+    extra = {"use_safetensors": True} if _is_embedded_folder(source) else dict(hub)
     with _hub_errors(kind, source, local, "weights"), _quiet_transformers():
         try:
             model, info = auto.from_pretrained(source, attn_implementation="eager", output_loading_info=True,
@@ -203,7 +205,8 @@ def _load_uncached(kind: str, source: str, local: bool, dev: str):
     with _hub_errors(kind, source, local, "tokenizer" if kind == "text" else "image processor"), \
             _quiet_transformers():
         try:
-            prep = AutoTokenizer.from_pretrained(source) if kind == "text" else AutoImageProcessor.from_pretrained(source)
+            auto_prep = AutoTokenizer if kind == "text" else AutoImageProcessor
+            prep = auto_prep.from_pretrained(source, **hub)
             if kind == "text" and len(prep) <= len(set(prep.all_special_tokens)):
                 # transformers 5.x builds a tokenizer with an empty vocabulary when the files are missing
                 raise ValueError(f"the tokenizer has no vocabulary ({len(prep)} tokens)")
@@ -311,6 +314,24 @@ class _hub_errors:
                 f"{self.source!r} is neither an embedded model, a local folder nor a model on the Hugging "
                 f"Face hub ({exc}); pass {EMBEDDED!r} or a hub id such as {HUB_EXAMPLES[self.kind]!r}"
             ) from exc
+        return False
+
+
+def _hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the hub's host answers a TCP connection within ``timeout`` seconds (False when offline)."""
+    import socket
+    from urllib.parse import urlparse
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    url = urlparse(constants.ENDPOINT)
+    try:
+        with socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)),
+                                      timeout=timeout):
+            return True
+    except OSError:
         return False
 
 
