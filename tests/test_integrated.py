@@ -177,3 +177,16 @@ def test_bad_input_is_named(kwargs, error, match):
     args = {"f": random_mlp(d=3), "x": torch.ones(3)} | kwargs
     with pytest.raises(error, match=match):
         xk.integrated_gradients(**args)
+
+
+def test_gap_curves_equal_separate_runs():
+    from xaikit.integrated import gap_curves
+
+    model = random_mlp(6)
+    x = torch.randn(6)
+    curves = gap_curves(model, x, steps=(1, 2, 5, 16), target=1)
+    assert curves["riemann_trapezoid"][0] == [2, 5, 16] and curves["riemann_left"][0] == [1, 2, 5, 16]
+    for rule, (ns, gaps) in curves.items():
+        for n, gap in zip(ns, gaps, strict=True):
+            alone = xk.integrated_gradients(model, x, steps=n, rule=rule, target=1).relative_gap
+            assert gap == pytest.approx(alone, rel=1e-3, abs=1e-6)

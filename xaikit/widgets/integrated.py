@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from xaikit.baselines import BASELINES, PARAMETERS, baseline_attributions
-from xaikit.integrated import RULES, integrated_gradients
+from xaikit.integrated import RULES, gap_curves, integrated_gradients
 from xaikit.paths import path_integrated_gradients
 from xaikit.plotting import OKABE_ITO, show_signed, signed_bars
 from xaikit.widgets.base import Panel, dropdown, int_slider, slider
@@ -75,11 +75,7 @@ class IGStepsPanel(Panel):
         if f is None:
             f, x, baseline, _ = digits_setup()
         self.f, self.x, self.baseline, self.target = f, x, baseline, target
-        self.curves = {}
-        for r in RULES:  # computed once: the whole log-log figure
-            ns = [n for n in self.grid if n >= (2 if r == "riemann_trapezoid" else 1)]
-            gaps = [integrated_gradients(f, x, baseline, n, r, target).relative_gap for n in ns]
-            self.curves[r] = (ns, gaps)
+        self.curves = gap_curves(f, x, baseline, self.grid, RULES, target)  # once: the whole log-log figure
         controls = {"steps": int_slider("steps", steps, 1, 300), "rule": dropdown("rule", RULES, rule)}
         super().__init__(controls)
 
@@ -129,7 +125,8 @@ class IGPathPanel(Panel):
 
     def __init__(self, f=None, x=(1.0, 1.0), baseline=(0.0, 0.0), steps: int = 200):
         self.f = _sigmoid_sum if f is None else f
-        self.x, self.baseline = torch.tensor(x, dtype=torch.float32), torch.tensor(baseline, dtype=torch.float32)
+        self.x = torch.as_tensor(x, dtype=torch.float32)
+        self.baseline = torch.as_tensor(baseline, dtype=torch.float32)
         self.steps = steps
         super().__init__({"path": dropdown("path", list(PATH_CHOICES))})
 
@@ -221,12 +218,12 @@ class IGCompletenessPanel(Panel):
     figsize = (10.0, 4.2)
     title = "The interpolation path and completeness"
 
-    def __init__(self, model=None, x=None, baseline=None, target=None, steps: int = 50):
+    def __init__(self, model=None, x=None, baseline=None, target=None, steps: int = 50,
+                 rule: str = "riemann_right"):
         if model is None:
             model, x, baseline, _ = digits_setup()
         self.model, self.x, self.baseline, self.target = model, x, baseline, target
-        super().__init__({"steps": int_slider("steps", steps, 2, 300),
-                          "rule": dropdown("rule", RULES, "riemann_right")})
+        super().__init__({"steps": int_slider("steps", steps, 2, 300), "rule": dropdown("rule", RULES, rule)})
 
     def compute(self, steps, rule):
         return integrated_gradients(self.model, self.x, self.baseline, steps, rule, self.target)
