@@ -1,0 +1,301 @@
+"""Homework self-checks (xaikit.checks): each passes a correct implementation and fails each classic mistake
+with the right diagnosis and a location (token, layer/head, step, image)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.figure import Figure
+
+from xaikit import checks
+
+# --- Integrated Gradients ------------------------------------------------------------------------------------
+
+
+def _path_grads(f, x, baseline, alphas):
+    points = (baseline + torch.as_tensor(alphas, dtype=x.dtype)[:, None] * (x - baseline)).requires_grad_(True)
+    (grads,) = torch.autograd.grad(f(points).sum(), points)
+    return grads  # (S, d)
+
+
+def ig_right(f, x, baseline, steps):
+    alphas = torch.arange(1, steps + 1) / steps
+    return (x - baseline) * _path_grads(f, x, baseline, alphas).mean(0)
+
+
+def ig_left(f, x, baseline, steps):
+    return (x - baseline) * _path_grads(f, x, baseline, torch.arange(steps) / steps).mean(0)
+
+
+def ig_no_difference(f, x, baseline, steps):
+    return _path_grads(f, x, baseline, torch.arange(1, steps + 1) / steps).mean(0)
+
+
+def ig_times_x(f, x, baseline, steps):
+    return x * _path_grads(f, x, baseline, torch.arange(1, steps + 1) / steps).mean(0)
+
+
+def ig_no_divide(f, x, baseline, steps):
+    return (x - baseline) * _path_grads(f, x, baseline, torch.arange(1, steps + 1) / steps).sum(0)
+
+
+def ig_from_zero(f, x, baseline, steps):
+    return ig_right(f, x, torch.zeros_like(x), steps)
+
+
+def ig_off_by_one(f, x, baseline, steps):  # steps + 1 points from 0 to 1, averaged
+    return (x - baseline) * _path_grads(f, x, baseline, torch.linspace(0, 1, steps + 1)).mean(0)
+
+
+def test_ig_correct_right_and_left_sums(capsys):
+    result = checks.check_ig_riemann(ig_right)
+    assert result and result.mistake is None
+    out = capsys.readouterr().out
+    assert "all checks passed" in out and "right Riemann sum (the IG paper's)" in out
+    left = checks.check_ig_riemann(ig_left, verbose=False)
+    assert left and "left Riemann sum" in left.report()
+
+
+@pytest.mark.parametrize("fn, mistake", [
+    (ig_no_difference, "missing_x_minus_baseline"),
+    (ig_times_x, "times_x_not_difference"),
+    (ig_no_divide, "missing_divide_by_steps"),
+    (ig_from_zero, "path_from_zero"),
+])
+def test_ig_classic_mistakes(fn, mistake):
+    result = checks.check_ig_riemann(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+    assert "steps=8: feature" in result.report() and "expected" in result.report()
+
+
+def test_ig_reports_the_steps_it_evaluated():
+    result = checks.check_ig_riemann(ig_off_by_one, verbose=False)
+    assert not result
+    report = result.report()
+    assert "you evaluated f at 9 alphas from 0.0 to 1.0" in report, report
+    assert "alpha_k = k/8" in report
+
+
+def test_ig_stub_and_shape():
+    def stub(f, x, baseline, steps):
+        raise NotImplementedError
+
+    assert checks.check_ig_riemann(stub, verbose=False).mistake == "not_implemented"
+    bad = checks.check_ig_riemann(lambda f, x, b, s: torch.zeros(2), verbose=False)
+    assert bad.mistake == "shape"
+
+
+# --- attention -----------------------------------------------------------------------------------------------
+
+
+def attn_from_inputs(x, w_q, w_k, w_v, dim=-1, scale=True, transpose=False):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = (k @ q.T) if transpose else (q @ k.T)
+    if scale:
+        scores = scores / math.sqrt(q.shape[-1])
+    weights = torch.softmax(scores, dim=dim)
+    return weights @ v, weights
+
+
+def test_attention_correct_both_signatures():
+    assert checks.check_attention(attn_from_inputs, verbose=False)
+
+    def sdpa(q, k, v):
+        w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)
+        return w @ v, w
+
+    assert checks.check_scaled_dot_product_attention(sdpa, verbose=False)
+    assert checks.check_attention(lambda q, k, v: sdpa(q, k, v)[0], verbose=False)  # out only
+
+
+@pytest.mark.parametrize("kwargs, mistake", [
+    ({"dim": 0}, "softmax_wrong_dim"),
+    ({"scale": False}, "missing_scale"),
+    ({"transpose": True}, "transposed"),
+])
+def test_attention_classic_mistakes(kwargs, mistake):
+    result = checks.check_attention(lambda x, wq, wk, wv: attn_from_inputs(x, wq, wk, wv, **kwargs),
+                                    verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+    assert "weight of query" in result.report() and "on key" in result.report()
+
+
+def test_attention_wrong_dim_found_from_out_alone():
+    def out_only(q, k, v):
+        return torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0) @ v
+
+    result = checks.check_attention(out_only, verbose=False)
+    assert not result and result.mistake == "softmax_wrong_dim", result.report()
+    assert "out[" in result.report()
+
+
+# --- Grad-SAM ------------------------------------------------------------------------------------------------
+
+
+def gradsam_correct(a, g):
+    L, M, N, _ = a.shape
+    return (a * torch.relu(g)).sum(dim=(0, 1, 3)) / (L * M * N)
+
+
+def gradsam_wrong_axis(a, g):
+    L, M, N, _ = a.shape
+    return (a * torch.relu(g)).sum(dim=(0, 1, 2)) / (L * M * N)
+
+
+def gradsam_no_relu(a, g):
+    L, M, N, _ = a.shape
+    return (a * g).sum(dim=(0, 1, 3)) / (L * M * N)
+
+
+def gradsam_no_norm(a, g):
+    return (a * torch.relu(g)).sum(dim=(0, 1, 3))
+
+
+def test_gradsam_correct(capsys):
+    assert checks.check_gradsam(gradsam_correct)
+    out = capsys.readouterr().out
+    assert "tiny BERT on 'I like the movie': all 6 token scores match" in out
+
+
+@pytest.mark.parametrize("fn, mistake", [
+    (gradsam_wrong_axis, "wrong_axis"), (gradsam_no_relu, "missing_relu"), (gradsam_no_norm, "missing_normalisation"),
+])
+def test_gradsam_classic_mistakes(fn, mistake):
+    result = checks.check_gradsam(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+    assert "token " in result.report() and "off by" in result.report()
+
+
+def test_gradsam_missing_relu_located_by_head():
+    """Layer 0 head 0 of the random case has only positive gradients: there the missing ReLU is harmless."""
+    report = checks.check_gradsam(gradsam_no_relu, verbose=False).report()
+    assert "layer 0 head 1" in report and "agrees in the other 1 head(s)" in report, report
+    assert "layer 0 head 0," not in report
+
+
+# --- the [CLS] question ----------------------------------------------------------------------------------
+
+
+def cls_share_correct(a, g):
+    h = (a * torch.relu(g)).sum(dim=(1, 3))  # (L, N)
+    return h[:, 0] / h.sum(dim=1)
+
+
+def cls_share_column(a, g):
+    h = (a * torch.relu(g)).sum(dim=(1, 2))  # (L, N) by key
+    return h[:, 0] / h.sum(dim=1)
+
+
+def test_cls_share_correct_and_last_layer_is_all_cls(capsys):
+    assert checks.check_cls_share(cls_share_correct)
+    out = capsys.readouterr().out
+    assert "in the last layer the [CLS] row holds 100% of the mass" in out
+
+
+def test_cls_share_mistakes():
+    result = checks.check_cls_share(cls_share_column, verbose=False)
+    assert not result and result.mistake == "wrong_axis" and "layer " in result.report()
+    raw = checks.check_cls_share(lambda a, g: (a * torch.relu(g)).sum(dim=(1, 3))[:, 0], verbose=False)
+    assert raw.mistake == "not_a_share"
+
+
+# --- two heads of two layers -------------------------------------------------------------------------------
+
+
+def plot_heads(attentions, tokens, picks, transpose=False, vmax=1.0, mean=False, shift=0):
+    fig = Figure(figsize=(8, 4))
+    axes = fig.subplots(1, len(picks))
+    for ax, (layer, head) in zip(axes, picks, strict=True):
+        layer = min(layer + shift, attentions.shape[0] - 1) if shift else layer
+        m = attentions[layer].mean(0) if mean else attentions[layer, head]
+        m = m.T if transpose else m
+        ax.imshow(m.numpy(), vmin=0, vmax=vmax, cmap="viridis")
+        ax.set_xticks(range(len(tokens)), tokens)
+        ax.set_yticks(range(len(tokens)), tokens)
+    return fig
+
+
+def test_head_plots_correct():
+    result = checks.check_head_plots(plot_heads, verbose=False)
+    assert result, result.report()
+    assert "layer 0 head 1: heatmap shows attentions[0, 1]" in result.report()
+
+
+@pytest.mark.parametrize("kwargs, mistake", [
+    ({"transpose": True}, "transposed"), ({"mean": True}, "mean_of_heads"), ({"vmax": None}, "colour_range"),
+    ({"shift": 1}, "wrong_head"),
+])
+def test_head_plots_mistakes(kwargs, mistake):
+    result = checks.check_head_plots(lambda a, t, p: plot_heads(a, t, p, **kwargs), verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+
+
+def test_head_plots_pcolormesh_and_axes_are_accepted():
+    def mesh(attentions, tokens, picks):
+        fig = Figure()
+        axes = fig.subplots(1, 2)
+        for ax, (layer, head) in zip(axes, picks, strict=True):
+            ax.pcolormesh(attentions[layer, head].numpy(), vmin=0, vmax=1)
+            ax.set_xticks(np.arange(len(tokens)) + 0.5, tokens)
+            ax.set_yticks(np.arange(len(tokens)) + 0.5, tokens)
+        return axes
+
+    assert checks.check_head_plots(mesh, verbose=False)
+    assert checks.check_head_plots(lambda a, t, p: "a plot", verbose=False).mistake == "no_figure"
+
+
+# --- CAV and TCAV ----------------------------------------------------------------------------------------------
+
+
+def cav_logistic(concept, negative, flip=False, normalise=True):
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.concatenate([concept, negative])
+    y = np.r_[np.ones(len(concept)), np.zeros(len(negative))]
+    w = LogisticRegression().fit(x, 1 - y if flip else y).coef_[0]
+    return w / np.linalg.norm(w) if normalise else w
+
+
+def test_cav_correct_including_mean_difference():
+    assert checks.check_cav(cav_logistic, verbose=False)
+    mean_diff = checks.check_cav(lambda c, n: (d := c.mean(0) - n.mean(0)) / np.linalg.norm(d), verbose=False)
+    assert mean_diff, mean_diff.report()
+
+
+@pytest.mark.parametrize("fn, mistake", [
+    (lambda c, n: cav_logistic(c, n, flip=True), "sign_flipped"),
+    (lambda c, n: cav_logistic(c, n, normalise=False), "not_normalised"),
+    (lambda c, n: np.ones(c.shape[1]), "wrong_direction"),
+    (lambda c, n: c.mean(0)[:3], "shape"),
+])
+def test_cav_mistakes(fn, mistake):
+    result = checks.check_cav(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+
+
+def tcav_correct(grads, cav):
+    return float(((grads @ cav) > 0).mean())
+
+
+def test_tcav_score_correct(capsys):
+    assert checks.check_tcav_score(tcav_correct)
+    assert "images with S(x) > 0" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, mistake", [
+    (lambda g, c: float(((g @ c) >= 0).mean()), "greater_equal"),
+    (lambda g, c: float(((g @ c) > 0).sum()), "count_not_fraction"),
+    (lambda g, c: float(((g @ c) < 0).mean()), "sign_flipped"),
+    (lambda g, c: float((g @ c).mean()), "mean_derivative"),
+])
+def test_tcav_score_mistakes(fn, mistake):
+    result = checks.check_tcav_score(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+
+
+def test_tcav_score_names_the_images():
+    report = checks.check_tcav_score(lambda g, c: float(((g @ c) >= 0).mean()), verbose=False).report()
+    assert "image 2 (S = 0)" in report and "image 7 (S = 0)" in report, report
