@@ -38,6 +38,10 @@ _EXPORTS: dict[str, str] = {
     # notebook 04
     "gradsam": "gradsam",
     "shap_text": "shaptext",
+    # homework self-checks (xaikit.checks)
+    "check_ig_riemann": "checks", "check_attention": "checks", "check_gradsam": "checks",
+    "check_cls_share": "checks", "check_head_plots": "checks", "check_cav": "checks",
+    "check_tcav_score": "checks",
 }
 
 # submodules reachable as attributes, e.g. ``xaikit.tcav.tcav_significance``.
