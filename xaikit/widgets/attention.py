@@ -57,6 +57,42 @@ def draw_attention(ax, weights, tokens=None, title: str | None = None, colorbar:
     return im
 
 
+class _BlitPanel(Panel):
+    """A panel whose axes, labels and colour bars stay put while a few artists change.
+
+    ``draw`` builds the full figure and lists the changing artists in ``self._dynamic``; when
+    ``layout_key(result)`` is unchanged, ``refresh`` updates only those artists, which are drawn onto the
+    saved background (Matplotlib blitting). Tick labels and text layout are most of a full redraw's cost.
+    """
+
+    def layout_key(self, r):
+        return None
+
+    def refresh(self, r) -> str | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _render(self, r):
+        fig = self.figure
+        canvas = fig.canvas
+        key = self.layout_key(r)
+        if not getattr(self, "_blit_ready", False) or key != self._blit_key:
+            fig.clear()
+            self._dynamic = []
+            extra = self.draw(fig, r)
+            for artist in self._dynamic:
+                artist.set_animated(True)  # left out of canvas.draw(), drawn by hand below
+            canvas.draw()
+            self._background = canvas.copy_from_bbox(fig.bbox)
+            self._blit_key, self._blit_ready = key, True
+        else:
+            extra = self.refresh(r)
+        canvas.restore_region(self._background)
+        for artist in self._dynamic:
+            fig.draw_artist(artist)
+        self.image.value = _png(canvas)
+        return extra
+
+
 # -- positional encoding ---------------------------------------------------------------------------------
 @dataclass
 class PEResult:
@@ -104,7 +140,7 @@ class SaturationResult:
     grad_norm: torch.Tensor  # (T,) Frobenius norm of the softmax Jacobian
 
 
-class WorkedExamplePanel(Panel):
+class WorkedExamplePanel(_BlitPanel):
     """The lecture's three inputs ``[1,0,1,0], [0,2,0,2], [1,1,1,1]`` through one attention head.
 
     ``weights = softmax(Q K^T / temperature)``; the usual choice is ``temperature = sqrt(d_k) = sqrt(3)``.
@@ -126,22 +162,52 @@ class WorkedExamplePanel(Panel):
         w = steps.weights  # (3, 3)
         return SaturationResult(steps, temperature, A.row_entropy(w), A.max_weight(w), A.softmax_jacobian_norm(w))
 
+    names = ["input 1", "input 2", "input 3"]
+
+    @staticmethod
+    def _metrics(r):
+        # every bar on a 0..1 scale: entropy / ln 3, max weight, Jacobian norm / its value at uniform weights
+        # (sqrt(T-1)/T; the norm can exceed that by a few per cent near a two-way tie)
+        return [("entropy / ln 3", r.entropy / math.log(3)), ("max weight", r.max_weight),
+                ("gradient norm / uniform's", r.grad_norm / (math.sqrt(2) / 3))]
+
     def draw(self, fig, r):
         ax1, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.3])
-        names = ["input 1", "input 2", "input 3"]
-        draw_attention(ax1, r.steps.weights, names, title=f"softmax(QK^T / {r.temperature:.3g})", annotate=True)
-        metrics = [("entropy / ln 3", r.entropy / math.log(3)), ("max weight", r.max_weight),
-                   ("gradient norm / uniform's", r.grad_norm / (math.sqrt(2) / 3))]  # uniform: sqrt(T-1)/T
+        draw_attention(ax1, r.steps.weights, self.names, title=self._title(r), annotate=True)
         x = np.arange(3)
-        for i, (label, vals) in enumerate(metrics):
-            ax2.bar(x + (i - 1) * 0.27, vals.numpy(), width=0.27, color=OKABE_ITO[i], label=label)
-        ax2.set_xticks(x, names)
-        ax2.set_ylim(0, max(1.05, float(metrics[2][1].max()) * 1.05))
+        bars = []
+        for i, (label, vals) in enumerate(self._metrics(r)):
+            bars += ax2.bar(x + (i - 1) * 0.27, vals.numpy(), width=0.27, color=OKABE_ITO[i], label=label).patches
+        ax2.set_xticks(x, self.names)
+        ax2.set_ylim(0, 1.12)
         ax2.set_title("saturation per query", fontsize=10)
-        ax2.legend(fontsize=8, loc="upper left")
+        ax2.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
+        self._dynamic = [ax1.images[0], ax1.title, *ax1.texts, *bars]
+        return self._table(r)
+
+    def refresh(self, r):
+        image, title, *rest = self._dynamic
+        texts, bars = rest[:9], rest[9:]
+        w = r.steps.weights.numpy()
+        image.set_data(w)
+        title.set_text(self._title(r))
+        for t, value in zip(texts, w.reshape(-1), strict=True):
+            t.set_text(f"{value:.2f}")
+            t.set_color("black" if value > 0.6 else "white")
+        heights = np.concatenate([vals.numpy() for _, vals in self._metrics(r)])
+        for bar, height in zip(bars, heights, strict=True):
+            bar.set_height(height)
+        return self._table(r)
+
+    @staticmethod
+    def _title(r):
+        return f"softmax(QK^T / {r.temperature:.3g})"
+
+    def _table(self, r):
         return _table_html(["query", "entropy (nats)", "max weight", "gradient norm"],
                            [[n, f"{e:.3f}", f"{m:.3f}", f"{g:.2e}"] for n, e, m, g in
-                            zip(names, r.entropy.tolist(), r.max_weight.tolist(), r.grad_norm.tolist(), strict=True)])
+                            zip(self.names, r.entropy.tolist(), r.max_weight.tolist(), r.grad_norm.tolist(),
+                                strict=True)])
 
 
 @dataclass
@@ -153,7 +219,7 @@ class DkResult:
     d_ks: list
 
 
-class SaturationPanel(Panel):
+class SaturationPanel(_BlitPanel):
     """Why divide by ``sqrt(d_k)``: random ``q, k ~ N(0, I)`` of size ``d_k`` against 10 keys. Unscaled,
     the scores' spread grows like ``sqrt(d_k)``, so the softmax saturates and its gradient vanishes."""
 
@@ -188,23 +254,43 @@ class SaturationPanel(Panel):
     def compute(self, d_k, scaled):
         return DkResult(d_k, scaled, self._weights(d_k, scaled)[0], self.curves, list(self.d_ks))
 
+    metrics = ("entropy", "max_weight", "grad_norm")
+
     def draw(self, fig, r):
         ax1, ax2 = fig.subplots(1, 2)
-        ax1.bar(range(self.n_keys), r.weights.numpy(), color=OKABE_ITO[0])
+        bars = ax1.bar(range(self.n_keys), r.weights.numpy(), color=OKABE_ITO[0]).patches
         ax1.set_ylim(0, 1)
         ax1.set_xlabel("key")
         ax1.set_ylabel("weight")
-        ax1.set_title(f"one query, d_k = {r.d_k}, {'scaled' if r.scaled else 'unscaled'}", fontsize=10)
-        for i, metric in enumerate(("entropy", "max_weight", "grad_norm")):
+        ax1.set_title(self._title(r), fontsize=10)
+        markers = []
+        for i, metric in enumerate(self.metrics):
             for name, style in (("raw", "-"), ("scaled", "--")):
                 ax2.plot(r.d_ks, r.curves[name][metric], style, color=OKABE_ITO[i], marker="o", ms=3,
                          label=f"{metric} ({name})")
-            current = r.curves["scaled" if r.scaled else "raw"][metric][r.d_ks.index(r.d_k)]
-            ax2.plot([r.d_k], [current], "o", color=OKABE_ITO[i], ms=9, mfc="none")
+            markers += ax2.plot([r.d_k], [self._current(r, metric)], "o", color=OKABE_ITO[i], ms=9, mfc="none")
         ax2.set_xscale("log", base=2)
         ax2.set_xlabel("d_k")
-        ax2.set_title(f"mean over {self.n_queries} queries ({self.n_keys} keys)", fontsize=10)
+        ax2.set_title(f"mean over {self.n_queries} queries ({self.n_keys} keys); circles: now", fontsize=10)
         ax2.legend(fontsize=7, ncol=2)
+        self._dynamic = [ax1.title, *bars, *markers]
+
+    def refresh(self, r):
+        title, *rest = self._dynamic
+        bars, markers = rest[:self.n_keys], rest[self.n_keys:]
+        title.set_text(self._title(r))
+        for bar, height in zip(bars, r.weights.tolist(), strict=True):
+            bar.set_height(height)
+        for marker, metric in zip(markers, self.metrics, strict=True):
+            marker.set_data([r.d_k], [self._current(r, metric)])
+
+    @staticmethod
+    def _current(r, metric):
+        return r.curves["scaled" if r.scaled else "raw"][metric][r.d_ks.index(r.d_k)]
+
+    @staticmethod
+    def _title(r):
+        return f"one query, d_k = {r.d_k}, {'scaled' if r.scaled else 'unscaled'}"
 
 
 # -- masks -----------------------------------------------------------------------------------------------
@@ -217,7 +303,7 @@ class MaskResult:
     mask: torch.Tensor | None  # (T, T) bool, True = may attend
 
 
-class MaskPanel(Panel):
+class MaskPanel(_BlitPanel):
     """One score matrix under the three masks: none (BERT, bidirectional), causal (GPT, no peeking at
     later tokens), padding (no attention to ``[PAD]``)."""
 
@@ -232,6 +318,7 @@ class MaskPanel(Panel):
         self.k = torch.randn(T, d_k, generator=g)  # (T, d_k)
         self.v = torch.randn(T, d_k, generator=g)  # (T, d_k)
         self.attention_mask = torch.tensor([0 if t == "[PAD]" else 1 for t in self.tokens])  # (T,)
+        self.score_limit = float((self.q @ self.k.T).abs().max()) / math.sqrt(d_k)  # fixed colour range
         super().__init__({"mask": toggle("mask", ["none", "causal", "padding"], mask)})
 
     def compute(self, mask):
@@ -250,15 +337,30 @@ class MaskPanel(Panel):
 
         ax1, ax2 = fig.subplots(1, 2)
         cmap = mpl.colormaps[DIVERGING].with_extremes(bad="0.55")  # masked (-inf) cells in grey
-        s = r.scores.numpy().copy()
-        s[~np.isfinite(s)] = np.nan
-        lim = float(np.nanmax(np.abs(s)))
-        im = ax1.imshow(s, cmap=cmap, vmin=-lim, vmax=lim)
+        lim = self.score_limit
+        im = ax1.imshow(self._scores(r), cmap=cmap, vmin=-lim, vmax=lim)
         ax1.set_xticks(range(len(r.tokens)), r.tokens, rotation=90, fontsize=8)
         ax1.set_yticks(range(len(r.tokens)), r.tokens, fontsize=8)
-        ax1.set_title(f"scores QK^T/sqrt(d_k), mask: {r.kind} (grey = -inf)", fontsize=10)
+        ax1.set_title(self._title(r), fontsize=10)
         fig.colorbar(im, ax=ax1, fraction=0.046, pad=0.04)
         draw_attention(ax2, r.weights, r.tokens, title="weights (rows sum to 1)")
+        self._dynamic = [im, ax1.title, ax2.images[0]]
+
+    def refresh(self, r):
+        scores, title, weights = self._dynamic
+        scores.set_data(self._scores(r))
+        title.set_text(self._title(r))
+        weights.set_data(r.weights.numpy())
+
+    @staticmethod
+    def _scores(r):
+        s = r.scores.numpy().copy()
+        s[~np.isfinite(s)] = np.nan  # drawn in the colour map's "bad" grey
+        return s
+
+    @staticmethod
+    def _title(r):
+        return f"scores QK^T/sqrt(d_k), mask: {r.kind} (grey = -inf)"
 
 
 # -- heads -----------------------------------------------------------------------------------------------
@@ -325,7 +427,7 @@ class ExplorerView:
     capture: object  # the AttentionCapture of the sentence
 
 
-class AttentionExplorer(Panel):
+class AttentionExplorer(_BlitPanel):
     """A real BERT-family model's attention on any sentence, by layer and head (or the mean of heads).
 
     ``AttentionExplorer(model, tokenizer, text="The cat drank the milk because it was hungry", layer=0,
@@ -412,6 +514,7 @@ class AttentionExplorer(Panel):
     def draw(self, fig, r):
         ax = fig.subplots()
         draw_attention(ax, r.weights, r.tokens, title=self._title(r), query=r.query)
+        self._dynamic = [ax.images[0], ax.patches[0], ax.title]
         return self._row_html(r)
 
     @staticmethod
@@ -422,33 +525,14 @@ class AttentionExplorer(Panel):
         return token_heatmap_html(r.tokens, r.row.numpy(), signed=False, vmax=1.0,
                                   title=f"where {r.tokens[r.query]!r} looks ({self._title(r)})")
 
-    def _render(self, r):
-        """Blitting: the axes, token labels and colour bar are drawn once per sentence; a layer, head or
-        query switch redraws only the image, the outline and the title onto the saved background, then
-        encodes the pixels (the full Matplotlib draw with ~2T tick labels would take several times longer)."""
-        fig = self.figure
-        canvas = fig.canvas
-        if getattr(self, "_blit_tokens", None) != r.tokens:
-            fig.clear()
-            self.draw(fig, r)
-            ax = fig.axes[0]
-            self._blit_image = ax.images[0]
-            self._blit_rect = ax.patches[0]
-            self._blit_title = ax.title
-            for artist in (self._blit_image, self._blit_rect, self._blit_title):
-                artist.set_animated(True)  # left out of canvas.draw(), drawn by hand below
-            canvas.draw()
-            self._blit_background = canvas.copy_from_bbox(fig.bbox)
-            self._blit_tokens = list(r.tokens)
-        else:
-            self._blit_image.set_data(r.weights.numpy())
-            self._blit_rect.set_y(r.query - 0.5)
-            self._blit_title.set_text(self._title(r))
-        canvas.restore_region(self._blit_background)
-        ax = self._blit_image.axes
-        for artist in (self._blit_image, self._blit_rect, self._blit_title):
-            ax.draw_artist(artist)
-        self.image.value = _png(canvas)
+    def layout_key(self, r):
+        return tuple(r.tokens)  # a new sentence changes the tick labels: full redraw
+
+    def refresh(self, r):
+        image, rect, title = self._dynamic
+        image.set_data(r.weights.numpy())
+        rect.set_y(r.query - 0.5)
+        title.set_text(self._title(r))
         return self._row_html(r)
 
 
@@ -458,8 +542,10 @@ def _png(canvas) -> bytes:
 
     from PIL import Image
 
+    width, height = canvas.get_width_height()
     buf = io.BytesIO()
-    Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buf, format="png", compress_level=1)
+    Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
+        buf, format="png", compress_level=1)
     return buf.getvalue()
 
 
