@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     # notebook 02
     "integrated_gradients": "integrated",
     "steps_for_tolerance": "integrated",
+    "text_integrated_gradients": "text_ig",
     # notebook 04
     "gradsam": "gradsam",
     "shap_text": "shaptext",
@@ -48,7 +49,7 @@ _EXPORTS: dict[str, str] = {
 _SUBMODULES = {
     "attention", "checks", "faithfulness", "gradients", "gradsam", "integrated", "models", "paths",
     "baselines", "plotting", "shaptext", "tcav", "toys", "widgets", "presenter", "contrast", "tokens",
-    "imageworld", "views", "editing", "capture", "homework",
+    "imageworld", "views", "editing", "capture", "homework", "text_ig",
 }
 
 __all__ = ["__version__", "cache_dir", "device", "fast_mode", "set_seed", *sorted(_EXPORTS)]
