@@ -8,7 +8,7 @@ compared, because the machine's cores may be shared.
     HF_HUB_OFFLINE=1 python benchmarks/ig_vs_captum.py [--repeats 5] [--tiny]
 
 Uses ``xaikit.models.load_sentiment()`` (the embedded model, after ``python -m xaikit prepare``); if it is
-not available, falls back to the tiny seeded BERT and says so.
+not available, falls back to a seeded random BERT of the same shape and says so.
 """
 
 from __future__ import annotations
@@ -24,17 +24,21 @@ def load(tiny: bool):
     if not tiny:
         try:
             import xaikit.models as models
+            from xaikit.models.sentiment import sentiment_folder
 
+            if not (sentiment_folder() / "metrics.json").is_file():  # never train from a benchmark
+                raise FileNotFoundError("the embedded model is not prepared; run `python -m xaikit prepare`")
             loaded = models.load_sentiment()
             model, tok = (loaded.model, loaded.tokenizer) if hasattr(loaded, "model") else loaded
             return model.eval(), tok, "embedded sentiment model (load_sentiment)"
         except Exception as err:  # noqa: BLE001 - reported, then the fallback
             print(f"NOTE: load_sentiment() is not available ({type(err).__name__}: {err}); "
-                  "falling back to the tiny seeded BERT")
+                  "falling back to a seeded random BERT of the same shape")
     from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 
-    return tiny_bert(hidden_size=64, num_hidden_layers=2, max_position_embeddings=128), tiny_tokenizer(), \
-        "tiny seeded BERT (xaikit.models.tiny)"
+    # the embedded model's shape (MiniLM-L6-H384: 6 blocks, 12 heads, hidden 384), random weights
+    model = tiny_bert(hidden_size=384, num_hidden_layers=6, num_attention_heads=12, max_position_embeddings=128)
+    return model, tiny_tokenizer(), "seeded random BERT of MiniLM-L6-H384's shape (xaikit.models.tiny.tiny_bert)"
 
 
 def sentence(tok, n_tokens: int) -> str:
@@ -51,7 +55,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rule", default="riemann_right")
-    parser.add_argument("--tiny", action="store_true", help="use the tiny seeded BERT")
+    parser.add_argument("--tiny", action="store_true", help="use a seeded random BERT of the embedded model's shape")
     args = parser.parse_args()
     torch.set_num_threads(max(1, torch.get_num_threads()))
 
