@@ -215,6 +215,8 @@ def test_load_vit_bad_names():
         load_vit("embedded-contrl")
     with pytest.raises(TypeError, match="name must be"):
         load_vit(["embedded"])
+    with pytest.raises(TypeError, match="got a ViTForImageClassification model.*ensure_eager"):
+        load_vit(tiny_vit())
     with pytest.raises(TypeError, match="cache must be True or False"):
         load_vit("embedded", cache="yes")
 

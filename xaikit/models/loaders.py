@@ -104,6 +104,10 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
              f"Face hub id such as {example!r}")
     if isinstance(name, os.PathLike):
         name = os.fspath(name)
+    if hasattr(name, "forward") and hasattr(name, "parameters"):  # a model object, not a name
+        raise TypeError(f"name must be a str or a path, got a {type(name).__name__} model; {loader} loads "
+                        "a model by name. To use a model you already have, pass it to the xaikit function "
+                        "directly, after xaikit.models.ensure_eager(model) so that it returns attention weights")
     if not isinstance(name, str):
         raise TypeError(f"name must be a str or a path, got {type(name).__name__} {name!r}; {usage}")
     text = name.strip()
