@@ -167,7 +167,7 @@ def test_layer_ig_equals_captum(bert, rule):
     theirs, delta = lig.attribute(enc["input_ids"], baseline_ids(enc["input_ids"], tok, "pad"), target=1,
                                   n_steps=16, method=rule, additional_forward_args=(enc["attention_mask"],),
                                   return_convergence_delta=True)
-    torch.testing.assert_close(scores.extras["result"].attributions, theirs[0], atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(scores.extras["result"].attributions, theirs[0], atol=1e-5, rtol=0)
     assert scores.scores == pytest.approx(theirs[0].sum(-1).numpy(), abs=1e-5)
     assert scores.extras["gap"] == pytest.approx(float(delta), abs=1e-4)
     assert scores.tokens == ["[CLS]", "a", "clever", "piece", "of", "cinema", "[SEP]"]
@@ -202,3 +202,16 @@ def test_text_ig_bad_input(bert):
         text_integrated_gradients(model, tok, "i like it", target=2)
     with pytest.raises(ValueError, match="text is empty"):
         text_integrated_gradients(model, tok, "  ")
+
+
+def test_text_ig_batches_and_training_mode(bert):
+    from xaikit.text_ig import text_integrated_gradients
+
+    model, tok = bert
+    full = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12)
+    chunked = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12, batch_size=5)
+    assert chunked.scores == pytest.approx(full.scores, abs=1e-6)
+    model.train()
+    with pytest.warns(UserWarning, match="eval"):
+        again = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12)
+    assert not model.training and again.scores == pytest.approx(full.scores, abs=1e-6)
