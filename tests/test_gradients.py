@@ -332,3 +332,10 @@ def test_digits_classifier_learns_is_seeded_and_cached(tmp_path, monkeypatch):
         assert torch.equal(v, c.model.state_dict()[k]), k
     assert not c.model.training
     toys._MEMORY.clear()
+
+
+def test_softplus_gradient_is_the_sigmoid_everywhere_including_the_kink():
+    z = torch.tensor([-30.0, -1.0, 0.0, 0.5, 30.0])
+    for beta in (0.5, 1.0, 10.0):
+        grads = torch.stack([G.gradient(toys.softplus_relu(beta), [10.0 + float(v)])[0] for v in z])
+        assert torch.allclose(grads, torch.sigmoid(beta * z), atol=1e-6)

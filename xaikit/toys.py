@@ -76,10 +76,13 @@ thresholded = Toy("thresholded", "max(0, x - 10)", 1, "lecture 'Problem 2: disco
 
 
 def softplus(z: torch.Tensor, beta: float = 1.0) -> torch.Tensor:
-    """``log(1 + exp(beta z)) / beta``, computed as ``max(beta z, 0) + log1p(exp(-|beta z|))`` over beta,
-    which never overflows. Its derivative is ``sigmoid(beta z)``."""
+    """``log(1 + exp(beta z)) / beta``, computed as ``logaddexp(beta z, 0) / beta``, which never overflows.
+
+    Its derivative is ``sigmoid(beta z)``, computed exactly by autograd (also at z = 0, where the textbook
+    ``max(bz, 0) + log1p(exp(-|bz|))`` form would give autograd's one-sided 1 instead of 0.5).
+    """
     bz = beta * z
-    return (torch.clamp(bz, min=0) + torch.log1p(torch.exp(-bz.abs()))) / beta
+    return torch.logaddexp(bz, torch.zeros_like(bz)) / beta
 
 
 def softplus_relu(beta: float = 1.0) -> Toy:

@@ -1,0 +1,323 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+# ---
+
+# %% [markdown]
+# # 01 — Gradients as explanations, and how they fail
+#
+# The simplest answer to *"which inputs mattered?"* is the gradient: $\partial f / \partial x_i$ says how
+# much the output moves when input $x_i$ moves a little. It costs one backward pass and needs no
+# choices. This notebook builds gradient explanations on models small enough to reason about by hand,
+# then breaks them three ways, as in the lecture:
+#
+# 1. gradient and gradient × input on a smooth model of two inputs;
+# 2. **saturation** (Shrikumar et al. 2017): the gradient is 0 although the input matters;
+# 3. **thresholding**: the gradient jumps, and a softplus makes it continuous;
+# 4. **noise** (Smilkov et al. 2017): a tiny input change moves the saliency map a lot; SmoothGrad helps;
+# 5. a summary of the failures and the later methods that answer them.
+#
+# Every claim about a number is an executed `assert`: if this notebook runs, its claims hold.
+
+# %%
+import math
+
+import torch
+
+import xaikit
+from xaikit import toys, widgets
+from xaikit._config import pick
+from xaikit.gradients import noisy_gradients, relative_change
+
+xaikit.set_seed(0)
+
+# The model of section 4. "digits" is a small CNN that xaikit trains in seconds on scikit-learn's bundled
+# 8x8 digits (no download; cached afterwards). The toys of sections 1-3 are fixed functions.
+MODEL = "digits"
+N_SAMPLES = pick(50, 20)  # SmoothGrad samples (fast mode uses fewer)
+
+# %% [markdown]
+# ## 1. Gradient and gradient × input
+#
+# Our first model takes two inputs: $f(x_1, x_2) = \sigma(1.5 x_1 - x_2 + 0.8 x_1 x_2 + 0.2)$, a logistic
+# unit with an interaction. The **gradient** $\nabla f(x)$ points where $f$ rises fastest; **gradient ×
+# input** $x_i \, \partial f / \partial x_i$ weighs each slope by how far the input is from 0, a first-order
+# share of $f(x) - f(0)$.
+#
+# xaikit's convention, shared by every method: `f` takes a batch `(B, d)` and returns `(B,)` (or `(B, C)`
+# class scores, with `target` picking the class); `x` is one input without the batch dimension.
+
+# %%
+f = toys.smooth_model
+x = torch.tensor([1.0, -0.5])
+g = xaikit.gradient(f, x)
+print(f"f(x) = {f(x[None]).item():.4f}, gradient = {g.tolist()}, gradient x input = "
+      f"{xaikit.grad_times_input(f, x).tolist()}")
+
+# the gradient is the slope: a small step h along x_i changes f by about h * g_i (finite differences)
+h = 1e-3
+for i in range(2):
+    step = torch.zeros(2)
+    step[i] = h
+    slope = (f((x + step)[None]) - f((x - step)[None])).item() / (2 * h)
+    assert abs(slope - g[i].item()) < 1e-3, (i, slope, g[i])
+assert torch.allclose(xaikit.grad_times_input(f, x), x * g)
+
+# %% [markdown]
+# Move the point with the sliders: the arrow is the gradient direction on the contour of $f$, the bars
+# the two attributions. Where $f$ is flat (the dark and yellow plateaus) both attributions shrink, even
+# far from the decision boundary where the inputs clearly decide the output: a first hint of section 2.
+
+# %%
+panel1 = widgets.GradientPanel()
+panel1.set(x1=2.5, x2=2.5)  # on the upper-right plateau: f is nearly 1 and nearly flat
+assert panel1.result.value > 0.99
+assert panel1.result.attributions["gradient"].abs().max() < 0.05
+panel1.set(x1=1.0, x2=-0.5)
+panel1
+
+# %% [markdown]
+# **Exercise 1.1.** At which points is gradient × input zero for an input whose gradient is not?
+# Write gradient × input from `xaikit.gradient` yourself.
+#
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# Wherever that input is 0: gradient × input multiplies the slope by $x_i$, so an input at 0 gets nothing
+# however steep $f$ is there. This is also why gradient × input depends on where 0 is (shifting an
+# input by a constant changes its attribution): it implicitly uses the baseline 0.
+# </details>
+
+# %%
+x = torch.tensor([0.0, 1.5])
+### BEGIN SOLUTION
+mine = x * xaikit.gradient(f, x)
+### END SOLUTION
+assert torch.allclose(mine, xaikit.grad_times_input(f, x))
+assert mine[0] == 0 and xaikit.gradient(f, x)[0] != 0
+
+# %% [markdown]
+# ## 2. Saturation
+#
+# Shrikumar et al. (2017): $f(x_1, x_2) = x_1 + x_2$ if $x_1 + x_2 < 1$, else $1$, i.e.
+# $\min(1, x_1 + x_2)$. At $x_1 = x_2 = 1$ the output has saturated: both partial derivatives are 0, so
+# gradient and gradient × input say *neither input matters*. Yet $f(1, 1) - f(0, 0) = 1$: the inputs are
+# the whole reason the output is 1.
+
+# %%
+sat = toys.saturating
+x, x0 = torch.tensor([1.0, 1.0]), torch.zeros(2)
+change = (sat(x[None]) - sat(x0[None])).item()
+print(f"f(1,1) - f(0,0) = {change}; gradient = {xaikit.gradient(sat, x).tolist()}")
+assert change == 1.0
+assert torch.equal(xaikit.gradient(sat, x), torch.zeros(2))          # both gradients are 0 at (1, 1)
+assert torch.equal(xaikit.grad_times_input(sat, x), torch.zeros(2))  # and so is gradient x input
+
+# %% [markdown]
+# Occlusion (set one input to the baseline 0 and watch the output drop) does not rescue us here: with
+# either input removed, the other still reaches 1. Integrated Gradients (notebook 02) walks from the
+# baseline to $x$ and adds up gradients along the way, before the model saturates: it splits the change
+# of 1 equally. Here is a preview, checked against xaikit's IG implementation.
+
+# %%
+occ = xaikit.occlusion(sat, x, window=1, baseline=0.0)
+ig = xaikit.integrated_gradients(sat, x, x0, steps=64, rule="riemann_middle")
+print(f"occlusion = {occ.tolist()}, IG = {ig.attributions.tolist()}")
+assert torch.equal(occ, torch.zeros(2))                     # occlusion misses both inputs too
+assert torch.allclose(ig.attributions, torch.tensor([0.5, 0.5]))
+assert abs(ig.attributions.sum().item() - change) < 1e-6    # IG adds up to f(x) - f(x')
+
+panel2 = widgets.GradientSaturationPanel()
+r = panel2.result
+assert torch.allclose(r.attributions["IG preview (64 steps)"], ig.attributions)
+panel2.set(x1=0.3, x2=0.4)  # below the kink every method agrees with the linear model
+assert torch.allclose(panel2.result.attributions["gradient x input"], torch.tensor([0.3, 0.4]))
+assert torch.allclose(panel2.result.attributions["occlusion (to 0)"], torch.tensor([0.3, 0.4]))
+panel2.set(x1=1.0, x2=1.0)
+panel2
+
+# %% [markdown]
+# **Exercise 2.1.** Set $x = (0.8, 0.8)$ in the panel. Which methods now give non-zero attributions, and
+# do they add up to $f(x) - f(0)$?
+#
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# $x_1 + x_2 = 1.6 \ge 1$, so the gradient and gradient × input are 0. Occlusion is not: removing $x_1$
+# leaves $f(0, 0.8) = 0.8$, a drop of 0.2 for each input, which adds up to 0.4, not $f(x) - f(0) = 1$.
+# IG gives 0.5 each and adds up to 1 (completeness, notebook 02).
+# </details>
+
+# %%
+panel2.set(x1=0.8, x2=0.8)
+occ = panel2.result.attributions["occlusion (to 0)"]
+assert torch.allclose(occ, torch.tensor([0.2, 0.2]), atol=1e-6) and abs(occ.sum().item() - 1.0) > 0.5
+assert abs(panel2.result.attributions["IG preview (64 steps)"].sum().item() - 1.0) < 1e-6
+
+# %% [markdown]
+# ## 3. Thresholding: gradients that jump
+#
+# $f(x) = \max(0, x - 10)$, a ReLU shifted to 10. Its gradient is 0 just below 10 and 1 just above: an
+# input of 9.99 and one of 10.01 get completely different explanations although the outputs barely
+# differ. The lecture's remedy is to replace the ReLU by a **softplus**,
+# $\mathrm{softplus}_\beta(x - 10) = \log(1 + e^{\beta (x - 10)}) / \beta$, whose gradient
+# $\sigma(\beta (x - 10))$ is continuous. As $\beta$ grows softplus tends to the ReLU: the largest gap is
+# $\log 2 / \beta$, at $x = 10$.
+
+# %%
+thr = toys.thresholded
+assert xaikit.gradient(thr, [9.99]).item() == 0.0 and xaikit.gradient(thr, [10.01]).item() == 1.0
+assert (thr(torch.tensor([[10.01]])) - thr(torch.tensor([[9.99]]))).item() < 0.011
+
+grid = torch.linspace(5, 15, 2001, dtype=torch.float64)[:, None]
+gaps = {}
+for beta in (1, 10, 100, 1000):
+    gaps[beta] = (toys.softplus_relu(beta)(grid) - thr(grid)).max().item()
+    assert abs(gaps[beta] - math.log(2) / beta) < 1e-6 * max(1, 1 / beta)
+print({b: round(v, 5) for b, v in gaps.items()})
+assert all(gaps[a] > gaps[b] for a, b in ((1, 10), (10, 100), (100, 1000)))  # softplus -> ReLU
+assert gaps[1000] < 1e-3
+
+# the gradient becomes a continuous ramp that steepens towards the step
+assert abs(xaikit.gradient(toys.softplus_relu(1.0), [10.0]).item() - 0.5) < 1e-6
+assert abs(xaikit.gradient(toys.softplus_relu(100.0), [10.5]).item() - 1.0) < 1e-6
+
+# %%
+panel3 = widgets.ThresholdPanel()
+panel3.set(x=10.5, beta=1.0)
+soft_gap = panel3.result.max_gap
+panel3.set(beta=30.0)
+assert panel3.result.max_gap < soft_gap
+assert abs(panel3.result.max_gap - math.log(2) / 30.0) < 0.01
+panel3.set(beta=1.0)
+panel3
+
+# %% [markdown]
+# **Exercise 3.1.** Whatever $\beta$ is, the softplus gradient at $x = 10$ is the same number. Which, and
+# why? What does a large $\beta$ buy and cost?
+#
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# $\sigma(\beta \cdot 0) = 0.5$ for every $\beta$. A large $\beta$ makes the model closer to the ReLU (a
+# gap of $\log 2 / \beta$) but its gradient changes from 0 to 1 within about $4/\beta$ of the threshold,
+# so explanations near 10 are again fragile; a small $\beta$ gives smooth gradients of a different model.
+# </details>
+
+# %% [markdown]
+# ## 4. Noisy gradients and SmoothGrad
+#
+# On a real image classifier the raw gradient ("saliency map", Simonyan et al. 2014) looks noisy, and it
+# can change a lot when the input changes imperceptibly: the partial derivatives of a ReLU network
+# fluctuate sharply at small scales (Smilkov et al. 2017). **SmoothGrad** averages the gradient over $n$
+# noisy copies $x + \mathcal N(0, \sigma^2)$, with $\sigma$ a fraction of the input range (the paper found
+# 10-20% works well). Two variants: **SmoothGrad-squared** averages the squared gradients, **VarGrad**
+# takes their variance.
+#
+# The classifier: a small CNN trained on scikit-learn's 8x8 digits.
+
+# %%
+assert MODEL == "digits", "notebook 01 uses the digits CNN; other models plug into the same functions"
+trained = toys.digits_classifier(seed=0)
+model, data = trained.model, trained.data
+print(f"test accuracy {trained.accuracy:.3f} on {len(data.test_y)} digits "
+      f"({'loaded from the cache' if trained.from_cache else f'trained in {trained.seconds:.1f} s'})")
+assert trained.accuracy > 0.9
+
+image = data.test_x[0]  # (1, 8, 8), pixels in [0, 1]
+sg = xaikit.smoothgrad(model, image, sigma=0.15, n=N_SAMPLES, seed=0, value_range=(0, 1))
+assert sg.shape == image.shape
+# sigma -> 0 gives back the plain gradient; the squared variants are never negative
+assert torch.allclose(xaikit.smoothgrad(model, image, sigma=0.0, n=3, seed=0), xaikit.gradient(model, image),
+                      atol=1e-6)
+assert xaikit.smoothgrad(model, image, n=N_SAMPLES, kind="vargrad", seed=0, value_range=(0, 1)).min() >= 0
+
+# %% [markdown]
+# **A measured claim.** Nudge each test image by Gaussian noise of 2% of the pixel range (invisible) and
+# measure how much each map moves, as $\lVert m(x + \delta) - m(x) \rVert / \lVert m(x) \rVert$. SmoothGrad
+# uses the same seeded noise for both images, so only the input change differs.
+
+# %%
+n_images = pick(20, 8)
+nudge = torch.Generator().manual_seed(1)
+raw_change, smooth_change = [], []
+for i in range(n_images):
+    x = data.test_x[i]
+    x_nudged = x + 0.02 * torch.randn(x.shape, generator=nudge)
+    target = int(model(x[None]).argmax())
+    raw_change.append(relative_change(xaikit.gradient(model, x, target=target),
+                                      xaikit.gradient(model, x_nudged, target=target)))
+    smooth = [xaikit.smoothgrad(model, z, sigma=0.15, n=N_SAMPLES, target=target, seed=0, value_range=(0, 1))
+              for z in (x, x_nudged)]
+    smooth_change.append(relative_change(*smooth))
+raw_median = torch.tensor(raw_change).median().item()
+smooth_median = torch.tensor(smooth_change).median().item()
+print(f"median change of the map over {n_images} digits: raw gradient {raw_median:.1%}, "
+      f"SmoothGrad {smooth_median:.1%}")
+assert smooth_median < 0.5 * raw_median  # SmoothGrad moves less than half as much
+assert sum(s < r for s, r in zip(smooth_change, raw_change, strict=True)) >= 0.75 * n_images
+
+# %% [markdown]
+# Explore: pick a digit, raise $\sigma$ and $n$, switch the variant. The noise is seeded, so changing the
+# image or $\sigma$ does not also change the random draw.
+
+# %%
+panel4 = widgets.SmoothGradPanel(trained, n=N_SAMPLES)
+noisy = noisy_gradients(model, data.test_x[0], sigma=0.15, n=N_SAMPLES, seed=0, value_range=(0, 1))
+assert torch.allclose(panel4.result.smoothed, noisy.reduce("smoothgrad"))
+panel4.set(kind="vargrad", sigma=0.25)
+assert panel4.result.smoothed.min() >= 0 and panel4.result.noisy.sigma == 0.25
+panel4.set(kind="smoothgrad", sigma=0.15)
+panel4
+
+# %% [markdown]
+# **Exercise 4.1.** Set $\sigma = 0$ in the panel. What do you see, and why? Then set $n = 1$ with
+# $\sigma = 0.3$: is one noisy gradient a better explanation than the raw one?
+#
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# With $\sigma = 0$ every copy is $x$ itself, so SmoothGrad equals the raw gradient (asserted above). With
+# $n = 1$ it is the gradient at one random nearby point: just as noisy, and now random. The averaging over
+# many samples is what removes the noise; its standard error falls like $1/\sqrt{n}$.
+# </details>
+
+# %% [markdown]
+# **Exercise 4.2.** SmoothGrad changes less under a nudge. Does that make it *more faithful* to the model?
+#
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# Not necessarily. SmoothGrad explains a smoothed version of the model (the gradient of $f$ convolved with
+# a Gaussian), not the model at $x$. Stability is desirable, but whether the highlighted pixels matter to
+# the prediction is a separate question, tested by removing them (faithfulness, later notebooks).
+# </details>
+
+# %% [markdown]
+# ## 5. Summary: how gradients fail, and what answers each failure
+#
+# | failure | seen in | why | what answers it | where |
+# | --- | --- | --- | --- | --- |
+# | **saturation**: gradient 0 although the input matters | §2, $\min(1, x_1 + x_2)$ at (1, 1) | the gradient is local; a flat region hides the path that led there | Integrated Gradients (sensitivity, completeness); DeepLIFT | notebook 02 |
+# | **redundancy**: occlusion of one input misses inputs that are each sufficient | §2 | removing one of two sufficient causes changes nothing | IG, Shapley values / SHAP (all coalitions) | notebooks 02, 04 |
+# | **thresholding**: the gradient jumps at a kink | §3, $\max(0, x - 10)$ | ReLU derivatives are step functions | smooth activations (softplus); IG integrates across the jump | §3, notebook 02 |
+# | **noise**: tiny input changes move the map | §4 | piecewise-linear networks have sharply fluctuating gradients | SmoothGrad and variants; IG with expected-gradient baselines | §4, notebook 02 |
+# | **baseline-free**: "important compared with what?" | §1, gradient × input uses 0 implicitly | a gradient compares with infinitesimal changes only | IG and SHAP make the baseline explicit | notebooks 02, 04 |
+# | **pixels, not concepts** | §4 | a saliency map says where, not what | concept tests (TCAV) | notebook 05 |
+#
+# The numbers behind the first four rows, all measured above:
+
+# %%
+findings = {
+    "saturation: both gradients are 0 at (1, 1) while f(1,1) - f(0,0) = 1":
+        bool(xaikit.gradient(sat, [1.0, 1.0]).abs().max() == 0) and change == 1.0,
+    "redundancy: occlusion gives 0 to both inputs at (1, 1)":
+        bool(xaikit.occlusion(sat, [1.0, 1.0]).abs().max() == 0),
+    "IG splits the change: 0.5 each, sum 1": bool(torch.allclose(ig.attributions, torch.tensor([0.5, 0.5]))),
+    "thresholding: gradient 0 at 9.99, 1 at 10.01": xaikit.gradient(thr, [9.99]).item() == 0.0
+        and xaikit.gradient(thr, [10.01]).item() == 1.0,
+    "softplus -> ReLU: largest gap log(2)/beta < 0.001 at beta = 1000": gaps[1000] < 1e-3,
+    f"noise: raw map moves {raw_median:.0%}, SmoothGrad {smooth_median:.0%}": smooth_median < 0.5 * raw_median,
+}
+for claim, holds in findings.items():
+    print(("holds  " if holds else "FAILS  ") + claim)
+assert all(findings.values())
