@@ -36,6 +36,83 @@ _SUMMARY = re.compile(r"<summary\b[^>]*>(?P<text>.*?)</summary>", re.DOTALL | re
 _TAG = re.compile(r"<[^>]+>")
 
 
+@dataclass(frozen=True)
+class Exercise:
+    """A homework exercise: the function a notebook's solution block defines and the check that grades it."""
+
+    notebook: str   # number prefix, e.g. "03"
+    function: str   # the name the solution block defines
+    check: str      # the xaikit.checks function that grades it
+    topic: str
+
+
+#: the exercises the homework must cover (issue: IG Riemann sum, Grad-SAM, SHAP vs Grad-SAM and [CLS],
+#: two heads of two layers, a CAV and its TCAV score, scaled dot-product attention).
+EXERCISES = (
+    Exercise("02", "my_ig", "check_ig_riemann", "the IG Riemann sum"),
+    Exercise("03", "my_attention", "check_attention", "scaled dot-product attention"),
+    Exercise("04", "my_gradsam", "check_gradsam", "Grad-SAM"),
+    Exercise("04", "cls_share", "check_cls_share", "SHAP vs Grad-SAM: why [CLS] tops Grad-SAM"),
+    Exercise("04", "plot_heads", "check_head_plots", "one head of each of two layers"),
+    Exercise("05", "my_cav", "check_cav", "a CAV"),
+    Exercise("05", "my_tcav_score", "check_tcav_score", "its TCAV score"),
+)
+
+
+def solution_functions(source: str) -> set[str]:
+    """Names of the functions whose body (or definition) lies inside a solution block of ``source``."""
+    names: set[str] = set()
+    current = None
+    inside = False
+    for line in source.splitlines():
+        stripped = line.strip()
+        match = re.match(r"def\s+([A-Za-z_]\w*)\s*\(", stripped)
+        if match:
+            current = match.group(1)
+            if inside:
+                names.add(current)
+        elif stripped == BEGIN:
+            inside = True
+            if current:
+                names.add(current)
+        elif stripped == END:
+            inside = False
+    return names
+
+
+def coverage(notebooks_dir: Path | None = None) -> dict[Exercise, str]:
+    """For each required exercise, its state in the notebooks:
+
+    * ``"ok"``: a function defined in a solution block is graded by ``xaikit.<check>(...)`` in the notebook;
+    * ``"unchecked"``: the function is in a solution block but the notebook never calls the check on it;
+    * ``"not marked"``: the function exists but is not inside a solution block;
+    * ``"missing"``: no such function; ``"no notebook"``: that notebook is not written yet.
+    """
+    texts = {path.stem[:2]: _nbtools_text(path) for path in sources(None, notebooks_dir)}
+    status = {}
+    for ex in EXERCISES:
+        text = texts.get(ex.notebook)
+        if text is None:
+            status[ex] = "no notebook"
+            continue
+        solved = solution_functions(text)
+        graded = set(re.findall(rf"\b{ex.check}\(\s*([A-Za-z_]\w*)", text))
+        if solved & graded:
+            status[ex] = "ok"
+        elif ex.function in solved:
+            status[ex] = "unchecked"
+        elif re.search(rf"def\s+{ex.function}\s*\(", text):
+            status[ex] = "not marked"
+        else:
+            status[ex] = "missing"
+    return status
+
+
+def _nbtools_text(path: Path) -> str:
+    nb = _source_notebook(path)
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
 @dataclass
 class Sheet:
     """What :func:`make_sheets` produced for one notebook."""
@@ -201,4 +278,8 @@ def build(out: str | Path | None = None, names: list[str] | None = None, noteboo
             print(f"{sheet.name}: {len(sheet.stubs)} exercise stub(s), {sheet.answers_removed} hidden "
                   f"answer(s) removed -> {base / 'exercises'}, {base / 'solutions'}")
         sheets.append(sheet)
+    if verbose and names is None:
+        for ex, state in coverage(notebooks_dir).items():
+            if state != "ok":
+                print(f"note: exercise {ex.topic!r} (notebook {ex.notebook}, xaikit.{ex.check}): {state}")
     return sheets
