@@ -105,6 +105,7 @@ class PositionalEncodingPanel(Panel):
 
     title = "Sinusoidal positional encoding"
     figsize = (9.0, 3.8)
+    layout = None  # fixed layout placed by hand: constrained layout would double the redraw time
 
     def __init__(self, d_model: int = 64, positions: int = 50):
         super().__init__({
@@ -118,6 +119,7 @@ class PositionalEncodingPanel(Panel):
 
     def draw(self, fig, r):
         ax1, ax2 = fig.subplots(1, 2)
+        fig.subplots_adjust(left=0.07, right=0.92, bottom=0.14, top=0.9, wspace=0.35)
         im = ax1.imshow(r.pe.numpy(), cmap=DIVERGING, vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
         ax1.set_xlabel("feature (even: sin, odd: cos)")
         ax1.set_ylabel("position")
@@ -379,6 +381,7 @@ class HeadsPanel(Panel):
 
     title = "Multi-head attention"
     figsize = (9.0, 2.8)
+    layout = None  # placed by hand, see PositionalEncodingPanel
     d_model = 8
     tokens = ["the", "cat", "drank", "the", "milk"]
 
@@ -403,6 +406,7 @@ class HeadsPanel(Panel):
 
     def draw(self, fig, r):
         axes = np.atleast_1d(fig.subplots(1, r.n_heads))
+        fig.subplots_adjust(left=0.08, right=0.99, bottom=0.3 if r.n_heads <= 4 else 0.05, top=0.88, wspace=0.35)
         for h, ax in enumerate(axes):
             draw_attention(ax, r.weights[h], r.tokens if r.n_heads <= 4 else None, colorbar=False,
                            title=f"head {h} (d_head = {self.d_model // r.n_heads})")
