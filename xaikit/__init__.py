@@ -36,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "integrated_gradients": "integrated",
     "steps_for_tolerance": "integrated",
     "text_integrated_gradients": "text_ig",
+    # notebook 03
+    "scaled_dot_product_attention": "attention", "multi_head_attention": "attention", "capture_attention": "capture",
     # notebook 04
     "gradsam": "gradsam",
     "shap_text": "shaptext",
