@@ -133,6 +133,9 @@ def my_attention(x, w_q, w_k, w_v):
     ### END SOLUTION
 
 
+from xaikit.checks import check_attention
+
+assert check_attention(my_attention), "see the report above: which input, which mistake"
 out, weights = my_attention(X, W_Q, W_K, W_V)
 steps = A.self_attention(X, W_Q, W_K, W_V)
 print("Q =\n", steps.q, "\nK =\n", steps.k, "\nV =\n", steps.v)
