@@ -27,7 +27,10 @@ def nb01_panels():
     from xaikit import widgets as W
 
     return [
-        ("GradientPanel (x1, x2)", W.GradientPanel,
+        # a student drags x1 by one slider step at a time
+        ("GradientPanel (x1 by 0.1)", W.GradientPanel, [{"x1": 0.5 + 0.1 * k} for k in range(6)]),
+        # jumps across the plane: the bar axis rescales, so the whole figure is redrawn (worst case)
+        ("GradientPanel (jumps, rescale)", W.GradientPanel,
          [{"x1": 1.0, "x2": -0.5}, {"x1": -1.2, "x2": 0.7}, {"x1": 0.3, "x2": 2.0}]),
         ("GradientSaturationPanel (x1, x2)", W.GradientSaturationPanel,
          [{"x1": 1.0, "x2": 1.0}, {"x1": 0.3, "x2": 0.4}, {"x1": 0.6, "x2": 1.2}]),
@@ -35,8 +38,10 @@ def nb01_panels():
          [{"x": 10.5, "beta": 1.0}, {"x": 9.0, "beta": 10.0}, {"x": 12.0, "beta": 0.5}]),
         ("SmoothGradPanel (sigma, n=50)", W.SmoothGradPanel,
          [{"sigma": 0.15}, {"sigma": 0.25}, {"sigma": 0.05}]),
-        ("SmoothGradPanel (image, kind)", W.SmoothGradPanel,
-         [{"image": 1, "kind": "squared"}, {"image": 2, "kind": "vargrad"}, {"image": 3, "kind": "smoothgrad"}]),
+        ("SmoothGradPanel (image, n=50)", W.SmoothGradPanel, [{"image": 1}, {"image": 2}, {"image": 3}]),
+        # switching between signed and unsigned variants changes a colour bar: full redraw (worst case)
+        ("SmoothGradPanel (kind, redraw)", W.SmoothGradPanel,
+         [{"kind": "squared"}, {"kind": "smoothgrad"}]),
     ]
 
 

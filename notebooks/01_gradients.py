@@ -78,6 +78,7 @@ panel1.set(x1=2.5, x2=2.5)  # on the upper-right plateau: f is nearly 1 and near
 assert panel1.result.value > 0.99
 assert panel1.result.attributions["gradient"].abs().max() < 0.05
 panel1.set(x1=1.0, x2=-0.5)
+assert panel1.error is None
 panel1
 
 # %% [markdown]
@@ -137,6 +138,7 @@ panel2.set(x1=0.3, x2=0.4)  # below the kink every method agrees with the linear
 assert torch.allclose(panel2.result.attributions["gradient x input"], torch.tensor([0.3, 0.4]))
 assert torch.allclose(panel2.result.attributions["occlusion (to 0)"], torch.tensor([0.3, 0.4]))
 panel2.set(x1=1.0, x2=1.0)
+assert panel2.error is None
 panel2
 
 # %% [markdown]
@@ -192,6 +194,7 @@ panel3.set(beta=30.0)
 assert panel3.result.max_gap < soft_gap
 assert abs(panel3.result.max_gap - math.log(2) / 30.0) < 0.01
 panel3.set(beta=1.0)
+assert panel3.error is None
 panel3
 
 # %% [markdown]
@@ -269,6 +272,7 @@ assert torch.allclose(panel4.result.smoothed, noisy.reduce("smoothgrad"))
 panel4.set(kind="vargrad", sigma=0.25)
 assert panel4.result.smoothed.min() >= 0 and panel4.result.noisy.sigma == 0.25
 panel4.set(kind="smoothgrad", sigma=0.15)
+assert panel4.error is None
 panel4
 
 # %% [markdown]

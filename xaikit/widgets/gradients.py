@@ -26,7 +26,7 @@ import torch
 from xaikit import gradients as G
 from xaikit import toys
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
-from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, render_png, slider, toggle
+from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, slider, toggle
 
 __all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel", "riemann_ig"]
 
@@ -43,25 +43,58 @@ def one_thread():
 
 
 class _FixedAxesPanel(Panel):
-    """A panel that builds its axes once in :meth:`setup` and updates their artists in ``draw``."""
+    """A panel that builds its axes once and then redraws only what changes (blitting).
+
+    ``setup(fig)`` builds the axes and returns the *dynamic* artists (points, bars, images, titles); ``draw``
+    updates their data. The static rest (axes, ticks, contours, colour bars) is drawn once and kept as a
+    pixel background; a ``draw`` that changes it (a new colour map, say) calls :meth:`invalidate`.
+    """
 
     layout = None  # fixed axes positions: the constrained layout engine would double the redraw time
 
-    def setup(self, fig) -> None:  # pragma: no cover - abstract
+    def setup(self, fig) -> list:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def invalidate(self) -> None:
+        """Redraw the static background on the next render."""
+        self._background = None
 
     def update(self):
         with one_thread():
             return super().update()
 
     def _render(self, result):
-        if not getattr(self, "_axes_ready", False):
-            self.figure.clear()
-            self.setup(self.figure)
-            self._axes_ready = True
-        extra = self.draw(self.figure, result)
-        self.image.value = render_png(self.figure)
+        fig = self.figure
+        canvas = fig.canvas
+        if not getattr(self, "_dynamic", None):
+            fig.clear()
+            self._dynamic = list(self.setup(fig))
+            for artist in self._dynamic:
+                artist.set_animated(True)  # left out of canvas.draw(): drawn on top of the background
+            self._background = None
+        extra = self.draw(fig, result)
+        if self._background is None:
+            canvas.draw()
+            self._background = canvas.copy_from_bbox(fig.bbox)
+        else:
+            canvas.restore_region(self._background)
+        for artist in self._dynamic:
+            fig.draw_artist(artist)
+        self.image.value = _encode_png(canvas)
         return extra
+
+
+def _encode_png(canvas) -> bytes:
+    """The Agg buffer as PNG, without drawing again (as :func:`xaikit.widgets.base.render_png` encodes)."""
+    import io
+
+    from PIL import Image
+
+    width, height = canvas.get_width_height()
+    image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    buf = io.BytesIO()
+    image.save(buf, format="png", compress_level=1)
+    return buf.getvalue()
 
 
 @dataclass
@@ -75,9 +108,12 @@ class PointAttributions:
 
 
 class _Bars:
-    """Grouped bars (one colour per method, one group per input) whose heights and labels are updated."""
+    """Grouped bars (one colour per method, one group per input) whose heights and labels are updated.
 
-    def __init__(self, ax, inputs: list[str], methods: list[str]):
+    The y range is fixed (``ylim``) so the axis stays static between updates; bars beyond it are clipped.
+    """
+
+    def __init__(self, ax, inputs: list[str], methods: list[str], ylim: tuple[float, float]):
         self.ax = ax
         width = 0.8 / len(methods)
         pos = np.arange(len(inputs))
@@ -91,15 +127,30 @@ class _Bars:
         ax.set_xticks(pos, inputs)
         ax.axhline(0, color="0.3", lw=0.8)
         ax.legend(fontsize=7, loc="lower left")
+        ax.set_ylim(*ylim)
+        self.span = ylim[1] - ylim[0]
 
-    def set(self, values: list[np.ndarray]) -> None:
-        m = max(max(float(np.abs(v).max()) for v in values), 0.05)
+    @property
+    def artists(self) -> list:
+        return [b for bars in self.bars for b in bars] + [t for labels in self.labels for t in labels]
+
+    def set(self, values: list[np.ndarray], adapt: bool = False) -> bool:
+        """Update the bars. With ``adapt``, rescale the symmetric y range when the values leave it or use less
+        than a quarter of it; returns True when the range changed (the caller redraws the background)."""
+        changed = False
+        if adapt:
+            m = max(max(float(np.abs(v).max()) for v in values), 1e-3)
+            top = self.ax.get_ylim()[1]
+            if m > top or m < top / 4:
+                self.ax.set_ylim(-1.3 * m, 1.3 * m)
+                self.span = 2.6 * m
+                changed = True
         for bars, labels, v in zip(self.bars, self.labels, values, strict=True):
             for bar, label, h in zip(bars, labels, v, strict=True):
                 bar.set_height(h)
                 label.set_text(f"{h:.2f}")
-                label.set_y(h + (0.04 * m if h >= 0 else -0.12 * m))
-        self.ax.set_ylim(-1.3 * m, 1.3 * m)
+                label.set_y(h + (0.015 * self.span if h >= 0 else -0.05 * self.span))
+        return changed
 
 
 # -- §1 -----------------------------------------------------------------------------------------------------
@@ -129,16 +180,18 @@ class GradientPanel(_FixedAxesPanel):
 
     def setup(self, fig):
         ax, bx = fig.subplots(1, 2, width_ratios=[1.2, 1], gridspec_kw=dict(left=0.07, right=0.98, bottom=0.14,
-                                                                            top=0.86, wspace=0.3))
+                                                                            top=0.86, wspace=0.4))
         cs = ax.contourf(self._g1, self._g2, self._gz, levels=15, cmap=SEQUENTIAL)
         fig.colorbar(cs, ax=ax, fraction=0.046, pad=0.04, label="f(x)")
         (self._point,) = ax.plot([0], [0], "o", color="white", mec="black", zorder=3)
         self._arrow = ax.quiver([0], [0], [1], [0], color="white", edgecolor="black", linewidth=0.5, angles="xy",
                                 scale_units="xy", scale=1.0, width=0.012, zorder=3)
         ax.set(xlabel="x1", ylabel="x2")
+        ax.set_title("f\nf(x)", fontsize=9)
         self._ax = ax
-        self._bars = _Bars(bx, ["x1", "x2"], list(self.methods))
+        self._bars = _Bars(bx, ["x1", "x2"], list(self.methods), (-1.0, 1.0))
         bx.set_title("attributions", fontsize=10)
+        return [self._point, self._arrow, ax.title, *self._bars.artists]
 
     def draw(self, fig, r: PointAttributions):
         g = r.attributions["gradient"].numpy()
@@ -148,7 +201,8 @@ class GradientPanel(_FixedAxesPanel):
         length = 0.3 * self.lim / max(float(np.linalg.norm(g)), 1e-9)  # the arrow shows the direction
         self._arrow.set_UVC(g[0] * length, g[1] * length)
         self._ax.set_title(f"f = {self.f.formula}\nf(x) = {r.value:.3f}, arrow: gradient direction", fontsize=9)
-        self._bars.set([r.attributions[m].numpy() for m in self.methods])
+        if self._bars.set([r.attributions[m].numpy() for m in self.methods], adapt=True):
+            self.invalidate()  # the bar axis was rescaled: its ticks are part of the background
 
 
 # -- §2 -----------------------------------------------------------------------------------------------------
@@ -195,8 +249,12 @@ class GradientSaturationPanel(_FixedAxesPanel):
         ax.axvspan(1, 3, color="0.9", zorder=0)
         ax.text(2.0, 0.5, "saturated:\ngradient 0", ha="center", fontsize=8)
         ax.set(xlabel="x1 + x2", ylabel="f", ylim=(-0.05, 1.2), xlim=(0, 3))
+        ax.set_title(" ", fontsize=10)
+        bx.set_title(" ", fontsize=10)
         self._ax, self._bx = ax, bx
-        self._bars = _Bars(bx, ["x1", "x2"], list(self.methods))
+        # every attribution here lies in [0, 1.5] for x in [0, 1.5]^2: a fixed range keeps the axis static
+        self._bars = _Bars(bx, ["x1", "x2"], list(self.methods), (-0.15, 1.75))
+        return [self._point, ax.title, bx.title, *self._bars.artists]
 
     def draw(self, fig, r: PointAttributions):
         self._point.set_data([float(r.x.sum())], [r.value])
@@ -250,27 +308,30 @@ class ThresholdPanel(_FixedAxesPanel):
         g = self.grid.numpy()
         lines = {}
         lines["relu"] = ax.plot(g, g * 0, color=OKABE_ITO[0], label="max(0, x - 10)")[0]
-        lines["softplus"] = ax.plot(g, g * 0, color=OKABE_ITO[1], ls="--", label="softplus")[0]
+        lines["softplus"] = ax.plot(g, g * 0, color=OKABE_ITO[1], ls="--", label="softplus_beta(x - 10)")[0]
         lines["grad relu"] = bx.plot(g, g * 0, color=OKABE_ITO[0], label="d relu / dx (jumps)")[0]
         lines["grad softplus"] = bx.plot(g, g * 0, color=OKABE_ITO[1], ls="--",
                                          label="d softplus / dx = sigmoid")[0]
         self._lines = lines
         (self._pt_f,) = ax.plot([0, 0], [0, 0], "o", color=OKABE_ITO[5])
         (self._pt_g,) = bx.plot([0, 0], [0, 0], "o", color=OKABE_ITO[5])
-        ax.set(xlabel="x", ylabel="f", xlim=(g[0], g[-1]))
+        # fixed ranges keep the axes static: softplus on [5, 15] stays below 6 for every beta >= 10^-0.5
+        ax.set(xlabel="x", ylabel="f", xlim=(g[0], g[-1]), ylim=(-0.3, 6.0))
         bx.set(xlabel="x", ylabel="df/dx", ylim=(-0.05, 1.1), xlim=(g[0], g[-1]))
+        ax.legend(fontsize=7, loc="upper left")
         bx.legend(fontsize=7, loc="upper left")
+        ax.set_title(" ", fontsize=9)
+        bx.set_title(" ", fontsize=9)
         self._ax, self._bx = ax, bx
+        return [*lines.values(), self._pt_f, self._pt_g, ax.title, bx.title]
 
     def draw(self, fig, r: ThresholdResult):
         for name, line in self._lines.items():
             line.set_ydata(r.curves[name])
-        self._lines["softplus"].set_label(f"softplus, beta = {r.beta:.3g}")
-        self._ax.legend(fontsize=7, loc="upper left")
-        self._ax.set_ylim(-0.2, 1.05 * float(r.curves["softplus"].max()) + 0.1)
         self._pt_f.set_data([r.x, r.x], [r.relu, r.softplus])
         self._pt_g.set_data([r.x, r.x], [r.grad_relu, r.grad_softplus])
-        self._ax.set_title(f"largest gap {r.max_gap:.3f} (log 2 / beta = {np.log(2) / r.beta:.3f})", fontsize=9)
+        self._ax.set_title(f"beta = {r.beta:.3g}: largest gap {r.max_gap:.3f} (log 2 / beta = "
+                           f"{np.log(2) / r.beta:.3f})", fontsize=9)
         self._bx.set_title(f"at x = {r.x:.2f}: {r.grad_relu:.2f} (relu) vs {r.grad_softplus:.2f} (softplus)",
                            fontsize=9)
 
@@ -293,8 +354,9 @@ class SmoothGradPanel(_FixedAxesPanel):
 
     Controls: image (a test digit), sigma (noise as a fraction of the pixel range [0, 1]), n (samples),
     kind. The noise is seeded (``seed``), so a change of image or sigma is not confounded with new noise.
-    SmoothGrad is signed (diverging map, symmetric range); SmoothGrad-squared and VarGrad are non-negative
-    and shown divided by their maximum on the sequential 0-1 map.
+    Maps are shown divided by their largest absolute value (printed in the title): the raw gradient and
+    SmoothGrad are signed (diverging map on [-1, 1]); SmoothGrad-squared and VarGrad are non-negative
+    (sequential map on [0, 1]).
     """
 
     title = "SmoothGrad on 8x8 digits"
@@ -323,7 +385,7 @@ class SmoothGradPanel(_FixedAxesPanel):
                                 noisy.reduce(kind))
 
     def setup(self, fig):
-        axes = fig.subplots(1, 4, gridspec_kw=dict(left=0.01, right=0.96, bottom=0.03, top=0.8, wspace=0.25))
+        axes = fig.subplots(1, 4, gridspec_kw=dict(left=0.01, right=0.94, bottom=0.03, top=0.8, wspace=0.3))
         blank = np.zeros((8, 8))
         self._ims = [axes[0].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
                      axes[1].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
@@ -334,7 +396,12 @@ class SmoothGradPanel(_FixedAxesPanel):
             ax.set_yticks([])
         for ax, im in zip(axes[2:], self._ims[2:], strict=True):
             fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+            ax.set_title(" \n ", fontsize=9)
+        for ax in axes[:2]:
+            ax.set_title(" \n ", fontsize=9)
         self._axes = axes
+        self._shown_kind = None
+        return [*self._ims, *(ax.title for ax in axes)]
 
     def draw(self, fig, r: SmoothGradResult):
         a0, a1, a2, a3 = self._axes
@@ -344,17 +411,14 @@ class SmoothGradPanel(_FixedAxesPanel):
         im1.set_data(r.noisy.example[0].clamp(0, 1).numpy())
         a1.set_title(f"one noisy copy\n(sigma = {r.noisy.sigma:.2f} of the range)", fontsize=9)
         m = symmetric_limit(r.noisy.gradient)
-        im2.set_data(r.noisy.gradient[0].numpy())
-        im2.set_clim(-m, m)
-        a2.set_title(f"raw gradient\n(class {r.predicted})", fontsize=9)
-        if r.kind == "smoothgrad":
-            m = symmetric_limit(r.smoothed)
-            im3.set_cmap(DIVERGING)
-            im3.set_data(r.smoothed[0].numpy())
-            im3.set_clim(-m, m)
-            a3.set_title(f"SmoothGrad, n = {r.noisy.n}", fontsize=9)
-        else:
-            im3.set_cmap(SEQUENTIAL)
-            im3.set_data((r.smoothed[0] / max(float(r.smoothed.max()), 1e-12)).numpy())
-            im3.set_clim(0, 1)
-            a3.set_title(f"{r.kind} / max, n = {r.noisy.n}", fontsize=9)
+        im2.set_data(r.noisy.gradient[0].numpy() / m)
+        a2.set_title(f"raw gradient, class {r.predicted}\n/ {m:.3g}", fontsize=9)
+        signed = r.kind == "smoothgrad"
+        if signed != self._shown_kind:  # the colour bar of the last map changes: redraw the background
+            im3.set_cmap(DIVERGING if signed else SEQUENTIAL)
+            im3.set_clim(-1 if signed else 0, 1)
+            self._shown_kind = signed
+            self.invalidate()
+        m = symmetric_limit(r.smoothed)
+        im3.set_data(r.smoothed[0].numpy() / m)
+        a3.set_title(f"{'SmoothGrad' if signed else r.kind}, n = {r.noisy.n}\n/ {m:.3g}", fontsize=9)
