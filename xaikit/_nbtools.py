@@ -28,7 +28,8 @@ def to_notebook(source: Path):
     nb = jupytext.read(source, fmt="py:percent")
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata.setdefault("jupytext", {})["formats"] = "ipynb,py:percent"
-    for cell in nb.cells:
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"cell-{i:03d}"  # nbformat would draw random ids, so every build would differ
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
