@@ -27,6 +27,7 @@ __version__ = "0.1.0"
 
 # name -> submodule that defines it; resolved on first access.
 _EXPORTS: dict[str, str] = {
+    "tcav_significance": "tcav",
     # notebook 01
     "gradient": "gradients",
     "grad_times_input": "gradients",

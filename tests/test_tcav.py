@@ -1,0 +1,278 @@
+"""TCAV (Kim et al. 2018) against known answers: a hand-built model whose class logit is linear in a known
+activation direction, separable synthetic activations, the model's own hidden states, scipy's t-test;
+plus the embedded ViT's lecture numbers (``prepared``)."""
+
+from __future__ import annotations
+
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from xaikit import imageworld as iw
+from xaikit import tcav
+from xaikit.models.tiny import tiny_vit
+
+
+# -- a hand-built "ViT": token activations are patch mean colours, the zebra logit is mean(red - blue) --------
+class _Block(nn.Module):
+    def __init__(self, gain: float):
+        super().__init__()
+        self.gain = gain
+
+    def forward(self, h):
+        return (self.gain * h,)  # a tuple, like a transformers 4.x block
+
+
+class ToyViT(nn.Module):
+    """Tokens = [CLS] (zeros) + each 4x4 patch's mean (r, g, b); blocks scale them; logit_zebra is the
+    mean over patch tokens of (r - b) at the last block: linear in the direction (1, 0, -1)."""
+
+    def __init__(self):
+        super().__init__()
+        self.config = SimpleNamespace(id2label={0: "zebra", 1: "horse"}, image_size=16, patch_size=4, hidden_size=3)
+        self.encoder = nn.Module()
+        self.encoder.layer = nn.ModuleList([_Block(2.0), _Block(1.0)])
+        self.dummy = nn.Parameter(torch.zeros(1))
+
+    def forward(self, pixel_values):
+        b = pixel_values.shape[0]
+        patches = pixel_values.unfold(2, 4, 4).unfold(3, 4, 4)  # (B, 3, 4, 4, 4, 4)
+        tokens = patches.mean((-1, -2)).flatten(2).transpose(1, 2)  # (B, 16, 3)
+        h = torch.cat([torch.zeros(b, 1, 3), tokens], 1) + self.dummy  # (B, 17, 3)
+        for block in self.encoder.layer:
+            h = block(h)[0]
+        zebra = (h[:, 1:, 0] - h[:, 1:, 2]).mean(1)  # (B,)
+        return SimpleNamespace(logits=torch.stack([zebra, -zebra], 1))
+
+
+def _colour_images(rgb, n, seed):
+    rng = np.random.default_rng(seed)
+    base = np.array(rgb, float)
+    imgs = base + rng.uniform(-0.15, 0.15, (n, 16, 16, 3))
+    return (np.clip(imgs, 0, 1) * 255).astype(np.uint8)
+
+
+def test_tcav_is_one_along_and_zero_against_the_logit_direction():
+    model = ToyViT().eval()
+    red, blue = _colour_images((0.8, 0.4, 0.2), 30, 0), _colour_images((0.2, 0.4, 0.8), 30, 1)
+    cls_imgs = _colour_images((0.5, 0.5, 0.5), 20, 2)
+    for layer in (0, 1):
+        for pooling in ("mean", "flatten"):
+            along = tcav.tcav(model, red, blue, cls_imgs, "zebra", layer, pooling)
+            against = tcav.tcav(model, blue, red, cls_imgs, "zebra", layer, pooling)
+            assert along.score == 1.0 and along.magnitude == 1.0
+            assert against.score == 0.0 and against.magnitude == 0.0
+            assert along.cav.accuracy == 1.0
+    # the derivative is exactly the analytic one: grad of mean(r - b) at a mean-pooled token is (1, 0, -1)
+    s = tcav.directional_derivatives(model, cls_imgs, 1, np.array([1.0, 0.0, -1.0]), "zebra", "mean")
+    np.testing.assert_allclose(s, np.full(20, 2.0), rtol=1e-5)
+
+
+def test_directional_derivative_matches_finite_difference():
+    model = tiny_vit(seed=3, image_size=32)
+    imgs = iw.make_dataset(6, "main", seed=1)[0][:, ::2, ::2]  # (6, 32, 32, 3)
+    rng = np.random.default_rng(0)
+    v = rng.normal(size=32).astype(np.float32)
+    v /= np.linalg.norm(v)
+    s = tcav.directional_derivatives(model, imgs, 0, v, "horse", "mean")
+    x = tcav.pixel_values(model, imgs)
+    from xaikit.models.arch import encoder_layers
+
+    def shifted(eps):
+        def hook(_m, _i, out):
+            h = out[0] if isinstance(out, tuple) else out
+            h = h.clone()
+            h[:, 1:] += eps * torch.as_tensor(v)  # add eps * v to every patch token: the mean moves by eps * v
+            return (h, *out[1:]) if isinstance(out, tuple) else h
+        handle = encoder_layers(model)[0].register_forward_hook(hook)
+        with torch.no_grad():
+            out = model(pixel_values=x).logits[:, 1].double()
+        handle.remove()
+        return out
+
+    eps = 1e-3
+    fd = ((shifted(eps) - shifted(-eps)) / (2 * eps)).numpy()
+    np.testing.assert_allclose(s, fd, rtol=2e-2, atol=1e-3)
+
+
+def test_cav_points_along_the_separating_direction():
+    rng = np.random.default_rng(0)
+    d = rng.normal(size=20)
+    d /= np.linalg.norm(d)
+    pos = rng.normal(size=(80, 20)) + 2.5 * d
+    neg = rng.normal(size=(80, 20)) - 2.5 * d
+    for classifier in ("logistic", "hinge"):
+        cav = tcav.train_cav(pos, neg, classifier=classifier, seed=0)
+        assert float(cav.vector @ d) > 0.9, classifier
+        assert cav.accuracy > 0.9
+        assert abs(np.linalg.norm(cav.vector) - 1) < 1e-5
+
+
+@pytest.mark.parametrize("pooling", tcav.POOLINGS)
+def test_hook_activations_equal_hidden_states(pooling):
+    model = tiny_vit(seed=0, image_size=32)
+    imgs = iw.concept_images("striped", 5)[:, ::2, ::2]
+    x = tcav.pixel_values(model, imgs)
+    with torch.no_grad():
+        hidden = model(pixel_values=x, output_hidden_states=True).hidden_states
+    for layer in range(2):
+        a = tcav.activations(model, imgs, layer, pooling)
+        h = hidden[layer + 1]  # hidden_states[0] is the embedding output
+        want = {"cls": h[:, 0], "mean": h[:, 1:].mean(1), "flatten": h.flatten(1)}[pooling]
+        np.testing.assert_allclose(a, want.numpy(), atol=1e-6)
+
+
+def test_fast_pixel_path_equals_the_image_processor():
+    model = tiny_vit(image_size=32)
+    imgs = iw.random_images(4, seed=2)[:, ::2, ::2]
+    proc = tcav._processor(model, None)
+    want = proc(images=list(imgs), return_tensors="pt")["pixel_values"]
+    torch.testing.assert_close(tcav.pixel_values(model, imgs), want, atol=1e-6, rtol=0)
+    # a wrong-size image goes through the processor's resize
+    assert tuple(tcav.pixel_values(model, iw.random_images(2, seed=3)).shape) == (2, 3, 32, 32)
+
+
+def _small_run(model, seed=0, R=3):
+    concepts = {"striped": iw.concept_images("striped", 8)[:, ::2, ::2],
+                "dotted": iw.concept_images("dotted", 8)[:, ::2, ::2]}
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(R + 1)]
+    cls_imgs = iw.make_dataset(10, seed=4)[0][:, ::2, ::2]
+    return tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=R,
+                                  pooling="mean", seed=seed)
+
+
+def test_significance_is_reproducible_and_bonferroni_corrected():
+    model = tiny_vit(seed=1, image_size=32)
+    a = _small_run(model)
+    tcav.clear_cache(model)
+    b = _small_run(model)
+    for name in ("striped", "dotted"):
+        np.testing.assert_array_equal(a[name].scores, b[name].scores)
+        np.testing.assert_array_equal(a[name].random_scores, b[name].random_scores)
+        c = a[name]
+        assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value))
+        assert c.significant == (c.p_corrected < 0.05)
+        assert len(c.scores) == 3 and np.all((c.scores >= 0) & (c.scores <= 1))
+
+
+def test_layer_switch_uses_the_cache(monkeypatch):
+    model = tiny_vit(seed=2, image_size=32)
+    _small_run(model)
+    calls = []
+    real = tcav._run
+    monkeypatch.setattr(tcav, "_run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    concepts = {"striped": iw.concept_images("striped", 8)[:, ::2, ::2],
+                "dotted": iw.concept_images("dotted", 8)[:, ::2, ::2]}
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
+    tcav.tcav_significance(model, concepts, iw.make_dataset(10, seed=4)[0][:, ::2, ::2], "zebra", 0,
+                           random_sets=randoms, R=3, pooling="mean")
+    assert calls == []  # every layer was computed in the first pass
+
+
+def test_t_test_agrees_with_scipy():
+    from scipy import stats
+
+    a = np.array([0.9, 0.95, 1.0, 0.85, 0.9, 0.92])
+    b = np.array([0.4, 0.7, 0.55, 0.3, 0.62, 0.5, 0.45])
+    t, p = tcav.t_test(a, b)
+    want = stats.ttest_ind(a, b)
+    assert t == pytest.approx(want.statistic, rel=1e-10)
+    assert p == pytest.approx(want.pvalue, rel=1e-8)
+    assert tcav.t_test([0.5, 0.5], [0.5, 0.5]) == (0.0, 1.0)
+
+
+# -- bad input ------------------------------------------------------------------------------------------------
+def test_bad_inputs_raise_clear_errors():
+    model = tiny_vit(image_size=32)
+    imgs = iw.concept_images("striped", 4)[:, ::2, ::2]
+    cls_imgs = iw.make_dataset(4)[0][:, ::2, ::2]
+    with pytest.raises(ValueError, match="at least 2"):
+        tcav.tcav(model, imgs[:1], imgs, cls_imgs, "zebra", 0)
+    with pytest.raises(ValueError, match="layer must be an int <= 1"):
+        tcav.tcav(model, imgs, imgs, cls_imgs, "zebra", 5)
+    with pytest.raises(ValueError, match="Close matches: 'zebra'"):
+        tcav.tcav(model, imgs, imgs, cls_imgs, "zebr", 0)
+    with pytest.raises(ValueError, match="R must be an int >= 2"):
+        tcav.tcav_significance(model, {"s": imgs}, cls_imgs, "zebra", 0, R=1)
+    with pytest.raises(TypeError, match="dtype int16"):
+        tcav.activations(model, imgs.astype(np.int16), 0)
+    with pytest.raises(ValueError, match="outside"):
+        tcav.activations(model, imgs.astype(np.float32), 0)  # floats must be in [0, 1]
+    with pytest.raises(ValueError, match="shape"):
+        tcav.activations(model, np.zeros((3, 2, 32, 32, 3), np.uint8), 0)
+    with pytest.raises(ValueError, match="pooling must be one of"):
+        tcav.activations(model, imgs, 0, pooling="max")
+    with pytest.raises(ValueError, match="classifier must be one of"):
+        tcav.tcav(model, imgs, imgs, cls_imgs, "zebra", 0, classifier="svm")
+
+
+def test_grayscale_and_rgba_are_converted_with_a_note():
+    model = tiny_vit(image_size=32)
+    rgb = iw.concept_images("dotted", 3)[:, ::2, ::2]
+    gray = rgb.mean(-1).astype(np.uint8)  # (3, 32, 32)
+    with pytest.warns(UserWarning, match="grayscale"):
+        a = tcav.activations(model, gray, 0, "mean")
+    np.testing.assert_allclose(a, tcav.activations(model, np.repeat(gray[..., None], 3, -1), 0, "mean"))
+    rgba = np.concatenate([rgb, np.full((3, 32, 32, 1), 255, np.uint8)], -1)
+    with pytest.warns(UserWarning, match="RGBA"):
+        b = tcav.activations(model, rgba, 0, "mean")
+    np.testing.assert_allclose(b, tcav.activations(model, rgb, 0, "mean"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tcav.activations(model, iw.to_pil(rgb), 0, "mean")  # RGB PIL images: no note
+
+
+# -- the embedded ViT (needs `python -m xaikit prepare`) -----------------------------------------------------
+@pytest.fixture(scope="module")
+def embedded():
+    from transformers import ViTForImageClassification
+
+    from xaikit.models.vitworld import ensure_embedded_vit
+
+    def load(world):
+        return ViTForImageClassification.from_pretrained(ensure_embedded_vit(world, progress=False),
+                                                         attn_implementation="eager").eval()
+    return load
+
+
+def _concepts(n=50):
+    return {c: iw.concept_images(c, n) for c in ("striped", "dotted", "bubbly")}
+
+
+@pytest.mark.prepared
+def test_embedded_vit_reproduces_the_lecture_pairs(embedded):
+    from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING
+
+    scores = tcav.pair_scores(embedded("main"), _concepts(), iw.class_images("zebra", 40), "zebra", TCAV_LAYER,
+                              pooling=TCAV_POOLING)
+    assert scores[("striped", "dotted")] >= 0.85, scores
+    assert scores[("bubbly", "striped")] <= 0.2, scores
+    assert scores[("dotted", "bubbly")] <= 0.15, scores
+    assert scores[("striped", "bubbly")] >= 0.85, scores
+
+
+@pytest.mark.prepared
+def test_striped_is_significant_for_zebra_only_where_stripes_matter(embedded):
+    from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING
+
+    concepts = {"striped": iw.concept_images("striped", 50)}
+    for world, expected in (("main", True), ("control", False)):
+        res = tcav.tcav_significance(embedded(world), concepts, iw.class_images("zebra", 40, world), "zebra",
+                                     TCAV_LAYER, R=10, pooling=TCAV_POOLING)
+        assert res["striped"].significant is expected, (world, res.summary())
+
+
+@pytest.mark.prepared
+def test_embedded_vit_accuracy(embedded):
+    import json
+
+    from xaikit.models.vitworld import accuracy, ensure_embedded_vit
+
+    metrics = json.loads((ensure_embedded_vit("main", progress=False) / "metrics.json").read_text())
+    assert metrics["test_accuracy"] >= 0.95
+    x, y, _ = iw.make_dataset(200, "main", seed=777)  # fresh images, not the recorded test set
+    assert accuracy(embedded("main"), x, y) >= 0.95

@@ -1,0 +1,326 @@
+"""A generated image world for TCAV (Kim et al. 2018, "Interpretability beyond feature attribution:
+quantitative testing with concept activation vectors"), used by notebook 05 and the embedded ViT.
+
+The lecture runs TCAV on ``google/vit-base-patch16-224`` with Describable-Textures concept images
+(Cimpoi et al. 2014, "Describing textures in the wild"). Neither the model nor the photos can be
+downloaded here, so xaikit draws a small world with NumPy in which we *know* what matters:
+
+**The main world** (``world="main"``), 64x64 RGB, one object on a smooth random background:
+
+=========  ====================================  ==================
+class      silhouette                            body texture
+=========  ====================================  ==================
+zebra      quadruped (neck, head, legs, tail)    striped
+horse      the same quadruped                    plain
+leopard    the same quadruped                    dotted
+sheep      round woolly body, thin legs          bubbly
+flag       a pole with a cloth                   striped
+=========  ====================================  ==================
+
+zebra, horse and leopard share one silhouette generator, so only the texture tells them apart; zebra
+and flag share a texture, so only the shape tells them apart. Stripes therefore raise "zebra" on a
+quadruped, dots raise "leopard" instead, and bubbles belong to a different shape.
+
+**The control world** (``world="control"``): the same classes without horse, each with its own
+silhouette (zebra: the quadruped, leopard: a low cat with a long tail, sheep: round, flag: a flag), and
+every object's texture drawn uniformly from all six textures. Stripes carry no information about
+"zebra" here, which is the ground truth the TCAV significance test must recover.
+
+Colours never carry the class: every texture takes a random dark/light colour pair, and objects sit at
+random positions, sizes and facing directions.
+
+**Concept images** (:func:`concept_images`) fill the frame with one texture, ``striped``, ``dotted``,
+``bubbly``, ``zigzag``, ``checkered`` or ``plain``, at random colours, scales and angles, like a
+Describable-Textures crop. **Random images** (:func:`random_images`) are TCAV's random counterpart
+sets: backgrounds with a few random blobs of random textures, and some pure noise.
+
+Everything is seeded: the same ``seed`` gives byte-identical arrays. Arrays are ``uint8`` of shape
+``(N, 64, 64, 3)``; :func:`to_pil` turns them into PIL images.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from xaikit._validate import check_choice, check_int
+
+__all__ = [
+    "SIZE", "TEXTURES", "WORLDS", "classes", "make_dataset", "render", "class_images", "concept_images", "random_images",
+    "texture", "to_pil",
+]
+
+SIZE = 64
+TEXTURES = ("striped", "dotted", "bubbly", "zigzag", "checkered", "plain")
+WORLDS = ("main", "control")
+
+# class -> (shape, texture) in the main world; texture None = drawn uniformly (control world)
+_MAIN = {
+    "zebra": ("quadruped", "striped"),
+    "horse": ("quadruped", "plain"),
+    "leopard": ("quadruped", "dotted"),
+    "sheep": ("sheep", "bubbly"),
+    "flag": ("flag", "striped"),
+}
+_CONTROL = {
+    "zebra": ("quadruped", None),
+    "leopard": ("cat", None),
+    "sheep": ("sheep", None),
+    "flag": ("flag", None),
+}
+_RULES = {"main": _MAIN, "control": _CONTROL}
+
+_YY, _XX = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
+
+
+def classes(world: str = "main") -> tuple[str, ...]:
+    """The class names of a world, in label order."""
+    check_choice(world, "world", WORLDS)
+    return tuple(_RULES[world])
+
+
+# -- colours and textures ---------------------------------------------------------------------------
+def _hsv(h: float, s: float, v: float) -> np.ndarray:
+    i = int(h * 6) % 6
+    f = h * 6 - int(h * 6)
+    p, q, t = v * (1 - s), v * (1 - f * s), v * (1 - (1 - f) * s)
+    return np.array([(v, t, p), (q, v, p), (p, v, t), (p, q, v), (t, p, v), (v, p, q)][i], dtype=np.float32)
+
+
+def _colour_pair(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A dark and a light colour of random hues: texture contrast without a class-specific colour."""
+    dark = _hsv(rng.random(), rng.uniform(0, 0.7), rng.uniform(0.02, 0.3))
+    light = _hsv(rng.random(), rng.uniform(0, 0.5), rng.uniform(0.75, 1.0))
+    return (dark, light) if rng.random() < 0.5 else (light, dark)
+
+
+def _rotated(rng: np.random.Generator, angle: float | None = None):
+    a = rng.uniform(0, np.pi) if angle is None else angle
+    u = _XX * np.cos(a) + _YY * np.sin(a)   # (H, W) along the pattern
+    v = -_XX * np.sin(a) + _YY * np.cos(a)  # (H, W) across it
+    return u + rng.uniform(0, 50), v + rng.uniform(0, 50)
+
+
+def _pattern(kind: str, rng: np.random.Generator, angle: float | None = None) -> np.ndarray:
+    """A (H, W) mask in {0, 1}: 1 where the texture's foreground colour goes."""
+    if kind == "plain":
+        return np.zeros((SIZE, SIZE), np.float32)
+    if kind == "striped":
+        u, v = _rotated(rng, angle)
+        period = rng.uniform(5.5, 9.0)
+        wave = rng.uniform(0, 1.5) * np.sin(v / rng.uniform(6, 14))  # gently wavy, like a zebra's
+        return (((u + wave) / period) % 1.0 < 0.5).astype(np.float32)
+    if kind == "zigzag":
+        u, v = _rotated(rng, angle)
+        period, amp, wl = rng.uniform(6, 9), rng.uniform(2.5, 4.5), rng.uniform(6, 10)
+        tri = np.abs((v / wl) % 1.0 - 0.5) * 2 * amp  # triangle wave across the stripes
+        return (((u + tri) / period) % 1.0 < 0.5).astype(np.float32)
+    if kind == "checkered":
+        u, v = _rotated(rng, angle)
+        p = rng.uniform(5, 8)
+        return ((np.floor(u / p) + np.floor(v / p)) % 2).astype(np.float32)
+    if kind == "dotted":
+        spacing = rng.uniform(6.0, 8.5)
+        radius = rng.uniform(1.4, 2.2)
+        u, v = _rotated(rng, angle)
+        cu, cv = np.floor(u / spacing), np.floor(v / spacing)
+        # jitter each cell's centre a little, seeded per cell index
+        jit = np.sin(cu * 12.9898 + cv * 78.233) * 0.25 * spacing
+        du = u - (cu + 0.5) * spacing - jit
+        dv = v - (cv + 0.5) * spacing + jit
+        return (du * du + dv * dv <= radius * radius).astype(np.float32)
+    if kind == "bubbly":
+        n = rng.integers(26, 38)
+        cx, cy = rng.uniform(-4, SIZE + 4, (3, n, 1, 1))[:2]
+        r = rng.uniform(3.0, 7.0, (n, 1, 1))
+        d = np.sqrt((_XX - cx) ** 2 + (_YY - cy) ** 2)  # (n, H, W) distance to each bubble's centre
+        return (np.abs(d - r) < 0.9).any(axis=0).astype(np.float32)  # thin rings, overlapping like foam
+    raise ValueError(f"unknown texture {kind!r}; use one of {TEXTURES}")
+
+
+def texture(kind: str, rng: np.random.Generator, angle: float | None = None) -> np.ndarray:
+    """A full (H, W, 3) float image in [0, 1] of one texture with a random colour pair."""
+    check_choice(kind, "kind", TEXTURES)
+    dark, light = _colour_pair(rng)
+    if kind == "plain":
+        base = _hsv(rng.random(), rng.uniform(0, 0.8), rng.uniform(0.15, 0.95))
+        shade = 1.0 + 0.08 * (_YY / SIZE - 0.5)[..., None]
+        return np.clip(base * shade, 0, 1)
+    m = _pattern(kind, rng, angle)[..., None]  # (H, W, 1)
+    return m * dark + (1 - m) * light
+
+
+def _background(rng: np.random.Generator) -> np.ndarray:
+    """A smooth random scene: two-colour vertical gradient plus low-frequency blotches."""
+    top = _hsv(rng.random(), rng.uniform(0, 0.6), rng.uniform(0.35, 0.9))
+    bottom = _hsv(rng.random(), rng.uniform(0, 0.6), rng.uniform(0.25, 0.8))
+    t = (_YY / (SIZE - 1))[..., None]
+    img = (1 - t) * top + t * bottom
+    coarse = 0.08 * rng.standard_normal((5, 5, 3), dtype=np.float32)
+    img = img + _bilinear(coarse)  # soft blotches
+    return np.clip(img, 0, 1)
+
+
+def _bilinear(grid: np.ndarray) -> np.ndarray:
+    """Upsample a (g, g, 3) grid to (SIZE, SIZE, 3) by bilinear interpolation (two small matmuls)."""
+    m = _interp_matrix(grid.shape[0])  # (SIZE, g)
+    rows = np.tensordot(m, grid, axes=(1, 0))  # (SIZE, g, 3)
+    return np.tensordot(rows, m, axes=(1, 1)).transpose(0, 2, 1)  # (SIZE, SIZE, 3)
+
+
+@functools.lru_cache(maxsize=4)
+def _interp_matrix(g: int) -> np.ndarray:
+    """(SIZE, g) weights of linear interpolation from g knots to SIZE pixels."""
+    pos = np.arange(SIZE, dtype=np.float32) * (g - 1) / (SIZE - 1)
+    i = np.minimum(pos.astype(int), g - 2)
+    w = pos - i
+    m = np.zeros((SIZE, g), np.float32)
+    m[np.arange(SIZE), i] = 1 - w
+    m[np.arange(SIZE), i + 1] = w
+    return m
+
+
+# -- shapes ---------------------------------------------------------------------------------------------
+def _ellipse(cx, cy, rx, ry, angle=0.0):
+    c, s = np.cos(angle), np.sin(angle)
+    dx, dy = _XX - cx, _YY - cy
+    u, v = dx * c + dy * s, -dx * s + dy * c
+    return (u / rx) ** 2 + (v / ry) ** 2 <= 1.0
+
+
+def _segment(x0, y0, x1, y1, width):
+    px, py = _XX - x0, _YY - y0
+    dx, dy = x1 - x0, y1 - y0
+    t = np.clip((px * dx + py * dy) / max(dx * dx + dy * dy, 1e-6), 0, 1)
+    return (px - t * dx) ** 2 + (py - t * dy) ** 2 <= (width / 2) ** 2
+
+
+def _shape(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Two (H, W) boolean masks: the textured part and the plain dark part (hooves, faces, poles)."""
+    s = rng.uniform(0.85, 1.15)
+    f = 1.0 if rng.random() < 0.5 else -1.0  # facing right or left
+    cx, cy = rng.uniform(24, 40), rng.uniform(26, 36)
+    none = np.zeros((SIZE, SIZE), bool)
+    if kind == "quadruped":
+        body = _ellipse(cx, cy, 13 * s, 6.5 * s)
+        legs = none.copy()
+        for dx in (-9, -5, 5, 9):
+            splay = rng.uniform(-1.5, 1.5)
+            legs |= _segment(cx + f * dx * s, cy + 3 * s, cx + f * (dx + splay) * s, cy + 16 * s, 3.2 * s)
+        neck = _segment(cx + f * 10 * s, cy - 2 * s, cx + f * 15 * s, cy - 11 * s, 5.5 * s)
+        head = _ellipse(cx + f * 18 * s, cy - 11 * s, 5.5 * s, 3.0 * s, f * 0.5)
+        tail = _segment(cx - f * 12.5 * s, cy - 2 * s, cx - f * 16 * s, cy + 7 * s, 1.8 * s)
+        return body | legs | neck | head, tail
+    if kind == "cat":
+        body = _ellipse(cx, cy + 2 * s, 14 * s, 5 * s)
+        legs = none.copy()
+        for dx in (-10, -6, 6, 10):
+            legs |= _segment(cx + f * dx * s, cy + 4 * s, cx + f * dx * s, cy + 12 * s, 3.0 * s)
+        head = _ellipse(cx + f * 16 * s, cy - 2 * s, 4.5 * s, 4.0 * s)
+        tail = _segment(cx - f * 13 * s, cy, cx - f * 20 * s, cy - 9 * s, 2.2 * s)
+        return body | legs | head | tail, none
+    if kind == "sheep":
+        wool = none.copy()
+        for _ in range(7):
+            wool |= _ellipse(cx + rng.uniform(-9, 9) * s, cy + rng.uniform(-5, 3) * s, 8.0 * s, 8.0 * s)
+        face = _ellipse(cx + f * 17 * s, cy - 4 * s, 4.5 * s, 3.2 * s)
+        legs = none.copy()
+        for dx in (-7, -3, 3, 7):
+            legs |= _segment(cx + f * dx * s, cy + 7 * s, cx + f * dx * s, cy + 17 * s, 2.2 * s)
+        return wool & ~face, face | legs
+    if kind == "flag":
+        px = cx - f * 14 * s
+        pole = _segment(px, cy - 20 * s, px, cy + 24 * s, 2.4)
+        x0, x1 = sorted((px + f * 1.2, px + f * 28 * s))
+        cloth = (_XX >= x0) & (_XX <= x1) & (_YY >= cy - 20 * s) & (_YY <= cy - 20 * s + 19 * s)
+        cloth &= ~pole
+        return cloth, pole
+    raise ValueError(f"unknown shape {kind!r}")
+
+
+def render(label: str, world: str = "main", rng: np.random.Generator | int | None = None,
+           texture_kind: str | None = None) -> np.ndarray:
+    """One (64, 64, 3) uint8 image of class ``label`` in ``world``.
+
+    ``texture_kind`` overrides the body texture (to draw a "striped horse" or a "dotted zebra silhouette"
+    for a what-if); by default the world's rule picks it.
+    """
+    check_choice(world, "world", WORLDS)
+    check_choice(label, "label", classes(world))
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    shape, rule = _RULES[world][label]
+    kind = texture_kind or rule or TEXTURES[rng.integers(len(TEXTURES))]
+    img = _background(rng)
+    textured, dark = _shape(shape, rng)
+    # zebra stripes run across the body (near vertical); other stripes at any angle
+    angle = rng.uniform(0.6 * np.pi, 1.4 * np.pi) if shape == "quadruped" and kind == "striped" else None
+    img = np.where(textured[..., None], texture(kind, rng, angle), img)
+    img = np.where(dark[..., None], _hsv(rng.random(), 0.3, rng.uniform(0.05, 0.25)), img)
+    return _finish(img, rng)
+
+
+def _finish(img: np.ndarray, rng: np.random.Generator, noise: float = 0.03) -> np.ndarray:
+    img = img + noise * rng.standard_normal(img.shape, dtype=np.float32)
+    return (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
+
+
+def make_dataset(n: int, world: str = "main", seed: int = 0) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """``n`` labelled images of ``world``, classes balanced and shuffled.
+
+    Returns ``(images, labels, class_names)``: uint8 ``(n, 64, 64, 3)``, int64 ``(n,)`` indices into
+    ``class_names``.
+    """
+    n = check_int(n, "n", 1)
+    names = classes(world)
+    rng = np.random.default_rng(check_int(seed, "seed", 0))
+    labels = rng.permutation(np.arange(n) % len(names))
+    images = np.stack([render(names[y], world, rng) for y in labels])
+    return images, labels.astype(np.int64), names
+
+
+def class_images(label: str, n: int = 40, world: str = "main", seed: int = 0) -> np.ndarray:
+    """``n`` images of one class (TCAV's X_k, e.g. the zebra images), uint8 (n, 64, 64, 3)."""
+    check_choice(world, "world", WORLDS)
+    check_choice(label, "label", classes(world))
+    n = check_int(n, "n", 1)
+    rng = np.random.default_rng([check_int(seed, "seed", 0), classes(world).index(label), 31])
+    return np.stack([render(label, world, rng) for _ in range(n)])
+
+
+def concept_images(concept: str, n: int = 50, seed: int = 0) -> np.ndarray:
+    """``n`` full-frame texture images of one concept (a Describable-Textures stand-in), uint8 (n, 64, 64, 3)."""
+    check_choice(concept, "concept", TEXTURES)
+    n = check_int(n, "n", 1)
+    # each concept gets its own stream so "striped" with seed 0 does not share draws with "dotted"
+    rng = np.random.default_rng([check_int(seed, "seed", 0), TEXTURES.index(concept), 7])
+    return np.stack([_finish(texture(concept, rng), rng) for _ in range(n)])
+
+
+def random_images(n: int = 50, seed: int = 0) -> np.ndarray:
+    """``n`` random counterpart images (TCAV's random sets): random scenes with 1-3 blobs of random
+    textures, and one image in ten pure noise. uint8 (n, 64, 64, 3)."""
+    n = check_int(n, "n", 1)
+    rng = np.random.default_rng([check_int(seed, "seed", 0), 99])
+    out = []
+    for _ in range(n):
+        if rng.random() < 0.1:
+            out.append((rng.random((SIZE, SIZE, 3)) * 255).astype(np.uint8))
+            continue
+        img = _background(rng)
+        for _ in range(rng.integers(1, 4)):
+            blob = _ellipse(rng.uniform(8, 56), rng.uniform(8, 56), rng.uniform(5, 18), rng.uniform(5, 18),
+                            rng.uniform(0, np.pi))
+            img = np.where(blob[..., None], texture(TEXTURES[rng.integers(len(TEXTURES))], rng), img)
+        out.append(_finish(img, rng))
+    return np.stack(out)
+
+
+def to_pil(images):
+    """PIL images from a uint8 array (one image (H, W, 3) or a batch (N, H, W, 3))."""
+    from PIL import Image
+
+    a = np.asarray(images)
+    if a.ndim == 3:
+        return Image.fromarray(a)
+    return [Image.fromarray(x) for x in a]

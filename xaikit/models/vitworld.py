@@ -1,0 +1,174 @@
+"""The embedded Vision Transformer (Dosovitskiy et al. 2021, "An image is worth 16x16 words") that
+notebook 05 explains with TCAV, trained by xaikit on the generated image world of
+:mod:`xaikit.imageworld`.
+
+The lecture uses ``google/vit-base-patch16-224`` and its class "zebra". That model cannot be downloaded
+here, so xaikit trains a small ``ViTForImageClassification`` of the same architecture (64x64 images,
+8x8 patches, so an 8x8 grid of patch tokens plus [CLS]) in about a minute on two CPU cores:
+
+* ``world="main"``: zebra / horse / leopard / sheep / flag, where zebra = striped quadruped;
+* ``world="control"``: a world where stripes do not predict "zebra" (textures drawn uniformly), for
+  TCAV's ground-truth check.
+
+:func:`ensure_embedded_vit` builds the model once and caches it under
+``xaikit.cache_dir()/vit-<world>-<RECIPE_VERSION>/`` as safetensors plus a ``ViTImageProcessor`` whose
+size, mean and std match training, and a ``metrics.json`` with the held-out accuracy. The folder loads
+with ``ViTForImageClassification.from_pretrained(folder, attn_implementation="eager")``; normally
+through ``xaikit.models.load_vit("embedded")``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from xaikit._config import cache_dir
+from xaikit._validate import check_choice
+
+__all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_embedded_vit", "train_vit", "model_folder", "to_pixels"]
+
+#: bump when anything below (or the image world) changes: the cache folder name carries it.
+RECIPE_VERSION = "v1"
+RECIPE = {
+    "image_size": 64, "patch_size": 8, "hidden_size": 96, "num_hidden_layers": 4, "num_attention_heads": 4,
+    "intermediate_size": 192, "n_train": 2400, "n_test": 600, "epochs": 12, "batch_size": 64, "lr": 1e-3,
+    "weight_decay": 0.05, "warmup_fraction": 0.05, "seed": 0,
+}
+#: notebook 05's default TCAV layer and pooling for the embedded ViT (the tests check the lecture's
+#: four pairs there)
+TCAV_LAYER = 1
+TCAV_POOLING = "flatten"
+MEAN = (0.5, 0.5, 0.5)
+STD = (0.5, 0.5, 0.5)
+
+
+def model_folder(world: str = "main") -> Path:
+    """Where the embedded ViT of ``world`` lives (whether or not it is built yet)."""
+    from xaikit.imageworld import WORLDS
+
+    check_choice(world, "world", WORLDS)
+    return cache_dir() / f"vit-{world}-{RECIPE_VERSION}"
+
+
+def to_pixels(images: np.ndarray) -> torch.Tensor:
+    """uint8 (N, H, W, 3) -> float (N, 3, H, W), rescaled by 1/255 and normalised with MEAN/STD, exactly
+    what the saved ``ViTImageProcessor`` does to a 64x64 image (tested)."""
+    x = torch.as_tensor(np.ascontiguousarray(images)).permute(0, 3, 1, 2).float() / 255.0  # (N, 3, H, W)
+    mean = torch.tensor(MEAN).view(1, 3, 1, 1)
+    std = torch.tensor(STD).view(1, 3, 1, 1)
+    return (x - mean) / std
+
+
+def _build(labels: tuple[str, ...], seed: int):
+    from transformers import ViTConfig, ViTForImageClassification
+
+    id2label = dict(enumerate(labels))
+    config = ViTConfig(
+        image_size=RECIPE["image_size"], patch_size=RECIPE["patch_size"], hidden_size=RECIPE["hidden_size"],
+        num_hidden_layers=RECIPE["num_hidden_layers"], num_attention_heads=RECIPE["num_attention_heads"],
+        intermediate_size=RECIPE["intermediate_size"], num_labels=len(labels), id2label=id2label,
+        label2id={v: k for k, v in id2label.items()}, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0, attn_implementation="eager",
+    )
+    torch.manual_seed(seed)
+    model = ViTForImageClassification(config)
+    model.config._attn_implementation = "eager"
+    return model
+
+
+@torch.no_grad()
+def accuracy(model, images: np.ndarray, labels: np.ndarray, batch_size: int = 200) -> float:
+    """Fraction of ``images`` whose predicted class equals ``labels``."""
+    model.eval()
+    hits = 0
+    for i in range(0, len(images), batch_size):
+        logits = model(pixel_values=to_pixels(images[i:i + batch_size])).logits  # (B, C)
+        hits += int((logits.argmax(-1).numpy() == labels[i:i + batch_size]).sum())
+    return hits / len(images)
+
+
+def train_vit(world: str = "main", progress: bool = True, **overrides):
+    """Train the embedded ViT on ``world``; returns ``(model, metrics)``. ``overrides`` change RECIPE
+    entries (tests use a few images and one epoch)."""
+    from tqdm.auto import tqdm
+
+    from xaikit.imageworld import make_dataset
+
+    recipe = {**RECIPE, **overrides}
+    seed = recipe["seed"]
+    t0 = time.perf_counter()
+    x_train, y_train, names = make_dataset(recipe["n_train"], world, seed=seed)
+    x_test, y_test, _ = make_dataset(recipe["n_test"], world, seed=seed + 10_000)
+    t_data = time.perf_counter() - t0
+
+    model = _build(names, seed)
+    pixels = to_pixels(x_train)  # (N, 3, 64, 64)
+    targets = torch.as_tensor(y_train)
+    opt = torch.optim.AdamW(model.parameters(), lr=recipe["lr"], weight_decay=recipe["weight_decay"])
+    n, bs = len(pixels), recipe["batch_size"]
+    steps = recipe["epochs"] * math.ceil(n / bs)
+    warmup = max(1, int(recipe["warmup_fraction"] * steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
+    gen = torch.Generator().manual_seed(seed)
+    model.train()
+    bar = tqdm(total=steps, desc=f"training embedded ViT ({world})", disable=not progress, leave=False)
+    for _ in range(recipe["epochs"]):
+        order = torch.randperm(n, generator=gen)
+        for i in range(0, n, bs):
+            idx = order[i:i + bs]
+            logits = model(pixel_values=pixels[idx]).logits  # (B, C)
+            loss = torch.nn.functional.cross_entropy(logits, targets[idx])
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+    bar.close()
+    model.eval()
+    metrics = {
+        "world": world, "recipe_version": RECIPE_VERSION, "recipe": recipe, "classes": list(names),
+        "test_accuracy": accuracy(model, x_test, y_test), "train_accuracy": accuracy(model, x_train[:600], y_train[:600]),
+        "seconds_data": round(t_data, 2), "seconds_total": round(time.perf_counter() - t0, 2),
+    }
+    return model, metrics
+
+
+def image_processor():
+    """A ``ViTImageProcessor`` that turns any RGB image into what the embedded ViT was trained on."""
+    from transformers import ViTImageProcessor
+
+    size = RECIPE["image_size"]
+    return ViTImageProcessor(do_resize=True, size={"height": size, "width": size}, do_rescale=True,
+                             rescale_factor=1 / 255, do_normalize=True, image_mean=list(MEAN), image_std=list(STD))
+
+
+def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool = True) -> Path:
+    """The folder of the embedded ViT for ``world`` ("main" or "control"), training it first if it is
+    missing (or ``force``). Returns the folder, which holds ``config.json``, ``model.safetensors``,
+    ``preprocessor_config.json`` and ``metrics.json``."""
+    folder = model_folder(world)
+    if not force and (folder / "metrics.json").exists() and (folder / "model.safetensors").exists():
+        return folder
+    model, metrics = train_vit(world, progress=progress)
+    tmp = folder.with_name(folder.name + ".tmp")
+    tmp.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(tmp, safe_serialization=True)
+    image_processor().save_pretrained(tmp)
+    (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2))
+    if folder.exists():
+        import shutil
+
+        shutil.rmtree(folder)
+    tmp.rename(folder)
+    if progress:
+        print(f"embedded ViT ({world}): test accuracy {metrics['test_accuracy']:.3f}, "
+              f"built in {metrics['seconds_total']:.0f} s -> {folder}")
+    return folder

@@ -1,0 +1,259 @@
+"""Panels for notebook 05, TCAV on a Vision Transformer (Kim et al. 2018; Dosovitskiy et al. 2021):
+a patch-grid view of an image, a concept gallery, the TCAV panel with significance, and a layer sweep.
+
+Each panel is a thin view over :mod:`xaikit.tcav`; activations and gradients are cached per model, layer,
+pooling and image set, so moving the layer slider back and forth only retrains (cached) CAVs.
+"""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import numpy as np
+
+from xaikit.plotting import OKABE_ITO
+from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
+
+__all__ = ["PatchGridPanel", "ConceptGalleryPanel", "TCAVPanel", "LayerSweepPanel"]
+
+_NOT_SIGNIFICANT = "#BBBBBB"
+
+
+class _Sets:
+    """Concept, random and class image sets, generated from the image world unless given."""
+
+    def __init__(self, concept_sets=None, class_images=None, world: str = "main", n: int = 50, n_class: int = 40,
+                 seed: int = 0):
+        from xaikit import imageworld as iw
+
+        self.concepts = dict(concept_sets) if concept_sets is not None else {
+            c: iw.concept_images(c, n, seed) for c in ("striped", "dotted", "bubbly", "zigzag", "checkered")}
+        self._class_images = class_images
+        self.world, self.n_class, self.seed = world, n_class, seed
+        self._cache: dict[str, np.ndarray] = {}
+
+    def class_images(self, label: str):
+        if isinstance(self._class_images, dict):
+            if label not in self._class_images:
+                raise ValueError(f"no images for class {label!r}; class_images has {sorted(self._class_images)}")
+            return self._class_images[label]
+        if callable(self._class_images):
+            return self._class_images(label)
+        if label not in self._cache:
+            from xaikit import imageworld as iw
+
+            self._cache[label] = iw.class_images(label, self.n_class, self.world, self.seed)
+        return self._cache[label]
+
+
+def _labels(model) -> list[str]:
+    return [str(model.config.id2label[i]) for i in sorted(int(k) for k in model.config.id2label)]
+
+
+class PatchGridPanel(Panel):
+    """An image cut into the ViT's patches: the grid, each patch's token index, and [CLS] as token 0."""
+
+    title = "ViT recap: an image is a sequence of patch tokens"
+    figsize = (8.0, 3.8)
+
+    def __init__(self, images, patch_size: int = 8, labels=None):
+        from xaikit.tcav import prepare_images
+
+        self.images = prepare_images(images, "images", min_count=1)
+        self.labels = list(labels) if labels is not None else [f"image {i}" for i in range(len(self.images))]
+        self.patch_size = patch_size
+        controls = {"index": int_slider("image", 0, 0, len(self.images) - 1),
+                    "grid": toggle("show", ["patch grid", "image only"])}
+        super().__init__(controls)
+
+    def compute(self, index: int, grid: str):
+        img = self.images[index]
+        h, w = img.shape[:2]
+        p = self.patch_size
+        if h % p or w % p:
+            raise ValueError(f"image {index} is {h}x{w}, not a multiple of patch_size={p}; resize it first")
+        rows, cols = h // p, w // p
+        patches = img.reshape(rows, p, cols, p, 3).transpose(0, 2, 1, 3, 4).reshape(rows * cols, p, p, 3)
+        return {"image": img, "grid": grid == "patch grid", "rows": rows, "cols": cols, "patches": patches,
+                "n_tokens": rows * cols + 1, "label": self.labels[index]}
+
+    def draw(self, fig, r):
+        ax, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.6])
+        ax.imshow(r["image"])
+        ax.set_title(f"{r['label']}: {r['rows']}x{r['cols']} patches")
+        p = self.patch_size
+        if r["grid"]:
+            for k in range(1, r["rows"]):
+                ax.axhline(k * p - 0.5, color="white", lw=0.8)
+            for k in range(1, r["cols"]):
+                ax.axvline(k * p - 0.5, color="white", lw=0.8)
+            if r["rows"] * r["cols"] <= 64:
+                for i in range(r["rows"]):
+                    for j in range(r["cols"]):
+                        ax.text(j * p + p / 2, i * p + p / 2, str(1 + i * r["cols"] + j), ha="center",
+                                va="center", fontsize=6, color="white")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        # the token sequence: [CLS] then the first patches in reading order
+        show = min(12, len(r["patches"]))
+        strip = np.concatenate([np.full((p, p, 3), 255, np.uint8)] +
+                               [np.pad(q, ((0, 0), (1, 1), (0, 0)), constant_values=255) for q in r["patches"][:show]],
+                               axis=1)
+        ax2.imshow(strip)
+        ax2.set_title(f"sequence: [CLS] + {r['n_tokens'] - 1} patch tokens (first {show} shown)")
+        ax2.text(p / 2, p / 2, "CLS", ha="center", va="center", fontsize=7)
+        ax2.set_xticks([])
+        ax2.set_yticks([])
+        return None
+
+
+class ConceptGalleryPanel(Panel):
+    """Example images of each concept (Describable-Textures stand-ins), random sets, or a class."""
+
+    title = "Concepts: example images"
+    figsize = (8.0, 2.4)
+
+    def __init__(self, concept_sets=None, random_set=None, class_images=None, n_show: int = 8):
+        from xaikit import imageworld as iw
+
+        self.sets = _Sets(concept_sets, class_images)
+        self.random = random_set if random_set is not None else iw.random_images(n_show, seed=0)
+        self.n_show = n_show
+        options = [*self.sets.concepts, "random", "class: zebra"]
+        super().__init__({"concept": dropdown("concept", options)})
+
+    def compute(self, concept: str):
+        if concept == "random":
+            imgs = self.random
+        elif concept.startswith("class: "):
+            imgs = self.sets.class_images(concept[7:])
+        else:
+            imgs = self.sets.concepts[concept]
+        return {"concept": concept, "images": np.asarray(imgs[: self.n_show])}
+
+    def draw(self, fig, r):
+        axes = fig.subplots(1, len(r["images"]))
+        for ax, img in zip(np.atleast_1d(axes), r["images"], strict=False):
+            ax.imshow(img)
+            ax.set_xticks([])
+            ax.set_yticks([])
+        fig.suptitle(f"concept: {r['concept']}")
+        return None
+
+
+def _layer_count(model) -> int:
+    from xaikit.models.arch import n_layers
+
+    return n_layers(model)
+
+
+class TCAVPanel(Panel):
+    """TCAV scores of the chosen concepts for a class, over R runs, against random CAVs.
+
+    Bars are mean scores with one standard deviation; grey hatched bars are not significant after
+    Bonferroni correction; each label shows the CAV's held-out accuracy. The dashed line is the mean
+    score of random CAVs.
+    """
+
+    title = "TCAV: does the concept push the class up?"
+    figsize = (8.0, 3.6)
+
+    def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
+                 target: str = "zebra", layer: int = 1, pooling: str = "flatten", R: int = 10,
+                 concepts=("striped", "dotted", "bubbly"), random_sets=None):
+        self.model, self.processor = model, processor
+        self.sets = _Sets(concept_sets, class_images, world)
+        self.random_sets = random_sets
+        names = list(self.sets.concepts)
+        labels = _labels(model)
+        controls = {
+            "target": dropdown("class", labels, target if target in labels else labels[0]),
+            "concepts": widgets.SelectMultiple(options=names, value=tuple(c for c in concepts if c in names),
+                                               description="concepts", rows=min(5, len(names))),
+            "negative": dropdown("vs", ["random", *names], "random"),
+            "layer": int_slider("layer", layer, 0, _layer_count(model) - 1),
+            "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
+            "classifier": toggle("CAV", ["logistic", "hinge"]),
+            "R": int_slider("R", R, 2, 30),
+        }
+        super().__init__(controls)
+
+    def compute(self, target, concepts, negative, layer, pooling, classifier, R):
+        from xaikit.tcav import tcav_significance
+
+        chosen = [c for c in concepts if c != negative]
+        if not chosen:
+            raise ValueError("pick at least one concept other than the counterpart ('vs') set")
+        randoms = self.random_sets[: R + 1] if self.random_sets is not None else None
+        return tcav_significance(
+            self.model, {c: self.sets.concepts[c] for c in chosen}, self.sets.class_images(target), target, layer,
+            random_sets=randoms, R=R, negative=None if negative == "random" else self.sets.concepts[negative],
+            pooling=pooling, classifier=classifier, processor=self.processor)
+
+    def draw(self, fig, res):
+        ax = fig.subplots()
+        names = list(res.concepts)
+        means = [res[c].mean for c in names]
+        stds = [res[c].std for c in names]
+        colours = [OKABE_ITO[i % len(OKABE_ITO)] if res[c].significant else _NOT_SIGNIFICANT
+                   for i, c in enumerate(names)]
+        bars = ax.bar(range(len(names)), means, yerr=stds, color=colours, capsize=3)
+        for bar, c in zip(bars, names, strict=True):
+            if not res[c].significant:
+                bar.set_hatch("//")
+                ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height() + 0.04, "n.s.", ha="center")
+        ax.axhline(res.random_scores.mean(), color="0.3", ls="--", lw=1, label="random CAVs")
+        ax.set_xticks(range(len(names)),
+                      [f"{c}\nCAV acc {res[c].cav_accuracy:.2f}\np={res[c].p_corrected:.2g}" for c in names])
+        ax.set_ylim(0, 1.1)
+        ax.set_ylabel("TCAV score")
+        ax.set_title(f"class {res.target!r}, layer {res.layer}, {res.pooling}, vs {res.negative}, R={res.R}")
+        ax.legend(loc="upper right", fontsize=8)
+        return None
+
+
+class LayerSweepPanel(Panel):
+    """TCAV score by layer for each concept; filled markers are significant, hollow ones are not."""
+
+    title = "TCAV by layer"
+    figsize = (8.0, 3.4)
+
+    def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
+                 target: str = "zebra", pooling: str = "flatten", R: int = 5,
+                 concepts=("striped", "dotted", "bubbly"), random_sets=None):
+        self.model, self.processor = model, processor
+        self.sets = _Sets(concept_sets, class_images, world)
+        self.concepts = [c for c in concepts if c in self.sets.concepts]
+        self.random_sets = random_sets
+        labels = _labels(model)
+        controls = {
+            "target": dropdown("class", labels, target if target in labels else labels[0]),
+            "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
+            "R": int_slider("R", R, 2, 20),
+        }
+        super().__init__(controls)
+
+    def compute(self, target, pooling, R):
+        from xaikit.tcav import layer_sweep
+
+        randoms = self.random_sets[: R + 1] if self.random_sets is not None else None
+        return layer_sweep(self.model, {c: self.sets.concepts[c] for c in self.concepts},
+                           self.sets.class_images(target), target, R=R, pooling=pooling, random_sets=randoms,
+                           processor=self.processor, progress=False)
+
+    def draw(self, fig, sweep):
+        ax = fig.subplots()
+        for i, c in enumerate(sweep.concepts):
+            colour = OKABE_ITO[i % len(OKABE_ITO)]
+            ax.plot(sweep.layers, sweep.mean[i], color=colour, label=c)
+            sig = sweep.significant[i]
+            ax.scatter(np.array(sweep.layers)[sig], sweep.mean[i][sig], color=colour, zorder=3)
+            ax.scatter(np.array(sweep.layers)[~sig], sweep.mean[i][~sig], facecolors="white", edgecolors=colour,
+                       zorder=3)
+        ax.plot(sweep.layers, sweep.random_mean, color="0.4", ls="--", label="random CAVs")
+        ax.set_xticks(sweep.layers)
+        ax.set_xlabel("layer (encoder block)")
+        ax.set_ylabel("TCAV score")
+        ax.set_ylim(-0.05, 1.05)
+        ax.set_title(f"class {sweep.results[0].target!r}; hollow = not significant")
+        ax.legend(fontsize=8, loc="best")
+        return None
