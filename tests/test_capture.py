@@ -75,6 +75,31 @@ def test_minilm_layer0_recompute_matches_model(minilm):
     torch.testing.assert_close(cap.weights_from_qk(), cap.attentions[2], atol=1e-5, rtol=0)
 
 
+def _tiny_other(kind):
+    torch.manual_seed(0)
+    if kind == "distilbert":
+        from transformers import DistilBertConfig, DistilBertForSequenceClassification
+
+        config = DistilBertConfig(vocab_size=120, dim=32, n_layers=2, n_heads=4, hidden_dim=64,
+                                  max_position_embeddings=64, attn_implementation="eager")
+        return DistilBertForSequenceClassification(config).eval()
+    from transformers import RobertaConfig, RobertaForSequenceClassification
+
+    config = RobertaConfig(vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                           intermediate_size=64, max_position_embeddings=70, pad_token_id=0,
+                           attn_implementation="eager")
+    return RobertaForSequenceClassification(config).eval()
+
+
+@pytest.mark.parametrize("kind", ["distilbert", "roberta"])
+def test_other_bert_family_encoders(kind):
+    model = _tiny_other(kind)
+    cap = capture_attention(model, tiny_tokenizer(), "the cat drank the milk", layer=1)
+    assert cap.attentions.shape == (2, 4, 7, 7)
+    _check_layer0(model, cap)
+    torch.testing.assert_close(cap.weights_from_qk(), cap.attentions[1], atol=1e-5, rtol=0)
+
+
 def test_sdpa_model_is_switched_to_eager_with_a_warning(tmp_path):
     from transformers import AutoModel
 
