@@ -188,7 +188,7 @@ def test_against_captum_saliency_and_input_x_gradient():
         x = torch.randn(6)
         for target in range(3):
             ours = G.gradient(net, x, target=target)
-            theirs = Saliency(net).attribute(x[None], target=target, abs=False)[0]
+            theirs = Saliency(net).attribute(x[None].clone().requires_grad_(), target=target, abs=False)[0]
             assert torch.allclose(ours, theirs, atol=1e-6)
             theirs = InputXGradient(net).attribute(x[None].clone().requires_grad_(), target=target)[0]
             assert torch.allclose(G.grad_times_input(net, x, target=target), theirs.detach(), atol=1e-6)
