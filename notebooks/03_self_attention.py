@@ -201,6 +201,8 @@ raw_curve, scaled_curve = dk_panel.curves["raw"], dk_panel.curves["scaled"]
 assert raw_curve["entropy"][-1] < 0.2 * scaled_curve["entropy"][-1], "unscaled: the softmax saturates"
 assert raw_curve["grad_norm"][-1] < 0.2 * scaled_curve["grad_norm"][-1], "...and its gradient vanishes"
 assert max(scaled_curve["entropy"]) - min(scaled_curve["entropy"]) < 0.3, "scaled: stable for every d_k"
+one_query = dk_panel.set(d_k=1024)
+assert one_query.weights.max() > 0.9, "unscaled, d_k = 1024: one key takes almost all the weight"
 
 # %% [markdown]
 # ## 4. Masks: bidirectional, causal, padding
