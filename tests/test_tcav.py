@@ -276,3 +276,34 @@ def test_embedded_vit_accuracy(embedded):
     assert metrics["test_accuracy"] >= 0.95
     x, y, _ = iw.make_dataset(200, "main", seed=777)  # fresh images, not the recorded test set
     assert accuracy(embedded("main"), x, y) >= 0.95
+
+
+# -- panels ------------------------------------------------------------------------------------------------
+def test_panels_drive_and_show_errors():
+    from xaikit.widgets import ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
+
+    model = tiny_vit(seed=0, image_size=32)
+    concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted", "bubbly")}
+    zebras = {"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]}
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
+    panel = TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, pooling="mean")
+    assert panel.error is None and set(panel.result.concepts) == {"striped", "dotted", "bubbly"}
+    res = panel.set(layer=0, negative="dotted")
+    assert res.layer == 0 and res.negative == "negative" and "dotted" not in res.concepts
+    n_bars = len(panel.figure.axes[0].patches)
+    assert n_bars == 2
+    panel.set(concepts=("dotted",))  # only the counterpart itself: a clear error in the panel
+    assert isinstance(panel.error, ValueError) and "other than the counterpart" in str(panel.error)
+    panel.set(concepts=("striped",), negative="random")
+    assert panel.error is None
+
+    sweep = LayerSweepPanel(model, concept_sets=concepts, class_images=zebras, R=2, random_sets=randoms,
+                            pooling="mean")
+    assert sweep.error is None and sweep.result.mean.shape == (3, 2)
+
+    gallery = ConceptGalleryPanel(concepts, n_show=4)
+    assert gallery.set(concept="random")["images"].shape == (4, 64, 64, 3)
+
+    grid = PatchGridPanel(iw.make_dataset(3)[0], patch_size=8)
+    assert grid.result["n_tokens"] == 65 and grid.result["patches"].shape == (64, 8, 8, 3)
+    np.testing.assert_array_equal(grid.result["patches"][9], grid.result["image"][8:16, 8:16])
