@@ -215,3 +215,6 @@ def test_text_ig_batches_and_training_mode(bert):
     with pytest.warns(UserWarning, match="eval"):
         again = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12)
     assert not model.training and again.scores == pytest.approx(full.scores, abs=1e-6)
+    assert model.config._attn_implementation == "eager"  # IG borrowed SDPA and gave it back
+    eager = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12, fast_attention=False)
+    assert eager.scores == pytest.approx(full.scores, abs=1e-5)

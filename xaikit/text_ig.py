@@ -14,6 +14,8 @@ Notebook 02, section 8.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
 from xaikit._fn import ensure_eval, model_device
@@ -81,9 +83,34 @@ class _EmbeddingSwap:
         return seen["emb"].detach(), logits.detach()
 
 
+@contextmanager
+def _fast_attention(model, enabled: bool = True):
+    """Run with PyTorch's fused attention (SDPA) instead of the eager one, then switch back.
+
+    IG needs no attention weights, and SDPA computes the same function (to float rounding) faster; the
+    notebooks load models with eager attention for the attention views, so IG borrows SDPA for its own
+    forward and backward passes only. Models that cannot switch stay as they are.
+    """
+    config = getattr(model, "config", None)
+    before = getattr(config, "_attn_implementation", None)
+    setter = getattr(model, "set_attn_implementation", None)
+    switched = False
+    if enabled and before == "eager" and callable(setter):
+        try:
+            setter("sdpa")
+            switched = getattr(config, "_attn_implementation", None) == "sdpa"
+        except Exception:  # noqa: BLE001 - this model has no SDPA path: keep eager attention
+            switched = False
+    try:
+        yield
+    finally:
+        if switched or getattr(config, "_attn_implementation", before) != before:
+            setter(before)
+
+
 def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, attention_mask=None, target=None,
                                    steps: int = 50, rule: str = "riemann_right", batch_size: int | None = None,
-                                   zero_rows=None) -> IGResult:
+                                   zero_rows=None, fast_attention: bool = True) -> IGResult:
     """Layer IG at the embedding output of a BERT-family classifier for one row of token ids.
 
     Args:
@@ -94,6 +121,8 @@ def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, at
         attention_mask: ``(T,)`` or ``(1, T)``; default all ones.
         target: the class (``None``: the predicted class).
         zero_rows: boolean ``(T,)``: rows of the baseline's embedding output set to zero (the zero baseline).
+        fast_attention: compute with SDPA attention while IG runs (same function, faster; see
+            :func:`_fast_attention`); the model is switched back afterwards.
 
     Returns an :class:`IGResult` over the embedding output: ``attributions`` is ``(T, H)``.
     """
@@ -110,6 +139,11 @@ def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, at
                          f"{tuple(ids.shape)}")
     mask = torch.ones_like(ids) if attention_mask is None else _as_ids(attention_mask, "attention_mask").to(dev)
     swap = _EmbeddingSwap(model, ids, mask)
+    with _fast_attention(model, fast_attention):
+        return _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows)
+
+
+def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows) -> IGResult:
     emb, logits = swap.embed(torch.cat([ids, base]))  # (2, T, H), (2, C)
     n_classes = logits.shape[1]
     if target is None:
@@ -130,7 +164,7 @@ def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, at
 
 def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline: str = "pad", steps: int = 50,
                               rule: str = "riemann_right", batch_size: int | None = None,
-                              max_length: int = 128) -> TokenScores:
+                              max_length: int = 128, fast_attention: bool = True) -> TokenScores:
     """IG per token of ``text`` for a sentiment-style classifier: attributions summed over the hidden size.
 
     ``baseline`` is ``"pad"``, ``"mask"``, ``"unk"`` or ``"zero"``; [CLS] and [SEP] are kept fixed. The
@@ -152,7 +186,7 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
             kept |= ids[0] == i
         zero_rows = ~kept
     result = embedding_integrated_gradients(model, ids, base, enc.get("attention_mask"), target, steps, rule,
-                                            batch_size, zero_rows)
+                                            batch_size, zero_rows, fast_attention)
     scores = result.attributions.sum(-1)  # (T,)
     tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())
     extras = {"gap": result.gap, "relative_gap": result.relative_gap, "f_x": result.f_x,
