@@ -339,3 +339,13 @@ def test_softplus_gradient_is_the_sigmoid_everywhere_including_the_kink():
     for beta in (0.5, 1.0, 10.0):
         grads = torch.stack([G.gradient(toys.softplus_relu(beta), [10.0 + float(v)])[0] for v in z])
         assert torch.allclose(grads, torch.sigmoid(beta * z), atol=1e-6)
+
+
+def test_progress_bars_do_not_change_results(capsys):
+    net = cnn(3)
+    x = torch.rand(1, 6, 6)
+    assert torch.equal(G.occlusion(net, x, window=2, stride=1, batch_size=4, progress=True),
+                       G.occlusion(net, x, window=2, stride=1, batch_size=4))
+    assert torch.equal(G.smoothgrad(net, x, n=8, seed=1, batch_size=3, progress=True),
+                       G.smoothgrad(net, x, n=8, seed=1, batch_size=3))
+    assert "smoothgrad" in capsys.readouterr().err

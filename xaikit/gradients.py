@@ -76,7 +76,8 @@ def grad_times_input(f, x, target=None) -> torch.Tensor:
 
 
 # -- occlusion -------------------------------------------------------------------------------------------
-def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size: int | None = None) -> torch.Tensor:
+def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size: int | None = None,
+              progress: bool = False) -> torch.Tensor:
     """Occlusion: the drop F(x) - F(x with a window set to ``baseline``), spread over the window.
 
     Slides a window over ``x`` with corners at 0, stride, 2 stride, ... until a window reaches the end (the
@@ -93,6 +94,7 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
             windows, each element covered once).
         baseline: the value an occluded element takes: a number, or a tensor shaped like ``x``.
         batch_size: occluded copies evaluated per call of ``f`` (default 64).
+        progress: show a tqdm bar over the batches (for large images and models).
 
     Returns:
         A tensor shaped like ``x``. On a linear model with ``window=1`` it is ``w * (x - baseline)``.
@@ -111,7 +113,7 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
         f_x = _fn.select(_fn.call(f, x.unsqueeze(0)), target)[0]
         total = torch.zeros_like(x)
         count = torch.zeros_like(x)
-        for i in range(0, len(windows), batch_size):
+        for i in _batches(len(windows), batch_size, progress, "occlusion"):
             chunk = windows[i:i + batch_size]
             mask = torch.zeros((len(chunk), *shape), dtype=torch.bool, device=x.device)  # (b, *x.shape)
             for k, sl in enumerate(chunk):
@@ -122,6 +124,16 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
             total += (m * drop.view(-1, *([1] * len(shape)))).sum(0)
             count += m.sum(0)
     return torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total)).cpu()
+
+
+def _batches(total: int, batch_size: int, progress: bool, desc: str):
+    """The start index of each batch, with a tqdm bar when ``progress`` is set."""
+    starts = range(0, total, batch_size)
+    if not progress:
+        return starts
+    from tqdm.auto import tqdm
+
+    return tqdm(starts, desc=desc, unit="batch", leave=False)
 
 
 def _window(value, shape: tuple[int, ...], name: str, full_leading: tuple[int, ...] | None = None) -> tuple[int, ...]:
@@ -197,7 +209,7 @@ class NoisyGradients:
 
 
 def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: int | None = None,
-                    batch_size: int | None = None, value_range=None) -> NoisyGradients:
+                    batch_size: int | None = None, value_range=None, progress: bool = False) -> NoisyGradients:
     """The gradient at ``n`` copies ``x + N(0, (sigma * range)^2)``, batched; see :func:`smoothgrad`."""
     x, target, _ = _fn.setup(f, x, target, "smoothgrad")
     sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
@@ -213,7 +225,7 @@ def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: i
     # all the noise in one draw, so the result does not depend on batch_size
     noise = torch.randn((n, *x.shape), generator=generator, dtype=x.dtype) * noise_std  # (n, *x.shape)
     grads = []
-    for start in range(0, n, batch_size):
+    for start in _batches(n, batch_size, progress, "smoothgrad"):
         noisy = x.unsqueeze(0) + noise[start:start + batch_size].to(x.device)  # (b, *x.shape)
         grads.append(batch_gradients(f, noisy, target).cpu())
     plain = batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
@@ -222,7 +234,8 @@ def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: i
 
 
 def smoothgrad(f, x, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", target=None,
-               seed: int | None = None, batch_size: int | None = None, value_range=None) -> torch.Tensor:
+               seed: int | None = None, batch_size: int | None = None, value_range=None,
+               progress: bool = False) -> torch.Tensor:
     """SmoothGrad (Smilkov et al. 2017): average the gradient over ``n`` noisy copies of ``x``.
 
     The noise is Gaussian with standard deviation ``sigma * (max - min)``: ``sigma`` is a fraction of the
@@ -239,13 +252,14 @@ def smoothgrad(f, x, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad",
         batch_size: noisy copies per backward pass (default: all ``n`` at once).
         value_range: the range the noise is a fraction of: a number ``hi - lo`` or a pair ``(lo, hi)``;
             ``None`` uses ``x.max() - x.min()``. Pass it when ``x`` is (nearly) constant.
+        progress: show a tqdm bar over the batches (for large models and many samples).
 
     Returns:
         A tensor shaped like ``x``. Use :func:`noisy_gradients` to get the samples themselves.
     """
     check_choice(kind, "kind", KINDS)
     return noisy_gradients(f, x, sigma=sigma, n=n, target=target, seed=seed, batch_size=batch_size,
-                           value_range=value_range).reduce(kind)
+                           value_range=value_range, progress=progress).reduce(kind)
 
 
 def _value_range(x: torch.Tensor, value_range) -> float:
