@@ -22,6 +22,7 @@ _PANELS: dict[str, str] = {
     "MaskPanel": "attention",
     "HeadsPanel": "attention",
     "AttentionExplorer": "attention",
+    "MethodComparisonPanel": "text_methods", "LabPanel": "text_methods",
     "IGStepsPanel": "integrated",
     "IGPathPanel": "integrated",
     "IGBaselinePanel": "integrated",

@@ -1,0 +1,244 @@
+"""Notebook 04's methods: Grad-SAM, SHAP for text, attention views, attention editing and the lab.
+
+Oracles: the plain triple loop (Grad-SAM), SHAP additivity and a direct ``shap.Explainer`` call, the
+identity (rollout), the model's own attention mask (erasure = masking the key), the unedited model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+SENTENCES = ["i like the movie", "she hates the book", "this is so boring", "i cannot wait for next time"]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return tiny_bert(seed=3)
+
+
+@pytest.fixture(scope="module")
+def tok(tmp_path_factory):
+    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
+
+
+# -- Grad-SAM ------------------------------------------------------------------------------------------------
+def test_gradsam_vectorised_equals_loop(model, tok):
+    from xaikit.gradsam import gradsam
+
+    for text in SENTENCES[:2]:
+        fast = gradsam(model, tok, text)
+        slow = gradsam(model, tok, text, reference=True)
+        assert fast.tokens == slow.tokens and fast.tokens[0] == "[CLS]"
+        np.testing.assert_allclose(fast.scores, slow.scores, atol=1e-6, rtol=0)
+        assert fast.scores.max() > 0 and (fast.scores >= 0).all()
+        np.testing.assert_allclose(fast.extras["per_layer"].sum(0), fast.scores, atol=1e-7)
+
+
+def test_gradsam_formula_on_random_tensors():
+    from xaikit.gradsam import check_gradsam, gradsam_loop, gradsam_scores
+
+    gen = torch.Generator().manual_seed(1)
+    a = torch.softmax(torch.randn(3, 2, 6, 6, generator=gen), -1)
+    g = torch.randn(3, 2, 6, 6, generator=gen)
+    torch.testing.assert_close(gradsam_scores(a, g), gradsam_loop(a, g), atol=1e-6, rtol=0)
+    # by hand for token 0: the row of token 0 (the query), all heads and layers
+    manual = sum(float((a[lay, h, 0] * g[lay, h, 0].clamp_min(0)).sum()) for lay in range(3) for h in range(2)) / 36
+    assert abs(float(gradsam_scores(a, g)[0]) - manual) < 1e-6
+    assert check_gradsam(gradsam_loop)
+    assert not check_gradsam(lambda a, g: (a * g).sum(dim=(0, 1, 3)) / (a.shape[0] * a.shape[1] * a.shape[2]))
+
+
+def test_attention_gradients_nonzero_in_every_layer(model, tok):
+    from xaikit.gradsam import gradsam
+
+    r = gradsam(model, tok, "i cannot wait for next time", target=1)
+    grads = r.extras["gradients"]
+    assert grads.shape[:2] == (2, 4)
+    for layer in range(grads.shape[0]):
+        assert np.abs(grads[layer]).max() > 0, f"layer {layer} has no attention gradient"
+
+
+@pytest.mark.prepared
+def test_gradsam_loop_on_embedded_model():
+    import os
+
+    import xaikit.models as m
+    from xaikit._textio import encode_one
+    from xaikit.gradsam import attention_and_gradients, gradsam_loop, gradsam_scores
+    from xaikit.models.sentiment import sentiment_folder
+
+    if not (sentiment_folder() / "model.safetensors").is_file():
+        message = "the embedded sentiment model is not built; run `python -m xaikit prepare`"
+        if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+            pytest.fail(message)
+        pytest.skip(message)
+    model, tokenizer = m.load_sentiment()
+    enc = encode_one(model, tokenizer, "You look extremely confused")
+    a, g, _ = attention_and_gradients(model, enc.inputs, enc.target)
+    assert all(float(g[layer].abs().max()) > 0 for layer in range(a.shape[0]))
+    torch.testing.assert_close(gradsam_scores(a, g), gradsam_loop(a, g), atol=1e-6, rtol=0)
+
+
+# -- SHAP ----------------------------------------------------------------------------------------------------
+def test_shap_additivity_and_direct_oracle(model, tok):
+    import shap
+
+    from xaikit.shaptext import additivity_gaps, prediction_function, shap_text, to_token_scores
+
+    texts = SENTENCES[:2]
+    e = shap_text(model, tok, texts, target=1, max_evals=200)
+    f = prediction_function(model, tok, 1)
+    assert additivity_gaps(e, f, texts).max() < 1e-4
+    direct = shap.Explainer(f, shap.maskers.Text(tok))(texts, max_evals=200, fixed_context=1, silent=True)
+    for ours, theirs in zip(e.values, direct.values, strict=False):
+        np.testing.assert_allclose(ours, theirs, atol=1e-9)
+    ts = to_token_scores(e, 0, tok.convert_ids_to_tokens(tok(texts[0])["input_ids"]))
+    assert ts.tokens[0] == "[CLS]" and ts.tokens[-1] == "[SEP]" and len(ts) == 6
+
+
+def test_shap_max_length_recipe_gives_same_values(model, tok):
+    from xaikit.shaptext import prediction_function, shap_text
+
+    a = shap_text(model, tok, SENTENCES[2:3], target=0, max_evals=100)
+    b = shap_text(model, tok, SENTENCES[2:3], target=0, max_evals=100, padding="max_length")
+    np.testing.assert_allclose(a.values[0], b.values[0], atol=1e-5)
+    f = prediction_function(model, tok, 0, output="log_odds")
+    p = torch.softmax(model(**tok(SENTENCES[2:3], return_tensors="pt")).logits.double(), -1)[0, 0].item()
+    assert abs(f(SENTENCES[2:3])[0] - np.log(p / (1 - p))) < 1e-6
+
+
+# -- views ---------------------------------------------------------------------------------------------------
+def test_rollout_of_identity_is_identity():
+    from xaikit.views import grad_attention_matrix, rollout_matrix
+
+    eye = torch.eye(5).expand(3, 2, 5, 5)
+    torch.testing.assert_close(rollout_matrix(eye), torch.eye(5))
+    torch.testing.assert_close(rollout_matrix(eye, residual=False), torch.eye(5))
+    torch.testing.assert_close(grad_attention_matrix(eye, torch.zeros_like(eye)), torch.eye(5))
+    uniform = torch.full((1, 1, 4, 4), 0.25)  # one layer: 0.5 * uniform + 0.5 * I
+    expected = 0.5 * torch.full((4, 4), 0.25) + 0.5 * torch.eye(4)
+    torch.testing.assert_close(rollout_matrix(uniform), expected)
+
+
+def test_all_views_agree_with_single_calls(model, tok):
+    from xaikit.tokens import rank_correlation
+    from xaikit.views import all_views, explain
+
+    methods = ("Grad-SAM", "attention", "rollout", "grad-weighted attention", "gradient", "gradient x attention")
+    views = all_views(model, tok, SENTENCES[0], methods=methods)
+    for name in methods:
+        np.testing.assert_allclose(explain(model, tok, SENTENCES[0], name).scores, views[name].scores, atol=1e-7)
+    np.testing.assert_allclose(views["rollout"].scores.sum(), 1.0, atol=1e-6)  # a row of a stochastic matrix
+    rho = rank_correlation(views["Grad-SAM"], views["Grad-SAM"])["spearman"]
+    assert rho == pytest.approx(1.0)
+
+
+# -- editing -------------------------------------------------------------------------------------------------
+def test_editing_nothing_changes_nothing_and_restores(model, tok):
+    from xaikit.editing import edited_attention, run_edited
+
+    enc = tok(SENTENCES, return_tensors="pt", padding=True)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    with torch.no_grad():
+        plain = model(**enc).logits
+        attentions = model(**enc, output_attentions=True).attentions
+    torch.testing.assert_close(run_edited(model, enc), plain, atol=1e-6, rtol=0)
+    with torch.no_grad(), edited_attention(model, record=True) as edit:
+        model(**enc)
+    for ours, theirs in zip(edit.attentions, attentions, strict=False):
+        torch.testing.assert_close(ours, theirs, atol=1e-6, rtol=0)
+    with pytest.raises(RuntimeError, match="boom"), edited_attention(model, remove=[1], n_tokens=8):
+        raise RuntimeError("boom")
+    assert model.config._attn_implementation == "eager"
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, before[k]), f"editing changed {k}"
+
+
+def test_removing_a_token_equals_masking_it(model, tok):
+    from xaikit.editing import run_edited
+
+    enc = tok(SENTENCES[3:4], return_tensors="pt")
+    n = enc["input_ids"].shape[1]
+    mask = torch.zeros(n, dtype=torch.bool)
+    mask[2] = True
+    edited = run_edited(model, enc, remove=mask)
+    masked = dict(enc)
+    masked["attention_mask"] = enc["attention_mask"].clone()
+    masked["attention_mask"][0, 2] = 0
+    with torch.no_grad():
+        oracle = model(**masked).logits
+        plain = model(**enc).logits
+    torch.testing.assert_close(edited, oracle, atol=1e-6, rtol=0)
+    assert (edited - plain).abs().max() > 1e-7  # the removal did something
+
+
+def test_permutation_keeps_the_weights_of_each_row(model, tok):
+    from xaikit.editing import edited_attention
+
+    enc = tok(SENTENCES[3:4], return_tensors="pt")
+    with torch.no_grad():
+        plain = model(**enc, output_attentions=True).attentions
+        with edited_attention(model, permute=True, layers=[-1], heads=[1], record=True, seed=2) as edit:
+            model(**enc)
+    last, orig = edit.attentions[-1][0], plain[-1][0]  # (M, N, N)
+    torch.testing.assert_close(last[0], orig[0])  # head 0 untouched
+    assert not torch.allclose(last[1], orig[1])
+    torch.testing.assert_close(last[1].sort(-1).values, orig[1].sort(-1).values)
+
+
+# -- the lab -------------------------------------------------------------------------------------------------
+def test_js_divergence_known_values():
+    from xaikit.faithfulness import js_divergence
+
+    assert js_divergence([0.5, 0.5], [0.5, 0.5]) == pytest.approx(0.0)
+    assert js_divergence([1.0, 0.0], [0.0, 1.0]) == pytest.approx(1.0)
+    assert 0 < js_divergence([0.9, 0.1], [0.6, 0.4]) < 1
+
+
+def test_lab_runs_and_is_consistent(model, tok):
+    from xaikit.faithfulness import run_lab
+
+    rankings = ("attention", "gradient", "Grad-SAM", "random")
+    r = run_lab(model, tok, SENTENCES, rankings=rankings, n_permutations=4, progress=False)
+    assert len(r.sentences) == 4
+    assert r.flip_table.sum() == pytest.approx(100.0)
+    for m in rankings:
+        assert ((r.fraction[m] > 0) & (r.fraction[m] <= 1)).all()
+        assert np.isfinite(r.comprehensiveness[m]).all() and np.isfinite(r.sufficiency[m]).all()
+    assert (r.js_top >= 0).all() and (r.permutation_tvd >= 0).all()
+    assert set(r.summary()) == set(rankings)
+
+
+# -- bad input -----------------------------------------------------------------------------------------------
+def test_bad_input(model, tok):
+    from xaikit.gradsam import gradsam
+    from xaikit.shaptext import shap_text
+
+    with pytest.raises(ValueError, match="text is empty"):
+        gradsam(model, tok, "   ")
+    with pytest.raises(TypeError, match="text must be a str"):
+        gradsam(model, tok, 42)
+    with pytest.raises(ValueError, match="target must be an int <= 1"):
+        gradsam(model, tok, "i like the movie", target=2)
+    with pytest.raises(TypeError, match="texts must be a str or a list"):
+        shap_text(model, tok, 3)
+    with pytest.warns(UserWarning, match="truncated"):
+        r = gradsam(model, tok, " ".join(["movie"] * 100))
+    assert len(r) == 64
+
+
+def test_sdpa_model_is_switched_or_rejected(tok):
+    from xaikit._textio import check_model
+    from xaikit.gradsam import gradsam
+
+    model = tiny_bert(seed=1)
+    model.set_attn_implementation("sdpa")
+    with pytest.raises(ValueError, match="eager"):
+        check_model(model, tok, "test", strict=True)
+    with pytest.warns(UserWarning, match="eager"):
+        r = gradsam(model, tok, "i like the movie")
+    assert model.config._attn_implementation == "eager" and r.scores.max() > 0

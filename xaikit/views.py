@@ -1,0 +1,160 @@
+"""More views of one sentence, all as :class:`~xaikit.tokens.TokenScores` so any two can be drawn side
+by side and rank-correlated (notebook 04, sections 5-7):
+
+* **raw attention**: the [CLS] row of one layer, mean of the heads (the "last attention layer" view);
+* **attention rollout** (Abnar & Zuidema 2020, "Quantifying Attention Flow in Transformers"): each layer's
+  head-mean attention plus the residual identity, rows renormalised, multiplied through the layers;
+* **gradient-weighted attention** (Chefer, Gur & Wolf 2021, "Generic Attention-model Explainability"):
+  A_bar = mean_h ReLU(dS/dA o A), accumulated as R <- R + A_bar R from R = I;
+* **attention gradient** and **gradient x attention** of the last layer's [CLS] row (the rankings of
+  Serrano & Smith 2019);
+* **Grad-SAM** (:mod:`xaikit.gradsam`), **SHAP** (:mod:`xaikit.shaptext`) and **Integrated Gradients**
+  (notebook 02's engine, :mod:`xaikit.text_ig`).
+
+:func:`all_views` computes them from one forward/backward pass (plus SHAP's and IG's own passes).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from xaikit._textio import encode_one
+from xaikit._validate import check_choice
+from xaikit.gradsam import attention_and_gradients, gradsam_scores
+from xaikit.models.arch import check_layer
+from xaikit.tokens import TokenScores
+
+__all__ = ["METHODS", "rollout_matrix", "grad_attention_matrix", "raw_attention", "rollout",
+           "grad_weighted_attention", "attention_gradient", "explain", "all_views"]
+
+#: every method name :func:`explain` knows, in the order the notebook shows them.
+METHODS = ("Grad-SAM", "SHAP", "IG", "attention", "rollout", "grad-weighted attention", "gradient",
+           "gradient x attention")
+
+
+def rollout_matrix(attentions: torch.Tensor, residual: bool = True) -> torch.Tensor:
+    """Attention rollout ``(N, N)`` from per-layer attention ``(L, M, N, N)`` or head means ``(L, N, N)``.
+
+    With ``residual``, each layer's matrix is 0.5 * A + 0.5 * I with rows renormalised (the residual
+    connection carries the token itself forward); the product runs from the first layer to the last,
+    R = A_L ... A_2 A_1, so ``R[i, j]`` is how much input token j flows into position i at the top.
+    """
+    a = attentions.mean(dim=1) if attentions.ndim == 4 else attentions  # (L, N, N)
+    n = a.shape[-1]
+    eye = torch.eye(n, dtype=a.dtype, device=a.device)
+    r = eye.clone()
+    for layer in a:
+        step = 0.5 * layer + 0.5 * eye if residual else layer
+        step = step / step.sum(dim=-1, keepdim=True)  # rows sum to 1
+        r = step @ r
+    return r
+
+
+def grad_attention_matrix(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Tensor:
+    """Chefer et al.'s relevance ``(N, N)``: R = I, then R <- R + mean_h ReLU(G o A) R for each layer."""
+    n = attentions.shape[-1]
+    r = torch.eye(n, dtype=attentions.dtype, device=attentions.device)
+    for a, g in zip(attentions, gradients, strict=False):  # (M, N, N) each
+        a_bar = torch.relu(g * a).mean(dim=0)  # (N, N)
+        r = r + a_bar @ r
+    return r
+
+
+def _scores(enc, values, method: str, signed: bool = False, **extras) -> TokenScores:
+    return TokenScores(enc.tokens, values.detach().cpu(), method, enc.target, signed, extras)
+
+
+def raw_attention(model, tokenizer, text: str, layer: int = -1, row: int = 0) -> TokenScores:
+    """Where token ``row`` ([CLS] by default) looks in ``layer``, averaged over the heads."""
+    enc = encode_one(model, tokenizer, text, None, method="raw_attention")
+    layer = check_layer(model, layer)
+    with torch.no_grad():
+        out = model(**enc.inputs, output_attentions=True)
+    a = out.attentions[layer][0].mean(dim=0)  # (N, N)
+    return _scores(enc, a[row], f"attention (layer {layer})", layer=layer)
+
+
+def rollout(model, tokenizer, text: str, residual: bool = True, row: int = 0) -> TokenScores:
+    """Attention rollout's [CLS] row (Abnar & Zuidema 2020)."""
+    enc = encode_one(model, tokenizer, text, None, method="rollout")
+    with torch.no_grad():
+        out = model(**enc.inputs, output_attentions=True)
+    a = torch.stack([t[0] for t in out.attentions])  # (L, M, N, N)
+    r = rollout_matrix(a, residual)
+    return _scores(enc, r[row], "rollout", matrix=r.cpu().numpy())
+
+
+def grad_weighted_attention(model, tokenizer, text: str, target: int | None = None, row: int = 0) -> TokenScores:
+    """Gradient-weighted attention relevance of the [CLS] row (Chefer et al. 2021)."""
+    enc = encode_one(model, tokenizer, text, target, method="grad_weighted_attention")
+    a, g, _ = attention_and_gradients(model, enc.inputs, enc.target)
+    r = grad_attention_matrix(a, g)
+    return _scores(enc, r[row], "grad-weighted attention", matrix=r.cpu().numpy())
+
+
+def attention_gradient(model, tokenizer, text: str, target: int | None = None, layer: int = -1,
+                       times_attention: bool = False) -> TokenScores:
+    """dS/d(alpha) of the [CLS] row in ``layer`` (mean of heads), or alpha * dS/d(alpha) (Serrano & Smith)."""
+    enc = encode_one(model, tokenizer, text, target, method="attention_gradient")
+    layer = check_layer(model, layer)
+    a, g, _ = attention_and_gradients(model, enc.inputs, enc.target)
+    if times_attention:  # per head, then the mean of heads
+        return _scores(enc, (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(dim=0), "gradient x attention", signed=True)
+    return _scores(enc, g[layer, :, 0, :].mean(dim=0), "gradient", signed=True)
+
+
+def explain(model, tokenizer, text: str, method: str, target: int | None = None, **kwargs) -> TokenScores:
+    """One method by name (see :data:`METHODS`); ``target=None`` explains the predicted class."""
+    method = check_choice(method, "method", METHODS)
+    if method == "Grad-SAM":
+        from xaikit.gradsam import gradsam
+
+        return gradsam(model, tokenizer, text, target)
+    if method == "SHAP":
+        from xaikit.shaptext import token_scores
+
+        return token_scores(model, tokenizer, text, target, **kwargs)
+    if method == "IG":
+        from xaikit.text_ig import text_integrated_gradients
+
+        enc = encode_one(model, tokenizer, text, target, method="IG")
+        kwargs.setdefault("steps", 32)
+        ig = text_integrated_gradients(model, tokenizer, text, target=enc.target, **kwargs)
+        ig.method = "IG"
+        return ig
+    if method == "attention":
+        return raw_attention(model, tokenizer, text, **kwargs)
+    if method == "rollout":
+        return rollout(model, tokenizer, text, **kwargs)
+    if method == "grad-weighted attention":
+        return grad_weighted_attention(model, tokenizer, text, target)
+    return attention_gradient(model, tokenizer, text, target, times_attention=method == "gradient x attention")
+
+
+def all_views(model, tokenizer, text: str, target: int | None = None, methods=METHODS, layer: int = -1,
+              shap_evals: int = 500, ig_steps: int = 32) -> dict[str, TokenScores]:
+    """Every view in ``methods`` of one sentence, sharing one forward/backward pass for the attention ones."""
+    for m in methods:
+        check_choice(m, "methods[i]", METHODS)
+    enc = encode_one(model, tokenizer, text, target, method="all_views")
+    layer = check_layer(model, layer)
+    a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)
+    out: dict[str, TokenScores] = {}
+    for m in methods:
+        if m == "Grad-SAM":
+            out[m] = _scores(enc, gradsam_scores(a, g), "Grad-SAM")
+        elif m == "attention":
+            out[m] = _scores(enc, a[layer, :, 0, :].mean(0), "attention", layer=layer)
+        elif m == "rollout":
+            out[m] = _scores(enc, rollout_matrix(a)[0], "rollout")
+        elif m == "grad-weighted attention":
+            out[m] = _scores(enc, grad_attention_matrix(a, g)[0], m)
+        elif m == "gradient":
+            out[m] = _scores(enc, g[layer, :, 0, :].mean(0), m, signed=True)
+        elif m == "gradient x attention":
+            out[m] = _scores(enc, (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(0), m, signed=True)
+        elif m == "SHAP":
+            out[m] = explain(model, tokenizer, text, m, enc.target, max_evals=shap_evals)
+        elif m == "IG":
+            out[m] = explain(model, tokenizer, text, m, enc.target, steps=ig_steps)
+    return out
