@@ -86,6 +86,8 @@ def print_table(rows: list[PanelTiming]) -> str:
         flag = "ok" if r.ratio <= 1 else "SLOW"
         lines.append(f"{r.name:34s} {len(r.times_ms):3d} {r.median:10.1f} {r.p90:8.1f} {r.compute_median:11.1f} "
                      f"{r.cpu_median:7.1f} {r.target_ms:7.0f} {r.ratio:6.2f} {flag}")
+    lines.append("ratio = median wall time / target. On a busy machine (load average above the core count) wall "
+                 "times include waiting for a CPU; 'cpu ms' is this process's own CPU time per change.")
     text = "\n".join(lines)
     print(text)
     return text
