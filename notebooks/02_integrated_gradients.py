@@ -81,8 +81,12 @@ x = torch.tensor([3.0, 1.0])
 ig_f = xaikit.integrated_gradients(f_net, x, steps=64, rule="riemann_middle")
 ig_g = xaikit.integrated_gradients(g_net, x, steps=64, rule="riemann_middle")
 dl_f, dl_g = deeplift_rescale(f_net, x), deeplift_rescale(g_net, x)
+_, grad_f = path_gradients(f_net, x[None], None)
+_, grad_g = path_gradients(g_net, x[None], None)
+print("gradient f:", grad_f[0].tolist(), " g:", grad_g[0].tolist())
 print("IG       f:", ig_f.attributions.tolist(), " g:", ig_g.attributions.tolist())
 print("DeepLIFT f:", dl_f.tolist(), " g:", dl_g.tolist())
+assert torch.equal(grad_f, grad_g)                                       # gradients: invariant
 assert torch.allclose(ig_f.attributions, ig_g.attributions, atol=1e-6)   # IG: invariant
 assert not torch.allclose(dl_f, dl_g, atol=0.1)                          # DeepLIFT: not invariant
 assert abs(float(dl_f.sum()) - 1.0) < 1e-6 and abs(float(dl_g.sum()) - 1.0) < 1e-6  # yet both complete
