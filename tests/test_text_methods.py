@@ -242,3 +242,34 @@ def test_sdpa_model_is_switched_or_rejected(tok):
     with pytest.warns(UserWarning, match="eager"):
         r = gradsam(model, tok, "i like the movie")
     assert model.config._attn_implementation == "eager" and r.scores.max() > 0
+
+
+# -- panels --------------------------------------------------------------------------------------------------
+def test_method_comparison_panel(model, tok):
+    from xaikit.widgets import MethodComparisonPanel
+
+    panel = MethodComparisonPanel(model, tok, text="i like the movie", a="Grad-SAM", b="attention")
+    assert panel.error is None and panel.result.a.method == "Grad-SAM"
+    assert "[CLS]" not in panel.result.a.tokens  # hidden by default
+    r = panel.set(b="rollout", drop_special=False)
+    assert r.b.method == "rollout" and r.a.tokens[0] == "[CLS]"
+    assert -1 <= r.correlation["spearman"] <= 1 and panel.n_computed == 3
+    assert len(panel.figure.axes) == 2 and "Spearman" in panel.figure._suptitle.get_text()
+    panel.set(text="   ")  # bad input shows in the panel and the panel keeps working
+    assert isinstance(panel.error, ValueError) and "xk-error" in panel.status.value
+    panel.set(text="she hates the book")
+    assert panel.error is None and "hates" in panel.result.a.tokens
+
+
+def test_lab_panel_views(model, tok):
+    from xaikit.faithfulness import run_lab
+    from xaikit.widgets import LabPanel
+
+    lab = run_lab(model, tok, SENTENCES[:3], rankings=("attention", "random"), n_permutations=2, progress=False)
+    panel = LabPanel(lab=lab)
+    for view in LabPanel.VIEWS:
+        panel.set(view=view)
+        assert panel.error is None and panel.result.view == view
+        assert panel.figure.axes and "xk-lab-table" in panel.html.value
+    with pytest.raises(ValueError, match="LabPanel needs"):
+        LabPanel()
