@@ -217,7 +217,17 @@ def run_all(page, timeout: float = 400) -> RunReport:
     page.evaluate("""() => { window.__xkDone = null;
         window.jupyterapp.commands.execute('notebook:run-all-cells').then(
             ok => { window.__xkDone = {ok: ok}; }, err => { window.__xkDone = {error: String(err)}; }); }""")
-    page.wait_for_function("() => window.__xkDone !== null", timeout=timeout * 1000, polling=500)
+    try:
+        page.wait_for_function("() => window.__xkDone !== null", timeout=timeout * 1000, polling=500)
+    except Exception as err:  # noqa: BLE001 - re-raised with where the notebook got stuck
+        state = page.evaluate(_STATE_JS) or {}
+        busy = page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
+            const i = p.content.widgets.findIndex(c => c.model.type === 'code'
+                && (c.node.querySelector('.jp-InputPrompt') || {}).textContent === '[*]:');
+            return i < 0 ? null : {index: i, source: p.content.widgets[i].model.sharedModel.getSource()
+                                                       .slice(0, 300)}; }""")
+        raise TimeoutError(f"run-all did not finish within {timeout:.0f} s: {state.get('executed')} of "
+                           f"{state.get('code')} code cells ran; still running: {busy}") from err
     done = page.evaluate("() => window.__xkDone")
     # outputs (widgets) arrive right after the last reply; wait for the kernel to settle.
     page.wait_for_function(f"() => {{ const s = ({_STATE_JS})(); return s && s.status === 'idle'; }}",
@@ -319,7 +329,7 @@ def _change_control(page, control) -> tuple[str, str] | None:
         return name, f"typed {typed!r} into the readout (was {text!r})"
     if "widget-dropdown" in classes:
         select = control.locator("select")
-        options = select.locator("option").all_inner_texts()
+        options = [o.replace("\xa0", " ") for o in select.locator("option").all_inner_texts()]
         current = select.evaluate("s => s.selectedIndex")
         if len(options) < 2:
             return None

@@ -34,6 +34,8 @@ def test_notebook_in_browser(path: Path, page, lab_server, screenshot_dir):
     name = lab_server.add(path)
     open_notebook(page, lab_server, name)
     report = run_all(page, timeout=600)
+    print(f"{path.stem}: ran {report.executed} of {report.code_cells} code cells in the browser in "
+          f"{report.seconds:.1f} s")
     assert report.errors == [], f"{path.name}: cells failed in the browser: {report.errors}"
     assert report.broken_widgets == 0, f"{path.name}: {report.broken_widgets} widget(s) failed to render"
     assert report.executed == report.code_cells, (
