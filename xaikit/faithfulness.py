@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from xaikit._textio import check_model, check_texts, encode_one
+from xaikit._textio import check_model, check_texts, encode_one, fitting_threads
 from xaikit._validate import check_choice, check_int
 from xaikit.editing import run_edited
 from xaikit.tokens import TokenScores
@@ -182,10 +182,6 @@ class LabResult:
 def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int = 16, shap_evals: int = 200,
             ig_steps: int = 16, seed: int = 0, progress: bool = True) -> LabResult:
     """Run every experiment of the lab over ``sentences`` (notebook 04 §7-8)."""
-    from tqdm.auto import tqdm
-
-    from xaikit.views import all_views
-
     sentences = check_texts(sentences, "sentences")
     for r in rankings:
         check_choice(r, "rankings[i]", RANKINGS)
@@ -194,9 +190,33 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
     view_names = tuple(r for r in rankings if r != "random")
     if "attention" not in view_names:
         view_names = ("attention", *view_names)
-    rows = []
-    kept = []
     start = time.perf_counter()
+    with fitting_threads():
+        rows, kept = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals,
+                               ig_steps, progress)
+    if not rows:
+        raise ValueError("no sentence had at least two word tokens; pass real sentences")
+
+    def col(fn, dtype=float):
+        return np.array([fn(r) for r in rows], dtype=dtype)
+
+    return LabResult(
+        kept, tuple(rankings), col(lambda r: r["erasure"]["js_top"]), col(lambda r: r["erasure"]["js_random"]),
+        col(lambda r: r["erasure"]["attention_gap"]), col(lambda r: r["erasure"]["flip_top"], bool),
+        col(lambda r: r["erasure"]["flip_random"], bool),
+        {m: col(lambda r, m=m: r[m][0]) for m in rankings}, {m: col(lambda r, m=m: r[m][1], bool) for m in rankings},
+        {m: col(lambda r, m=m: r[m][2]) for m in rankings}, {m: col(lambda r, m=m: r[m][3]) for m in rankings},
+        col(lambda r: r["perm"]["median_tvd"]), col(lambda r: r["max_attention"]),
+        seconds=time.perf_counter() - start)
+
+
+def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals, ig_steps,
+              progress):
+    from tqdm.auto import tqdm
+
+    from xaikit.views import all_views
+
+    rows, kept = [], []
     for text in tqdm(sentences, desc="attention lab", disable=not progress):
         enc = encode_one(model, tokenizer, text, None, method="run_lab")
         positions = content_positions(enc, tokenizer)
@@ -215,17 +235,4 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
             row[r] = flip_fraction(model, enc, tokenizer, views[r]) + aopc(model, enc, tokenizer, views[r])
         rows.append(row)
         kept.append(text)
-    if not rows:
-        raise ValueError("no sentence had at least two word tokens; pass real sentences")
-
-    def col(fn, dtype=float):
-        return np.array([fn(r) for r in rows], dtype=dtype)
-
-    return LabResult(
-        kept, tuple(rankings), col(lambda r: r["erasure"]["js_top"]), col(lambda r: r["erasure"]["js_random"]),
-        col(lambda r: r["erasure"]["attention_gap"]), col(lambda r: r["erasure"]["flip_top"], bool),
-        col(lambda r: r["erasure"]["flip_random"], bool),
-        {m: col(lambda r, m=m: r[m][0]) for m in rankings}, {m: col(lambda r, m=m: r[m][1], bool) for m in rankings},
-        {m: col(lambda r, m=m: r[m][2]) for m in rankings}, {m: col(lambda r, m=m: r[m][3]) for m in rankings},
-        col(lambda r: r["perm"]["median_tvd"]), col(lambda r: r["max_attention"]),
-        seconds=time.perf_counter() - start)
+    return rows, kept

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from xaikit._textio import encode_one
+from xaikit._textio import encode_one, fitting_threads
 from xaikit.models.arch import assert_attentions
 from xaikit.tokens import TokenScores
 
@@ -87,8 +87,9 @@ def gradsam(model, tokenizer, text: str, target: int | None = None, reference: b
         ``attentions`` and ``gradients`` ``(L, M, N, N)``, ``per_layer`` ``(L, N)`` (each layer's share of
         the score), ``logits`` and ``probs``.
     """
-    enc = encode_one(model, tokenizer, text, target, method="gradsam")
-    a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)
+    with fitting_threads():
+        enc = encode_one(model, tokenizer, text, target, method="gradsam")
+        a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)
     r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
     L, M, N, _ = a.shape
     per_layer = (a * torch.relu(g)).sum(dim=(1, 3)) / (L * M * N)  # (L, N), sums to r over layers

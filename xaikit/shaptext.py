@@ -18,7 +18,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from xaikit._textio import check_model, check_target, check_texts, encode_one, max_tokens, n_classes
+from xaikit._textio import (
+    check_model,
+    check_target,
+    check_texts,
+    encode_one,
+    fitting_threads,
+    max_tokens,
+    n_classes,
+)
 from xaikit._validate import check_choice, check_float, check_int
 from xaikit.tokens import TokenScores
 
@@ -145,8 +153,9 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
 
     tokenize(model, tokenizer, texts, "texts")
     explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
-    explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
-                            silent=silent)
+    with fitting_threads():
+        explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
+                                silent=silent)
     if check_additivity:
         gaps = additivity_gaps(explanation, f, texts)
         if gaps.max() > tol:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from xaikit._textio import encode_one
+from xaikit._textio import encode_one, fitting_threads
 from xaikit._validate import check_choice
 from xaikit.gradsam import attention_and_gradients, gradsam_scores
 from xaikit.models.arch import check_layer
@@ -134,6 +134,11 @@ def explain(model, tokenizer, text: str, method: str, target: int | None = None,
 def all_views(model, tokenizer, text: str, target: int | None = None, methods=METHODS, layer: int = -1,
               shap_evals: int = 500, ig_steps: int = 32) -> dict[str, TokenScores]:
     """Every view in ``methods`` of one sentence, sharing one forward/backward pass for the attention ones."""
+    with fitting_threads():
+        return _all_views(model, tokenizer, text, target, methods, layer, shap_evals, ig_steps)
+
+
+def _all_views(model, tokenizer, text, target, methods, layer, shap_evals, ig_steps) -> dict[str, TokenScores]:
     for m in methods:
         check_choice(m, "methods[i]", METHODS)
     enc = encode_one(model, tokenizer, text, target, method="all_views")
