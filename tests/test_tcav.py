@@ -112,6 +112,15 @@ def test_cav_points_along_the_separating_direction():
         assert abs(np.linalg.norm(cav.vector) - 1) < 1e-5
 
 
+def test_row_space_fit_equals_the_full_fit():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(30, 300)), rng.normal(size=(30, 300)) + 0.1  # more dimensions than rows
+    for classifier in ("logistic", "hinge"):
+        fast, full = tcav.train_cav(a, b, classifier), tcav.train_cav(a, b, classifier, reduce=False)
+        assert float(fast.vector @ full.vector) > 0.999, classifier
+        assert fast.accuracy == full.accuracy
+
+
 @pytest.mark.parametrize("pooling", tcav.POOLINGS)
 def test_hook_activations_equal_hidden_states(pooling):
     model = tiny_vit(seed=0, image_size=32)

@@ -89,10 +89,11 @@ def _hsv(h: float, s: float, v: float) -> np.ndarray:
 
 
 def _colour_pair(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """A dark and a light colour of random hues: texture contrast without a class-specific colour."""
-    dark = _hsv(rng.random(), rng.uniform(0, 0.7), rng.uniform(0.02, 0.3))
+    """A dark pattern colour and a light ground colour of random hues: texture contrast without a
+    class-specific colour."""
+    dark = _hsv(rng.random(), rng.uniform(0, 0.7), rng.uniform(0.0, 0.22))
     light = _hsv(rng.random(), rng.uniform(0, 0.5), rng.uniform(0.75, 1.0))
-    return (dark, light) if rng.random() < 0.5 else (light, dark)
+    return dark, light
 
 
 def _rotated(rng: np.random.Generator, angle: float | None = None):
@@ -157,7 +158,7 @@ def _background(rng: np.random.Generator) -> np.ndarray:
     bottom = _hsv(rng.random(), rng.uniform(0, 0.6), rng.uniform(0.25, 0.8))
     t = (_YY / (SIZE - 1))[..., None]
     img = (1 - t) * top + t * bottom
-    coarse = 0.08 * rng.standard_normal((5, 5, 3), dtype=np.float32)
+    coarse = 0.05 * rng.standard_normal((5, 5, 3), dtype=np.float32)
     img = img + _bilinear(coarse)  # soft blotches
     return np.clip(img, 0, 1)
 
@@ -198,9 +199,9 @@ def _segment(x0, y0, x1, y1, width):
 
 def _shape(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Two (H, W) boolean masks: the textured part and the plain dark part (hooves, faces, poles)."""
-    s = rng.uniform(0.85, 1.15)
+    s = rng.uniform(1.05, 1.25)
     f = 1.0 if rng.random() < 0.5 else -1.0  # facing right or left
-    cx, cy = rng.uniform(24, 40), rng.uniform(26, 36)
+    cx, cy = rng.uniform(28, 36), rng.uniform(27, 33)
     none = np.zeros((SIZE, SIZE), bool)
     if kind == "quadruped":
         body = _ellipse(cx, cy, 13 * s, 6.5 * s)
@@ -260,7 +261,7 @@ def render(label: str, world: str = "main", rng: np.random.Generator | int | Non
     return _finish(img, rng)
 
 
-def _finish(img: np.ndarray, rng: np.random.Generator, noise: float = 0.03) -> np.ndarray:
+def _finish(img: np.ndarray, rng: np.random.Generator, noise: float = 0.02) -> np.ndarray:
     img = img + noise * rng.standard_normal(img.shape, dtype=np.float32)
     return (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
 

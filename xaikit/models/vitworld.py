@@ -36,7 +36,7 @@ __all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_emb
 RECIPE_VERSION = "v1"
 RECIPE = {
     "image_size": 64, "patch_size": 8, "hidden_size": 96, "num_hidden_layers": 4, "num_attention_heads": 4,
-    "intermediate_size": 192, "n_train": 2400, "n_test": 600, "epochs": 12, "batch_size": 64, "lr": 1e-3,
+    "intermediate_size": 192, "n_train": 2400, "n_test": 600, "epochs": 12, "batch_size": 32, "lr": 1e-3,
     "weight_decay": 0.05, "warmup_fraction": 0.05, "seed": 0,
 }
 #: notebook 05's default TCAV layer and pooling for the embedded ViT (the tests check the lecture's
