@@ -38,8 +38,9 @@ from xaikit.widgets.integrated import digits_setup
 xaikit.set_seed(0)
 
 # The sentiment model of section 8: "embedded" is xaikit's offline MiniLM (build it once with
-# `python -m xaikit prepare`); with a network, try "textattack/bert-base-uncased-SST-2" (the lecture's).
-MODEL = "tiny"
+# `python -m xaikit prepare`); with a network, try "textattack/bert-base-uncased-SST-2" (the lecture's);
+# "tiny" is a random tiny BERT that only shows the code runs.
+MODEL = "embedded"
 
 # %% [markdown]
 # ## 1. Sensitivity
@@ -251,7 +252,7 @@ if MODEL == "tiny":  # a random tiny BERT, only to try the code without the prep
     model, tokenizer = tiny_bert(), tiny_tokenizer()
 else:
     model, tokenizer = xaikit.models.load_sentiment(MODEL)
-STEPS = pick(50, 32)
+STEPS = pick(64, 32)
 
 clever = text_integrated_gradients(model, tokenizer, "a clever piece of cinema", baseline="pad",
                                    steps=STEPS, rule="gausslegendre")
@@ -259,9 +260,9 @@ print(f"class {clever.target}; F(x) = {clever.extras['f_x']:.3f}, F(x') = {cleve
       f"sum of IG = {clever.scores.sum():.3f}, gap {100 * clever.extras['relative_gap']:.2f}%")
 assert clever.extras["relative_gap"] < 0.05
 assert clever.scores[0] == 0 and clever.scores[-1] == 0       # [CLS] and [SEP] were kept fixed
-if MODEL != "tiny":
+if MODEL == "embedded":
     assert clever.target == 1                                 # positive
-    assert dict(zip(clever.tokens, clever.scores, strict=True))["clever"] > 0
+    assert clever.without().top(1)[0][0] == "clever"          # the word that carries it
 clever
 
 # %% [markdown]
@@ -276,11 +277,26 @@ for s, e in zip(SENTENCES, explained, strict=True):
     print(f"{s!r:32s} class {e.target}  top token {e.without().top(1)[0][0]!r:12s} "
           f"gap {100 * e.extras['relative_gap']:.2f}%")
     assert e.extras["relative_gap"] < 0.05
-if MODEL != "tiny":
-    assert [e.target for e in explained] == [1, 0, 0, 1, 0]   # the lecture's labels
+if MODEL == "embedded":
+    clear = [0, 1, 2, 4]  # the four sentences with one sentiment word
+    assert [explained[i].target for i in clear] == [1, 0, 0, 0]                 # the lecture's labels
+    assert [explained[i].without().top(1)[0][0] for i in clear] == ["like", "hates", "boring", "confused"]
+    if explained[3].target == 0:  # the exercise below
+        assert explained[3].without().top(1)[0][0] == "cannot"
 from IPython.display import HTML  # noqa: E402
 
 HTML("".join(e.html(title=f"class {e.target}") for e in explained))
+
+# %% [markdown]
+# **Exercise.** The lecture labels *"I cannot wait for next time"* positive. What does the embedded model
+# say, and which token does IG blame? Why is this sentence hard for a model trained on movie reviews?
+#
+# <details class="xk-answer"><summary>Answer</summary>
+# The embedded model calls it negative, and IG then puts the largest attribution toward that class on
+# "cannot" (asserted above). Word by word the sentence looks negative (a negation, "wait"); only the idiom as a whole is
+# eager. A small model fine-tuned on one epoch of review snippets learned negations as negative cues.
+# IG shows what the model did, not what it should have done.
+# </details>
 
 # %% [markdown]
 # The baseline matters for text too: the same sentence against the four text baselines.
