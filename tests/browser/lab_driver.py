@@ -202,7 +202,8 @@ class RunReport:
 
 def open_notebook(page, server: LabServer, name: str, timeout: float = 120) -> None:
     """Open ``name`` in JupyterLab and wait until its kernel is idle."""
-    page.goto(f"{server.url}/lab/tree/{name}", wait_until="domcontentloaded", timeout=timeout * 1000)
+    # ?reset: start from an empty workspace, so tabs of earlier notebooks are not reopened (with kernels)
+    page.goto(f"{server.url}/lab/tree/{name}?reset", wait_until="domcontentloaded", timeout=timeout * 1000)
     page.wait_for_function(
         """() => { const a = window.jupyterapp; const p = a && a.shell.currentWidget;
                    const k = p && p.sessionContext && p.sessionContext.session
@@ -276,6 +277,20 @@ def _control_name(handle) -> str:
     return names[0] if names else "?"
 
 
+def _slider_kind(readout: str, now: float) -> str | None:
+    """"linear" if the readout shows the handle's position, "log" if it shows ``10**position``, else None
+    (a selection slider, whose readout is the label of option number ``position``)."""
+    try:
+        shown = float(readout)
+    except ValueError:
+        return None
+    if abs(shown - now) <= 0.06 + 0.01 * abs(shown):
+        return "linear"
+    if shown > 0 and abs(math.log10(shown) - now) <= 0.06:
+        return "log"
+    return None
+
+
 def _slider_target(readout: str, low: float, high: float, now: float, is_int: bool) -> tuple[float, bool]:
     """A value a quarter of the range away from the current one (toward the far end), in slider space,
     and whether the slider is logarithmic (its readout shows ``10**position``).
@@ -285,9 +300,7 @@ def _slider_target(readout: str, low: float, high: float, now: float, is_int: bo
     slider's readout equals its position (up to the readout's rounding); a log slider's readout is
     ``10**position``, which is never within 0.5 of the position itself.
     """
-    shown = float(readout)
-    linear = abs(shown - now) <= 0.06 + 0.01 * abs(shown)
-    is_log = not linear and shown > 0 and abs(math.log10(shown) - now) <= 0.06
+    is_log = _slider_kind(readout, now) == "log"
     span = high - low
     target = now + span / 4 if (high - now) >= (now - low) else now - span / 4
     if is_int and not is_log:
@@ -316,6 +329,12 @@ def _change_control(page, control) -> tuple[str, str] | None:
         with contextlib.suppress(TypeError, ValueError):  # the unrounded position, when it parses
             now = float(handle.get_attribute("aria-valuetext"))
         text = readout.inner_text().strip()
+        if readout.get_attribute("contenteditable") != "true" or _slider_kind(text, now) is None:
+            # a selection slider: its readout is a label, not the position; a person uses the arrow keys
+            key = "ArrowRight" if float(handle.get_attribute("aria-valuenow")) < high else "ArrowLeft"
+            handle.focus()
+            page.keyboard.press(key)
+            return name, f"pressed {key} on the slider (was {text!r}, now {readout.inner_text().strip()!r})"
         is_int = "widget-int" in classes or "IntSlider" in classes or (
             text.lstrip("-").isdigit() and float(low).is_integer() and float(high).is_integer()
             and float(now).is_integer())

@@ -48,6 +48,23 @@ class FragilePanel(Panel):
         fig.subplots().bar([0], [result])
 
 
+class HeadsLikePanel(Panel):
+    """A selection slider (options 1, 2, 4, 8): its readout is a label, so the harness uses the arrow keys."""
+    figsize = (3, 2)
+
+    def __init__(self):
+        import ipywidgets as W
+
+        super().__init__({"n": W.SelectionSlider(options=[1, 2, 4, 8], value=4, description="n",
+                                                 continuous_update=False)})
+
+    def compute(self, n):
+        return n
+
+    def draw(self, fig, result):
+        fig.subplots().bar(range(result), range(result))
+
+
 wave = WavePanel()
 assert wave.result is not None
 wave
@@ -58,7 +75,8 @@ def _toy_notebook(path):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.cells = [nbformat.v4.new_markdown_cell("# toy"), nbformat.v4.new_code_cell(TOY),
-                nbformat.v4.new_code_cell("fragile = FragilePanel()\nfragile")]
+                nbformat.v4.new_code_cell("fragile = FragilePanel()\nfragile"),
+                nbformat.v4.new_code_cell("heads = HeadsLikePanel()\nheads")]
     nbformat.write(nb, path)
     return path
 
@@ -68,9 +86,9 @@ def test_harness_sees_changes_and_errors(page, lab_server, tmp_path, screenshot_
     open_notebook(page, lab_server, name)
     report = run_all(page)
     assert report.errors == [] and report.broken_widgets == 0
-    assert report.executed == report.code_cells == 2
+    assert report.executed == report.code_cells == 3
     panels = panels_in_page(page)
-    assert panels.count() == 2
+    assert panels.count() == 3
 
     wave = poke_panel(page, panels.nth(0))
     assert wave.kind == "wavepanel" and wave.control == "freq", wave
@@ -82,6 +100,10 @@ def test_harness_sees_changes_and_errors(page, lab_server, tmp_path, screenshot_
     assert fragile.kind == "fragilepanel" and fragile.control == "sigma", fragile
     assert "0.1778" in fragile.action, fragile
     assert fragile.error is not None and "sigma must be at most 0.1" in fragile.error, fragile
+    heads = poke_panel(page, panels.nth(2))
+    assert heads.changed and heads.error is None and "pressed ArrowRight" in heads.action, heads
+    assert "now '8'" in heads.action, heads
+
     shot = screenshot_dir / "toy_harness.png"
     screenshot_notebook(page, shot)
     assert shot.stat().st_size > 10_000
