@@ -199,6 +199,26 @@ def test_js_divergence_known_values():
     assert 0 < js_divergence([0.9, 0.1], [0.6, 0.4]) < 1
 
 
+def test_batched_lab_row_equals_the_single_experiments(model, tok):
+    from xaikit._textio import encode_one
+    from xaikit.faithfulness import _one_sentence, aopc, erasure, flip_fraction
+    from xaikit.views import all_views
+
+    text = SENTENCES[3]
+    enc = encode_one(model, tok, text)
+    views = all_views(model, tok, text, methods=("attention", "Grad-SAM", "gradient"))
+    row = _one_sentence(model, enc, tok, views, ("Grad-SAM", "gradient"), np.random.default_rng(5))
+    single = erasure(model, enc, tok, views["attention"], np.random.default_rng(5))
+    for key in ("top", "random", "flip_top", "flip_random"):
+        assert row["erasure"][key] == single[key]
+    assert row["erasure"]["js_top"] == pytest.approx(single["js_top"], abs=1e-9)
+    for name in ("Grad-SAM", "gradient"):
+        fraction, flipped = flip_fraction(model, enc, tok, views[name])
+        comp, suff = aopc(model, enc, tok, views[name])
+        assert row[name][:2] == (fraction, flipped)
+        assert row[name][2] == pytest.approx(comp, abs=1e-7) and row[name][3] == pytest.approx(suff, abs=1e-7)
+
+
 def test_lab_runs_and_is_consistent(model, tok):
     from xaikit.faithfulness import run_lab
 
