@@ -65,6 +65,9 @@ def test_strip_answers_removes_answer_keeps_question():
     assert out.startswith('**Question: does it attend to "cat"?**')
     assert "[SEP]" not in out and "keep me" in out  # a <details> that is not an answer stays
 
+    out, n = strip_answers('<details class="xk-answer"><summary>Answer: why not 0.5?</summary>Because.</details>')
+    assert (out, n) == ("**Why not 0.5?**", 1)
+
 
 def test_make_sheets_on_a_small_source(tmp_path):
     src = tmp_path / "09_demo.py"

@@ -167,7 +167,8 @@ def strip_answers(markdown: str) -> tuple[str, int]:
         text = " ".join(text.split())
         if not text or re.fullmatch(r"(show\s+)?(the\s+)?answers?[.:]?", text, re.IGNORECASE):
             return ""
-        return f"**{text}**"
+        text = re.sub(r"^answers?\s*[:\-]\s*", "", text, flags=re.IGNORECASE)  # "Answer: why ...?"
+        return f"**{text[:1].upper()}{text[1:]}**"
 
     new, n = _DETAILS.subn(replace, markdown)
     new = re.sub(r"\n{3,}", "\n\n", new).strip("\n")
