@@ -137,6 +137,23 @@ assert fine < coarse and fine < 0.05
 steps_panel
 
 # %% [markdown]
+# **Exercise.** Write the IG paper's right Riemann sum yourself: `my_ig(f, x, baseline, steps)` returns
+# $(x - x') \cdot \frac{1}{m} \sum_{k=1}^{m} \nabla F(x' + \tfrac{k}{m}(x - x'))$ for a batched `f`
+# (`(B, d) -> (B,)`). `xaikit.check_ig_riemann` compares it with the reference and says what differs.
+
+# %%
+def my_ig(f, x, baseline, steps):
+    ### BEGIN SOLUTION
+    alphas = torch.arange(1, steps + 1, dtype=x.dtype) / steps          # (m,)
+    points = (baseline + alphas[:, None] * (x - baseline)).requires_grad_(True)  # (m, d)
+    f(points).sum().backward()
+    return (x - baseline) * points.grad.mean(0)                          # (d,)
+    ### END SOLUTION
+
+
+assert xaikit.check_ig_riemann(my_ig).passed
+
+# %% [markdown]
 # **"Enough steps."** `steps_for_tolerance` doubles the steps until the gap is within a tolerance. For the
 # left and right sums (and the trapezoid) the points at $n$ steps are among those at $2n$, so nothing is
 # computed twice; midpoints and Gauss-Legendre nodes do not nest.
