@@ -60,12 +60,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=["embedded", "minilm", "tiny"], default="embedded")
     parser.add_argument("--repeats", type=int, default=3, help="Grad-SAM repeats per sentence")
+    parser.add_argument("--numba", action="store_true",
+                        help="time SHAP with its numba-compiled helpers (compiled during the warm-up) instead of "
+                             "xaikit's default plain-Python versions")
     args = parser.parse_args(argv)
     import numpy as np
     import torch
 
     from xaikit.gradsam import gradsam
-    from xaikit.shaptext import shap_text
+    from xaikit.shaptext import shap_text, use_numba
 
     print(f"torch threads: {torch.get_num_threads()}, cpu count: {os.cpu_count()}, "
           f"load average: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")
@@ -73,6 +76,12 @@ def main(argv=None) -> int:
     print(f"model: {what}; tokenizer max length {tokenizer.model_max_length}")
 
     shap_text(model, tokenizer, SENTENCES[:1], target=1, max_evals=20)  # warm-up (imports, first calls)
+    if args.numba:
+        use_numba(True)
+        t0 = time.perf_counter()
+        shap_text(model, tokenizer, SENTENCES[:1], target=1, max_evals=20)
+        print(f"numba compile on first use: {time.perf_counter() - t0:.1f} s (not counted below)")
+    print(f"SHAP helpers: {'numba-compiled' if args.numba else 'plain Python (xaikit default)'}")
     t0 = time.perf_counter()
     longest = shap_text(model, tokenizer, SENTENCES, target=1)
     t_longest = time.perf_counter() - t0

@@ -293,3 +293,16 @@ def test_lab_panel_views(model, tok):
         assert panel.figure.axes and "xk-lab-table" in panel.html.value
     with pytest.raises(ValueError, match="LabPanel needs"):
         LabPanel()
+
+
+def test_use_numba_switches_and_restores():
+    import shap.utils._masked_model as mm
+
+    from xaikit.shaptext import use_numba
+
+    use_numba(False)
+    assert not hasattr(mm._build_fixed_single_output, "py_func")  # plain Python
+    assert use_numba(True) > 0
+    assert hasattr(mm._build_fixed_single_output, "py_func")  # numba's dispatcher is back
+    use_numba(False)
+    assert not hasattr(mm._build_fixed_single_output, "py_func")

@@ -33,6 +33,7 @@ from xaikit.tokens import TokenScores
 __all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "use_numba"]
 
 _NUMBA_ORIGINALS: dict = {}
+_NUMBA_CHOSEN: list[bool] = []  # non-empty once use_numba ran (xaikit's default or the user's choice)
 # the modules whose numba helpers the Partition explainer calls (not ``shap.links``: the link functions are
 # compared by identity, so they must stay as they are)
 _NUMBA_MODULES = ("shap.utils._masked_model", "shap.explainers._partition", "shap.utils._clustering",
@@ -52,6 +53,7 @@ def use_numba(enable: bool = False) -> int:
 
     import shap  # noqa: F401 - loads the modules whose helpers are switched
 
+    _NUMBA_CHOSEN[:] = [bool(enable)]
     switched = 0
     for name in _NUMBA_MODULES:
         module = sys.modules.get(name)
@@ -138,7 +140,7 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
 
     texts = check_texts(texts)
     check_model(model, tokenizer, "shap_text")
-    if not _NUMBA_ORIGINALS:
+    if not _NUMBA_CHOSEN:
         use_numba(False)
     if target is None:
         if n_classes(model) != 2:
