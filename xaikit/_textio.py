@@ -24,8 +24,8 @@ class Encoded:
 
     inputs: dict
     tokens: list[str]
-    target: int
-    logits: torch.Tensor  # (C,) logits of the unedited model, no grad
+    target: int | None
+    logits: torch.Tensor | None  # (C,) logits of the unedited model, no grad
 
     @property
     def n_tokens(self) -> int:
@@ -89,16 +89,23 @@ def tokenize(model, tokenizer, texts: list[str], name: str = "text") -> dict:
     return {k: v.to(device) for k, v in enc.items()}
 
 
-def encode_one(model, tokenizer, text, target=None, method: str = "this method", name: str = "text") -> Encoded:
-    """Validate and tokenize one text; ``target=None`` becomes the predicted class."""
+def encode_one(model, tokenizer, text, target=None, method: str = "this method", name: str = "text",
+               forward: bool = True) -> Encoded:
+    """Validate and tokenize one text; ``target=None`` becomes the predicted class.
+
+    ``forward=False`` skips the model's forward pass (``logits`` is None and a ``None`` target stays None)
+    for a caller that runs the model itself.
+    """
     text = check_text(text, name)
     check_model(model, tokenizer, method)
     if target is not None:  # type and range checked before any model work
         check_target(model, target, 0)
     inputs = tokenize(model, tokenizer, [text], name)
-    with torch.no_grad():
-        logits = model(**inputs).logits[0].detach()
-    target = check_target(model, target, int(logits.argmax()))
+    logits = None
+    if forward:
+        with torch.no_grad():
+            logits = model(**inputs).logits[0].detach()
+        target = check_target(model, target, int(logits.argmax()))
     tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
     return Encoded(inputs, list(tokens), target, logits)
 

@@ -30,15 +30,17 @@ from xaikit.tokens import TokenScores
 __all__ = ["gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients", "check_gradsam"]
 
 
-def attention_and_gradients(model, inputs: dict, target: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def attention_and_gradients(model, inputs: dict, target: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One forward and one backward pass: attention A, its gradient dS/dA, and the logits.
 
-    Returns ``A`` and ``G`` of shape ``(L, M, N, N)`` (layer, head, query, key) for the first text of the
+    ``target=None`` explains the predicted class. Returns ``A`` and ``G`` of shape ``(L, M, N, N)`` (layer, head, query, key) for the first text of the
     batch, and the logits ``(C,)``. Gradients are taken with ``torch.autograd.grad``, so the model's own
     ``.grad`` fields are left alone.
     """
     out = model(**inputs, output_attentions=True)
     attentions = assert_attentions(out.attentions, model)  # L x (B, M, N, N)
+    if target is None:
+        target = int(out.logits[0].argmax())
     score = out.logits[0, target]  # S: the explained class's logit
     grads = torch.autograd.grad(score, attentions, allow_unused=True)
     if any(g is None for g in grads):
@@ -88,14 +90,15 @@ def gradsam(model, tokenizer, text: str, target: int | None = None, reference: b
         the score), ``logits`` and ``probs``.
     """
     with fitting_threads():
-        enc = encode_one(model, tokenizer, text, target, method="gradsam")
-        a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)
+        enc = encode_one(model, tokenizer, text, target, method="gradsam", forward=False)
+        a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)  # one forward, one backward
+    target = int(logits.argmax()) if enc.target is None else enc.target
     r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
     L, M, N, _ = a.shape
     per_layer = (a * torch.relu(g)).sum(dim=(1, 3)) / (L * M * N)  # (L, N), sums to r over layers
     extras = {"attentions": a.cpu().numpy(), "gradients": g.cpu().numpy(), "per_layer": per_layer.cpu().numpy(),
               "logits": logits.cpu().numpy(), "probs": torch.softmax(logits, -1).cpu().numpy()}
-    return TokenScores(enc.tokens, r.cpu(), "Grad-SAM", enc.target, signed=False, extras=extras)
+    return TokenScores(enc.tokens, r.cpu(), "Grad-SAM", target, signed=False, extras=extras)
 
 
 def check_gradsam(student_fn, attentions=None, gradients=None, atol: float = 1e-6, seed: int = 0) -> bool:
