@@ -32,10 +32,10 @@ import torch
 from matplotlib.figure import Figure
 
 import xaikit
-from xaikit import widgets
+from xaikit import checks, widgets
 from xaikit._config import pick
 from xaikit.faithfulness import run_lab
-from xaikit.gradsam import attention_and_gradients, check_gradsam, gradsam, gradsam_loop, gradsam_scores
+from xaikit.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
 from xaikit.shaptext import prediction_function, shap_text, to_token_scores
 from xaikit.tokens import rank_correlation
 from xaikit.views import all_views
@@ -121,15 +121,23 @@ explorer
 # first layer and of the last layer on one sentence.
 
 # %%
+def plot_heads(attentions, tokens, picks):
+    """One heatmap per (layer, head) in picks, queries as rows, token labels, fixed 0-1 colours."""
+    ### BEGIN SOLUTION
+    fig = Figure(figsize=(5 * len(picks), 4.4), layout="constrained")
+    for ax, (layer, head) in zip(fig.subplots(1, len(picks), squeeze=False)[0], picks, strict=True):
+        draw_attention(ax, attentions[layer, head], tokens, title=f"layer {layer}, head {head}")
+    return fig
+    ### END SOLUTION
+
+
+assert checks.check_head_plots(plot_heads)
 text = "I cannot wait for next time"
 tokens = tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
 with torch.no_grad():
     att = model(**tokenizer(text, return_tensors="pt"), output_attentions=True).attentions
-fig = Figure(figsize=(10, 4.4), layout="constrained")
-first, last = 0, len(att) - 1
-for ax, layer in zip(fig.subplots(1, 2), (first, last), strict=False):
-    draw_attention(ax, att[layer][0, 0], tokens, title=f"layer {layer}, head 0")
-fig
+att = torch.stack([a[0] for a in att])  # (L, M, N, N)
+plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 
 # %% [markdown]
 # **Exercise.** Suggest an interpretation of each heatmap. What do heads in early layers often do, and
@@ -174,7 +182,7 @@ def my_gradsam(attentions, gradients):
     ### END SOLUTION
 
 
-assert check_gradsam(my_gradsam)
+assert checks.check_gradsam(my_gradsam)
 
 # %% [markdown]
 # Now on the model: one forward pass keeps the attention of every layer, one backward pass from the
@@ -315,6 +323,25 @@ compare
 # to attribute to it. The two methods answer different questions: "where does the computation route its
 # attention-sensitivity?" versus "which input words move the output?".
 # </details>
+
+# %% [markdown]
+# **Homework 2, in numbers.** For each layer, what share of that layer's Grad-SAM mass
+# $\sum_m\sum_j [A^{lm}\circ\mathrm{ReLU}(G^{lm})]_{ij}$ (summed over all tokens $i$) falls on the `[CLS]`
+# row $i = 0$? Write `cls_share(attentions, gradients) -> (L,)`.
+
+# %%
+def cls_share(attentions, gradients):
+    """Per layer, the fraction of the Grad-SAM mass on the [CLS] row (query 0)."""
+    ### BEGIN SOLUTION
+    h = (attentions * torch.relu(gradients)).sum(dim=(1, 3))  # (L, N): per layer, per query row
+    return h[:, 0] / h.sum(dim=1)
+    ### END SOLUTION
+
+
+assert checks.check_cls_share(cls_share)
+share = cls_share(A, G)
+print("share of each layer's Grad-SAM mass on [CLS]:", [f"{float(v):.2f}" for v in share])
+assert abs(float(share[-1]) - 1.0) < 1e-6  # last layer: only [CLS]'s output reaches the classifier
 
 # %% [markdown]
 # ## 6. More views of the same sentence
