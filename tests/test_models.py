@@ -425,7 +425,8 @@ def test_embedded_sentiment_model_is_a_ready_minilm(embedded_sentiment):
     assert 22_000_000 < sum(p.numel() for p in model.parameters()) < 23_500_000
     assert model.config.id2label == {0: "NEGATIVE", 1: "POSITIVE"}
     assert model.config._attn_implementation == "eager" and not model.training
-    assert load_sentiment()[0] is model  # cached in-process
+    again = load_sentiment()[0]
+    assert load_sentiment()[0] is again  # cached in-process
     folder = sentiment_folder()
     assert (folder / "model.safetensors").is_file() and not list(folder.glob("*.bin"))
     assert "Hutto" in (folder / "PROVENANCE.md").read_text()

@@ -240,12 +240,14 @@ def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 6
     dev = next(model.parameters()).device
     was_training = model.training
     model.eval()
-    preds: list[int] = []
+    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))  # similar lengths: little padding
+    preds = [0] * len(pairs)
     with torch.no_grad():
-        for start in range(0, len(pairs), batch_size):
-            texts = [t for t, _ in pairs[start:start + batch_size]]
-            enc = _encode(tokenizer, texts, max_length).to(dev)
-            preds += model(**enc).logits.argmax(-1).tolist()  # (B,)
+        for start in range(0, len(order), batch_size):
+            idx = order[start:start + batch_size]
+            enc = _encode(tokenizer, [pairs[i][0] for i in idx], max_length).to(dev)
+            for i, p in zip(idx, model(**enc).logits.argmax(-1).tolist(), strict=True):  # (B,)
+                preds[i] = p
     model.train(was_training)
     correct = sum(int(p == y) for p, (_, y) in zip(preds, pairs, strict=True))
     return correct / max(len(pairs), 1), preds
