@@ -391,8 +391,8 @@ print("IG completeness gap:", f"{views['IG'].extras['relative_gap']:.3f}")
 # %%
 n_lab = pick(120, 50)
 test_pairs = load_movie_reviews("test", progress=False)
-lab_sentences = [s for s, _ in test_pairs if 4 <= len(s.split()) <= pick(16, 10)][:n_lab]
-lab = run_lab(model, tokenizer, lab_sentences, n_permutations=pick(32, 8), shap_evals=pick(300, 64),
+lab_sentences = [s for s, _ in test_pairs if 4 <= len(s.split()) <= pick(16, 8)][:n_lab]
+lab = run_lab(model, tokenizer, lab_sentences, n_permutations=pick(32, 8), shap_evals=pick(300, 48),
               ig_steps=pick(32, 8))
 print(f"{len(lab.sentences)} sentences in {lab.seconds:.1f} s")
 print("decision flips (% of sentences): rows = removing the top-attended word flips / does not;")
