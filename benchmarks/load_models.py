@@ -27,7 +27,7 @@ import torch, transformers
 t_import = time.perf_counter() - t0
 from xaikit.models import load_sentiment, load_vit
 t1 = time.perf_counter(); load_sentiment(); t_sent = time.perf_counter() - t1
-t_vit = {}
+t_vit = {{}}
 for name in {vit_names!r}:
     t1 = time.perf_counter(); load_vit(name); t_vit[name] = time.perf_counter() - t1
 t1 = time.perf_counter(); load_sentiment(); t_again = time.perf_counter() - t1
