@@ -25,7 +25,7 @@ def set_seed(seed: int = 0) -> int:
     random.seed(seed)
     import numpy as np
 
-    np.random.seed(seed % 2**32)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 - seeding the legacy global generator is the point
     try:
         import torch
     except ImportError:  # pragma: no cover - torch is a hard dependency

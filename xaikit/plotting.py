@@ -89,7 +89,7 @@ def token_heatmap_html(tokens: Sequence[str], scores, signed: bool = True, title
         norm = mpl.colors.Normalize(0.0, m)
         cmap = mpl.colormaps[SEQUENTIAL]
     spans = []
-    for tok, val in zip(tokens, s):
+    for tok, val in zip(tokens, s, strict=True):
         rgba = cmap(norm(val))
         r, g, b = (int(255 * c) for c in rgba[:3])
         luminance = 0.299 * r + 0.587 * g + 0.114 * b
