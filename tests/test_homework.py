@@ -203,13 +203,6 @@ def test_exercise_sheet_runs_up_to_first_stub(src, sheets):
     assert all(c.execution_count for c in ran), f"{src.stem}: a cell before the stub did not run"
 
 
-@pytest.mark.slow
-@pytest.mark.notebook
-@pytest.mark.prepared
-@pytest.mark.parametrize("src", SOURCES, ids=[p.stem for p in SOURCES])
-def test_solution_sheet_runs_in_full(src, sheets):
-    out, _ = sheets
-    nb = _run(out / "solutions" / f"{src.stem}.ipynb", allow_errors=False)
-    index, error = _first_error(nb)
-    assert error is None, f"{src.stem}: cell {index} failed: {error['ename']}: {error['evalue']}"
-    assert all(c.execution_count for c in nb.cells if c.cell_type == "code")
+# The solution sheets run in full: `test_sheets_match_their_notebook` shows a solution sheet's code is its
+# notebook's code, cell for cell, and `tests/test_notebooks.py` runs every notebook top to bottom. Running the
+# sheets again here would only double the slowest part of the suite.
