@@ -22,7 +22,7 @@ if [ -f scripts/system_deps.sh ]; then bash scripts/system_deps.sh; fi
 "$PY" -m xaikit notebooks check
 
 set +e
-"$PY" -m pytest "$@"
+"$PY" -m pytest -n "${XAIKIT_TEST_WORKERS:-2}" --durations=15 "$@"
 status=$?
 set -e
 # pytest exits 5 when no test was collected: that is a failure of the suite, not a pass.

@@ -10,9 +10,24 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
+from pathlib import Path  # noqa: E402
+
 import pytest  # noqa: E402
 
-NOTEBOOK_TIMES: dict[str, float] = {}
+#: run times of the notebooks, one "name seconds" line each, written by the test that ran it (which may be
+#: an xdist worker) and read back for the session summary.
+TIMES_FILE = Path(__file__).resolve().parent.parent / "artifacts" / "notebook-times.txt"
+
+
+def record_notebook_time(name: str, seconds: float) -> None:
+    TIMES_FILE.parent.mkdir(parents=True, exist_ok=True)
+    with TIMES_FILE.open("a") as fh:
+        fh.write(f"{name} {seconds:.1f}\n")
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):  # the controller, not an xdist worker
+        TIMES_FILE.unlink(missing_ok=True)
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +40,8 @@ def _seeded():
 
 
 def pytest_terminal_summary(terminalreporter):
-    if NOTEBOOK_TIMES:
+    if TIMES_FILE.exists():
         terminalreporter.section("notebook run times (headless, fast mode)")
-        for name, seconds in sorted(NOTEBOOK_TIMES.items()):
-            terminalreporter.write_line(f"{name:40s} {seconds:6.1f} s")
+        for line in sorted(TIMES_FILE.read_text().splitlines()):
+            name, seconds = line.rsplit(" ", 1)
+            terminalreporter.write_line(f"{name:40s} {float(seconds):6.1f} s")

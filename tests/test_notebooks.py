@@ -14,7 +14,7 @@ import pytest
 
 from xaikit import _nbtools
 
-from .conftest import NOTEBOOK_TIMES
+from .conftest import record_notebook_time
 
 NOTEBOOKS = sorted(_nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 
@@ -38,7 +38,7 @@ def test_notebooks_in_sync_and_clean():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path: Path):
     nb, seconds = _nbtools.execute(path, timeout=600)
-    NOTEBOOK_TIMES[path.stem] = seconds
+    record_notebook_time(path.stem, seconds)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors, f"{path.name} produced errors: {errors[:1]}"
