@@ -22,7 +22,8 @@ and flag share a texture, so only the shape tells them apart. Stripes therefore 
 quadruped, dots raise "leopard" instead, and bubbles belong to a different shape.
 
 **The control world** (``world="control"``): the same classes without horse, each with its own
-silhouette (zebra: the quadruped, leopard: a low cat with a long tail, sheep: round, flag: a flag), and
+silhouette (zebra: the quadruped, leopard: a low cat with dark legs and head and a raised tail, sheep:
+round, flag: a flag), and
 every object's texture drawn uniformly from all six textures. Stripes carry no information about
 "zebra" here, which is the ground truth the TCAV significance test must recover.
 
@@ -220,7 +221,9 @@ def _shape(kind: str, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]
             legs |= _segment(cx + f * dx * s, cy + 4 * s, cx + f * dx * s, cy + 12 * s, 3.0 * s)
         head = _ellipse(cx + f * 16 * s, cy - 2 * s, 4.5 * s, 4.0 * s)
         tail = _segment(cx - f * 13 * s, cy, cx - f * 20 * s, cy - 9 * s, 2.2 * s)
-        return body | legs | head | tail, none
+        # dark legs and head: a part-shape cue (not a texture) that tells the control world's "leopard"
+        # from its textured-legged "zebra" quadruped
+        return (body | tail) & ~(legs | head), legs | head
     if kind == "sheep":
         wool = none.copy()
         for _ in range(7):

@@ -349,8 +349,11 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
     key = (_fingerprint(x), pooling, target)
     per_layer = store.setdefault(key, {})
     if layer not in per_layer:
-        per_layer.update(_run(model, x, _layers_to_keep(model, layer, pooling, len(x)), pooling, target,
-                              batch_size))
+        from xaikit._textio import fitting_threads
+
+        with fitting_threads():  # one torch thread on a busy CPU (several times faster there)
+            per_layer.update(_run(model, x, _layers_to_keep(model, layer, pooling, len(x)), pooling, target,
+                                  batch_size))
     return per_layer[layer]
 
 
@@ -431,9 +434,15 @@ def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: i
     # With more dimensions than training rows (all tokens flattened: 65 x 96 = 6240 here), the
     # L2-regularised optimum lies in the row space of the training data (representer theorem), so fit in
     # that r-dimensional basis and map back: the same CAV, 100x faster.
+    # An orthonormal basis of that row space comes from the small (n, n) Gram matrix Z Z^T = V L V^T:
+    # the rows of L^-1/2 V^T Z. (np.linalg.svd of the wide (n, D) matrix gives the same span but took
+    # 1.7 s per CAV on two busy cores against 0.02 s for this.)
     basis = None
     if reduce and z.shape[1] > int((~test).sum()):
-        basis = np.linalg.svd(z[~test], full_matrices=False)[2]  # (r, D) orthonormal rows
+        zt = z[~test]
+        evals, evecs = np.linalg.eigh(zt @ zt.T)  # ascending
+        keep = evals > max(evals[-1], 1e-300) * 1e-10
+        basis = (evecs[:, keep].T @ zt) / np.sqrt(evals[keep])[:, None]  # (r, D) orthonormal rows
         z = z @ basis.T  # (N, r)
     clf.fit(z[~test], y[~test])
     w = (clf.coef_[0] @ basis if basis is not None else clf.coef_[0]) / scale
