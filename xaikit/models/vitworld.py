@@ -4,7 +4,8 @@ notebook 05 explains with TCAV, trained by xaikit on the generated image world o
 
 The lecture uses ``google/vit-base-patch16-224`` and its class "zebra". That model cannot be downloaded
 here, so xaikit trains a small ``ViTForImageClassification`` of the same architecture (64x64 images,
-8x8 patches, so an 8x8 grid of patch tokens plus [CLS]) in about a minute on two CPU cores:
+8x8 patches, so an 8x8 grid of patch tokens plus [CLS]) on one CPU thread (recipe v2, measured on a
+busy 2-core machine: main 143 CPU s for 12 epochs, control 185 CPU s for 16 epochs):
 
 * ``world="main"``: zebra / horse / leopard / sheep / flag, where zebra = striped quadruped;
 * ``world="control"``: a world where stripes do not predict "zebra" (textures drawn uniformly), for
