@@ -31,6 +31,16 @@ class _Sets:
         self.world, self.n_class, self.seed = world, n_class, seed
         self._cache: dict[str, np.ndarray] = {}
 
+    def classes(self, labels: list[str]) -> list[str]:
+        """The model's labels this set can give images for: all of them, unless fixed images were passed."""
+        if isinstance(self._class_images, dict):
+            served = [label for label in labels if label in self._class_images]
+            if not served:
+                raise ValueError(f"class_images has no class the model knows: it has {sorted(self._class_images)}, "
+                                 f"the model's classes are {labels}")
+            return served
+        return labels
+
     def class_images(self, label: str):
         if isinstance(self._class_images, dict):
             if label not in self._class_images:
@@ -164,7 +174,7 @@ class TCAVPanel(Panel):
         self.sets = _Sets(concept_sets, class_images, world)
         self.random_sets = random_sets
         names = list(self.sets.concepts)
-        labels = _labels(model)
+        labels = self.sets.classes(_labels(model))
         controls = {
             "target": dropdown("class", labels, target if target in labels else labels[0]),
             "concepts": widgets.SelectMultiple(options=names, value=tuple(c for c in concepts if c in names),
@@ -224,7 +234,7 @@ class LayerSweepPanel(Panel):
         self.sets = _Sets(concept_sets, class_images, world)
         self.concepts = [c for c in concepts if c in self.sets.concepts]
         self.random_sets = random_sets
-        labels = _labels(model)
+        labels = self.sets.classes(_labels(model))
         controls = {
             "target": dropdown("class", labels, target if target in labels else labels[0]),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
