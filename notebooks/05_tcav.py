@@ -123,6 +123,25 @@ assert cav.accuracy >= 0.9
 assert abs(np.linalg.norm(cav.vector) - 1) < 1e-5
 
 # %% [markdown]
+# **Exercise.** Write a CAV yourself: fit a linear classifier that tells the concept activations (label 1)
+# from the counterpart activations (label 0), and return the unit normal of its boundary, pointing towards
+# the concept.
+
+# %%
+def my_cav(concept_acts, negative_acts):
+    ### BEGIN SOLUTION
+    from sklearn.linear_model import LogisticRegression
+
+    X = np.concatenate([concept_acts, negative_acts])
+    y = np.r_[np.ones(len(concept_acts)), np.zeros(len(negative_acts))]
+    w = LogisticRegression(max_iter=1000).fit(X, y).coef_[0]
+    return w / np.linalg.norm(w)
+    ### END SOLUTION
+
+
+assert xaikit.check_cav(my_cav).passed
+
+# %% [markdown]
 # **Exercise.** Write the TCAV score yourself: given the gradients `grads` (N, D) of the class logit at
 # the layer and a CAV (D,), return the fraction of images whose directional derivative is positive.
 
