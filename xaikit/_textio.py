@@ -8,7 +8,6 @@ truncation at the model's real maximum length (warning when it cuts), and resolv
 from __future__ import annotations
 
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -121,25 +120,9 @@ def check_texts(texts, name: str = "texts") -> list[str]:
     return [check_text(t, f"{name}[{i}]") for i, t in enumerate(texts)]
 
 
-@contextmanager
 def fitting_threads():
-    """Run torch on one thread while the CPU is already busy, restoring the thread count afterwards.
+    """One torch thread while the CPU is already busy (see :func:`xaikit._config.cpu_busy`), else torch's
+    default; the thread count is restored afterwards. On an idle machine nothing changes."""
+    from xaikit._config import cpu_busy, torch_threads
 
-    On a machine whose cores are taken by other processes, torch's OpenMP threads wait for each other:
-    measured on 2 shared cores at load 10, one Grad-SAM pass of the MiniLM took 4.6 s with 2 threads and
-    0.18 s with 1. On an idle machine nothing changes.
-    """
-    import os
-
-    try:
-        busy = os.getloadavg()[0] > (os.cpu_count() or 1) - 0.5
-    except OSError:  # not available on Windows
-        busy = False
-    before = torch.get_num_threads()
-    if busy and before > 1:
-        torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
+    return torch_threads(1 if cpu_busy() else None)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from xaikit._config import cache_dir, fast_mode
+from xaikit._config import cache_dir, fast_mode, torch_threads
 from xaikit._validate import check_float, check_int
 
 __all__ = ["Toy", "saturating", "thresholded", "softplus_relu", "softplus", "smooth_model", "DigitsClassifier",
@@ -227,13 +227,9 @@ def _train(model: nn.Module, data: DigitsData, seed: int, epochs: int, progress:
 
     batch = 64
     steps_per_epoch = math.ceil(len(data.train_y) / batch)
-    threads = torch.get_num_threads()
     # A model this small trains fastest on one thread; on a busy 2-core machine two threads are ~20x slower.
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm) -> None:

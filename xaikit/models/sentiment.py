@@ -253,25 +253,6 @@ def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 6
     return correct / max(len(pairs), 1), preds
 
 
-def _load_average() -> float:
-    try:
-        return os.getloadavg()[0]
-    except OSError:  # not available on Windows
-        return 0.0
-
-
-def _training_threads() -> int:
-    """Torch threads for training: 1 when the CPU is already busy, else torch's default.
-
-    On a machine whose cores are taken by other processes, two OpenMP threads that wait for each other
-    are several times *slower* than one (measured: 17 s vs 3.5 s per batch at load 9 on 2 cores).
-    """
-    import torch
-
-    busy = _load_average() > (os.cpu_count() or 1) - 0.5
-    return 1 if busy else torch.get_num_threads()
-
-
 def train_sentiment(folder: Path, progress: bool = True) -> dict:
     """Fine-tune MiniLM on the train split with :data:`RECIPE`, save to ``folder``, return the metrics."""
     import torch
@@ -280,7 +261,7 @@ def train_sentiment(folder: Path, progress: bool = True) -> dict:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from xaikit._config import set_seed
+    from xaikit._config import cpu_busy, load_average, set_seed, torch_threads
 
     r = RECIPE
     train, test = training_pairs(progress), load_movie_reviews("test", progress)
@@ -315,23 +296,23 @@ def train_sentiment(folder: Path, progress: bool = True) -> dict:
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: min((step + 1) / warmup, max(0.0, (len(batches) - step) / (len(batches) - warmup))))
 
-    threads_before = torch.get_num_threads()
-    torch.set_num_threads(_training_threads())
-    t0, cpu0 = time.perf_counter(), time.process_time()
-    bar = tqdm(batches, desc="fine-tuning MiniLM on movie reviews", unit="batch", disable=not progress)
-    for batch in bar:
-        enc = _encode(tokenizer, [train[i][0] for i in batch], r["max_length"])
-        labels = torch.tensor([train[i][1] for i in batch])  # (B,)
-        loss = model(**enc, labels=labels).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_([p for _, p in trainable], 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        bar.set_postfix(loss=f"{loss.item():.3f}")
-    train_seconds, train_cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    threads = torch.get_num_threads()
-    torch.set_num_threads(threads_before)
+    # one thread when the CPU is already busy: two OpenMP threads that wait for each other were 5x slower
+    # (17 s vs 3.5 s per batch at load 9 on 2 cores)
+    with torch_threads(1 if cpu_busy() else None):
+        threads = torch.get_num_threads()
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        bar = tqdm(batches, desc="fine-tuning MiniLM on movie reviews", unit="batch", disable=not progress)
+        for batch in bar:
+            enc = _encode(tokenizer, [train[i][0] for i in batch], r["max_length"])
+            labels = torch.tensor([train[i][1] for i in batch])  # (B,)
+            loss = model(**enc, labels=labels).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_([p for _, p in trainable], 1.0)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            bar.set_postfix(loss=f"{loss.item():.3f}")
+        train_seconds, train_cpu = time.perf_counter() - t0, time.process_time() - cpu0
 
     model.eval()
     accuracy, _ = evaluate(model, tokenizer, test, max_length=r["max_length"])
@@ -340,7 +321,7 @@ def train_sentiment(folder: Path, progress: bool = True) -> dict:
     metrics = {
         "recipe_version": RECIPE_VERSION, "recipe_hash": _recipe_hash(), "recipe": r,
         "test_accuracy": accuracy, "train_seconds": round(train_seconds, 1),
-        "train_cpu_seconds": round(train_cpu, 1), "load_average": round(_load_average(), 1),
+        "train_cpu_seconds": round(train_cpu, 1), "load_average": round(load_average(), 1),
         "n_train": len(train), "n_test": len(test), "n_steps": len(batches),
         "n_parameters": sum(p.numel() for p in model.parameters()),
         "lecture_sentences": {s: p for (s, _), p in zip(lecture, lecture_preds, strict=True)},

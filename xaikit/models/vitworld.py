@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from xaikit._config import cache_dir
+from xaikit._config import cache_dir, torch_threads
 from xaikit._validate import check_choice
 
 __all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_embedded_vit", "train_vit", "model_folder", "to_pixels"]
@@ -102,12 +102,8 @@ def train_vit(world: str = "main", progress: bool = True, **overrides):
     """Train the embedded ViT on ``world``; returns ``(model, metrics)``. ``overrides`` change RECIPE
     entries (tests use a few images and one epoch)."""
     recipe = {**RECIPE, **overrides}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(recipe["threads"])
-    try:
+    with torch_threads(recipe["threads"]):
         return _train(world, recipe, progress)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(world: str, recipe: dict, progress: bool):

@@ -17,7 +17,6 @@ busy 2-core machine is ~10x faster than two for models this small. ``benchmarks/
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,21 +24,16 @@ import torch
 
 from xaikit import gradients as G
 from xaikit import toys
+from xaikit._config import torch_threads
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
 from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, slider, toggle
 
 __all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel", "riemann_ig"]
 
 
-@contextlib.contextmanager
 def one_thread():
     """Run torch on one thread inside the block: tiny models lose more to thread hand-offs than they gain."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+    return torch_threads(1)
 
 
 class _FixedAxesPanel(Panel):
