@@ -39,6 +39,7 @@ from xaikit import imageworld as iw
 from xaikit import tcav
 from xaikit._config import pick
 from xaikit.models import arch, load_vit
+from xaikit.models.vitworld import TCAV_LAYER
 from xaikit.widgets import ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
 
 xaikit.set_seed(0)
@@ -52,7 +53,7 @@ xaikit.set_seed(0)
 # %%
 MODEL = "embedded"
 model, processor = load_vit(MODEL)
-LAYER = 1 if MODEL.startswith("embedded") else 10
+LAYER = TCAV_LAYER if MODEL.startswith("embedded") else 10  # embedded: block 0 of 4 (see vitworld.TCAV_LAYER)
 POOLING = "flatten"  # all tokens, as in the lecture's code
 print(type(model).__name__, "|", arch.n_layers(model), "blocks |", len(model.config.id2label), "classes")
 
@@ -93,7 +94,8 @@ if MODEL.startswith("embedded"):
 #
 # A concept is a set of example images. The lecture takes texture photos from the Describable Textures
 # Dataset; xaikit draws textures of the same kinds, at random colours, scales and angles, so that colour
-# says nothing. TCAV also needs *random* sets: images with no particular concept.
+# says nothing. TCAV also needs *random* sets: images with no particular concept. Ours are collages of
+# random textures that fill the frame as the concept images do (section 6 says why that matters).
 
 # %%
 N = 50
@@ -167,12 +169,10 @@ assert xaikit.check_tcav_score(my_tcav_score).passed
 pairs = tcav.pair_scores(model, concepts, zebras, "zebra", LAYER, pooling=POOLING, processor=processor)
 for (a, b), score in pairs.items():
     print(f"TCAV({a} vs {b}, zebra) = {score:.2f}   (lecture ~{tcav.LECTURE_PAIRS[(a, b)]})")
-if MODEL.startswith("embedded"):
+if MODEL.startswith("embedded"):  # within 0.1 of the lecture's numbers
     assert pairs[("striped", "dotted")] >= 0.85 and pairs[("striped", "bubbly")] >= 0.85
     assert pairs[("bubbly", "striped")] <= 0.2
-    # same direction as the lecture, but weaker than its ~0.05: dots pull this model only a little
-    # further from "zebra" than bubbles do at layer 1
-    assert pairs[("dotted", "bubbly")] < 0.5
+    assert pairs[("dotted", "bubbly")] <= 0.15
 
 # %% [markdown]
 # Swapping the two sets flips the CAV, so the score becomes one minus itself (up to images with
@@ -232,26 +232,22 @@ sig_control = tcav.tcav_significance(control, {"striped": concepts["striped"]}, 
                                      random_sets=randoms, R=R, pooling=POOLING, processor=control_processor)
 print(sig_control.summary())
 striped_c = sig_control["striped"]
-# stripes do not *raise* "zebra" on the control model (on the main model they do, section 5)
-assert not (striped_c.significant and striped_c.mean > sig_control.random_scores.mean())
+# the ground truth: not significant on the control model (on the main model it is, section 5)
+assert not striped_c.significant
 
 # %% [markdown]
-# On the embedded control model the striped CAV at layer 1 even scores *below* the random CAVs. A CAV
-# trained against random scenes also encodes "a frame full of texture instead of a background", and the
-# control model's zebra logit reacts to that, not to stripes: at the first block, where that difference is
-# not yet built up, the test is plainly not significant on the control model and still highly significant
-# on the main model. Random counterparts test "concept vs anything"; concept-vs-concept pairs (section 4)
-# isolate the texture.
-
-# %%
-if MODEL.startswith("embedded"):
-    first = {name: tcav.tcav_significance(m, {"striped": concepts["striped"]}, zs, "zebra", 0, random_sets=randoms,
-                                          R=R, pooling=POOLING, processor=proc)["striped"]
-             for name, m, zs, proc in (("main", model, zebras, processor),
-                                       ("control", control, control_zebras, control_processor))}
-    for name, res in first.items():
-        print(f"layer 0, {name:7s}: striped {res.mean:.2f}, p = {res.p_corrected:.2g}")
-    assert first["main"].significant and not first["control"].significant
+# Two design choices make this check mean something, and both were found by getting it wrong first:
+#
+# * **Random images must look like concept images, minus the concept.** With random *scenes* as
+#   counterparts (an object on a smooth background), the CAV of "striped vs random" also learns "the
+#   frame is full of texture", and the control model's zebra logit reacted to that: "striped" came out
+#   significant on a model that cannot use stripes. Collages of random textures fill the frame like the
+#   concept images do, so the CAV is left with the stripes.
+# * **The control world has no plain dark parts.** When its cat had dark legs, "texture where the legs
+#   are" told a zebra from a cat, and every texture-filled CAV raised "zebra" on the control model.
+#
+# In short: TCAV tests a *direction* in activation space against random directions. Whatever else
+# separates the concept set from the random sets is part of that direction.
 
 # %% [markdown]
 # <details class="xk-answer"><summary>Answer: why can a score differ from 0.5 and still be not significant?</summary>

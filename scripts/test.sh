@@ -14,6 +14,8 @@ PY="$ROOT/.venv/bin/python"
 export XAIKIT_FAST="${XAIKIT_FAST:-1}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
 export MPLBACKEND=Agg PYTHONHASHSEED=0
+# progress bars in a log file (CI) redraw every 30 s instead of many times a second
+if [ ! -t 2 ]; then export TQDM_MININTERVAL="${TQDM_MININTERVAL:-30}"; fi
 
 if [ -f scripts/system_deps.sh ]; then bash scripts/system_deps.sh; fi
 

@@ -39,6 +39,10 @@ def test_textures_differ_as_described():
     plain = iw._pattern("plain", rng)
     assert stripes > 2 * np.mean([_stripe_energy(iw._pattern("bubbly", rng)) for _ in range(10)])
     assert 0.05 < dots_fill < 0.3  # small dots on a plain ground
+    # the dark colour covers stripes > bubbles > dots (recipe v3; see the module docstring)
+    bubbles_fill = np.mean([iw._pattern("bubbly", rng).mean() for _ in range(10)])
+    stripes_fill = np.mean([iw._pattern("striped", rng).mean() for _ in range(10)])
+    assert dots_fill < bubbles_fill < stripes_fill
     assert plain.sum() == 0
     check = iw._pattern("checkered", rng, angle=0.0)
     assert 0.4 < check.mean() < 0.6

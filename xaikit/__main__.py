@@ -20,6 +20,9 @@ def main(argv: list[str] | None = None) -> int:
     prep = sub.add_parser("prepare", help="build and cache the embedded default models")
     prep.add_argument("--force", action="store_true", help="rebuild even if the cache is current")
     prep.add_argument("--only", choices=["sentiment", "vit"], default=None, help="build one family only")
+    prep.add_argument("--serial", action="store_true",
+                      help="build one model after the other in this process (default: the ViTs train in a "
+                           "second process while the sentiment model trains)")
 
     nb = sub.add_parser("notebooks", help="build, check or run the lecture notebooks")
     nb.add_argument("action", choices=["build", "check", "run"])
@@ -37,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "prepare":
         from xaikit.models.prepare import prepare
 
-        prepare(force=args.force, only=args.only)
+        prepare(force=args.force, only=args.only, parallel=False if args.serial else None)
         return 0
     if args.command == "homework":
         from xaikit import homework

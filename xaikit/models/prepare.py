@@ -7,26 +7,34 @@
 
 Everything goes to :func:`xaikit.cache_dir` (``$XAIKIT_CACHE`` overrides it), into folders named by
 recipe version, so a second run finds them and returns in seconds, and a changed recipe is rebuilt.
-Target: the whole build under 6 minutes on 2 CPU cores; loading from the cache under 5 s.
+Target: the whole build under 6 minutes on 2 CPU cores; loading from the cache under 5 s. On two or
+more cores the ViTs train in a second process while the sentiment model trains, one thread each.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
+import threading
 import time
 from pathlib import Path
 
 __all__ = ["prepare"]
 
 _FAMILIES = ("sentiment", "vit")
+_WORLDS = ("main", "control")
 
 
-def prepare(force: bool = False, only: str | None = None, progress: bool = True) -> dict[str, Path]:
+def prepare(force: bool = False, only: str | None = None, progress: bool = True,
+            parallel: bool | None = None) -> dict[str, Path]:
     """Build whatever embedded model is missing (everything with ``force=True``) and return the folders.
 
-    ``only``: ``"sentiment"`` or ``"vit"`` to build one family. Prints what it builds, the time each step
-    took and where it went. Returns ``{"sentiment": folder, "vit-main": folder, "vit-control": folder}``
-    (the ViT entries are absent if the image-world module is missing from this install).
+    ``only``: ``"sentiment"`` or ``"vit"`` to build one family. ``parallel``: train the two ViTs in a
+    second process while the sentiment model trains, one torch thread each (the default on a machine
+    with two or more cores when both families need building: 2 x 1 thread is faster than 1 x 2 threads,
+    because neither model's matrices are big enough to keep two threads busy). Prints what it builds,
+    the time each step took and where it went. Returns ``{"sentiment": folder, "vit-main": folder,
+    "vit-control": folder}`` (the ViT entries are absent if the image-world module is missing).
     """
     from xaikit._config import cache_dir
     from xaikit._validate import check_choice
@@ -35,25 +43,47 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True)
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
     if only is not None:
         check_choice(only, "only", _FAMILIES)
+    if parallel is not None and not isinstance(parallel, bool):
+        raise TypeError(f"parallel must be True, False or None, got {type(parallel).__name__} {parallel!r}")
     say = print if progress else (lambda *a, **k: None)
     say(f"xaikit prepare: cache folder {cache_dir()}", flush=True)
     folders: dict[str, Path] = {}
     t_all = time.perf_counter()
-    if only in (None, "sentiment"):
-        from xaikit.models.sentiment import ensure_embedded_sentiment
+    want_vit = only in (None, "vit")
+    if want_vit and importlib.util.find_spec("xaikit.models.vitworld") is None:
+        say("xaikit prepare: skipping the embedded ViTs: xaikit.models.vitworld is not in this install", flush=True)
+        want_vit = False
+    want_sentiment = only in (None, "sentiment")
 
-        folders["sentiment"] = _timed(say, "sentiment model", lambda: ensure_embedded_sentiment(force, progress))
-    if only in (None, "vit"):
-        if importlib.util.find_spec("xaikit.models.vitworld") is None:
-            say("xaikit prepare: skipping the embedded ViTs: xaikit.models.vitworld is not in this install",
-                flush=True)
-        else:
-            from xaikit.models.vitworld import ensure_embedded_vit
+    from xaikit.models import sentiment
 
-            for world in ("main", "control"):
+    vit_todo: list[str] = []
+    if want_vit:
+        from xaikit.models import vitworld
+
+        vit_todo = [w for w in _WORLDS if force or not vitworld.is_built(w)]
+    sentiment_todo = want_sentiment and (force or not sentiment.is_built())
+    if parallel is None:
+        parallel = (os.cpu_count() or 1) >= 2
+    background = None
+    if parallel and sentiment_todo and vit_todo:
+        background = _VitProcess(vit_todo, force, progress)
+    try:
+        if want_sentiment:
+            threads = background.threads if background is not None else None
+            folders["sentiment"] = _timed(say, "sentiment model", lambda: sentiment.ensure_embedded_sentiment(
+                force, progress, threads=threads))
+        if background is not None:
+            folders.update(background.join(say))
+        elif want_vit:
+            for world in _WORLDS:
                 folders[f"vit-{world}"] = _timed(
                     say, f"ViT ({world} world)",
-                    lambda world=world: ensure_embedded_vit(world, force=force, progress=progress))
+                    lambda world=world: vitworld.ensure_embedded_vit(world, force=force and world in vit_todo,
+                                                                     progress=progress))
+    finally:
+        if background is not None:
+            background.stop()
     say(f"xaikit prepare: done in {time.perf_counter() - t_all:.1f} s", flush=True)
     return folders
 
@@ -63,3 +93,76 @@ def _timed(say, what: str, build) -> Path:
     folder = Path(build())
     say(f"xaikit prepare: {what:<22} {time.perf_counter() - t0:7.1f} s  {folder}", flush=True)
     return folder
+
+
+def _build_vits(worlds: list[str], force: bool, counter, times) -> None:
+    """The second process: train the ViTs of ``worlds`` one after the other (one thread each)."""
+    from xaikit.models.vitworld import ensure_embedded_vit
+
+    for i, world in enumerate(worlds):
+        t0 = time.perf_counter()
+        ensure_embedded_vit(world, force=force, progress=False, counter=counter)
+        times[i] = time.perf_counter() - t0
+
+
+class _VitProcess:
+    """The ViTs training in a spawned process, with a progress bar in this one fed by a shared counter."""
+
+    def __init__(self, worlds: list[str], force: bool, progress: bool):
+        import multiprocessing as mp
+
+        import torch
+
+        from xaikit.models.vitworld import n_steps
+
+        self.all_threads = torch.get_num_threads()
+        ctx = mp.get_context("spawn")  # a fresh interpreter: no forked torch thread pools
+        self.worlds = worlds
+        self.counter = ctx.Value("l", 0)
+        self.times = ctx.Array("d", len(worlds))
+        self.t0 = time.perf_counter()
+        self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times),
+                                name="xaikit-prepare-vit", daemon=True)
+        self.proc.start()
+        self._done = threading.Event()
+        self._bar_thread = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=sum(n_steps(w) for w in worlds), position=1, unit="step",
+                            desc=f"training embedded ViTs ({', '.join(worlds)}) in a second process")
+            self._bar_thread = threading.Thread(target=self._follow, daemon=True)
+            self._bar_thread.start()
+
+    def threads(self) -> int:
+        """Torch threads for the training in this process: one while the ViTs train, then all."""
+        return 1 if self.proc.is_alive() else self.all_threads
+
+    def _follow(self) -> None:
+        while not self._done.wait(0.5):
+            self.bar.update(self.counter.value - self.bar.n)
+
+    def join(self, say) -> dict[str, Path]:
+        from xaikit.models.vitworld import model_folder
+
+        self.proc.join()
+        self.stop()
+        if self.proc.exitcode != 0:
+            raise RuntimeError(f"training the embedded ViTs failed in the second process (exit code "
+                               f"{self.proc.exitcode}; its traceback is printed above). Rerun with "
+                               f"`python -m xaikit prepare --only vit --serial` to see it in this process.")
+        for world, seconds in zip(self.worlds, self.times, strict=True):
+            say(f"xaikit prepare: {'ViT (' + world + ' world)':<22} {seconds:7.1f} s  {model_folder(world)}"
+                "  (second process)", flush=True)
+        return {f"vit-{w}": model_folder(w) for w in _WORLDS}
+
+    def stop(self) -> None:
+        if self._bar_thread is not None and not self._done.is_set():
+            self._done.set()
+            self._bar_thread.join()
+            self.bar.update(self.counter.value - self.bar.n)
+            self.bar.close()
+        self._done.set()
+        if self.proc.is_alive():  # only after an error in this process: do not leave a trainer behind
+            self.proc.terminate()
+            self.proc.join()

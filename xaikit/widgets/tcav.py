@@ -168,7 +168,7 @@ class TCAVPanel(Panel):
     figsize = (8.0, 3.6)
 
     def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
-                 target: str = "zebra", layer: int = 1, pooling: str = "flatten", R: int = 10,
+                 target: str = "zebra", layer: int = 0, pooling: str = "flatten", R: int = 10,
                  concepts=("striped", "dotted", "bubbly"), random_sets=None):
         self.model, self.processor = model, processor
         self.sets = _Sets(concept_sets, class_images, world)
