@@ -334,7 +334,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
             opt.step()
             sched.step()
             opt.zero_grad(set_to_none=True)
-            bar.set_postfix(loss=f"{loss.item():.3f}")
+            bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)  # the bar redraws on its own clock
         train_seconds, train_cpu = time.perf_counter() - t0, time.process_time() - cpu0
 
     model.eval()

@@ -160,7 +160,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None):
             opt.step()
             sched.step()
             bar.update(1)
-            bar.set_postfix(loss=f"{loss.item():.3f}")
+            bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)  # the bar redraws on its own clock
             if counter is not None:
                 counter.value += 1
     bar.close()
