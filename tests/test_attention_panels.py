@@ -35,6 +35,30 @@ def test_positional_encoding_panel_follows_controls():
     assert p.image.value[:4] == b"\x89PNG"
 
 
+def test_positional_encoding_panel_restyles_in_place_like_a_full_redraw(monkeypatch):
+    p = PositionalEncodingPanel(d_model=16, positions=20)
+    axes_before = list(p.figure.axes)
+    p.set(d_model=24, positions=30)  # restyled: same axes, new data, limits and title
+    assert p.figure.axes == axes_before
+    heat, sim = (ax.images[0] for ax in p.figure.axes[:2])
+    np.testing.assert_array_equal(heat.get_array(), A.sinusoidal_positional_encoding(30, 24).numpy())
+    assert sim.get_array().shape == (30, 30) and sim.axes.get_xlim() == (-0.5, 29.5)
+    assert heat.axes.get_title() == "PE (30 positions x d_model 24)"
+    restyled = p.image.value
+    fresh = PositionalEncodingPanel(d_model=24, positions=30)
+    assert fresh.image.value == restyled  # the same pixels as building the figure from scratch
+
+    def broken(fig, r):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(p, "restyle", broken)
+    p.set(positions=31)
+    assert isinstance(p.error, RuntimeError)  # shown in the panel ...
+    monkeypatch.undo()
+    p.set(positions=32)  # ... and the next change builds the figure again
+    assert p.error is None and p.result.pe.shape == (32, 24) and p.figure.axes != axes_before
+
+
 def test_worked_example_panel_saturates_at_low_temperature():
     p = WorkedExamplePanel()
     assert p.result.temperature == pytest.approx(math.sqrt(3))

@@ -219,12 +219,24 @@ class Panel:
 
         display(self.widget)
 
+    def restyle(self, fig, result):
+        """Update the figure that :meth:`draw` built last time in place (new image data, limits, titles)
+        and return the extra HTML, or ``NotImplemented`` (the default) for a full redraw. Building axes and
+        their ticks is most of a redraw's cost, so a panel whose layout never changes can override this."""
+        return NotImplemented
+
     def _render(self, result) -> str | None:
         if not self.has_figure:
             return self.draw(None, result)
-        self.figure.clear()
-        extra = self.draw(self.figure, result)
+        extra = NotImplemented
+        if getattr(self, "_restyle_ok", False):
+            self._restyle_ok = False  # an exception below leaves it False: the next update redraws in full
+            extra = self.restyle(self.figure, result)
+        if extra is NotImplemented:
+            self.figure.clear()
+            extra = self.draw(self.figure, result)
         self.image.value = render_png(self.figure)
+        self._restyle_ok = True
         return extra
 
     def _on_change(self, change):
