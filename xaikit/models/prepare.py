@@ -79,8 +79,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             for world in _WORLDS:
                 folders[f"vit-{world}"] = _timed(
                     say, f"ViT ({world} world)",
-                    lambda world=world: vitworld.ensure_embedded_vit(world, force=force and world in vit_todo,
-                                                                     progress=progress))
+                    lambda world=world: vitworld.ensure_embedded_vit(world, force=force, progress=progress))
     finally:
         if background is not None:
             background.stop()
@@ -91,8 +90,12 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
 def _timed(say, what: str, build) -> Path:
     t0 = time.perf_counter()
     folder = Path(build())
-    say(f"xaikit prepare: {what:<22} {time.perf_counter() - t0:7.1f} s  {folder}", flush=True)
+    _report(say, what, time.perf_counter() - t0, folder)
     return folder
+
+
+def _report(say, what: str, seconds: float, folder: Path, where: str = "") -> None:
+    say(f"xaikit prepare: {what:<22} {seconds:7.1f} s  {folder}{where}", flush=True)
 
 
 def _build_vits(worlds: list[str], force: bool, counter, times) -> None:
@@ -120,7 +123,6 @@ class _VitProcess:
         self.worlds = worlds
         self.counter = ctx.Value("l", 0)
         self.times = ctx.Array("d", len(worlds))
-        self.t0 = time.perf_counter()
         self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times),
                                 name="xaikit-prepare-vit", daemon=True)
         self.proc.start()
@@ -152,8 +154,7 @@ class _VitProcess:
                                f"{self.proc.exitcode}; its traceback is printed above). Rerun with "
                                f"`python -m xaikit prepare --only vit --serial` to see it in this process.")
         for world, seconds in zip(self.worlds, self.times, strict=True):
-            say(f"xaikit prepare: {'ViT (' + world + ' world)':<22} {seconds:7.1f} s  {model_folder(world)}"
-                "  (second process)", flush=True)
+            _report(say, f"ViT ({world} world)", seconds, model_folder(world), "  (second process)")
         return {f"vit-{w}": model_folder(w) for w in _WORLDS}
 
     def stop(self) -> None:

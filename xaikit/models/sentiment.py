@@ -311,17 +311,17 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: min((step + 1) / warmup, max(0.0, (len(batches) - step) / (len(batches) - warmup))))
 
-    # one thread when the CPU is already busy: two OpenMP threads that wait for each other were 5x slower
-    # (17 s vs 3.5 s per batch at load 9 on 2 cores)
     bf16 = bool(r.get("bf16_on_amx")) and _cpu_has_amx()
-    wanted = threads if callable(threads) else (lambda: threads)
-    first = wanted()
+    ask = threads if callable(threads) else None
+    first = ask() if ask is not None else threads
+    # without a count: one thread when the CPU is already busy, because two OpenMP threads that wait for
+    # each other were 5x slower (17 s vs 3.5 s per batch at load 9 on 2 cores)
     with torch_threads(first if first is not None else (1 if cpu_busy() else None)):
         used = {torch.get_num_threads()}
         t0, cpu0 = time.perf_counter(), time.process_time()
         bar = tqdm(batches, desc="fine-tuning MiniLM on movie reviews", unit="batch", disable=not progress)
         for batch in bar:
-            n = wanted() if callable(threads) else None
+            n = ask() if ask is not None else None
             if n is not None and n != torch.get_num_threads():
                 torch.set_num_threads(n)
                 used.add(n)
@@ -392,7 +392,7 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
     never leaves a half-written model behind.
     """
     folder = sentiment_folder()
-    if not force and (folder / "metrics.json").is_file() and (folder / "model.safetensors").is_file():
+    if not force and is_built():
         return folder
     tmp = folder.with_name(f"{folder.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -111,10 +111,17 @@ def train_vit(world: str = "main", progress: bool = True, counter=None, **overri
         return _train(world, recipe, progress, counter)
 
 
-def n_steps(world: str = "main") -> int:
-    """Optimiser steps that training ``world`` takes with :data:`RECIPE`."""
-    epochs = RECIPE["epochs_control"] if world == "control" else RECIPE["epochs"]
-    return epochs * math.ceil(RECIPE["n_train"] / RECIPE["batch_size"])
+def _epochs_and_lr(world: str, recipe: dict) -> tuple[int, float]:
+    """The control world trains with its own epochs and learning rate (see RECIPE)."""
+    if world == "control":
+        return recipe["epochs_control"], recipe["lr_control"]
+    return recipe["epochs"], recipe["lr"]
+
+
+def n_steps(world: str = "main", recipe: dict | None = None) -> int:
+    """Optimiser steps that training ``world`` takes with ``recipe`` (default :data:`RECIPE`)."""
+    recipe = RECIPE if recipe is None else recipe
+    return _epochs_and_lr(world, recipe)[0] * math.ceil(recipe["n_train"] / recipe["batch_size"])
 
 
 def is_built(world: str = "main") -> bool:
@@ -128,8 +135,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None):
 
     from xaikit.imageworld import make_dataset
 
-    epochs = recipe["epochs_control"] if world == "control" else recipe["epochs"]
-    lr = recipe["lr_control"] if world == "control" else recipe["lr"]
+    epochs, lr = _epochs_and_lr(world, recipe)
     seed = recipe["seed"]
     t0, c0 = time.perf_counter(), time.process_time()
     x_train, y_train, names = make_dataset(recipe["n_train"], world, seed=seed)
@@ -141,7 +147,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None):
     targets = torch.as_tensor(y_train)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=recipe["weight_decay"])
     n, bs = len(pixels), recipe["batch_size"]
-    steps = epochs * math.ceil(n / bs)
+    steps = n_steps(world, recipe)
     warmup = max(1, int(recipe["warmup_fraction"] * steps))
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
