@@ -62,23 +62,30 @@ from xaikit.models import load_sentiment
 MODEL = "embedded"
 model, tokenizer = load_sentiment(MODEL)
 print(type(model).__name__, "|", arch.n_layers(model), "layers,", arch.n_heads(model), "heads,",
-      model.config.hidden_size, "features")
+      model.config.hidden_size, "features | on", model.device, "in", model.dtype)
 
 # %% [markdown]
 # ## 1. Tokens, embeddings and positions
 #
 # The tokenizer cuts a sentence into tokens and maps each to a row index of the embedding matrix $E$.
 # "Looking up" a token is multiplying its one-hot vector by $E$.
+#
+# *Device habit.* The model may live on a GPU (`model.device`), while every tensor we build, the
+# tokenizer's output included, starts on the CPU. Move what you build to the model's device before it
+# meets the model's weights (`tokenizer(...).to(model.device)`), and give floating-point tensors the
+# weights' dtype too; on a laptop this changes nothing, on a GPU forgetting it raises "Expected all
+# tensors to be on the same device". xaikit's functions do it for you and return their results on the CPU.
 
 # %%
 SENTENCE = "The cat drank the milk because it was hungry"
-ids = tokenizer(SENTENCE, return_tensors="pt")["input_ids"][0]  # (T,)
+enc = tokenizer(SENTENCE, return_tensors="pt").to(model.device)  # ids on the model's device
+ids = enc["input_ids"][0]  # (T,)
 tokens = tokenizer.convert_ids_to_tokens(ids.tolist())
-E = arch.embeddings_module(model).word_embeddings.weight.detach()  # (vocab, d_model)
+E = arch.embeddings_module(model).word_embeddings.weight.detach()  # (vocab, d_model), on model.device
 print(list(zip(tokens, ids.tolist(), strict=True)))
 print("embedding matrix:", tuple(E.shape))
 
-one_hot = F.one_hot(ids, E.shape[0]).float()  # (T, vocab)
+one_hot = F.one_hot(ids, E.shape[0]).to(E.dtype)  # (T, vocab), on E's device and in its dtype
 rows = one_hot @ E  # (T, d_model)
 assert torch.equal(rows, E[ids]), "a lookup is a one-hot times the embedding matrix"
 assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
@@ -296,17 +303,19 @@ print("attentions", tuple(cap.attentions.shape), "= (layers, heads, queries, key
 
 # %% [markdown]
 # Recompute layer 0 by hand from the model's own weights: take the (LayerNorm'd) embeddings, project with
-# $W_Q$ and $W_K$, split into heads, and apply softmax$(QK^\top/\sqrt{d_{head}})$.
+# $W_Q$ and $W_K$, split into heads, and apply softmax$(QK^\top/\sqrt{d_{head}})$. `capture_attention`
+# returns CPU tensors, so the embeddings go back to the model's device to meet its weights, and the
+# result comes to the CPU to be compared.
 
 # %%
-h = cap.embeddings  # (T, d_model): the embeddings module's output, LayerNorm included
+h = cap.embeddings.to(model.device, model.dtype)  # (T, d_model): the embeddings' output, LayerNorm included
 q_lin, k_lin, v_lin = qkv_projections(arch.attention_modules(model)[0])
 n_heads_model = arch.n_heads(model)
 T, C = h.shape
 with torch.no_grad():
     Q = (h @ q_lin.weight.T + q_lin.bias).view(T, n_heads_model, -1).transpose(0, 1)  # (nh, T, d_head)
     K = (h @ k_lin.weight.T + k_lin.bias).view(T, n_heads_model, -1).transpose(0, 1)  # (nh, T, d_head)
-    by_hand = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), dim=-1)  # (nh, T, T)
+    by_hand = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), dim=-1).cpu()  # (nh, T, T)
 
 diff = (by_hand - cap.attentions[0]).abs().max().item()
 print(f"max |by hand - model| over {n_heads_model} heads: {diff:.1e}")
@@ -330,7 +339,7 @@ for layer in range(last + 1):
     print(f"layer {layer}: 'it' looks most at", [(view.tokens[j], round(view.row[j].item(), 2)) for j in top])
 assert explorer.n_forward == 1, "switching layers and heads ran no new forward pass"
 assert torch.allclose(view.weights, cap.attentions[last].mean(0))
-assert torch.allclose(view.row.sum(), torch.tensor(1.0))
+assert abs(view.row.sum().item() - 1.0) < 1e-5
 _ = explorer.set(layer=last, head=0)
 
 # %% [markdown]

@@ -61,7 +61,8 @@ if MODEL == "tiny":
 else:
     model, tokenizer = xaikit.models.load_sentiment(MODEL)
 print(type(model).__name__, "| attention:", model.config._attn_implementation,
-      "| layers:", xaikit.models.n_layers(model), "| heads:", xaikit.models.n_heads(model))
+      "| layers:", xaikit.models.n_layers(model), "| heads:", xaikit.models.n_heads(model),
+      "| on", model.device, "in", model.dtype)
 
 # %% [markdown]
 # ## 1. The model and its attention
@@ -69,12 +70,16 @@ print(type(model).__name__, "| attention:", model.config._attn_implementation,
 # The lecture's five sentences and the labels the lecture's model gave them (1 = positive). The model
 # must run with **eager** attention: transformers' default SDPA kernel never forms the attention matrix,
 # so `output_attentions=True` would return nothing to explain.
+#
+# The tokenizer returns its tensors on the CPU and the model may sit on a GPU: move the encoding to the
+# model's device before calling it, `enc = tokenizer(...).to(model.device)`, and bring what you keep
+# back with `.cpu()`. (xaikit's own functions do both for you.)
 
 # %%
 sentences = [s for s, _ in LECTURE_SENTENCES]
 expected = [label for _, label in LECTURE_SENTENCES]
 assert expected == [1, 0, 0, 1, 0]
-enc = tokenizer(sentences, return_tensors="pt", padding=True)
+enc = tokenizer(sentences, return_tensors="pt", padding=True).to(model.device)
 with torch.no_grad():
     out = model(**enc, output_attentions=True)
 predicted = out.logits.argmax(-1).tolist()
@@ -83,8 +88,9 @@ for s, p in zip(sentences, predicted, strict=False):
 assert model.config._attn_implementation == "eager"
 assert len(out.attentions) == xaikit.models.n_layers(model)       # one attention tensor per layer ...
 assert out.attentions[0].shape[1] == xaikit.models.n_heads(model)  # ... with every head
-assert torch.allclose(out.attentions[0].sum(-1)[enc["attention_mask"].bool()[:, None, :].expand_as(
-    out.attentions[0].sum(-1))], torch.tensor(1.0), atol=1e-5)      # each real query's row sums to 1
+row_sums = out.attentions[0].sum(-1).cpu()                          # (B, M, N): one sum per query row
+real = enc["attention_mask"].bool().cpu()[:, None, :].expand_as(row_sums)
+assert ((row_sums[real] - 1).abs() < 1e-5).all()                    # each real query's row sums to 1
 agree = [p == e for p, e in zip(predicted, expected, strict=True)]
 print(f"agrees with the lecture's model on {sum(agree)} of 5")
 if MODEL != "tiny":
@@ -113,7 +119,7 @@ if MODEL != "tiny":
 explorer = widgets.AttentionExplorer(model, tokenizer, text="I cannot wait for next time", layer=0, head=0)
 view = explorer.set(layer=xaikit.models.n_layers(model) - 1, head="mean")
 assert explorer.error is None and view.weights.shape == (len(view.tokens), len(view.tokens))
-assert torch.allclose(view.weights.sum(-1), torch.ones(len(view.tokens)), atol=1e-5)
+assert ((view.weights.sum(-1) - 1).abs() < 1e-5).all()  # every row a distribution over the keys
 explorer
 
 # %% [markdown]
@@ -135,8 +141,8 @@ assert checks.check_head_plots(plot_heads)
 text = "I cannot wait for next time"
 tokens = tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
 with torch.no_grad():
-    att = model(**tokenizer(text, return_tensors="pt"), output_attentions=True).attentions
-att = torch.stack([a[0] for a in att])  # (L, M, N, N)
+    att = model(**tokenizer(text, return_tensors="pt").to(model.device), output_attentions=True).attentions
+att = torch.stack([a[0] for a in att]).cpu()  # (L, M, N, N), back on the CPU for plotting
 plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 
 # %% [markdown]

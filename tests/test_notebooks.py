@@ -45,3 +45,35 @@ def test_notebook_runs(path: Path):
     n_asserts = sum(c.source.count("assert ") + c.source.count("check_") for c in nb.cells
                     if c.cell_type == "code")
     assert n_asserts >= 3, f"{path.name} asserts too little ({n_asserts}): every claim should be checked"
+
+
+#: the notebooks that call a transformer cell by cell (their own code builds inputs for the model).
+MODEL_NOTEBOOKS = [p for p in NOTEBOOKS if p.stem.startswith(("03", "04"))]
+
+
+@pytest.mark.notebook
+@pytest.mark.slow
+@pytest.mark.prepared
+@pytest.mark.parametrize("path", MODEL_NOTEBOOKS, ids=[p.stem for p in MODEL_NOTEBOOKS])
+def test_notebook_runs_with_float64_models(path: Path, monkeypatch):
+    """The CPU stand-in for a GPU run (issue 12): with ``XAIKIT_MODEL_DTYPE=float64`` the loaders give
+    float64 models, so a float32 tensor that a cell builds on the CPU and feeds to the model unmoved fails
+    on the same line as a CPU tensor would on CUDA."""
+    import os
+
+    from xaikit.models.sentiment import is_built
+
+    if not is_built():
+        message = "the embedded sentiment model is not built (run `python -m xaikit prepare`)"
+        if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
+            pytest.fail(message)
+        pytest.skip(message)
+    monkeypatch.setenv("XAIKIT_MODEL_DTYPE", "float64")  # the kernel inherits this process's environment
+    nb, seconds = _nbtools.execute(path, timeout=600)
+    record_notebook_time(f"{path.stem} (float64)", seconds)
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    errors = [o for o in outputs if o.get("output_type") == "error"]
+    assert not errors, f"{path.name} with float64 models produced errors: {errors[:1]}"
+    printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert "torch.float64" in printed, f"{path.name} did not run on a float64 model (it prints the dtype)"
+

@@ -13,6 +13,7 @@ from pathlib import Path
 FAST_ENV = "XAIKIT_FAST"
 CACHE_ENV = "XAIKIT_CACHE"
 DEVICE_ENV = "XAIKIT_DEVICE"
+MODEL_DTYPE_ENV = "XAIKIT_MODEL_DTYPE"  # read by xaikit.models.loaders
 
 
 def set_seed(seed: int = 0) -> int:

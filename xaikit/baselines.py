@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import as_input, setup
+from xaikit._fn import as_input, setup, to_cpu
 from xaikit._validate import check_choice, check_float, check_int
 from xaikit.integrated import RULES, _integrate, alphas_and_weights
 
@@ -44,9 +44,11 @@ PARAMETERS = {
 
 def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: float = 1.0,
                    seed: int = 0) -> torch.Tensor:
-    """One baseline image for ``x`` (shape ``(H, W)`` or ``(C, H, W)``, values in ``[low, high]``).
+    """One baseline image for ``x`` (shape ``(H, W)`` or ``(C, H, W)``, values in ``[low, high]``), on
+    ``x``'s device and in its dtype.
 
-    ``"expected"`` needs a dataset; use :func:`baseline_attributions` for it.
+    ``"expected"`` needs a dataset; use :func:`baseline_attributions` for it. The noise is drawn on the CPU
+    (a seed gives the same baseline on every device) and then moved next to ``x``.
     """
     kind = check_choice(kind, "kind", BASELINES)
     x = as_input(x, "x")
@@ -62,11 +64,11 @@ def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: fl
                             hint=f"a constant baseline is a grey level in [{low}, {high}]")
         return torch.full_like(x, level)
     if kind == "uniform":
-        return low + (high - low) * torch.rand(x.shape, generator=gen, dtype=x.dtype)
+        return (low + (high - low) * torch.rand(x.shape, generator=gen, dtype=x.dtype)).to(x.device)
     if kind == "gaussian":
         sigma = check_float(0.2 if param is None else param, "param", 0.0, strict_min=True,
                             hint="sigma, the noise standard deviation in pixel units")
-        noise = torch.randn(x.shape, generator=gen, dtype=x.dtype) * sigma * (high - low)
+        noise = (torch.randn(x.shape, generator=gen, dtype=x.dtype) * sigma * (high - low)).to(x.device)
         return (x + noise).clamp(low, high)
     if kind == "blurred":
         from scipy.ndimage import gaussian_filter
@@ -74,7 +76,8 @@ def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: fl
         sigma = check_float(1.0 if param is None else param, "param", 0.0, strict_min=True,
                             hint="sigma, the blur width in pixels")
         widths = (0.0,) * (x.ndim - 2) + (sigma, sigma)
-        return torch.as_tensor(gaussian_filter(x.cpu().numpy(), sigma=widths, mode="nearest"), dtype=x.dtype)
+        return torch.as_tensor(gaussian_filter(x.cpu().numpy(), sigma=widths, mode="nearest"), dtype=x.dtype,
+                               device=x.device)
     if kind == "max_distance":
         return torch.where(x > (low + high) / 2, torch.full_like(x, low), torch.full_like(x, high))
     raise ValueError("kind='expected' averages over a dataset; call baseline_attributions(f, x, 'expected', "
@@ -83,7 +86,7 @@ def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: fl
 
 @dataclass
 class BaselineResult:
-    """IG averaged over one or more baselines: ``sum(attributions) ~ F(x) - mean_k F(x'_k)``."""
+    """IG averaged over one or more baselines: ``sum(attributions) ~ F(x) - mean_k F(x'_k)`` (CPU tensors)."""
 
     attributions: torch.Tensor
     baselines: torch.Tensor
@@ -128,11 +131,12 @@ def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps
     else:
         baselines = image_baseline(x, kind, param, low, high, seed)[None]
     alphas, weights = alphas_and_weights(rule, steps)
-    attributions, gaps, f_bs = torch.zeros_like(x), [], []
+    attributions, gaps, f_bs = torch.zeros(x.shape, dtype=x.dtype), [], []  # on the CPU, like each result
     for base in baselines:
         result = _integrate(f, x, base, alphas, weights, target, batch_size, rule)
         attributions += result.attributions / len(baselines)
         gaps.append(result.gap)
         f_bs.append(result.f_baseline)
         f_x = result.f_x
-    return BaselineResult(attributions, baselines, float(np.mean(gaps)), f_x, np.asarray(f_bs), kind, param)
+    return BaselineResult(attributions, to_cpu(baselines), float(np.mean(gaps)), f_x, np.asarray(f_bs), kind,
+                          param)

@@ -7,6 +7,9 @@ release's module names. :func:`recompute_attention` rebuilds a layer's attention
 model's own ``W_Q`` and ``W_K`` with :func:`xaikit.attention.multi_head_attention`, the check that the
 from-scratch maths of notebook 03 (Vaswani et al. 2017, "Attention Is All You Need") is what the model
 computes.
+
+The model runs on its own device and in its own dtype; everything captured comes back on the CPU
+(float16/bfloat16 widened to float32), so the notebooks' NumPy and plotting code is the same on a GPU.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from xaikit._fn import to_cpu, to_model
 from xaikit._validate import check_int, check_text
 from xaikit.models import arch
 
@@ -37,7 +41,7 @@ def qkv_projections(attention: nn.Module) -> tuple[nn.Linear, nn.Linear, nn.Line
 
 @dataclass
 class AttentionCapture:
-    """What one forward pass showed.
+    """What one forward pass showed; every tensor is on the CPU.
 
     Attributes:
         tokens: the model's tokens (``[CLS] the cat ... [SEP]``), or ``[CLS]`` and patch labels for ViT.
@@ -121,7 +125,10 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
     if vision:
         if pixel_values is None:
             raise ValueError("this is an image model: pass pixel_values=(3, H, W) tensor, not text")
-        pv = torch.as_tensor(pixel_values, dtype=torch.float32)
+        pv = torch.as_tensor(pixel_values)
+        if not pv.is_floating_point():
+            raise TypeError(f"pixel_values must be a floating-point tensor (the image processor's output), got "
+                            f"dtype {pv.dtype}")
         if pv.dim() == 3:
             pv = pv.unsqueeze(0)  # (1, 3, H, W)
         if pv.dim() != 4 or pv.shape[0] != 1:
@@ -141,7 +148,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
 
     dev = _device(model)
     if vision:
-        inputs = {"pixel_values": pv.to(dev)}
+        inputs = {"pixel_values": to_model(model, pv)}  # the model's device and dtype
     else:
         enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
         inputs = {k: t.to(dev) for k, t in enc.items()}
@@ -169,13 +176,13 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         for h in handles:
             h.remove()
     attentions = arch.assert_attentions(getattr(out, "attentions", None), model)
-    att = torch.stack([a[0] for a in attentions]).detach().float().cpu()  # (L, nh, T, T)
+    att = to_cpu(torch.stack([a[0] for a in attentions]))  # (L, nh, T, T)
 
     n_heads = att.shape[1]
     T = att.shape[-1]
 
     def heads(t):
-        return t[0].view(T, n_heads, -1).transpose(0, 1).float().cpu()  # (T, C) -> (nh, T, hs)
+        return to_cpu(t[0].view(T, n_heads, -1).transpose(0, 1))  # (T, C) -> (nh, T, hs)
 
     if vision:
         side = int(round((T - 1) ** 0.5))
@@ -188,8 +195,8 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
     logits = getattr(out, "logits", None)
     return AttentionCapture(
         tokens=tokens, attentions=att, layer=layer, q=heads(seen["q"]), k=heads(seen["k"]), v=heads(seen["v"]),
-        hidden=seen["hidden"][0].float().cpu(), embeddings=seen["embeddings"][0].float().cpu(),
-        attention_mask=mask, logits=None if logits is None else logits[0].detach().float().cpu(),
+        hidden=to_cpu(seen["hidden"][0]), embeddings=to_cpu(seen["embeddings"][0]),
+        attention_mask=mask, logits=None if logits is None else to_cpu(logits[0]),
     )
 
 
@@ -200,10 +207,12 @@ def recompute_attention(model: nn.Module, embeddings: torch.Tensor, attention_ma
     (ViT) apply their ``layernorm_before`` first. Then ``Q = h W_Q + b_Q``, ``K = h W_K + b_K``, split into
     heads and ``softmax(Q_i K_i^T / sqrt(d_head))``, using :func:`xaikit.attention.multi_head_attention`.
     Compare with ``capture.attentions[0]``: they agree to float precision (notebook 03, section 7).
+
+    Computed on the CPU, in float64 for a float64 model and in float32 otherwise; returned on the CPU.
     """
     from xaikit.attention import multi_head_attention, padding_mask
 
-    h = torch.as_tensor(embeddings, dtype=torch.float32)
+    h = torch.as_tensor(embeddings).detach()
     if h.dim() != 2:
         raise ValueError(f"embeddings must be (T, d_model), got shape {tuple(h.shape)}")
     block = arch.encoder_layers(model)[0]
@@ -213,16 +222,18 @@ def recompute_attention(model: nn.Module, embeddings: torch.Tensor, attention_ma
     if q_lin.out_features != d_model:
         raise ValueError(f"recompute_attention needs all heads together to span d_model; the model projects "
                          f"{d_model} features to {q_lin.out_features}")
+    dtype = torch.float64 if q_lin.weight.dtype == torch.float64 else torch.float32
     with torch.no_grad():
         if isinstance(pre_norm, nn.LayerNorm):
-            h = pre_norm(h.to(pre_norm.weight.device)).cpu()  # (T, C), ViT normalises before attention
-        p = {name: t.detach().float().cpu() for name, t in
+            h = to_cpu(pre_norm(to_model(pre_norm, h)))  # (T, C), ViT normalises before attention
+        h = h.cpu().to(dtype)
+        p = {name: t.detach().cpu().to(dtype) for name, t in
              (("w_q", q_lin.weight), ("w_k", k_lin.weight), ("w_v", v_lin.weight))}
-        bias = {name: (lin.bias.detach().float().cpu() if lin.bias is not None else None)
+        bias = {name: (lin.bias.detach().cpu().to(dtype) if lin.bias is not None else None)
                 for name, lin in (("b_q", q_lin), ("b_k", k_lin), ("b_v", v_lin))}
         mask = None if attention_mask is None else padding_mask(torch.as_tensor(attention_mask).view(1, -1))[0]
         _, weights = multi_head_attention(
-            h, p["w_q"].T, p["w_k"].T, p["w_v"].T, torch.eye(d_model), arch.n_heads(model), mask=mask,
+            h, p["w_q"].T, p["w_k"].T, p["w_v"].T, torch.eye(d_model, dtype=dtype), arch.n_heads(model), mask=mask,
             b_q=bias["b_q"], b_k=bias["b_k"], b_v=bias["b_v"],
         )  # (nh, T, T); W_O = I since only the weights are compared
     return weights

@@ -96,10 +96,11 @@ def _call(result: CheckResult, fn, *args):
 
 
 def _tensor(value, dtype=torch.float64) -> torch.Tensor | None:
+    """A student's answer as a CPU tensor (their function may compute on a GPU), or None."""
     if value is None:
         return None
     if isinstance(value, torch.Tensor):
-        return value.detach().to(dtype)
+        return value.detach().cpu().to(dtype)
     try:
         return torch.as_tensor(np.asarray(value), dtype=dtype)
     except (TypeError, ValueError):
@@ -128,7 +129,7 @@ class _Recorder:
         self.rows: list[torch.Tensor] = []
 
     def __call__(self, batch):
-        self.rows.extend(batch.detach().reshape(batch.shape[0], -1).to(torch.float64))
+        self.rows.extend(batch.detach().cpu().reshape(batch.shape[0], -1).to(torch.float64))
         return self.f(batch)
 
 
@@ -718,7 +719,7 @@ def check_tcav_score(student_fn, verbose: bool = True) -> CheckResult:
     disagree = []
     for i in range(len(s)):
         try:
-            one = float(np.asarray(student_fn(grads[i:i + 1].copy(), cav.copy())).reshape(()))
+            one = float(np.asarray(_tensor(student_fn(grads[i:i + 1].copy(), cav.copy())).numpy()).reshape(()))
         except Exception:  # noqa: BLE001 - a function that needs several images: skip locating
             disagree = []
             break

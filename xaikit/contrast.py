@@ -22,7 +22,7 @@ from math import factorial
 import torch
 from torch import nn
 
-from xaikit._fn import as_input, call, select, setup
+from xaikit._fn import as_input, call, select, setup, to_cpu, to_model
 from xaikit._validate import check_int, check_same_shape
 
 __all__ = ["deeplift_rescale", "exact_shapley", "twin_relu_networks"]
@@ -51,7 +51,7 @@ def deeplift_rescale(model: nn.Sequential, x, baseline=None, target=None) -> tor
     x, target, _ = setup(model, x, target, "deeplift_rescale")
     b = torch.zeros_like(x) if baseline is None else as_input(baseline, "baseline").to(x)
     check_same_shape(x, b, "x", "baseline")
-    h = torch.stack([x, b])  # (2, d): input and baseline side by side
+    h = to_model(model, torch.stack([x, b]))  # (2, d): input and baseline side by side, in the model's dtype
     ratios = []
     with torch.no_grad():
         for layer in layers:
@@ -63,14 +63,14 @@ def deeplift_rescale(model: nn.Sequential, x, baseline=None, target=None) -> tor
                 ratios.append(torch.where(small, grad, da / torch.where(small, torch.ones_like(dz), dz)))
             h = out
         n_out = h.shape[1]
-        m = torch.zeros(n_out, dtype=x.dtype)  # (C,): multiplier of the explained output
+        m = torch.zeros(n_out, dtype=h.dtype, device=h.device)  # (C,): multiplier of the explained output
         m[0 if target is None else target] = 1.0
         for layer in reversed(layers):
             if isinstance(layer, nn.ReLU):
                 m = m * ratios.pop()  # (d_l,)
             else:
                 m = m @ layer.weight  # (d_in,)
-    return (x - b) * m
+    return to_cpu((x - b) * m, x.dtype)
 
 
 def twin_relu_networks() -> tuple[nn.Sequential, nn.Sequential]:
@@ -108,10 +108,10 @@ def exact_shapley(f, x, baseline=None, target=None, max_features: int = 12) -> t
     if d > max_features:
         raise ValueError(f"x has {d} features; exact Shapley needs 2**{d} model calls. Use at most "
                          f"max_features={max_features} features (or raise max_features if you can wait)")
-    masks = torch.tensor(list(itertools.product([0.0, 1.0], repeat=d)), dtype=x.dtype)  # (2^d, d)
+    masks = torch.tensor(list(itertools.product([0.0, 1.0], repeat=d)), dtype=x.dtype, device=x.device)  # (2^d, d)
     batch = b.reshape(1, -1) + masks * (x - b).reshape(1, -1)  # (2^d, d)
     with torch.no_grad():
-        v = select(call(f, batch.reshape(-1, *x.shape)), target).double()  # (2^d,)
+        v = select(call(f, batch.reshape(-1, *x.shape)), target).double().cpu()  # (2^d,)
     index = {tuple(int(t) for t in row): k for k, row in enumerate(masks.tolist())}
     phi = torch.zeros(d, dtype=torch.float64)
     for key, k in index.items():

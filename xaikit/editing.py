@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from xaikit._fn import inputs_to_model, to_cpu
 from xaikit._validate import check_int
 from xaikit.models.arch import attention_modules, attn_implementation, n_heads, n_layers
 
@@ -36,7 +37,7 @@ _REGISTERED = False
 class AttentionEdit:
     """What to change: ``remove`` is a key mask ``(N,)`` or ``(B, N)`` (True = zero that token's weight),
     ``permute`` shuffles the weights; both act only in ``layers`` and ``heads``. ``record`` keeps the
-    edited weights of every layer in ``attentions`` (one ``(B, M, N, N)`` tensor per layer)."""
+    edited weights of every layer in ``attentions`` (one ``(B, M, N, N)`` CPU tensor per layer)."""
 
     remove: torch.Tensor | None = None
     permute: bool = False
@@ -65,7 +66,7 @@ def _edit_attention_forward(module, query, key, value, attention_mask, scaling=N
         if layer in edit.layers:
             weights = _apply(weights, edit, attention_mask)
         if edit.record:
-            edit.attentions.append(weights.detach())
+            edit.attentions.append(to_cpu(weights))  # a record for the user: on the CPU
     weights = torch.nn.functional.dropout(weights, p=dropout, training=module.training)
     out = torch.matmul(weights, value).transpose(1, 2).contiguous()  # (B, N, M, d_head)
     return out, weights
@@ -178,6 +179,10 @@ def edited_attention(model, remove=None, layers=None, heads=None, permute: bool 
 
 
 def run_edited(model, inputs: dict, **edit_kwargs) -> torch.Tensor:
-    """Logits ``(B, C)`` of ``model(**inputs)`` under :func:`edited_attention` (no gradients)."""
+    """Logits ``(B, C)`` of ``model(**inputs)`` under :func:`edited_attention` (no gradients).
+
+    ``inputs`` (a tokenizer's output) are moved to the model's device; the logits come back on the CPU.
+    """
+    inputs = inputs_to_model(model, inputs)
     with torch.no_grad(), edited_attention(model, **edit_kwargs):
-        return model(**inputs).logits
+        return to_cpu(model(**inputs).logits)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import torch
 
+from xaikit._fn import inputs_to_model, to_cpu
 from xaikit._textio import encode_one, fitting_threads
 from xaikit.models.arch import assert_attentions
 from xaikit.tokens import TokenScores
@@ -33,10 +34,18 @@ __all__ = ["gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients
 def attention_and_gradients(model, inputs: dict, target: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One forward and one backward pass: attention A, its gradient dS/dA, and the logits.
 
-    ``target=None`` explains the predicted class. Returns ``A`` and ``G`` of shape ``(L, M, N, N)`` (layer, head, query, key) for the first text of the
-    batch, and the logits ``(C,)``. Gradients are taken with ``torch.autograd.grad``, so the model's own
-    ``.grad`` fields are left alone.
+    ``target=None`` explains the predicted class. Returns ``A`` and ``G`` of shape ``(L, M, N, N)`` (layer,
+    head, query, key) for the first text of the batch, and the logits ``(C,)``, all on the CPU whatever
+    device the model is on (``inputs`` are moved to the model's device first). Gradients are taken with
+    ``torch.autograd.grad``, so the model's own ``.grad`` fields are left alone. Notebook 04, section 3.
     """
+    a, g, logits = _attention_and_gradients(model, inputs, target)
+    return to_cpu(a), to_cpu(g), to_cpu(logits)
+
+
+def _attention_and_gradients(model, inputs: dict, target: int | None):
+    """:func:`attention_and_gradients` with the tensors left on the model's device."""
+    inputs = inputs_to_model(model, inputs)
     out = model(**inputs, output_attentions=True)
     attentions = assert_attentions(out.attentions, model)  # L x (B, M, N, N)
     if target is None:
@@ -60,7 +69,13 @@ def gradsam_scores(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.T
 
 
 def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Tensor:
-    """The same sum written as the lecture's loops over layers, heads, query rows and key columns."""
+    """The same sum written as the lecture's loops over layers, heads, query rows and key columns.
+
+    The loops read the numbers on the CPU (one element at a time from a GPU would be slow); the scores come
+    back on the device and in the dtype of ``attentions``, like :func:`gradsam_scores`'s.
+    """
+    where, dtype = attentions.device, attentions.dtype
+    attentions, gradients = attentions.detach().cpu(), gradients.detach().cpu()
     L, M, N, _ = attentions.shape
     r = torch.zeros(N, dtype=torch.float64)
     for l in range(L):  # noqa: E741 - the paper's layer index
@@ -71,7 +86,7 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
                     g = float(gradients[l, m, i, j])
                     total += float(attentions[l, m, i, j]) * (g if g > 0 else 0.0)
                 r[i] += total
-    return (r / (L * M * N)).to(attentions.dtype)
+    return (r / (L * M * N)).to(device=where, dtype=dtype)
 
 
 def gradsam(model, tokenizer, text: str, target: int | None = None, reference: bool = False) -> TokenScores:
@@ -87,18 +102,19 @@ def gradsam(model, tokenizer, text: str, target: int | None = None, reference: b
     Returns:
         :class:`~xaikit.tokens.TokenScores` (non-negative, ``signed=False``) with ``extras`` holding
         ``attentions`` and ``gradients`` ``(L, M, N, N)``, ``per_layer`` ``(L, N)`` (each layer's share of
-        the score), ``logits`` and ``probs``.
+        the score), ``logits`` and ``probs``, as NumPy arrays. The scores are computed on the model's
+        device in its dtype.
     """
     with fitting_threads():
         enc = encode_one(model, tokenizer, text, target, method="gradsam", forward=False)
-        a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)  # one forward, one backward
+        a, g, logits = _attention_and_gradients(model, enc.inputs, enc.target)  # one forward, one backward
     target = int(logits.argmax()) if enc.target is None else enc.target
     r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
     L, M, N, _ = a.shape
     per_layer = (a * torch.relu(g)).sum(dim=(1, 3)) / (L * M * N)  # (L, N), sums to r over layers
-    extras = {"attentions": a.cpu().numpy(), "gradients": g.cpu().numpy(), "per_layer": per_layer.cpu().numpy(),
-              "logits": logits.cpu().numpy(), "probs": torch.softmax(logits, -1).cpu().numpy()}
-    return TokenScores(enc.tokens, r.cpu(), "Grad-SAM", target, signed=False, extras=extras)
+    extras = {"attentions": to_cpu(a).numpy(), "gradients": to_cpu(g).numpy(), "per_layer": to_cpu(per_layer).numpy(),
+              "logits": to_cpu(logits).numpy(), "probs": to_cpu(torch.softmax(logits, -1)).numpy()}
+    return TokenScores(enc.tokens, to_cpu(r), "Grad-SAM", target, signed=False, extras=extras)
 
 
 def check_gradsam(student_fn, attentions=None, gradients=None, atol: float = 1e-6, seed: int = 0) -> bool:
@@ -111,8 +127,11 @@ def check_gradsam(student_fn, attentions=None, gradients=None, atol: float = 1e-
         gen = torch.Generator().manual_seed(seed)
         attentions = torch.softmax(torch.randn(2, 3, 5, 5, generator=gen), dim=-1)
         gradients = torch.randn(2, 3, 5, 5, generator=gen)
+    attentions, gradients = torch.as_tensor(attentions).detach().cpu(), torch.as_tensor(gradients).detach().cpu()
     expected = gradsam_scores(attentions, gradients)
     got = student_fn(attentions, gradients)
+    if isinstance(got, torch.Tensor):
+        got = got.detach().cpu()  # a student's function may compute on a GPU
     got = torch.as_tensor(got, dtype=expected.dtype).reshape(-1)
     if got.shape != expected.shape:
         print(f"Shape differs: expected {tuple(expected.shape)} (one score per token), got {tuple(got.shape)}.")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from xaikit._fn import as_input, call, select, setup
+from xaikit._fn import as_input, call, select, setup, to_cpu
 from xaikit._validate import check_choice, check_float, check_int, check_same_shape
 
 __all__ = ["RULES", "IGResult", "alphas_and_weights", "integrated_gradients", "steps_for_tolerance",
@@ -91,7 +91,8 @@ def path_gradients(f, points: torch.Tensor, target: int | None, batch_size: int 
 
 @dataclass
 class IGResult:
-    """What :func:`integrated_gradients` computed, with every intermediate a figure needs.
+    """What :func:`integrated_gradients` computed, with every intermediate a figure needs (CPU tensors,
+    whatever device the model is on).
 
     Attributes:
         attributions: IG per input feature, the shape of ``x``.
@@ -213,8 +214,9 @@ def _integrate(f, x, b, alphas, weights, target, batch_size, rule, progress=Fals
         ends.setdefault(1.0, float(both[1]))
     f_b, f_x = ends[0.0], ends[1.0]
     gap = float(attributions.sum()) - (f_x - f_b)
-    return IGResult(attributions.detach(), gap, f_x, f_b, np.asarray(alphas), np.asarray(weights), outputs, grads,
-                    x, b, target, rule, len(alphas))
+    # computed on the model's device, returned on the CPU (see xaikit._fn)
+    return IGResult(to_cpu(attributions), gap, f_x, f_b, np.asarray(alphas), np.asarray(weights), to_cpu(outputs),
+                    to_cpu(grads), to_cpu(x), to_cpu(b), target, rule, len(alphas))
 
 
 class _PathCache:

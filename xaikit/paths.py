@@ -49,7 +49,7 @@ def path_points(kind: str, x: torch.Tensor, baseline: torch.Tensor, alphas, orde
         if sorted(order) != list(range(d)):
             raise ValueError(f"order must be a permutation of 0..{d - 1} (the flattened coordinates), got {order}")
         rank = torch.empty(d, dtype=x.dtype, device=x.device)
-        rank[torch.as_tensor(order)] = torch.arange(d, dtype=x.dtype, device=x.device)
+        rank[torch.as_tensor(order, device=x.device)] = torch.arange(d, dtype=x.dtype, device=x.device)
         u = a[:, None] * d - rank[None, :]  # (S, d): local time of each coordinate's segment
         s = u.clamp(0.0, 1.0)
         ds = ((u >= 0) & (u < 1)).to(x.dtype) * d  # d s / d alpha on the coordinate's own segment
@@ -69,7 +69,7 @@ def path_points(kind: str, x: torch.Tensor, baseline: torch.Tensor, alphas, orde
 
 @dataclass
 class PathResult:
-    """Attributions of a path method, the path itself and the completeness gap."""
+    """Attributions of a path method, the path itself and the completeness gap (CPU tensors)."""
 
     attributions: torch.Tensor
     gap: float
@@ -93,7 +93,7 @@ def path_integrated_gradients(f, x, baseline=None, path: str = "straight", steps
 
     Sundararajan, Taly & Yan (2017), section 4; notebook 02, section 6.
     """
-    from xaikit._fn import setup
+    from xaikit._fn import call, select, setup, to_cpu
 
     path = check_choice(path, "path", PATHS)
     rule = check_choice(rule, "rule", RULES)
@@ -103,11 +103,10 @@ def path_integrated_gradients(f, x, baseline=None, path: str = "straight", steps
     alphas, weights = alphas_and_weights(rule, steps)
     points, velocity = path_points(path, x, b, alphas, order, powers)
     outputs, grads = path_gradients(f, points, target, batch_size)
-    w = torch.as_tensor(weights, dtype=x.dtype).reshape(-1, *([1] * x.ndim))
+    w = torch.as_tensor(weights, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
     attributions = (w * grads * velocity).sum(0)  # (...)
-    from xaikit._fn import call, select
-
     with torch.no_grad():
         ends = select(call(f, torch.stack([b, x])), target)  # (2,)
     gap = float(attributions.sum()) - float(ends[1] - ends[0])
-    return PathResult(attributions, gap, float(ends[1]), float(ends[0]), points, outputs, alphas, weights, path)
+    return PathResult(to_cpu(attributions), gap, float(ends[1]), float(ends[0]), to_cpu(points), to_cpu(outputs),
+                      alphas, weights, path)

@@ -11,16 +11,18 @@ by side and rank-correlated (notebook 04, sections 5-7):
 * **Grad-SAM** (:mod:`xaikit.gradsam`), **SHAP** (:mod:`xaikit.shaptext`) and **Integrated Gradients**
   (notebook 02's engine, :mod:`xaikit.text_ig`).
 
-:func:`all_views` computes them from one forward/backward pass (plus SHAP's and IG's own passes).
+:func:`all_views` computes them from one forward/backward pass (plus SHAP's and IG's own passes). The
+views are computed on the model's device and returned on the CPU (:class:`TokenScores` holds NumPy arrays).
 """
 
 from __future__ import annotations
 
 import torch
 
+from xaikit._fn import to_cpu
 from xaikit._textio import encode_one, fitting_threads
 from xaikit._validate import check_choice
-from xaikit.gradsam import attention_and_gradients, gradsam_scores
+from xaikit.gradsam import _attention_and_gradients, gradsam_scores
 from xaikit.models.arch import check_layer
 from xaikit.tokens import TokenScores
 
@@ -61,7 +63,7 @@ def grad_attention_matrix(attentions: torch.Tensor, gradients: torch.Tensor) -> 
 
 
 def _scores(enc, values, method: str, signed: bool = False, **extras) -> TokenScores:
-    return TokenScores(enc.tokens, values.detach().cpu(), method, enc.target, signed, extras)
+    return TokenScores(enc.tokens, to_cpu(values), method, enc.target, signed, extras)
 
 
 def raw_attention(model, tokenizer, text: str, layer: int = -1, row: int = 0) -> TokenScores:
@@ -81,15 +83,15 @@ def rollout(model, tokenizer, text: str, residual: bool = True, row: int = 0) ->
         out = model(**enc.inputs, output_attentions=True)
     a = torch.stack([t[0] for t in out.attentions])  # (L, M, N, N)
     r = rollout_matrix(a, residual)
-    return _scores(enc, r[row], "rollout", matrix=r.cpu().numpy())
+    return _scores(enc, r[row], "rollout", matrix=to_cpu(r).numpy())
 
 
 def grad_weighted_attention(model, tokenizer, text: str, target: int | None = None, row: int = 0) -> TokenScores:
     """Gradient-weighted attention relevance of the [CLS] row (Chefer et al. 2021)."""
     enc = encode_one(model, tokenizer, text, target, method="grad_weighted_attention")
-    a, g, _ = attention_and_gradients(model, enc.inputs, enc.target)
+    a, g, _ = _attention_and_gradients(model, enc.inputs, enc.target)
     r = grad_attention_matrix(a, g)
-    return _scores(enc, r[row], "grad-weighted attention", matrix=r.cpu().numpy())
+    return _scores(enc, r[row], "grad-weighted attention", matrix=to_cpu(r).numpy())
 
 
 def attention_gradient(model, tokenizer, text: str, target: int | None = None, layer: int = -1,
@@ -97,7 +99,7 @@ def attention_gradient(model, tokenizer, text: str, target: int | None = None, l
     """dS/d(alpha) of the [CLS] row in ``layer`` (mean of heads), or alpha * dS/d(alpha) (Serrano & Smith)."""
     enc = encode_one(model, tokenizer, text, target, method="attention_gradient")
     layer = check_layer(model, layer)
-    a, g, _ = attention_and_gradients(model, enc.inputs, enc.target)
+    a, g, _ = _attention_and_gradients(model, enc.inputs, enc.target)
     if times_attention:  # per head, then the mean of heads
         return _scores(enc, (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(dim=0), "gradient x attention", signed=True)
     return _scores(enc, g[layer, :, 0, :].mean(dim=0), "gradient", signed=True)
@@ -143,7 +145,7 @@ def _all_views(model, tokenizer, text, target, methods, layer, shap_evals, ig_st
         check_choice(m, "methods[i]", METHODS)
     enc = encode_one(model, tokenizer, text, target, method="all_views")
     layer = check_layer(model, layer)
-    a, g, logits = attention_and_gradients(model, enc.inputs, enc.target)
+    a, g, logits = _attention_and_gradients(model, enc.inputs, enc.target)  # on the model's device
     out: dict[str, TokenScores] = {}
     for m in methods:
         if m == "Grad-SAM":

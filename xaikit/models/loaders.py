@@ -18,6 +18,13 @@ attention weights, which Grad-SAM, rollout and the attention explorer need; Vasw
 filled ``config.id2label``. The embedded models and all local folders are loaded through the same code
 path, so the tests of that path (tiny random models saved to a temporary folder) cover the hub route too.
 
+**Dtype.** Models keep the dtype ``from_pretrained`` gives them (float32 for the embedded ones) unless
+``XAIKIT_MODEL_DTYPE`` names one (``float32``, ``float64``, ``float16`` or ``bfloat16``; aliases
+``double``, ``half``, ``bf16``). ``XAIKIT_MODEL_DTYPE=float64`` is the suite's CPU stand-in for a GPU: a
+tensor built on the CPU in float32 and fed to the model without ``.to(model.device)`` (or, for floating
+inputs, without the model's dtype) fails on the same line as it would on CUDA, so
+``tests/test_notebooks.py`` runs notebooks 03 and 04 that way on machines with no GPU.
+
 **Caching.** Loaded models are kept in an in-process LRU cache keyed by the resolved source (and, for
 folders, the modification time of their weights), so a notebook that calls ``load_sentiment()`` in
 several cells gets the *same* objects back at once. Pass ``cache=False`` for a fresh copy you may
@@ -91,10 +98,30 @@ def _load(kind: str, name, cache: bool):
     source, local = _resolve(kind, name)
     from xaikit._config import device
 
-    dev = str(device())
+    dev, dtype = str(device()), model_dtype_name()
     if not cache:
-        return _load_uncached(kind, source, local, dev)
-    return _load_cached(kind, source, local, _stamp(source) if local else None, dev)
+        return _load_uncached(kind, source, local, dev, dtype)
+    return _load_cached(kind, source, local, _stamp(source) if local else None, dev, dtype)
+
+
+#: ``XAIKIT_MODEL_DTYPE`` values and the torch dtype each one names.
+MODEL_DTYPES = {"float32": "float32", "float": "float32", "fp32": "float32", "float64": "float64",
+                "double": "float64", "fp64": "float64", "float16": "float16", "half": "float16", "fp16": "float16",
+                "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+def model_dtype_name() -> str | None:
+    """The dtype the loaders put models in: ``$XAIKIT_MODEL_DTYPE`` (see the module docstring), or None
+    (keep the checkpoint's) when it is unset."""
+    from xaikit._config import MODEL_DTYPE_ENV
+
+    raw = os.environ.get(MODEL_DTYPE_ENV, "").strip().lower()
+    if not raw:
+        return None
+    if raw not in MODEL_DTYPES:
+        raise ValueError(f"{MODEL_DTYPE_ENV}={os.environ[MODEL_DTYPE_ENV]!r} is not a dtype xaikit loads models in; "
+                         f"set it to float32, float64, float16 or bfloat16, or unset it to keep the checkpoint's")
+    return MODEL_DTYPES[raw]
 
 
 def _resolve(kind: str, name) -> tuple[str, bool]:
@@ -172,11 +199,11 @@ def _stamp(source: str) -> tuple:
 # --------------------------------------------------------------------------------------- loading
 
 @functools.lru_cache(maxsize=8)
-def _load_cached(kind: str, source: str, local: bool, stamp, dev: str):
-    return _load_uncached(kind, source, local, dev)
+def _load_cached(kind: str, source: str, local: bool, stamp, dev: str, dtype: str | None = None):
+    return _load_uncached(kind, source, local, dev, dtype)
 
 
-def _load_uncached(kind: str, source: str, local: bool, dev: str):
+def _load_uncached(kind: str, source: str, local: bool, dev: str, dtype: str | None = None):
     from transformers import (
         AutoConfig,
         AutoImageProcessor,
@@ -225,7 +252,10 @@ def _load_uncached(kind: str, source: str, local: bool, dev: str):
     ensure_eager(model)
     import torch
 
-    model = model.to(torch.device(dev)).eval()
+    model = model.to(torch.device(dev))
+    if dtype is not None:
+        model = model.to(getattr(torch, dtype))  # XAIKIT_MODEL_DTYPE
+    model = model.eval()
     return model, prep
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from xaikit import _fn, toys
 from xaikit import gradients as G
-from xaikit import toys
 from xaikit._config import torch_threads
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
 from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, slider, toggle
@@ -162,13 +162,13 @@ class GradientPanel(_FixedAxesPanel):
         self._g1, self._g2 = np.meshgrid(grid, grid)
         pts = torch.tensor(np.stack([self._g1.ravel(), self._g2.ravel()], 1), dtype=torch.float32)
         with torch.no_grad():
-            self._gz = f(pts).numpy().reshape(self._g1.shape)  # the contour never changes: compute once
+            self._gz = _fn.to_cpu(_fn.call(f, pts)).numpy().reshape(self._g1.shape)  # computed once
         super().__init__({"x1": slider("x1", x1, -lim, lim, 0.1), "x2": slider("x2", x2, -lim, lim, 0.1)})
 
     def compute(self, x1: float, x2: float) -> PointAttributions:
         x = torch.tensor([x1, x2], dtype=torch.float32)
         with torch.no_grad():
-            value = float(self.f(x[None])[0])
+            value = float(_fn.call(self.f, x[None])[0])
         return PointAttributions(x, value, {"gradient": G.gradient(self.f, x),
                                             "gradient x input": G.grad_times_input(self.f, x)})
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from xaikit._fn import call, to_cpu
 from xaikit.baselines import BASELINES, PARAMETERS, baseline_attributions
 from xaikit.integrated import RULES, gap_curves, integrated_gradients
 from xaikit.paths import path_integrated_gradients
@@ -140,7 +141,7 @@ class IGPathPanel(Panel):
         g = torch.linspace(lo, hi, 80)
         g1, g2 = torch.meshgrid(g, g, indexing="xy")
         with torch.no_grad():
-            z = self.f(torch.stack([g1.reshape(-1), g2.reshape(-1)], 1)).reshape(80, 80)
+            z = to_cpu(call(self.f, torch.stack([g1.reshape(-1), g2.reshape(-1)], 1))).reshape(80, 80)
         cs = ax.contourf(g1.numpy(), g2.numpy(), z.numpy(), levels=15, cmap="viridis")
         fig.colorbar(cs, ax=ax, label="f")
         pts = result.points.numpy()
