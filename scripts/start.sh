@@ -13,7 +13,9 @@ PY="$ROOT/.venv/bin/python"
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 
 "$PY" -m xaikit prepare
-"$PY" -m xaikit notebooks build
+# Never overwrites cells edited in an .ipynb; if a notebook and its .py were both edited, it keeps both,
+# says what to do, and JupyterLab opens anyway.
+"$PY" -m xaikit notebooks build || echo "start.sh: some notebooks were left as they are (see above)" >&2
 
 if [ "${1:-}" = "--headless" ]; then
   "$PY" -m xaikit notebooks run --html notebooks/html

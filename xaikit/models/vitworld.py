@@ -125,9 +125,11 @@ def n_steps(world: str = "main", recipe: dict | None = None) -> int:
 
 
 def is_built(world: str = "main") -> bool:
-    """True when the cache holds a complete embedded ViT of ``world`` for the current recipe."""
-    folder = model_folder(world)
-    return (folder / "metrics.json").exists() and (folder / "model.safetensors").exists()
+    """True when the cache holds a complete embedded ViT of ``world`` for the current recipe whose files
+    match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
+    from xaikit.models import cache
+
+    return cache.is_built(model_folder(world))
 
 
 def _train(world: str, recipe: dict, progress: bool, counter=None):
@@ -191,23 +193,25 @@ def image_processor():
 
 def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool = True, counter=None) -> Path:
     """The folder of the embedded ViT for ``world`` ("main" or "control"), training it first if it is
-    missing (or ``force``). Returns the folder, which holds ``config.json``, ``model.safetensors``,
-    ``preprocessor_config.json`` and ``metrics.json``."""
-    folder = model_folder(world)
-    if not force and is_built(world):
-        return folder
-    model, metrics = train_vit(world, progress=progress, counter=counter)
-    tmp = folder.with_name(folder.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(tmp, safe_serialization=True)
-    image_processor().save_pretrained(tmp)
-    (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    if folder.exists():
-        import shutil
+    missing, damaged (its files differ from the SHA-256 recorded at build time) or ``force``. Returns the
+    folder, which holds ``config.json``, ``model.safetensors``, ``preprocessor_config.json``,
+    ``metrics.json`` and the checksums. Built under a lock into a temporary folder renamed at the end
+    (:func:`xaikit.models.cache.ensure`): a second process waits and uses this one's model, and an
+    interrupted build leaves nothing behind."""
+    from xaikit.models import cache
 
-        shutil.rmtree(folder)
-    tmp.rename(folder)
-    if progress:
+    built = {}
+
+    def build(tmp: Path) -> None:
+        model, built["metrics"] = train_vit(world, progress=progress, counter=counter)
+        model.save_pretrained(tmp, safe_serialization=True)
+        image_processor().save_pretrained(tmp)
+        (tmp / "metrics.json").write_text(json.dumps(built["metrics"], indent=2))
+
+    folder = cache.ensure(model_folder(world), build, force=force, what=f"embedded ViT ({world})",
+                          progress=progress)
+    metrics = built.get("metrics")
+    if progress and metrics is not None:
         print(f"embedded ViT ({world}): test accuracy {metrics['test_accuracy']:.3f}, "
               f"built in {metrics['seconds_total']:.0f} s -> {folder}")
     return folder
