@@ -113,6 +113,8 @@ def _finish(ax, im, title, colorbar):
 
 
 def _to_numpy(values):
-    if hasattr(values, "detach"):
-        return values.detach().cpu().numpy()
+    if hasattr(values, "detach"):  # a tensor, on any device and in any dtype (bfloat16 included)
+        from xaikit._fn import to_cpu
+
+        return to_cpu(values).numpy()
     return values

@@ -35,8 +35,10 @@ class TokenScores:
     def __post_init__(self):
         self.tokens = [str(t) for t in self.tokens]
         s = self.scores
-        if hasattr(s, "detach"):
-            s = s.detach().cpu().numpy()
+        if hasattr(s, "detach"):  # a tensor, on any device and in any dtype (bfloat16 included)
+            from xaikit._fn import to_cpu
+
+            s = to_cpu(s).numpy()
         self.scores = np.asarray(s, dtype=float).reshape(-1)
         if len(self.tokens) != len(self.scores):
             raise ValueError(f"tokens and scores differ in length: {len(self.tokens)} tokens, {len(self.scores)} scores")

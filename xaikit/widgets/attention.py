@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from xaikit import attention as A
+from xaikit._fn import to_cpu
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, token_heatmap_html
 from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, text_box, toggle
 
@@ -34,7 +35,7 @@ def draw_attention(ax, weights, tokens=None, title: str | None = None, colorbar:
                    annotate: bool = False):
     """A ``(T_q, T_k)`` attention matrix on the sequential map with the fixed range [0, 1], rows = queries,
     with token labels; ``query`` outlines one row; ``annotate`` writes the weights in the cells."""
-    w = np.asarray(weights.detach().cpu() if hasattr(weights, "detach") else weights, dtype=float)
+    w = np.asarray(to_cpu(weights).numpy() if hasattr(weights, "detach") else weights, dtype=float)
     im = ax.imshow(w, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, aspect="auto")
     if tokens is not None:
         ax.set_xticks(range(w.shape[1]), list(tokens), rotation=90, fontsize=8)
