@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import as_input, setup, to_cpu
+from xaikit._fn import as_input, in_float32, setup, to_cpu
 from xaikit._validate import check_choice, check_float, check_int
 from xaikit.integrated import RULES, _integrate, alphas_and_weights
 
@@ -102,6 +102,7 @@ class BaselineResult:
         return abs(self.gap) / d if d > 0 else float("inf") if self.gap else 0.0
 
 
+@in_float32()
 def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps: int = 32,
                           rule: str = "gausslegendre", target=None, low: float = 0.0, high: float = 1.0,
                           seed: int = 0, batch_size: int | None = None) -> BaselineResult:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from xaikit._fn import to_cpu, to_model
+from xaikit._fn import in_float32, to_cpu, to_model
+from xaikit._textio import check_pair, fit_text, max_tokens
 from xaikit._validate import check_int, check_text
 from xaikit.models import arch
 
@@ -104,8 +105,9 @@ def _device(model: nn.Module) -> torch.device:
         return torch.device("cpu")
 
 
+@in_float32("model")
 def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None, *, pixel_values=None,
-                      layer: int = 0, max_length: int = 128) -> AttentionCapture:
+                      layer: int = 0, max_length: int | None = None) -> AttentionCapture:
     """Run ``model`` once on ``text`` (or ViT ``pixel_values``) and capture its attention.
 
     Args:
@@ -115,6 +117,8 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         text: one sentence.
         pixel_values: ``(3, H, W)`` or ``(1, 3, H, W)`` for ViT.
         layer: the layer whose queries, keys and values are captured (negative counts from the end).
+        max_length: the most tokens; ``None`` is the model's maximum. A longer text is cut to its first
+            words with a warning, the same cut as in every text method (:func:`xaikit._textio.fit_text`).
 
     Returns:
         An :class:`AttentionCapture`.
@@ -137,6 +141,10 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         if tokenizer is None:
             raise ValueError("tokenizer is required for a text model: capture_attention(model, tokenizer, text)")
         text = check_text(text, "text")
+        if max_length is not None:
+            max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
+        check_pair(model, tokenizer, "capture_attention")
+        text = fit_text(model, tokenizer, text, "text", max_length)
     layer = arch.check_layer(model, layer)
     arch.ensure_eager(model)
     if model.training:
@@ -150,7 +158,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
     if vision:
         inputs = {"pixel_values": to_model(model, pv)}  # the model's device and dtype
     else:
-        enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
+        enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_tokens(model, tokenizer))
         inputs = {k: t.to(dev) for k, t in enc.items()}
 
     seen: dict[str, torch.Tensor] = {}

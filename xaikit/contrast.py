@@ -22,7 +22,7 @@ from math import factorial
 import torch
 from torch import nn
 
-from xaikit._fn import as_input, call, select, setup, to_cpu, to_model
+from xaikit._fn import as_input, call, in_float32, select, setup, to_cpu, to_model
 from xaikit._validate import check_int, check_same_shape
 
 __all__ = ["deeplift_rescale", "exact_shapley", "twin_relu_networks"]
@@ -39,6 +39,7 @@ def _layers(model) -> list[nn.Module]:
     return layers
 
 
+@in_float32("model")
 def deeplift_rescale(model: nn.Sequential, x, baseline=None, target=None) -> torch.Tensor:
     """DeepLIFT-Rescale attributions of a ReLU MLP at ``x`` against ``baseline`` (zeros by default).
 
@@ -94,6 +95,7 @@ def twin_relu_networks() -> tuple[nn.Sequential, nn.Sequential]:
     return f, g
 
 
+@in_float32()
 def exact_shapley(f, x, baseline=None, target=None, max_features: int = 12) -> torch.Tensor:
     """Exact (baseline) Shapley values of the flattened features of ``x`` by enumerating all subsets.
 

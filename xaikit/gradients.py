@@ -53,6 +53,7 @@ def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
     return torch.zeros_like(xs) if grads is None else grads.detach()
 
 
+@_fn.in_float32()
 def gradient(f, x, target=None) -> torch.Tensor:
     """The gradient dF_target/dx at ``x``: how much the output moves when one input moves a little.
 
@@ -66,6 +67,7 @@ def gradient(f, x, target=None) -> torch.Tensor:
     return batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
 
 
+@_fn.in_float32()
 def grad_times_input(f, x, target=None) -> torch.Tensor:
     """Gradient times input, ``x * dF/dx`` (Shrikumar et al. 2017), shaped like ``x``.
 
@@ -76,6 +78,7 @@ def grad_times_input(f, x, target=None) -> torch.Tensor:
 
 
 # -- occlusion -------------------------------------------------------------------------------------------
+@_fn.in_float32()
 def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size: int | None = None,
               progress: bool = False) -> torch.Tensor:
     """Occlusion: the drop F(x) - F(x with a window set to ``baseline``), spread over the window.
@@ -208,6 +211,7 @@ class NoisyGradients:
         return self.grads.var(0, correction=0)
 
 
+@_fn.in_float32()
 def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: int | None = None,
                     batch_size: int | None = None, value_range=None, progress: bool = False) -> NoisyGradients:
     """The gradient at ``n`` copies ``x + N(0, (sigma * range)^2)``, batched; see :func:`smoothgrad`."""

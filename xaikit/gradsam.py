@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from xaikit._fn import inputs_to_model, to_cpu
+from xaikit._fn import in_float32, inputs_to_model, to_cpu
 from xaikit._textio import encode_one, fitting_threads
 from xaikit.models.arch import assert_attentions
 from xaikit.tokens import TokenScores
@@ -31,6 +31,7 @@ from xaikit.tokens import TokenScores
 __all__ = ["gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients", "check_gradsam"]
 
 
+@in_float32("model")
 def attention_and_gradients(model, inputs: dict, target: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One forward and one backward pass: attention A, its gradient dS/dA, and the logits.
 
@@ -89,6 +90,7 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
     return (r / (L * M * N)).to(device=where, dtype=dtype)
 
 
+@in_float32("model")
 def gradsam(model, tokenizer, text: str, target: int | None = None, reference: bool = False) -> TokenScores:
     """Grad-SAM token scores of one text (Barkan et al. 2021; notebook 04 section 3).
 

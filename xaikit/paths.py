@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from xaikit._fn import in_float32
 from xaikit._validate import check_choice, check_int
-from xaikit.integrated import RULES, _as_baseline, alphas_and_weights, path_gradients
+from xaikit.integrated import RULES, _as_baseline, alphas_and_weights, path_gradients, warn_gap
 
 __all__ = ["PATHS", "PathResult", "path_points", "path_integrated_gradients"]
 
@@ -82,6 +83,7 @@ class PathResult:
     path: str
 
 
+@in_float32()
 def path_integrated_gradients(f, x, baseline=None, path: str = "straight", steps: int = 200,
                               rule: str = "riemann_middle", target=None, order=None, powers=None,
                               batch_size: int | None = None) -> PathResult:
@@ -108,5 +110,6 @@ def path_integrated_gradients(f, x, baseline=None, path: str = "straight", steps
     with torch.no_grad():
         ends = select(call(f, torch.stack([b, x])), target)  # (2,)
     gap = float(attributions.sum()) - float(ends[1] - ends[0])
+    warn_gap("path_integrated_gradients", gap, float(ends[1]), float(ends[0]), steps, rule)
     return PathResult(to_cpu(attributions), gap, float(ends[1]), float(ends[0]), to_cpu(points), to_cpu(outputs),
                       alphas, weights, path)

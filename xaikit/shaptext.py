@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from xaikit._fn import in_float32
 from xaikit._textio import (
     check_model,
     check_target,
@@ -91,11 +92,14 @@ class prediction_function:  # noqa: N801 - used like a function: f(list_of_strin
         self.device = next(model.parameters()).device
         self.n_calls = 0
         self.n_strings = 0
+        self.bar = None  # a tqdm bar counting the strings evaluated (shap_text's progress)
 
     def __call__(self, strings) -> np.ndarray:
         strings = [str(s) for s in strings]
         self.n_calls += 1
         self.n_strings += len(strings)
+        if self.bar is not None:
+            self.bar.update(len(strings))
         out = []
         for start in range(0, len(strings), self.batch_size):
             chunk = strings[start:start + self.batch_size]
@@ -116,9 +120,11 @@ def _score(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
     return logits[:, target] - torch.logsumexp(others, dim=1)  # log p_c - log(1 - p_c)
 
 
+@in_float32("model")
 def shap_text(model, tokenizer, texts, target: int | None = None, output: str = "logit",
               padding: str = "longest", max_evals: int = 500, fixed_context: int | None = 1,
-              batch_size: int = 64, check_additivity: bool = True, tol: float = 1e-4, silent: bool = True):
+              batch_size: int = 64, check_additivity: bool = True, tol: float = 1e-4, silent: bool = True,
+              allow_long: bool = False, progress: bool | None = None):
     """SHAP values of each text's tokens, Partition explainer with the tokenizer as masker (notebook 04 §4).
 
     Args:
@@ -131,6 +137,11 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
         max_evals, fixed_context, batch_size: passed to SHAP's Partition explainer (the lecture uses
             ``fixed_context=1``).
         check_additivity: verify base + sum(phi) = f(x) for every text to ``tol`` (raise if not).
+        allow_long: explain texts of more than :data:`LONG_TEXT` tokens (refused by default: each costs
+            about ``max_evals`` forward passes of that length, 101 s for 300 words on 2 CPU cores).
+        progress: a bar of the model evaluations with the time left: ``None`` on runs over two seconds,
+            ``True`` always, ``False`` never. A text longer than the model takes is cut to its first words
+            with a warning, as in every text method (:func:`xaikit._textio.fit_text`).
 
     Returns:
         ``shap.Explanation`` with ``.values`` (one array per text), ``.base_values``, ``.data`` (the token
@@ -150,12 +161,9 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
     max_evals = check_int(max_evals, "max_evals", 2)
     tol = check_float(tol, "tol", 0.0, strict_min=True)
     f = prediction_function(model, tokenizer, target, output, padding, batch_size)
-    # warn once about over-long texts (f truncates silently inside SHAP's many calls)
-    from xaikit._textio import tokenize
-
-    tokenize(model, tokenizer, texts, "texts")
+    texts, lengths = _fit_texts(model, tokenizer, texts, max_evals, allow_long)
     explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
-    with fitting_threads():
+    with fitting_threads(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
         explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
                                 silent=silent)
     if check_additivity:
@@ -164,6 +172,50 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
             raise RuntimeError(f"SHAP additivity failed: base + sum(phi) differs from f(x) by up to {gaps.max():.3g} "
                                f"(> tol={tol}); raise max_evals (now {max_evals})")
     return explanation
+
+
+#: the most tokens shap_text explains without ``allow_long=True`` (about a minute on 2 CPU cores)
+LONG_TEXT = 200
+
+
+def _fit_texts(model, tokenizer, texts: list[str], max_evals: int, allow_long: bool):
+    """Each text cut to the model's limit (one warning per cut text), and its token count; refuses texts over
+    :data:`LONG_TEXT` tokens unless ``allow_long``, with the expected cost."""
+    from xaikit._textio import fit_text
+
+    name = "text" if len(texts) == 1 else "texts[{}]"
+    texts = [fit_text(model, tokenizer, t, name.format(i)) for i, t in enumerate(texts)]
+    lengths = [len(tokenizer(t, verbose=False)["input_ids"]) for t in texts]
+    longest = int(np.argmax(lengths))
+    if lengths[longest] > LONG_TEXT and not allow_long:
+        raise ValueError(
+            f"{name.format(longest)} has {lengths[longest]} tokens; SHAP would run about max_evals={max_evals} "
+            f"forward passes of up to {lengths[longest]} tokens per text (300 words took 101 s on 2 CPU cores, "
+            f"the cost grows faster than the length). Pass allow_long=True to run it anyway, with a progress bar "
+            f"of the time left, or explain a shorter text (at most {LONG_TEXT} tokens run without asking)")
+    return texts, lengths
+
+
+class _evaluations_bar:  # noqa: N801 - used like a function in a with statement
+    """A tqdm bar over the strings SHAP evaluates (about ``total``), shown after two seconds (``progress=None``),
+    at once (``True``) or never (``False``); it names the expected cost and tqdm shows the time left."""
+
+    def __init__(self, f, total: int, longest: int, progress):
+        self.f, self.total, self.longest, self.progress = f, total, longest, progress
+
+    def __enter__(self):
+        if self.progress is not False:
+            from tqdm.auto import tqdm
+
+            self.f.bar = tqdm(total=self.total, unit="eval", leave=False, delay=0 if self.progress else 2.0,
+                              desc=f"SHAP: ~{self.total} evaluations of <= {self.longest} tokens")
+        return self
+
+    def __exit__(self, *exc):
+        if self.f.bar is not None:
+            self.f.bar.close()
+            self.f.bar = None
+        return False
 
 
 def additivity_gaps(explanation, f, texts) -> np.ndarray:
@@ -197,11 +249,11 @@ def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, ta
 
 
 def token_scores(model, tokenizer, text: str, target: int | None = None, output: str = "logit",
-                 max_evals: int = 500, fixed_context: int | None = 1) -> TokenScores:
+                 max_evals: int = 500, fixed_context: int | None = 1, allow_long: bool = False) -> TokenScores:
     """SHAP values of one text as :class:`TokenScores`, explaining the predicted class by default."""
     enc = encode_one(model, tokenizer, text, target, method="shap")
-    e = shap_text(model, tokenizer, [text], target=enc.target, output=output, max_evals=max_evals,
-                  fixed_context=fixed_context)
+    e = shap_text(model, tokenizer, [enc.text], target=enc.target, output=output, max_evals=max_evals,
+                  fixed_context=fixed_context, allow_long=allow_long)
     data = list(e.data[0])
     tokens = enc.tokens if len(enc.tokens) == len(data) else None
     return to_token_scores(e, 0, tokens, enc.target)

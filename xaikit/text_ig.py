@@ -18,9 +18,10 @@ from contextlib import contextmanager
 
 import torch
 
-from xaikit._fn import ensure_eval, model_device
+from xaikit._fn import ensure_eval, in_float32, model_device
+from xaikit._textio import check_pair, fit_text, max_tokens
 from xaikit._validate import check_choice, check_int, check_text
-from xaikit.integrated import RULES, IGResult, _integrate, alphas_and_weights
+from xaikit.integrated import RULES, IGResult, _integrate, alphas_and_weights, warn_gap
 from xaikit.models.arch import embeddings_module
 from xaikit.tokens import TokenScores
 
@@ -108,9 +109,11 @@ def _fast_attention(model, enabled: bool = True):
             setter(before)
 
 
+@in_float32("model")
 def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, attention_mask=None, target=None,
                                    steps: int = 50, rule: str = "riemann_right", batch_size: int | None = None,
-                                   zero_rows=None, fast_attention: bool = True) -> IGResult:
+                                   zero_rows=None, fast_attention: bool = True,
+                                   progress: bool | None = None) -> IGResult:
     """Layer IG at the embedding output of a BERT-family classifier for one row of token ids.
 
     Args:
@@ -123,6 +126,9 @@ def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, at
         zero_rows: boolean ``(T,)``: rows of the baseline's embedding output set to zero (the zero baseline).
         fast_attention: compute with SDPA attention while IG runs (same function, faster; see
             :func:`_fast_attention`); the model is switched back afterwards.
+        batch_size: path points per forward/backward pass; ``None`` bounds the memory
+            (:func:`xaikit.integrated.default_batch_size`), so 10,000 steps cost time, not gigabytes.
+        progress: a tqdm bar over the batches: ``None`` on runs over two seconds, ``True``, ``False``.
 
     Returns an :class:`IGResult` over the embedding output: ``attributions`` is ``(T, H)``.
     """
@@ -137,13 +143,19 @@ def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, at
     if base.shape != ids.shape:
         raise ValueError(f"baseline_input_ids must have the same length as input_ids: {tuple(base.shape)} vs "
                          f"{tuple(ids.shape)}")
+    rows = model.get_input_embeddings().num_embeddings
+    for name, t in (("input_ids", ids), ("baseline_input_ids", base)):
+        if int(t.max()) >= rows or int(t.min()) < 0:
+            raise ValueError(f"{name} holds token id {int(t.max()) if int(t.max()) >= rows else int(t.min())}, "
+                             f"outside the model's {rows:,} embedding rows: the ids come from another model's "
+                             "tokenizer; tokenize with the tokenizer saved with the model")
     mask = torch.ones_like(ids) if attention_mask is None else _as_ids(attention_mask, "attention_mask").to(dev)
     swap = _EmbeddingSwap(model, ids, mask)
     with _fast_attention(model, fast_attention):
-        return _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows)
+        return _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress)
 
 
-def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows) -> IGResult:
+def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress=None) -> IGResult:
     emb, logits = swap.embed(torch.cat([ids, base]))  # (2, T, H), (2, C)
     n_classes = logits.shape[1]
     if target is None:
@@ -156,27 +168,37 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows) -> IG
     else:
         ends = (float(logits[1, target]), float(logits[0, target]))
     alphas, weights = alphas_and_weights(rule, steps)
-    result = _integrate(swap, x, b, alphas, weights, target, batch_size, rule, ends=ends)
+    result = _integrate(swap, x, b, alphas, weights, target, batch_size, rule, progress, ends=ends)
+    warn_gap("text_integrated_gradients", result.gap, result.f_x, result.f_baseline, steps, rule)
     result.extras["input_ids"] = ids[0].tolist()
     result.extras["baseline_ids"] = base[0].tolist()
     return result
 
 
+@in_float32("model")
 def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline: str = "pad", steps: int = 50,
                               rule: str = "riemann_right", batch_size: int | None = None,
-                              max_length: int = 128, fast_attention: bool = True) -> TokenScores:
+                              max_length: int | None = None, fast_attention: bool = True,
+                              progress: bool | None = None) -> TokenScores:
     """IG per token of ``text`` for a sentiment-style classifier: attributions summed over the hidden size.
 
     ``baseline`` is ``"pad"``, ``"mask"``, ``"unk"`` or ``"zero"``; [CLS] and [SEP] are kept fixed. The
     result's ``extras`` hold ``gap`` (completeness gap in logits), ``relative_gap``, ``f_x``, ``f_baseline``,
     ``baseline`` and ``result`` (the :class:`IGResult`).
 
+    A text longer than the model takes (or than ``max_length`` tokens, if given) is cut to its first words
+    with a warning, as in every text method (:func:`xaikit._textio.fit_text`), so IG's tokens are
+    Grad-SAM's and SHAP's.
+
     Sundararajan, Taly & Yan (2017); notebook 02, section 8.
     """
     text = check_text(text, "text")
     baseline = check_choice(baseline, "baseline", TEXT_BASELINES)
-    max_length = check_int(max_length, "max_length", 2)
-    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_length)
+    if max_length is not None:
+        max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
+    check_pair(model, tokenizer, "text_integrated_gradients")
+    text = fit_text(model, tokenizer, text, "text", max_length)
+    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_tokens(model, tokenizer))
     ids = enc["input_ids"]  # (1, T)
     base = baseline_ids(ids, tokenizer, baseline)
     zero_rows = None
@@ -186,7 +208,7 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
             kept |= ids[0] == i
         zero_rows = ~kept
     result = embedding_integrated_gradients(model, ids, base, enc.get("attention_mask"), target, steps, rule,
-                                            batch_size, zero_rows, fast_attention)
+                                            batch_size, zero_rows, fast_attention, progress)
     scores = result.attributions.sum(-1)  # (T,)
     tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())
     extras = {"gap": result.gap, "relative_gap": result.relative_gap, "f_x": result.f_x,

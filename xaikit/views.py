@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import torch
 
-from xaikit._fn import to_cpu
-from xaikit._textio import encode_one, fitting_threads
-from xaikit._validate import check_choice
+from xaikit._fn import in_float32, to_cpu
+from xaikit._textio import check_model, encode_one, fit_text, fitting_threads
+from xaikit._validate import check_choice, check_text
 from xaikit.gradsam import _attention_and_gradients, gradsam_scores
 from xaikit.models.arch import check_layer
 from xaikit.tokens import TokenScores
@@ -66,6 +66,7 @@ def _scores(enc, values, method: str, signed: bool = False, **extras) -> TokenSc
     return TokenScores(enc.tokens, to_cpu(values), method, enc.target, signed, extras)
 
 
+@in_float32("model")
 def raw_attention(model, tokenizer, text: str, layer: int = -1, row: int = 0) -> TokenScores:
     """Where token ``row`` ([CLS] by default) looks in ``layer``, averaged over the heads."""
     enc = encode_one(model, tokenizer, text, None, method="raw_attention")
@@ -76,6 +77,7 @@ def raw_attention(model, tokenizer, text: str, layer: int = -1, row: int = 0) ->
     return _scores(enc, a[row], f"attention (layer {layer})", layer=layer)
 
 
+@in_float32("model")
 def rollout(model, tokenizer, text: str, residual: bool = True, row: int = 0) -> TokenScores:
     """Attention rollout's [CLS] row (Abnar & Zuidema 2020)."""
     enc = encode_one(model, tokenizer, text, None, method="rollout")
@@ -86,6 +88,7 @@ def rollout(model, tokenizer, text: str, residual: bool = True, row: int = 0) ->
     return _scores(enc, r[row], "rollout", matrix=to_cpu(r).numpy())
 
 
+@in_float32("model")
 def grad_weighted_attention(model, tokenizer, text: str, target: int | None = None, row: int = 0) -> TokenScores:
     """Gradient-weighted attention relevance of the [CLS] row (Chefer et al. 2021)."""
     enc = encode_one(model, tokenizer, text, target, method="grad_weighted_attention")
@@ -94,6 +97,7 @@ def grad_weighted_attention(model, tokenizer, text: str, target: int | None = No
     return _scores(enc, r[row], "grad-weighted attention", matrix=to_cpu(r).numpy())
 
 
+@in_float32("model")
 def attention_gradient(model, tokenizer, text: str, target: int | None = None, layer: int = -1,
                        times_attention: bool = False) -> TokenScores:
     """dS/d(alpha) of the [CLS] row in ``layer`` (mean of heads), or alpha * dS/d(alpha) (Serrano & Smith)."""
@@ -105,9 +109,16 @@ def attention_gradient(model, tokenizer, text: str, target: int | None = None, l
     return _scores(enc, g[layer, :, 0, :].mean(dim=0), "gradient", signed=True)
 
 
+@in_float32("model")
 def explain(model, tokenizer, text: str, method: str, target: int | None = None, **kwargs) -> TokenScores:
-    """One method by name (see :data:`METHODS`); ``target=None`` explains the predicted class."""
+    """One method by name (see :data:`METHODS`); ``target=None`` explains the predicted class.
+
+    A text longer than the model takes is cut once, here, to its first words (one warning), so every
+    method explains the same tokens (:func:`xaikit._textio.fit_text`).
+    """
     method = check_choice(method, "method", METHODS)
+    check_model(model, tokenizer, "explain")
+    text = fit_text(model, tokenizer, check_text(text), "text")
     if method == "Grad-SAM":
         from xaikit.gradsam import gradsam
 
@@ -133,6 +144,7 @@ def explain(model, tokenizer, text: str, method: str, target: int | None = None,
     return attention_gradient(model, tokenizer, text, target, times_attention=method == "gradient x attention")
 
 
+@in_float32("model")
 def all_views(model, tokenizer, text: str, target: int | None = None, methods=METHODS, layer: int = -1,
               shap_evals: int = 500, ig_steps: int = 32) -> dict[str, TokenScores]:
     """Every view in ``methods`` of one sentence, sharing one forward/backward pass for the attention ones."""
@@ -160,8 +172,8 @@ def _all_views(model, tokenizer, text, target, methods, layer, shap_evals, ig_st
             out[m] = _scores(enc, g[layer, :, 0, :].mean(0), m, signed=True)
         elif m == "gradient x attention":
             out[m] = _scores(enc, (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(0), m, signed=True)
-        elif m == "SHAP":
-            out[m] = explain(model, tokenizer, text, m, enc.target, max_evals=shap_evals)
+        elif m == "SHAP":  # enc.text: the text as cut to the model's limit, so no second warning
+            out[m] = explain(model, tokenizer, enc.text, m, enc.target, max_evals=shap_evals)
         elif m == "IG":
-            out[m] = explain(model, tokenizer, text, m, enc.target, steps=ig_steps)
+            out[m] = explain(model, tokenizer, enc.text, m, enc.target, steps=ig_steps)
     return out

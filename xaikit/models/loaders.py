@@ -157,6 +157,7 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
     if looks_like_path:
         raise ValueError(f"name={text!r} looks like a folder, but no such folder exists; check the path, or {usage}")
     close = difflib.get_close_matches(text.lower(), _EMBEDDED_NAMES[kind], n=1, cutoff=0.7)
+    close = close or [n for n in _EMBEDDED_NAMES[kind] if n.endswith(f"-{text.lower()}")]  # "control"
     if close or text.lower().startswith(EMBEDDED):
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise ValueError(f"unknown name {text!r} for {loader}: the embedded models are "

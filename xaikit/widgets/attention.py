@@ -400,14 +400,18 @@ class HeadsPanel(Panel):
     figsize = (9.0, 2.8)
     layout = None  # placed by hand, see PositionalEncodingPanel
     d_model = 8
+    choices = (1, 2, 4, 8)  # the head counts that divide d_model
     tokens = ["the", "cat", "drank", "the", "milk"]
 
     def __init__(self, n_heads: int = 2, seed: int = 0):
+        if isinstance(n_heads, bool) or n_heads not in self.choices:
+            raise ValueError(f"n_heads must be one of {', '.join(map(str, self.choices))} (the {self.d_model} "
+                             f"features split into equal heads), got {n_heads!r}")
         g = torch.Generator().manual_seed(seed)
         C, T = self.d_model, len(self.tokens)
         self.x = torch.randn(T, C, generator=g)  # (T, C)
         self.w = {n: torch.randn(C, C, generator=g) / math.sqrt(C) * 2 for n in ("w_q", "w_k", "w_v", "w_o")}
-        control = widgets.SelectionSlider(options=[1, 2, 4, 8], value=n_heads, description="heads",
+        control = widgets.SelectionSlider(options=list(self.choices), value=n_heads, description="heads",
                                           continuous_update=False, style={"description_width": "initial"})
         super().__init__({"n_heads": control})
 

@@ -14,9 +14,14 @@ The base class wires them up:
   ``continuous_update=False`` (see :func:`slider`), so dragging does not queue up work.
 * An exception raised by ``compute`` or ``draw`` is shown inside the panel, named and explained, instead of
   vanishing into the Jupyter log; the panel keeps working and the next good change clears the error.
+  Warnings raised meanwhile (a text cut to the model's length, a completeness gap over 5%) are shown in
+  the panel's status line too, and still reach Python's warnings.
 * From Python, ``panel.set(name=value, ...)`` changes several controls with one update, ``panel.result``
   is the last result, ``panel.error`` the last exception (or ``None``), and ``panel.figure`` the
-  Matplotlib figure, so tests can drive a panel without a browser.
+  Matplotlib figure, so tests can drive a panel without a browser. ``set`` checks every value before it
+  applies any: a value a control cannot take (not among a dropdown's choices, text for a number) changes
+  nothing and is shown as an error naming the control; a number outside a slider's range is clamped to
+  it, with a note saying so (issue 14). A constructor value out of a slider's range gets the same note.
 
 The figure is a plain ``matplotlib.figure.Figure`` rendered to PNG into an ``ipywidgets.Image``: it does
 not depend on the notebook's Matplotlib backend, it is never displayed twice, and its pixels are state a
@@ -27,8 +32,11 @@ from __future__ import annotations
 
 import html
 import io
+import math
+import numbers
 import time
 import traceback
+import warnings
 
 import ipywidgets as widgets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -42,24 +50,43 @@ _STYLE = {"description_width": "initial"}
 def slider(description: str, value: float, min: float, max: float, step: float, continuous: bool = False,
            readout_format: str = ".3g", **kwargs) -> widgets.FloatSlider:
     """A float slider; ``continuous=False`` (the default) updates on release, for expensive panels."""
-    return widgets.FloatSlider(value=value, min=min, max=max, step=step, description=description,
-                               continuous_update=continuous, readout_format=readout_format, style=_STYLE,
-                               layout=widgets.Layout(width="320px"), **kwargs)
+    value, note = _clamped(description, value, min, max)
+    return _noted(widgets.FloatSlider(value=value, min=min, max=max, step=step, description=description,
+                                      continuous_update=continuous, readout_format=readout_format, style=_STYLE,
+                                      layout=widgets.Layout(width="320px"), **kwargs), note)
 
 
 def log_slider(description: str, value: float, min_exp: float, max_exp: float, step: float = 0.05,
                continuous: bool = False, **kwargs) -> widgets.FloatLogSlider:
     """A slider over ``10**min_exp .. 10**max_exp`` (temperatures, betas, sigmas)."""
-    return widgets.FloatLogSlider(value=value, base=10, min=min_exp, max=max_exp, step=step,
-                                  description=description, continuous_update=continuous, style=_STYLE,
-                                  layout=widgets.Layout(width="320px"), **kwargs)
+    value, note = _clamped(description, value, 10.0 ** min_exp, 10.0 ** max_exp)
+    return _noted(widgets.FloatLogSlider(value=value, base=10, min=min_exp, max=max_exp, step=step,
+                                         description=description, continuous_update=continuous, style=_STYLE,
+                                         layout=widgets.Layout(width="320px"), **kwargs), note)
 
 
 def int_slider(description: str, value: int, min: int, max: int, step: int = 1, continuous: bool = False,
                **kwargs) -> widgets.IntSlider:
-    return widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
-                             continuous_update=continuous, style=_STYLE, layout=widgets.Layout(width="320px"),
-                             **kwargs)
+    value, note = _clamped(description, value, min, max)
+    return _noted(widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
+                                    continuous_update=continuous, style=_STYLE,
+                                    layout=widgets.Layout(width="320px"), **kwargs), note)
+
+
+def _clamped(name: str, value, lo, hi):
+    """``value`` moved into ``[lo, hi]``, and a note saying so (or None); other types pass unchanged."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return value, None
+    if lo <= value <= hi:
+        return value, None
+    bound, side = (lo, "below its minimum") if value < lo else (hi, "above its maximum")
+    return bound, f"{name}: {value:g} is {side} {bound:g}, so it was set to {bound:g}"
+
+
+def _noted(control: widgets.Widget, note: str | None) -> widgets.Widget:
+    """Attach a constructor's clamping note; the panel shows it after its first update."""
+    control._xk_note = note
+    return control
 
 
 def dropdown(description: str, options, value=None, **kwargs) -> widgets.Dropdown:
@@ -129,6 +156,9 @@ class Panel:
         self.n_updates = 0
         self.timings: dict[str, float] = {}
         self._suspended = False
+        #: what the status line says besides errors: clamped values, warnings from the last update
+        self.notes: list[str] = [n for c in self.controls.values() if (n := getattr(c, "_xk_note", None))]
+        self._set_notes: list[str] = list(self.notes)
 
         kind = type(self).__name__.lower()
         for name, control in self.controls.items():
@@ -175,17 +205,32 @@ class Panel:
         return {name: control.value for name, control in self.controls.items()}
 
     def set(self, **values):
-        """Set several controls at once, then recompute and redraw once. Returns the new result."""
+        """Set several controls at once, then recompute and redraw once. Returns the new result.
+
+        Every value is checked first: one a control cannot take changes nothing (the error is shown in the
+        panel, naming the control, and ``set`` returns the last good result); a number outside a slider's
+        range is clamped to it, with a note in the panel's status line.
+        """
         unknown = sorted(set(values) - set(self.controls))
         if unknown:
             raise ValueError(f"{type(self).__name__} has no control {', '.join(map(repr, unknown))}; "
                              f"its controls are {', '.join(map(repr, self.controls))}")
-        self._suspended = True
+        checked, notes = {}, []
         try:
             for name, value in values.items():
+                checked[name], note = _check_value(name, self.controls[name], value)
+                if note:
+                    notes.append(note)
+        except (TypeError, ValueError) as err:
+            self._show_error(err, traceback.format_exc())
+            return self.result
+        self._suspended = True
+        try:
+            for name, value in checked.items():
                 self.controls[name].value = value
         finally:
             self._suspended = False
+        self._set_notes = notes
         self.update()
         return self.result
 
@@ -193,25 +238,34 @@ class Panel:
         """Recompute and redraw from the current control values; show any error in the panel."""
         t0 = time.perf_counter()
         try:
-            result = self.compute(**self.values)
-            t1 = time.perf_counter()
-            extra_html = self._render(result)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = self.compute(**self.values)
+                t1 = time.perf_counter()
+                extra_html = self._render(result)
         except Exception as err:  # noqa: BLE001 - shown to the user, never swallowed
-            self.error = err
-            self.error_traceback = traceback.format_exc()
-            self.status.value = self._error_html(err)
-            self.widget.add_class("xk-has-error")
+            self._show_error(err, traceback.format_exc())
             return None
+        finally:
+            _pass_on(caught)
         t2 = time.perf_counter()
         self.result = result
         self.error = None
         self.error_traceback = ""
-        self.status.value = ""
+        said = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        self.notes = list(dict.fromkeys(self._set_notes + said))  # each once, in order
+        self.status.value = self._notes_html(self.notes)
         self.widget.remove_class("xk-has-error")
         self.html.value = extra_html or ""
         self.n_updates += 1
         self.timings = {"compute": t1 - t0, "draw": t2 - t1, "total": t2 - t0}
         return result
+
+    def _show_error(self, err: BaseException, tb: str) -> None:
+        self.error = err
+        self.error_traceback = tb
+        self.status.value = self._error_html(err)
+        self.widget.add_class("xk-has-error")
 
     # -- display -----------------------------------------------------------------------------------------
     def _ipython_display_(self):
@@ -241,7 +295,16 @@ class Panel:
 
     def _on_change(self, change):
         if not self._suspended:
+            self._set_notes = []  # a control moved by hand: earlier notes no longer apply
             self.update()
+
+    @staticmethod
+    def _notes_html(notes: list[str]) -> str:
+        if not notes:
+            return ""
+        items = "<br>".join(f"&#9432; {html.escape(n)}" for n in notes)
+        return ('<div class="xk-note" role="status" style="border-left:6px solid #0072B2;padding:4px 10px;'
+                f'margin:4px 0;background:#eef6fb;color:#000;font-family:sans-serif"><small>{items}</small></div>')
 
     @staticmethod
     def _error_html(err: BaseException) -> str:
@@ -253,3 +316,58 @@ class Panel:
             f"<b>&#9888; {name}</b>: {message}<br><small>The panel still works: change a control to try "
             "again.</small></div>"
         )
+
+
+#: which warnings were passed on already (the registry of :func:`warnings.warn_explicit`)
+_PASSED_ON: dict = {}
+
+
+def _pass_on(caught) -> None:
+    """Re-issue warnings recorded during an update, so Python's filters and the notebook still see them
+    (under the ``"default"`` filter each one once, not again on every slider move)."""
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry=_PASSED_ON)
+
+
+def _same(value, choice) -> bool:
+    """``value == choice`` as a plain bool, with True/False never standing in for 1/0."""
+    try:
+        return isinstance(value, bool) == isinstance(choice, bool) and bool(value == choice)
+    except (TypeError, ValueError):  # e.g. an array compared with a number
+        return False
+
+
+def _check_value(name: str, control: widgets.Widget, value):
+    """``(value to apply, note or None)`` for ``panel.set(name=value)``, or a ValueError/TypeError naming the
+    control: a choice must be one of the options, a slider takes a finite number (clamped into its range,
+    with a note), a checkbox a bool, a text box a str."""
+    from traitlets import TraitError
+
+    if isinstance(control, widgets.widget_selection._Selection):
+        choices = list(control._options_values)
+        if not any(_same(value, c) for c in choices):
+            import difflib
+
+            close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+            also = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}, so nothing "
+                             f"was changed.{also}")
+        return value, None
+    if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider,
+                            widgets.BoundedFloatText, widgets.BoundedIntText)):
+        integer = isinstance(control, (widgets.IntSlider, widgets.BoundedIntText))
+        kind = numbers.Integral if integer else numbers.Real
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise TypeError(f"{name} must be {'an int' if integer else 'a number'}, got {type(value).__name__} "
+                            f"{value!r}, so nothing was changed")
+        if not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value}, so nothing was changed")
+        lo, hi = control.min, control.max
+        if isinstance(control, widgets.FloatLogSlider):
+            lo, hi = control.base ** lo, control.base ** hi
+        return _clamped(name, value, lo, hi)
+    try:
+        type(control).value.validate(control, value)
+    except TraitError as err:
+        raise TypeError(f"{name} cannot take {value!r} ({type(value).__name__}): {err}; nothing was changed") from err
+    return value, None

@@ -28,7 +28,9 @@ class MethodComparisonPanel(Panel):
     Spearman / Kendall rank correlation on |score| (notebook 04, sections 5-6).
 
     ``MethodComparisonPanel(model, tokenizer, text="I like the movie", a="Grad-SAM", b="SHAP")``. Each
-    (sentence, method) is computed once and cached, so switching back is instant.
+    (sentence, method) is computed once and cached, so switching back is instant. A text longer than the
+    model takes is cut the same way for both methods (noted in the panel); SHAP refuses texts over
+    ``xaikit.shaptext.LONG_TEXT`` tokens unless ``allow_long=True``.
     """
 
     title = "Compare two explanations"
@@ -36,11 +38,12 @@ class MethodComparisonPanel(Panel):
     cache_size = 32
 
     def __init__(self, model, tokenizer, text: str = "I like the movie", a: str = "Grad-SAM", b: str = "SHAP",
-                 drop_special: bool = True):
+                 drop_special: bool = True, allow_long: bool = False):
         from xaikit._validate import check_choice, check_text
         from xaikit.views import METHODS
 
         self.model, self.tokenizer = model, tokenizer
+        self.allow_long = bool(allow_long)  # SHAP on texts over xaikit.shaptext.LONG_TEXT tokens (slow)
         self._cache: OrderedDict = OrderedDict()
         self.n_computed = 0
         check_text(text)
@@ -59,7 +62,8 @@ class MethodComparisonPanel(Panel):
 
         key = (text, method)
         if key not in self._cache:
-            self._cache[key] = explain(self.model, self.tokenizer, text, method)
+            extra = {"allow_long": True} if method == "SHAP" and self.allow_long else {}
+            self._cache[key] = explain(self.model, self.tokenizer, text, method, **extra)
             self.n_computed += 1
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)

@@ -1,0 +1,321 @@
+"""Issue 14, items 6-16: bad input that used to give silently wrong results or misleading errors.
+
+Each test below failed before its fix; the README's "Bad input and safety" table lists the inputs tried and
+what each now gets.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import xaikit
+from xaikit.gradsam import gradsam
+from xaikit.integrated import CompletenessWarning, alphas_and_weights, integrated_gradients
+from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+
+@pytest.fixture(scope="module")
+def tok(tmp_path_factory):
+    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
+
+
+# -- 6: a batch dimension left on x ----------------------------------------------------------------------------
+def test_batched_x_is_named_with_the_convention():
+    square = lambda b: (b ** 2).sum(1)  # noqa: E731
+    assert xaikit.gradient(square, torch.tensor([1.0, -2.0])).tolist() == [2.0, -4.0]
+    # was [[0, -4]]: the output (1, 2) of the extra dimension was read as two classes
+    for method in (xaikit.gradient, xaikit.grad_times_input, xaikit.smoothgrad, xaikit.integrated_gradients):
+        with pytest.raises(ValueError, match=r"batch dimension.*Pass x\[0\] \(shape \(2,\)\)"):
+            method(square, torch.tensor([[1.0, -2.0]]))
+    with pytest.raises(ValueError, match=r"xaikit's convention: x is ONE input"):
+        xaikit.occlusion(square, torch.tensor([[1.0, -2.0]]))
+    # a module whose output grows a dimension: the shape error says what the leading 1 may be
+    with pytest.raises(ValueError, match=r"returned \(1, 1, 3\).*pass x\[0\] \(shape \(2,\)\)"):
+        xaikit.gradient(torch.nn.Linear(2, 3).eval(), torch.ones(1, 2))
+
+
+def test_a_leading_one_that_is_a_channel_still_works():
+    w = torch.randn(16)
+    flat = lambda b: b.flatten(1) @ w  # noqa: E731 - (B, 1, 4, 4) grey images -> (B,)
+    got = xaikit.gradient(flat, torch.ones(1, 4, 4))
+    assert torch.allclose(got, w.reshape(1, 4, 4))
+    first3 = lambda b: b.flatten(1)[:, :3]  # noqa: E731 - three classes, same shape either way
+    assert xaikit.gradient(first3, torch.ones(1, 4, 4), target=1).flatten()[1] == 1.0
+
+
+# -- 7: a NaN or inf baseline; a completeness gap over 5% --------------------------------------------------------
+def test_nan_and_inf_baselines_are_rejected_like_x():
+    f = lambda b: torch.tanh(b).sum(1)  # noqa: E731
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="baseline must be finite"):
+            integrated_gradients(f, [1.0, 2.0], baseline=bad)
+        with pytest.raises(ValueError, match="baseline contains NaN or inf"):
+            integrated_gradients(f, [1.0, 2.0], baseline=[0.0, bad])
+        with pytest.raises(ValueError, match="baseline must be finite"):
+            xaikit.paths.path_integrated_gradients(f, [1.0, 2.0], baseline=bad)
+
+
+def test_a_gap_over_five_percent_warns_and_names_the_fix():
+    f = lambda b: torch.tanh(3 * b).sum(1)  # noqa: E731
+    with pytest.warns(CompletenessWarning, match=r"\([\d.]+% of it\), over the 5%.*Raise steps \(now 1"):
+        result = integrated_gradients(f, [1.0, 2.0], steps=1)
+    assert result.relative_gap > 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert integrated_gradients(f, [1.0, 2.0], steps=64, rule="gausslegendre").relative_gap < 0.05
+        # a gap that is float rounding on an output that does not change is not worth a warning
+        integrated_gradients(lambda b: b.sum(1) * 0, [1.0, 2.0], steps=1)
+
+
+def test_the_warning_points_at_the_callers_line():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        integrated_gradients(lambda b: torch.tanh(3 * b).sum(1), [1.0, 2.0], steps=1)
+    assert seen and seen[0].filename == __file__
+
+
+# -- 11: dtypes --------------------------------------------------------------------------------------------------
+def test_float64_numpy_x_gets_the_dtype_hint():
+    w = torch.randn(3, 2)
+    with pytest.raises(ValueError, match=r"x is float64 \(NumPy arrays are float64 by default\).*float32"):
+        xaikit.gradient(lambda b: b @ w, np.array([1.0, 2.0, 3.0]))
+    # a float64 array with a torch module works: the module casts it to its own dtype
+    lin = torch.nn.Linear(3, 2).eval()
+    assert xaikit.gradient(lin, np.array([1.0, 2.0, 3.0]), target=0).shape == (3,)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision_models_are_explained_in_float32(dtype, tok):
+    text = "i like the movie but the plot was dull"
+    low = tiny_bert(seed=1).to(dtype)
+    before = {k: v.clone() for k, v in low.state_dict().items()}
+    wide = copy.deepcopy(low).float()  # the same weights, in float32
+    ig = xaikit.text_integrated_gradients(low, tok, text, steps=16, rule="gausslegendre")
+    np.testing.assert_allclose(ig.scores, xaikit.text_integrated_gradients(wide, tok, text, steps=16,
+                                                                           rule="gausslegendre").scores,
+                               rtol=1e-4, atol=1e-9)  # float16 was 17% off
+    gs = gradsam(low, tok, text).scores
+    np.testing.assert_allclose(gs, gradsam(wide, tok, text).scores, rtol=1e-4, atol=1e-12)
+    assert (gs > 0).all()  # float16 rounded the small scores to 0
+    # the model is given back exactly as it was
+    assert all(p.dtype == dtype for p in low.parameters())
+    assert all(torch.equal(v, before[k]) for k, v in low.state_dict().items())
+    lin = torch.nn.Linear(3, 2).to(dtype).eval()
+    g = xaikit.gradient(lin, [1.0, 2.0, 3.0], target=1)
+    assert g.dtype == torch.float32 and torch.equal(g, lin.weight[1].float())
+
+
+def test_the_model_goes_back_to_its_dtype_after_an_error(tok):
+    low = tiny_bert(seed=1).to(torch.bfloat16)
+    with pytest.raises(ValueError, match="target must be an int <= 1"):
+        gradsam(low, tok, "i like the movie", target=5)
+    assert all(p.dtype == torch.bfloat16 for p in low.parameters())
+
+
+# -- 13: very large steps -------------------------------------------------------------------------------------------
+def test_gauss_legendre_nodes_are_fast_and_exact():
+    for n in (1, 2, 7, 100, 101, 257, 1000):
+        alphas, weights = alphas_and_weights("gausslegendre", n)
+        nodes, w = np.polynomial.legendre.leggauss(n)
+        np.testing.assert_allclose(alphas, 0.5 * (nodes + 1), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(weights, 0.5 * w, rtol=1e-7, atol=0)  # leggauss: 1e-8 off at the ends
+    start = time.perf_counter()
+    alphas, weights = alphas_and_weights("gausslegendre", 10_000)  # leggauss: 109 s
+    assert time.perf_counter() - start < 20
+    assert np.all(np.diff(alphas) > 0) and abs(weights.sum() - 1) < 1e-12
+    # exact for polynomials of degree 2n - 1: integral of 20 a^19 over [0, 1] is 1
+    assert abs(float(np.sum(weights * 20 * alphas ** 19)) - 1) < 1e-12
+
+
+def test_many_steps_run_in_bounded_batches_and_keep_the_running_sum(monkeypatch):
+    import xaikit.integrated as ig
+
+    sizes = []
+    f = lambda b: (sizes.append(b.shape[0]), torch.tanh(b).sum(1))[1]  # noqa: E731
+    monkeypatch.setattr(ig, "KEEP_NUMBERS", 1000)
+    result = integrated_gradients(f, torch.linspace(0, 1, 64), steps=5000, rule="gausslegendre")
+    assert max(sizes) <= ig.default_batch_size(torch.zeros(64)) and sum(sizes[1:]) == 5000 + 2
+    assert result.gradients is None  # 5000 x 64 numbers: not kept ...
+    assert result.running_sum()[-1] == pytest.approx(float(result.attributions.sum()), abs=1e-4)  # ... the sums are
+    assert result.relative_gap < 1e-5
+
+
+def test_long_runs_show_progress(capsys, monkeypatch):
+    import xaikit.integrated as ig
+
+    monkeypatch.setattr(ig, "BATCH_NUMBERS", 8)
+    integrated_gradients(lambda b: torch.tanh(b).sum(1), [1.0, 2.0], steps=50, progress=True)
+    assert "IG path" in capsys.readouterr().err
+
+
+# -- 8: one truncation rule for every text method ------------------------------------------------------------------
+LONG = " ".join(["i like the movie but the plot was dull"] * 12)  # 108 words; the tiny model takes 64 tokens
+
+
+def _one_cut(fn):
+    """``fn()``'s result and the TruncationWarnings it gave."""
+    from xaikit._textio import TruncationWarning
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = fn()
+    return out, [w for w in seen if issubclass(w.category, TruncationWarning)]
+
+
+def test_every_text_method_cuts_a_long_text_the_same_way(tok):
+    from xaikit.shaptext import token_scores
+    from xaikit.views import METHODS, all_views, explain
+
+    model = tiny_bert(seed=2)
+    grad_sam, cut = _one_cut(lambda: gradsam(model, tok, LONG))
+    assert len(cut) == 1 and "108 words" in str(cut[0].message) and "64" in str(cut[0].message)
+    assert cut[0].filename == __file__  # it points at the caller's line
+    tokens = grad_sam.tokens
+    assert len(tokens) <= 64 and tokens[-1] == "[SEP]"
+    for fn in (lambda: xaikit.text_integrated_gradients(model, tok, LONG, steps=8),  # was 128 tokens: crashed
+               lambda: xaikit.capture_attention(model, tok, LONG),
+               lambda: token_scores(model, tok, LONG, max_evals=40),
+               *[lambda m=m: explain(model, tok, LONG, m, max_evals=40) if m == "SHAP" else explain(model, tok, LONG, m)
+                 for m in METHODS]):
+        out, cut = _one_cut(fn)
+        assert len(cut) == 1  # one warning, not one per inner step
+        assert list(out.tokens) == tokens
+    views, cut = _one_cut(lambda: all_views(model, tok, LONG, shap_evals=40, ig_steps=8))
+    assert len(cut) == 1 and all(list(v.tokens) == tokens for v in views.values())
+
+
+def test_the_cut_keeps_whole_words(tmp_path):
+    from xaikit._textio import fit_text
+    from xaikit.models.tiny import _WORDS
+
+    tok = tiny_tokenizer(tmp_path, words=(*_WORDS, "##s"))  # "movies" -> movie ##s
+    model = tiny_bert(seed=2)
+    text = "i like the movie " * 15 + "i movies a lot"  # the 62-token budget ends inside "movies"
+    assert tok.tokenize(text)[61:63] == ["movie", "##s"]
+    with pytest.warns(UserWarning, match="the same tokens in every method"):
+        cut = fit_text(model, tok, text)
+    assert cut.endswith("movie i") and tok.tokenize(cut) == tok.tokenize(text)[:61]
+
+
+def test_panels_side_by_side_agree_on_a_long_text(tok):
+    from xaikit.widgets import AttentionExplorer, MethodComparisonPanel
+
+    model = tiny_bert(seed=2)
+    panel = MethodComparisonPanel(model, tok, text=LONG, a="Grad-SAM", b="IG")
+    assert panel.error is None  # was "the two score sets are for different tokens"
+    assert "truncated it to its first" in panel.status.value  # the cut, shown in the panel
+    explorer = AttentionExplorer(model, tok, text=LONG)
+    assert explorer.result.tokens == list(gradsam(model, tok, LONG).tokens)  # was 128 tokens: crashed
+
+
+# -- 9: SHAP on long text ----------------------------------------------------------------------------------------
+def test_shap_refuses_long_text_unless_asked_and_shows_progress(tok, capsys):
+    from xaikit.shaptext import LONG_TEXT, shap_text
+
+    model = tiny_bert(seed=2, max_position_embeddings=512)
+    wide = copy.deepcopy(tok)
+    wide.model_max_length = 512
+    text = " ".join(["i like the movie"] * 60)  # 240 words, 242 tokens
+    assert LONG_TEXT < 242
+    with pytest.raises(ValueError, match=r"text has 242 tokens; SHAP would run about max_evals=40 .*allow_long=True"):
+        shap_text(model, wide, text, max_evals=40)
+    e = shap_text(model, wide, text, max_evals=40, allow_long=True, progress=True)
+    assert len(e.values[0]) == 242
+    assert "SHAP: ~40 evaluations of <= 242 tokens" in capsys.readouterr().err
+
+
+# -- 10: a tokenizer that does not belong to the model -----------------------------------------------------------
+def test_a_tokenizer_of_another_model_is_named(tok):
+    from xaikit.shaptext import shap_text
+
+    small = tiny_bert(seed=2, vocab_size=40)  # the tokenizer has more tokens than the model has rows
+    for fn in (lambda: gradsam(small, tok, "i like the movie"),
+               lambda: xaikit.text_integrated_gradients(small, tok, "i like the movie"),
+               lambda: xaikit.capture_attention(small, tok, "i like the movie"),
+               lambda: shap_text(small, tok, "i like the movie", max_evals=20)):
+        with pytest.raises(ValueError, match=rf"tokenizer does not match the model: the tokenizer has {len(tok)} "
+                                             r"tokens but the model's embedding has 40 rows"):
+            fn()  # was IndexError: index out of range in self
+    ids = torch.tensor([2, 50, 3])
+    with pytest.raises(ValueError, match="input_ids holds token id 50, outside the model's 40 embedding rows"):
+        xaikit.text_ig.embedding_integrated_gradients(small, ids)
+    other = tiny_bert(seed=2)
+    other.config.pad_token_id = 1  # e.g. a RoBERTa model (<pad> = 1) with a BERT tokenizer ([PAD] = 0)
+    with pytest.raises(ValueError, match=r"the model's config has pad_token_id=1, the tokenizer's \[PAD\] token is id 0"):
+        gradsam(other, tok, "i like the movie")  # was: plausible-looking scores
+    padded = tiny_bert(seed=2, vocab_size=len(tok) + 600)
+    with pytest.warns(UserWarning, match=rf"the tokenizer has {len(tok)} tokens, the model's embedding {len(tok) + 600}"):
+        gradsam(padded, tok, "i like the movie")
+
+
+# -- 14, 15: panel.set() checks every value first; clamped values are noted -----------------------------------
+def test_set_with_a_bad_choice_changes_nothing_and_names_the_control():
+    from xaikit.widgets import SmoothGradPanel
+
+    p = SmoothGradPanel(n_images=2, n=4)
+    sigma, result = p.values["sigma"], p.result
+    assert p.set(sigma=0.3, kind="bad") is result  # was: TraitError, and the slider showed 0.3 anyway
+    assert p.values["sigma"] == sigma and p.result is result  # nothing applied: the panel is in sync
+    assert isinstance(p.error, ValueError) and str(p.error).startswith("kind must be one of")
+    assert "kind must be one of" in p.status.value and "nothing was changed" in p.status.value
+    p.set(sigma="big")
+    assert isinstance(p.error, TypeError) and "sigma must be a number" in p.status.value
+    p.set(sigma=0.3, kind="vargrad")
+    assert p.error is None and p.result.noisy.sigma == 0.3 and p.result.kind == "vargrad" and p.status.value == ""
+
+
+def test_out_of_range_values_are_clamped_with_a_note():
+    from xaikit.widgets import GradientPanel, HeadsPanel, IGStepsPanel, ThresholdPanel
+
+    p = GradientPanel()
+    p.set(x1=1e9)
+    assert p.values["x1"] == 3.0 and p.error is None
+    assert "x1: 1e+09 is above its maximum 3, so it was set to 3" in p.status.value  # was silent
+    p.set(x2=0.5)
+    assert p.status.value == ""  # the note was about the last set()
+    steps = IGStepsPanel(steps=0)  # a constructor value is noted too
+    assert steps.result.result.steps == 1 and "steps: 0 is below its minimum 1" in steps.status.value
+    beta = ThresholdPanel()
+    beta.set(beta=1e6)  # a log slider: its range is 10**-0.5 .. 10**2
+    assert beta.values["beta"] == pytest.approx(100) and "beta: 1e+06 is above its maximum 100" in beta.status.value
+    heads = HeadsPanel()
+    heads.set(n_heads=3)
+    assert heads.values["n_heads"] == 2 and "n_heads must be one of 1, 2, 4, 8" in heads.status.value
+
+
+def test_the_attention_explorer_notes_a_clamped_layer(tok):
+    from xaikit.widgets import AttentionExplorer
+
+    e = AttentionExplorer(tiny_bert(seed=2), tok, text="i like the movie")
+    e.set(layer=99)
+    assert e.values["layer"] == 1 and "layer: 99 is above its maximum 1" in e.status.value
+
+
+def test_warnings_during_an_update_are_shown_in_the_panel():
+    from xaikit.widgets import IGStepsPanel
+
+    with pytest.warns(CompletenessWarning):  # still a Python warning ...
+        p = IGStepsPanel(steps=1)
+    assert "completeness gap" in p.status.value  # ... and in the panel
+
+
+# -- 16: misleading errors from other panels and loaders ------------------------------------------------------
+def test_heads_panel_names_the_head_counts():
+    from xaikit.widgets import HeadsPanel
+
+    with pytest.raises(ValueError, match=r"n_heads must be one of 1, 2, 4, 8 \(the 8 features split into equal "
+                                         r"heads\), got 3"):
+        HeadsPanel(n_heads=3)  # was a TraitError from inside the constructor
+
+
+def test_load_vit_suggests_the_embedded_name():
+    from xaikit.models import load_vit
+
+    with pytest.raises(ValueError, match="Did you mean 'embedded-control'"):
+        load_vit("control")  # was a hub look-up for a model called 'control'
