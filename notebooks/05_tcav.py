@@ -16,7 +16,8 @@
 #
 # Does the idea "striped" make a Vision Transformer say "zebra"? Testing with Concept Activation Vectors
 # (TCAV) answers with a number, and a significance test tells us whether to believe it. Every claim below
-# is an executed `assert`.
+# that held for every training run of the embedded model is an executed `assert`; the lecture's results
+# that did not hold are printed beside its numbers and discussed.
 #
 # 1. ViT recap: an image as a sequence of patches
 # 2. Concepts: example images
@@ -38,8 +39,7 @@ import xaikit
 from xaikit import imageworld as iw
 from xaikit import tcav
 from xaikit._config import pick
-from xaikit.models import arch, load_vit
-from xaikit.models.vitworld import TCAV_LAYER
+from xaikit.models import arch, load_vit, vitworld
 from xaikit.widgets import ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
 
 xaikit.set_seed(0)
@@ -53,9 +53,11 @@ xaikit.set_seed(0)
 # %%
 MODEL = "embedded"
 model, processor = load_vit(MODEL)
-LAYER = TCAV_LAYER if MODEL.startswith("embedded") else 10  # embedded: block 0 of 4 (see vitworld.TCAV_LAYER)
+# embedded: block 1 of 4, chosen over five training seeds (section 4 says how); the lecture's ViT: block 10
+LAYER = vitworld.TCAV_LAYER if MODEL.startswith("embedded") else 10
 POOLING = "flatten"  # all tokens, as in the lecture's code
-print(type(model).__name__, "|", arch.n_layers(model), "blocks |", len(model.config.id2label), "classes")
+print(type(model).__name__, "|", arch.n_layers(model), "blocks |", len(model.config.id2label), "classes |",
+      "on", model.device)
 
 # %% [markdown]
 # ## 1. ViT recap: an image as a sequence of patches
@@ -76,9 +78,24 @@ assert tuple(emb.position_embeddings.shape) == (1, n_patches + 1, model.config.h
 grid
 
 # %% [markdown]
+# **Where tensors live.** The model sits on `xaikit.device()`: a GPU when there is one. Whatever you build
+# for it (here the processor's pixel batch) goes to `model.device` first, and what you want to plot or
+# turn into NumPy comes back with `.cpu()`. `xaikit.tcav` does both for you and returns NumPy arrays.
+
+# %%
+import torch
+
+batch = processor(images=list(world_images[:4]), return_tensors="pt").to(model.device)
+with torch.no_grad():
+    probs = model(**batch).logits.softmax(-1).cpu()  # (4, classes), back on the CPU
+predicted = [model.config.id2label[int(i)] for i in probs.argmax(-1)]
+print("predicted:", predicted, "| true:", [world_names[y] for y in world_labels[:4]])
+assert probs.device.type == "cpu"
+
+# %% [markdown]
 # The image world (documented in `xaikit.imageworld`): zebra, horse and leopard share one quadruped
-# silhouette and differ only in texture (striped, plain, dotted); sheep are bubbly; flags are striped but
-# not animals. So stripes should matter for "zebra", but only together with the shape.
+# silhouette and differ only in texture (striped, plain, dotted); sheep are bubbly; flags are checkered.
+# Stripes appear on zebras and nowhere else, so they should matter for "zebra".
 
 # %%
 x_test, y_test, _ = iw.make_dataset(pick(200, 100), "main", seed=123)
@@ -122,7 +139,6 @@ cav = tcav.train_cav(a_striped, a_dotted, "logistic", concept="striped", negativ
                      pooling=POOLING)
 print(f"CAV striped vs dotted: held-out accuracy {cav.accuracy:.2f}")
 assert cav.accuracy >= 0.9
-assert abs(np.linalg.norm(cav.vector) - 1) < 1e-5
 
 # %% [markdown]
 # **Exercise.** Write a CAV yourself: fit a linear classifier that tells the concept activations (label 1)
@@ -169,12 +185,35 @@ assert xaikit.check_tcav_score(my_tcav_score).passed
 pairs = tcav.pair_scores(model, concepts, zebras, "zebra", LAYER, pooling=POOLING, processor=processor)
 for (a, b), score in pairs.items():
     print(f"TCAV({a} vs {b}, zebra) = {score:.2f}   (lecture ~{tcav.LECTURE_PAIRS[(a, b)]})")
-if MODEL.startswith("embedded"):  # within 0.1 of the lecture's numbers
-    assert pairs[("striped", "dotted")] >= 0.85 and pairs[("striped", "bubbly")] >= 0.85
-    assert pairs[("bubbly", "striped")] <= 0.2
-    assert pairs[("dotted", "bubbly")] <= 0.15
+if MODEL.startswith("embedded"):
+    # assert only the claims that held for every training seed (the table below); print the others
+    for name, holds in vitworld.pair_checks(pairs).items():
+        asserted = name in vitworld.ASSERTED_CLAIMS
+        if asserted:
+            assert holds, (name, pairs)
+        print(f"{name:<26} {'holds' if holds else 'does NOT hold'} for this model"
+              + ("" if asserted else "   (not asserted: it depends on the training run)"))
 
 # %% [markdown]
+# **What holds for every training run, and what does not.** A result that one training run gives and the
+# next does not is not a result. `benchmarks/tcav_robustness.py` trains this recipe with training seeds
+# 0-4 (same data recipe, new initialisation and batch order) and scores each pair of models with image
+# sets drawn fresh for that seed. At block 2 with all tokens flattened, over the five seeds:
+#
+# | claim (zebra) | lecture | five seeds | asserted here |
+# | --- | --- | --- | --- |
+# | striped vs bubbly | ~0.95 | 0.88-1.00 | yes (>= 0.8) |
+# | bubbly vs striped | ~0.1 | 0.00-0.15 | yes (<= 0.25) |
+# | striped vs dotted | ~0.95 | 0.55-0.93 | no: >= 0.8 for only 2 of 5 seeds |
+# | dotted vs bubbly | ~0.05 | 0.75-0.88 | no: the *opposite* of the lecture, on all 5 seeds |
+#
+# So stripes against bubbles is a stable finding. Stripes against dots is not: every seed leans towards
+# stripes (all scores above 0.5), but by how much depends on the run. And between dots and bubbles, these
+# models consistently side with the dots, where the lecture's ImageNet ViT sides with the bubbles. A relative
+# CAV only says how *this* model's zebra logit treats the difference between two concept sets; a different
+# model, trained on different images, can order two textures differently. Why ours prefers dots we have not
+# pinned down.
+#
 # Swapping the two sets flips the CAV, so the score becomes one minus itself (up to images with
 # $S = 0$ exactly):
 
@@ -195,9 +234,10 @@ print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
 
 # %%
 R = 10
-randoms = [iw.random_images(N, seed=i) for i in range(R + 1)]
-sig = tcav.tcav_significance(model, {c: concepts[c] for c in ("striped", "dotted", "bubbly")}, zebras, "zebra",
-                             LAYER, random_sets=randoms, R=R, pooling=POOLING, processor=processor)
+randoms = [iw.random_images(N, seed=i) for i in range(2 * R + 1)]  # enough for the panel's R slider up to 20
+tested = {c: concepts[c] for c in vitworld.CLAIM_CONCEPTS}  # striped, dotted, bubbly
+sig = tcav.tcav_significance(model, tested, zebras, "zebra", LAYER, random_sets=randoms[:R + 1], R=R,
+                             pooling=POOLING, processor=processor)
 print(sig.summary())
 if MODEL.startswith("embedded"):
     assert sig["striped"].significant and sig["striped"].mean > sig.random_scores.mean()
@@ -210,15 +250,17 @@ assert panel.error is None and panel.result["striped"].significant == sig["strip
 panel
 
 # %% [markdown]
-# Move the **R** slider: with R = 2 the p-value jumps around; by R = 10-20 it settles.
+# Move the **R** slider (it offers as many runs as there are random sets, 20 here): with R = 2 the t-test
+# has two scores a side to go on, so one odd random set can swing the p-value; more runs narrow the
+# spread of both samples.
 
 # %% [markdown]
 # ## 6. A ground-truth control
 #
 # Does a significant TCAV score really mean the model uses the concept? xaikit trained a second ViT,
 # same architecture, on a **control world**: every class, zebra included, takes its texture uniformly at
-# random, and zebras are told apart by shape alone. Stripes cannot help that model, so TCAV("striped",
-# zebra) must lose its significance.
+# random, and zebras are told apart by shape alone. Stripes cannot help that model. If TCAV measured
+# *use*, TCAV("striped", zebra) would lose its significance there.
 
 # %%
 control, control_processor = load_vit("embedded-control")
@@ -226,14 +268,17 @@ if MODEL.startswith("embedded"):  # the control model must have learned its worl
     xc_test, yc_test, _ = iw.make_dataset(pick(200, 100), "control", seed=123)
     control_acc = accuracy(control, xc_test, yc_test)
     print(f"control model held-out accuracy: {control_acc:.3f}")
-    assert control_acc >= 0.9
+    assert control_acc >= 0.85  # seeds 0-4 of the recipe: 0.97-0.98
 control_zebras = iw.class_images("zebra", 40, "control", seed=0)
-sig_control = tcav.tcav_significance(control, {"striped": concepts["striped"]}, control_zebras, "zebra", LAYER,
-                                     random_sets=randoms, R=R, pooling=POOLING, processor=control_processor)
+# the same test as on the main model: the same three concepts, random sets and Bonferroni correction
+sig_control = tcav.tcav_significance(control, tested, control_zebras, "zebra", LAYER, random_sets=randoms[:R + 1],
+                                     R=R, pooling=POOLING, processor=control_processor)
 print(sig_control.summary())
 striped_c = sig_control["striped"]
-# the ground truth: not significant on the control model (on the main model it is, section 5)
-assert not striped_c.significant
+print(f"striped for zebra: main model p = {sig['striped'].p_corrected:.2g}, control model p = "
+      f"{striped_c.p_corrected:.2g} ({'not ' if not striped_c.significant else ''}significant on the control)")
+# what held for every training seed and image draw: the model that uses stripes gives the smaller p-value
+assert sig["striped"].p_value < striped_c.p_value
 
 # %% [markdown]
 # Two design choices make this check mean something, and both were found by getting it wrong first:
@@ -250,22 +295,19 @@ assert not striped_c.significant
 # In short: TCAV tests a *direction* in activation space against random directions. Whatever else
 # separates the concept set from the random sets is part of that direction.
 #
-# The control is clean at the first block only. One block deeper, the same control model's zebra logit
-# *does* rise along the striped CAV, although stripes never predicted "zebra" in its training data:
-# %%
-if MODEL.startswith("embedded"):
-    deeper = tcav.tcav_significance(control, {"striped": concepts["striped"]}, control_zebras, "zebra", LAYER + 1,
-                                     random_sets=randoms, R=R, pooling=POOLING, processor=control_processor)
-    print(deeper.summary())
-    assert deeper["striped"].significant and deeper["striped"].mean > deeper.random_scores.mean()
-
-# %% [markdown]
+# **The control is not clean, and that is the lesson.** Look at the control's mean score for "striped":
+# its zebra logit also rises along the striped CAV for most zebra images, although stripes never
+# predicted "zebra" in its training data. Over two control models and four image draws each, the mean
+# ranged 0.49-0.95 against 0.40-0.60 for random CAVs, and whether it reached significance depended on the
+# draw: corrected p from 0.0014 to 1. (At block 1, two of five control models were significant even on
+# their first draw.) What held every time is weaker: the model that really uses stripes gives the
+# smaller p-value, by a factor of 10 or more. That is what the cell above asserts.
+#
 # A directional derivative measures *sensitivity*: how the logit would move if the activations moved
-# towards the concept. A model can be sensitive to a direction it never needed. We have not pinned down
-# why it happens here; a plausible reason is that the deeper block mixes shape and texture features, so
-# a texture direction there also moves shape evidence. Either way, a significant TCAV score says "this
-# direction moves the class logit", not "the model was trained to use this concept". Ground-truth
-# controls like this one are how to tell the two apart.
+# towards the concept, and a model can be sensitive to a direction it never needed. A significant TCAV
+# score says "this direction moves the class logit", not "the model was trained to use this concept".
+# A ground-truth control, checked over several training runs and image draws, is how to tell the two
+# apart, and here it tells us that one significance test at R = 10 cannot.
 
 # %% [markdown]
 # <details class="xk-answer"><summary>Answer: why can a score differ from 0.5 and still be not significant?</summary>
@@ -279,6 +321,22 @@ if MODEL.startswith("embedded"):
 #
 # Concepts are not equally visible at every depth. The sweep runs the significance test at each block;
 # hollow markers are not significant.
+#
+# **How block 2 was chosen.** The principle: take the lecture's depth. Its layer 10 of ViT-base's 0-11 is
+# the second-to-last block, the deepest whose patch tokens still reach the classifier through one more
+# attention step (after the last block only [CLS] is read, which is why mean pooling scores exactly 0 at
+# block 3). Here that is block 2 of 0-3. In honesty, we wrote that principle down *after* seeing every
+# block's numbers over training seeds 0-4, so seeds 5-9, trained after the choice, are the check that it
+# was not fitted to those five. Over seeds 0-4, flatten pooling, how many of five seeds kept each claim:
+#
+# | block | striped vs bubbly >= 0.8 | bubbly vs striped <= 0.25 | striped significant (main) | not significant (control) | striped vs dotted | dotted vs bubbly |
+# | --- | --- | --- | --- | --- | --- | --- |
+# | 0 | 3 | 3 | 3 | 3 | 0.20-0.82 | 0.65-0.82 |
+# | 1 | 5 | 5 | 5 | 3 | 0.57-0.88 | 0.57-0.88 |
+# | **2** | **5** | **5** | **5** | 5 (first draw only) | 0.55-0.93 | 0.75-0.88 |
+# | 3 | 5 | 5 | 5 | 4 | 0.57-0.85 | 0.62-0.90 |
+#
+# Mean pooling kept at most two of the four claims at any block. The sweep below is *this* model only.
 
 # %%
 sweep = LayerSweepPanel(model, processor, concept_sets=concepts, class_images={"zebra": zebras}, pooling=POOLING,

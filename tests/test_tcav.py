@@ -99,17 +99,33 @@ def test_directional_derivative_matches_finite_difference():
     np.testing.assert_allclose(s, fd, rtol=2e-2, atol=1e-3)
 
 
-def test_cav_points_along_the_separating_direction():
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("data_seed", [0, 1, 2])
+def test_cav_points_along_the_separating_direction(data_seed):
+    rng = np.random.default_rng(data_seed)
     d = rng.normal(size=20)
     d /= np.linalg.norm(d)
-    pos = rng.normal(size=(80, 20)) + 2.5 * d
-    neg = rng.normal(size=(80, 20)) - 2.5 * d
-    for classifier in ("logistic", "hinge"):
+    pos = rng.normal(size=(200, 20)) + 2.5 * d
+    neg = rng.normal(size=(200, 20)) - 2.5 * d
+    # 150 training rows a side in 20 dimensions: the fitted normal is d plus sampling noise (cosines
+    # measured 0.92-0.96 for logistic regression, 0.87-0.95 for hinge SGD over data seeds 0-4)
+    for classifier, min_cos in (("logistic", 0.9), ("hinge", 0.8)):
         cav = tcav.train_cav(pos, neg, classifier=classifier, seed=0)
-        assert float(cav.vector @ d) > 0.9, classifier
+        assert float(cav.vector @ d) > min_cos, classifier
         assert cav.accuracy > 0.9
         assert abs(np.linalg.norm(cav.vector) - 1) < 1e-5
+
+
+def test_swapping_the_sets_negates_the_cav():
+    """The held-out split depends on each set's size, not on its side, so the swap trains on the same
+    rows with the labels flipped (notebook 05, section 4)."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(40, 30)) + 0.5, rng.normal(size=(40, 30))
+    one, other = tcav.train_cav(a, b), tcav.train_cav(b, a)  # logistic: a deterministic optimum
+    np.testing.assert_allclose(one.vector, -other.vector, atol=1e-6)
+    assert one.accuracy == other.accuracy
+    # hinge SGD visits the rows in another order after a swap, so only roughly the opposite direction
+    one, other = tcav.train_cav(a, b, "hinge"), tcav.train_cav(b, a, "hinge")
+    assert float(one.vector @ other.vector) < -0.8
 
 
 @pytest.mark.parametrize("shape", [(75, 74), (60, 8), (200, 30)])
@@ -263,37 +279,26 @@ def embedded():
     return load
 
 
-def _concepts(n=50, seed=0):
-    return {c: iw.concept_images(c, n, seed=seed) for c in ("striped", "dotted", "bubbly")}
-
-
 @pytest.mark.prepared
-@pytest.mark.parametrize("concept_seed", [0, 1])
-def test_embedded_vit_reproduces_the_lecture_pairs(embedded, concept_seed):
-    """Within 0.1 of the lecture's ~0.95 / 0.1 / 0.05 / 0.95, for two independent draws of concept images."""
-    from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING
+@pytest.mark.parametrize("seed", [0, 1])
+def test_embedded_vits_keep_the_claims_that_hold_for_every_training_seed(embedded, seed):
+    """Notebook 05's claims on the models that `prepare` built on *this* machine, with image sets drawn
+    fresh from ``seed``. Only the claims that held for every training seed of the recipe in
+    ``benchmarks/tcav_robustness.py`` are asserted (``vitworld.ASSERTED_CLAIMS``); no number here comes
+    from one training run."""
+    from xaikit.models import vitworld
 
-    scores = tcav.pair_scores(embedded("main"), _concepts(seed=concept_seed), iw.class_images("zebra", 40),
-                              "zebra", TCAV_LAYER, pooling=TCAV_POOLING)
-    assert scores[("striped", "dotted")] >= 0.85, scores
-    assert scores[("bubbly", "striped")] <= 0.2, scores
-    assert scores[("dotted", "bubbly")] <= 0.15, scores
-    assert scores[("striped", "bubbly")] >= 0.85, scores
+    r = vitworld.lecture_claims(embedded("main"), embedded("control"), seed=seed)
+    failed = [name for name in vitworld.ASSERTED_CLAIMS if not r["checks"][name]]
+    assert not failed, (failed, r["pairs"], r["p_main"], r["p_control"])
+    assert r["mean_main"]["striped"] > r["random_main"]  # significant *above* random, not below
 
 
-@pytest.mark.prepared
-def test_striped_is_significant_for_zebra_only_where_stripes_matter(embedded):
-    """The ground-truth control at the notebook's layer: significant on the main model, not on the
-    control model, whose world draws every class's texture at random."""
-    from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING
+def test_claim_names_are_the_checks_lecture_claims_reports():
+    from xaikit.models import vitworld
 
-    concepts = {"striped": iw.concept_images("striped", 50)}
-    sig = {world: tcav.tcav_significance(embedded(world), concepts, iw.class_images("zebra", 40, world), "zebra",
-                                         TCAV_LAYER, R=10, pooling=TCAV_POOLING)
-           for world in ("main", "control")}
-    main, control = sig["main"], sig["control"]
-    assert main["striped"].significant and main["striped"].mean > main.random_scores.mean(), main.summary()
-    assert not control["striped"].significant, control.summary()
+    assert set(vitworld.ASSERTED_CLAIMS) <= set(vitworld.CLAIMS)
+    assert len(vitworld.CLAIMS) == len(vitworld.CLAIM_BOUNDS) + 3
 
 
 @pytest.mark.prepared

@@ -14,12 +14,14 @@ zebra      quadruped (neck, head, legs, tail)    striped
 horse      the same quadruped                    plain
 leopard    the same quadruped                    dotted
 sheep      round woolly body, thin legs          bubbly
-flag       a pole with a cloth                   striped
+flag       a pole with a cloth                   checkered
 =========  ====================================  ==================
 
-zebra, horse and leopard share one silhouette generator, so only the texture tells them apart; zebra
-and flag share a texture, so only the shape tells them apart. Stripes therefore raise "zebra" on a
-quadruped, dots raise "leopard" instead, and bubbles belong to a different shape.
+zebra, horse and leopard share one silhouette generator, so only the texture tells them apart. Stripes
+appear on zebras and nowhere else, dots raise "leopard" instead, and bubbles belong to a different
+shape. (Up to recipe v3 the flag was striped too, so that only the shape told it from a zebra; with
+stripes on two classes, whether the striped direction raised "zebra" at all changed from one training
+seed to the next: ``benchmarks/tcav_robustness.py``.)
 
 How much of the surface the dark colour covers matters to a small ViT as much as the pattern's shape:
 stripes cover half, bubbles (thin rings) a third, dots about 15%. Recipe v3 made the dots small and
@@ -72,7 +74,7 @@ _MAIN = {
     "horse": ("quadruped", "plain"),
     "leopard": ("quadruped", "dotted"),
     "sheep": ("sheep", "bubbly"),
-    "flag": ("flag", "striped"),
+    "flag": ("flag", "checkered"),
 }
 _CONTROL = {
     "zebra": ("quadruped-dark", None),

@@ -325,7 +325,7 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
     pieces: dict[int, list[torch.Tensor]] = {i: [] for i in layers}
     try:
         for s in range(0, len(x), batch_size):
-            xb = x[s:s + batch_size].to(device)
+            xb = x[s:s + batch_size].to(device=device, dtype=next(model.parameters()).dtype)
             if target is None:
                 with torch.no_grad():
                     model(pixel_values=xb)
@@ -412,12 +412,14 @@ def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: i
                          f"{neg.shape}")
     if len(pos) < 2 or len(neg) < 2:
         raise ValueError(f"each activation set needs at least 2 rows, got {len(pos)} and {len(neg)}")
-    rng = np.random.default_rng(seed)
     x = np.concatenate([pos, neg])
     y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
     test = np.zeros(len(x), bool)
     for cls in (0, 1):  # stratified split, at least one training row per class
-        idx = rng.permutation(np.flatnonzero(y == cls))
+        rows = np.flatnonzero(y == cls)
+        # the held-out rows of a set depend on the seed and the set's size only, not on which side it is
+        # on: swapping concept and counterpart then trains on the same rows and gives exactly -v
+        idx = rows[np.random.default_rng([seed, len(rows)]).permutation(len(rows))]
         k = min(int(round(test_fraction * len(idx))), len(idx) - 1)
         test[idx[:k]] = True
     scale = x[~test].std(0) + 1e-6  # standardise for the solver, then map the normal back (w / scale)

@@ -270,7 +270,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from xaikit._config import cpu_busy, load_average, set_seed, torch_threads
+    from xaikit._config import cpu_busy, device, load_average, set_seed, torch_threads
 
     r = RECIPE
     train, test = training_pairs(progress), load_movie_reviews("test", progress)
@@ -291,7 +291,8 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
         # absent from the movie data keep their pretrained neighbourhoods
         for p in model.base_model.embeddings.parameters():
             p.requires_grad_(False)
-    model.train()
+    dev = device()  # a GPU when there is one; the saved weights and every result come back to the CPU
+    model.to(dev).train()
 
     lengths = [len(tokenizer(t, truncation=True, max_length=r["max_length"])["input_ids"]) for t, _ in train]
     rng = random.Random(r["seed"])
@@ -305,7 +306,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: min((step + 1) / warmup, max(0.0, (len(batches) - step) / (len(batches) - warmup))))
 
-    bf16 = bool(r.get("bf16_on_amx")) and _cpu_has_amx()
+    bf16 = bool(r.get("bf16_on_amx")) and dev.type == "cpu" and _cpu_has_amx()
     ask = threads if callable(threads) else None
     first = ask() if ask is not None else threads
     # without a count: one thread when the CPU is already busy, because two OpenMP threads that wait for
@@ -319,8 +320,8 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
             if n is not None and n != torch.get_num_threads():
                 torch.set_num_threads(n)
                 used.add(n)
-            enc = _encode(tokenizer, [train[i][0] for i in batch], r["max_length"])
-            labels = torch.tensor([train[i][1] for i in batch])  # (B,)
+            enc = _encode(tokenizer, [train[i][0] for i in batch], r["max_length"]).to(dev)
+            labels = torch.tensor([train[i][1] for i in batch], device=dev)  # (B,)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 loss = model(**enc, labels=labels).loss
             loss.backward()
@@ -344,8 +345,9 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
         "lecture_sentences": {s: p for (s, _), p in zip(lecture, lecture_preds, strict=True)},
         "lecture_labels_match": lecture_preds == [y for _, y in lecture],
         "torch_threads": "/".join(str(n) for n in sorted(used)),
-        "precision": "bfloat16 autocast (AMX)" if bf16 else "float32",
+        "precision": "bfloat16 autocast (AMX)" if bf16 else "float32", "device": dev.type,
     }
+    model.to("cpu")
     folder.mkdir(parents=True, exist_ok=True)
     _save_pretrained(model, folder)
     tokenizer.save_pretrained(folder)

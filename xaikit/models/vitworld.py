@@ -21,6 +21,7 @@ through ``xaikit.models.load_vit("embedded")``.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -35,23 +36,27 @@ from xaikit._validate import check_choice
 __all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_embedded_vit", "train_vit", "model_folder", "to_pixels"]
 
 #: bump when anything below (or the image world) changes: the cache folder name carries it.
-RECIPE_VERSION = "v3"
+RECIPE_VERSION = "v4"
 RECIPE = {
     "image_size": 64, "patch_size": 8, "hidden_size": 96, "num_hidden_layers": 4, "num_attention_heads": 4,
     "intermediate_size": 192, "n_train": 2400, "n_test": 600, "epochs": 12, "batch_size": 32, "lr": 1e-3,
-    "weight_decay": 0.05, "warmup_fraction": 0.05, "seed": 0,
+    "weight_decay": 0.05, "warmup_fraction": 0.15, "seed": 0,
     # the control world's classes differ by shape only: at lr 1e-3 one v3 run stalled at 66% training
-    # accuracy, at 5e-4 it reached 0.968 held-out in 12 epochs
-    "epochs_control": 12, "lr_control": 5e-4,
+    # accuracy; at 5e-4 with 5% warm-up training seed 1 stalled at 46% held-out (on a GPU); with 4e-4 and
+    # 15% warm-up all five seeds 0-4 reached 0.96-0.99 (benchmarks/tcav_robustness.py)
+    "epochs_control": 12, "lr_control": 4e-4,
     # one torch thread: a 96-wide ViT's matrices are too small to share; on 2 busy cores two threads
     # cost 4.5x the CPU per step (0.96 s vs 0.21 s measured) and were slower in wall time too
     "threads": 1,
 }
-#: notebook 05's default TCAV layer and pooling for the embedded ViT (the tests check the lecture's
-#: four pairs and the ground-truth control there). Recipe v3 at layer 0, four concept seeds: striped vs
-#: dotted 0.95-1.00, bubbly vs striped 0.03-0.15, dotted vs bubbly 0.07-0.12, striped vs bubbly
-#: 0.93-0.97 (the lecture: ~0.95 / 0.1 / 0.05 / 0.95); at layer 1 striped vs dotted swung 0.65-1.00.
-TCAV_LAYER = 0
+#: notebook 05's default TCAV layer and pooling for the embedded ViT, and the principle behind it: the
+#: lecture's layer 10 of ViT-base's 0-11 is the second-to-last block, the deepest whose patch tokens still
+#: reach the classifier through one more attention step (after the last block only [CLS] is read); here
+#: that is block 2 of 0-3. In honesty, that principle was written down after every block's numbers had
+#: been seen on training seeds 0-4 (recipe v4, CPU; the sweep of benchmarks/tcav_robustness.py): striped
+#: vs bubbly 0.88-1.00, bubbly vs striped 0.00-0.15, striped significant on every main model (p <= 0.002).
+#: Seeds 5-9, trained after the choice, are the check that it was not fitted to seeds 0-4.
+TCAV_LAYER = 2
 TCAV_POOLING = "flatten"
 MEAN = (0.5, 0.5, 0.5)
 STD = (0.5, 0.5, 0.5)
@@ -93,22 +98,29 @@ def _build(labels: tuple[str, ...], seed: int):
 
 @torch.no_grad()
 def accuracy(model, images: np.ndarray, labels: np.ndarray, batch_size: int = 200) -> float:
-    """Fraction of ``images`` whose predicted class equals ``labels``."""
+    """Fraction of ``images`` whose predicted class equals ``labels`` (on whatever device the model is)."""
     model.eval()
+    dev = next(model.parameters()).device
     hits = 0
     for i in range(0, len(images), batch_size):
-        logits = model(pixel_values=to_pixels(images[i:i + batch_size])).logits  # (B, C)
-        hits += int((logits.argmax(-1).numpy() == labels[i:i + batch_size]).sum())
+        pixels = to_pixels(images[i:i + batch_size]).to(dev, next(model.parameters()).dtype)
+        logits = model(pixel_values=pixels).logits  # (B, C)
+        hits += int((logits.argmax(-1).cpu().numpy() == labels[i:i + batch_size]).sum())
     return hits / len(images)
 
 
-def train_vit(world: str = "main", progress: bool = True, counter=None, **overrides):
-    """Train the embedded ViT on ``world``; returns ``(model, metrics)``. ``overrides`` change RECIPE
-    entries (tests use a few images and one epoch). ``counter``: anything with a ``.value`` (e.g. a
-    ``multiprocessing.Value``) that is raised by one per optimiser step, for a progress bar elsewhere."""
+def train_vit(world: str = "main", progress: bool = True, counter=None, device=None, **overrides):
+    """Train the embedded ViT on ``world``; returns ``(model, metrics)`` with the model on the CPU.
+    ``overrides`` change RECIPE entries (tests use a few images and one epoch). ``counter``: anything with
+    a ``.value`` (e.g. a ``multiprocessing.Value``) that is raised by one per optimiser step, for a
+    progress bar elsewhere. ``device``: where to train (default :func:`xaikit.device`, so a GPU when
+    there is one)."""
+    from xaikit._config import device as default_device
+
     recipe = {**RECIPE, **overrides}
+    dev = torch.device(device) if device is not None else default_device()
     with torch_threads(recipe["threads"]):
-        return _train(world, recipe, progress, counter)
+        return _train(world, recipe, progress, counter, dev)
 
 
 def _epochs_and_lr(world: str, recipe: dict) -> tuple[int, float]:
@@ -132,7 +144,7 @@ def is_built(world: str = "main") -> bool:
     return cache.is_built(model_folder(world))
 
 
-def _train(world: str, recipe: dict, progress: bool, counter=None):
+def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     from tqdm.auto import tqdm
 
     from xaikit.imageworld import make_dataset
@@ -144,9 +156,10 @@ def _train(world: str, recipe: dict, progress: bool, counter=None):
     x_test, y_test, _ = make_dataset(recipe["n_test"], world, seed=seed + 10_000)
     t_data = time.perf_counter() - t0
 
-    model = _build(names, seed)
-    pixels = to_pixels(x_train)  # (N, 3, 64, 64)
-    targets = torch.as_tensor(y_train)
+    device = torch.device("cpu") if device is None else torch.device(device)
+    model = _build(names, seed).to(device)
+    pixels = to_pixels(x_train).to(device)  # (N, 3, 64, 64)
+    targets = torch.as_tensor(y_train).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=recipe["weight_decay"])
     n, bs = len(pixels), recipe["batch_size"]
     steps = n_steps(world, recipe)
@@ -159,7 +172,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None):
     for _ in range(epochs):
         order = torch.randperm(n, generator=gen)
         for i in range(0, n, bs):
-            idx = order[i:i + bs]
+            idx = order[i:i + bs].to(device)
             logits = model(pixel_values=pixels[idx]).logits  # (B, C)
             loss = torch.nn.functional.cross_entropy(logits, targets[idx])
             opt.zero_grad()
@@ -173,11 +186,12 @@ def _train(world: str, recipe: dict, progress: bool, counter=None):
                 counter.value += 1
     bar.close()
     model.eval()
+    model.to("cpu")
     metrics = {
         "world": world, "recipe_version": RECIPE_VERSION, "recipe": recipe, "classes": list(names),
         "test_accuracy": accuracy(model, x_test, y_test), "train_accuracy": accuracy(model, x_train[:600], y_train[:600]),
         "epochs": epochs, "seconds_data": round(t_data, 2), "seconds_total": round(time.perf_counter() - t0, 2),
-        "cpu_seconds_total": round(time.process_time() - c0, 2),
+        "cpu_seconds_total": round(time.process_time() - c0, 2), "device": device.type,
     }
     return model, metrics
 
@@ -215,3 +229,84 @@ def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool
         print(f"embedded ViT ({world}): test accuracy {metrics['test_accuracy']:.3f}, "
               f"built in {metrics['seconds_total']:.0f} s -> {folder}")
     return folder
+
+
+# -- the lecture's TCAV claims, checked on one pair of trained models -------------------------------------
+#: what notebook 05 claims for "zebra", as bounds that must hold for every training seed (issue 12):
+#: the two pairs towards stripes score high, the two away from them low, and "striped" is significant on
+#: the main model but not on the control model.
+CLAIM_BOUNDS = {("striped", "dotted"): (0.8, 1.0), ("striped", "bubbly"): (0.8, 1.0),
+                ("bubbly", "striped"): (0.0, 0.25), ("dotted", "bubbly"): (0.0, 0.25)}
+CLAIM_CONCEPTS = ("striped", "dotted", "bubbly")
+
+
+def _claim_name(a: str, b: str, lo: float, hi: float) -> str:
+    return f"{a} vs {b} >= {lo}" if hi >= 1.0 else f"{a} vs {b} <= {hi}"
+
+
+def pair_checks(pairs: dict) -> dict[str, bool]:
+    """``{claim name: holds}`` for the lecture pairs in ``pairs`` (as :func:`xaikit.tcav.pair_scores` returns)."""
+    return {_claim_name(a, b, lo, hi): lo <= pairs[(a, b)] <= hi for (a, b), (lo, hi) in CLAIM_BOUNDS.items()
+            if (a, b) in pairs}
+
+
+#: every claim :func:`lecture_claims` checks, by name
+CLAIMS = (*(_claim_name(a, b, lo, hi) for (a, b), (lo, hi) in CLAIM_BOUNDS.items()),
+          "striped significant on main", "striped not significant on control",
+          "striped more significant on main than on control")
+#: the claims that held for every training seed in ``benchmarks/tcav_robustness.py`` and for every image
+#: draw tried on them: notebook 05 and the tests assert these, and print the others beside the lecture's
+#: numbers. "striped not significant on control" is not among them: the control model's zebra logit also
+#: rises along the striped CAV (mean TCAV 0.49-0.95 over 8 draws on two control models, random CAVs
+#: 0.40-0.60), and whether that reaches significance changed with the image draw (p from 0.0014 to 1).
+ASSERTED_CLAIMS = ("striped vs bubbly >= 0.8", "bubbly vs striped <= 0.25", "striped significant on main",
+                   "striped more significant on main than on control")
+
+
+def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooling: str | None = None,
+                   R: int = 10, n_concept: int = 50, n_class: int = 40, alpha: float = 0.05) -> dict:
+    """Notebook 05's TCAV claims on one pair of models, with image sets drawn fresh from ``seed``.
+
+    Concept images use seed ``100 + seed``, class images ``200 + seed`` and the significance test's random
+    sets ``300 + seed``, so every call with another seed sees images no other call saw. Returns a dict:
+    ``pairs`` (the four lecture pairs' TCAV scores for zebra), ``p_main`` and ``p_control`` (Bonferroni-
+    corrected p-values of each concept in :data:`CLAIM_CONCEPTS` against random CAVs on each model, the
+    same test on both), ``mean_main``/``mean_control``/``random_main``/``random_control`` (mean scores) and
+    ``checks``: each claim's pass/fail, with ``all`` true when every claim holds.
+    """
+    from xaikit import tcav
+
+    layer = TCAV_LAYER if layer is None else layer
+    pooling = TCAV_POOLING if pooling is None else pooling
+    processor = image_processor()
+    concepts, zebras, control_zebras, randoms = _claim_images(seed, n_concept, n_class, R)
+    pairs = tcav.pair_scores(model=main, concept_sets=concepts, class_images=zebras, target="zebra", layer=layer,
+                             pairs=tuple(CLAIM_BOUNDS), pooling=pooling, processor=processor)
+    sig = {name: tcav.tcav_significance(m, concepts, imgs, "zebra", layer, random_sets=randoms, R=R,
+                                        pooling=pooling, processor=processor, alpha=alpha)
+           for name, m, imgs in (("main", main, zebras), ("control", control, control_zebras))}
+    checks = pair_checks(pairs)
+    checks["striped significant on main"] = sig["main"]["striped"].significant
+    checks["striped not significant on control"] = not sig["control"]["striped"].significant
+    checks["striped more significant on main than on control"] = (
+        sig["main"]["striped"].p_value < sig["control"]["striped"].p_value)
+    checks["all"] = all(checks.values())
+    checks["asserted"] = all(checks[name] for name in ASSERTED_CLAIMS)
+    return {
+        "seed": seed, "layer": layer, "pooling": pooling, "R": R, "pairs": pairs, "checks": checks,
+        **{f"p_{k}": {c: r[c].p_corrected for c in CLAIM_CONCEPTS} for k, r in sig.items()},
+        **{f"mean_{k}": {c: r[c].mean for c in CLAIM_CONCEPTS} for k, r in sig.items()},
+        **{f"random_{k}": float(r.random_scores.mean()) for k, r in sig.items()},
+    }
+
+
+@functools.lru_cache(maxsize=2)
+def _claim_images(seed: int, n_concept: int, n_class: int, R: int):
+    """The image sets of :func:`lecture_claims` for one seed (drawn once, reused across layers)."""
+    from xaikit import imageworld as iw
+
+    concepts = {c: iw.concept_images(c, n_concept, seed=100 + seed) for c in CLAIM_CONCEPTS}
+    zebras = iw.class_images("zebra", n_class, "main", seed=200 + seed)
+    control_zebras = iw.class_images("zebra", n_class, "control", seed=200 + seed)
+    randoms = [iw.random_images(n_concept, seed=(300 + seed) * 1000 + i) for i in range(R + 1)]
+    return concepts, zebras, control_zebras, randoms

@@ -183,7 +183,8 @@ class TCAVPanel(Panel):
             "layer": int_slider("layer", layer, 0, _layer_count(model) - 1),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
             "classifier": toggle("CAV", ["logistic", "hinge"]),
-            "R": int_slider("R", R, 2, 30),
+            # only values that work: with given random sets, R can use at most len(random_sets) - 1 of them
+            "R": int_slider("R", R, 2, 30 if random_sets is None else max(2, len(random_sets) - 1)),
         }
         super().__init__(controls)
 
@@ -238,7 +239,7 @@ class LayerSweepPanel(Panel):
         controls = {
             "target": dropdown("class", labels, target if target in labels else labels[0]),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
-            "R": int_slider("R", R, 2, 20),
+            "R": int_slider("R", R, 2, 20 if random_sets is None else max(2, len(random_sets) - 1)),
         }
         super().__init__(controls)
 
