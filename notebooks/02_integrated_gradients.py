@@ -142,6 +142,7 @@ steps_panel
 # (`(B, d) -> (B,)`). `xaikit.check_ig_riemann` compares it with the reference and says what differs.
 
 # %%
+@xaikit.exercise(xaikit.check_ig_riemann)  # while the body is a stub, the check says so and the notebook runs on
 def my_ig(f, x, baseline, steps):
     ### BEGIN SOLUTION
     alphas = torch.arange(1, steps + 1, dtype=x.dtype) / steps          # (m,)
@@ -151,7 +152,7 @@ def my_ig(f, x, baseline, steps):
     ### END SOLUTION
 
 
-assert xaikit.check_ig_riemann(my_ig).passed
+assert xaikit.check_ig_riemann(my_ig), "see the report above: which feature, which mistake"
 
 # %% [markdown]
 # **"Enough steps."** `steps_for_tolerance` doubles the steps until the gap is within a tolerance. For the
@@ -187,6 +188,44 @@ print("IG     ", ig.attributions.numpy().round(6))
 print("Shapley", shapley.numpy().round(6))
 assert torch.allclose(ig.attributions, shapley, atol=1e-8)
 assert abs(ig.f_baseline) < 1e-12 and abs(float(ig.attributions.sum()) - ig.f_x) < 1e-8  # they split F(x)
+
+# %% [markdown]
+# **When do they agree, and when not?** Additivity is more than IG needs. Take one term of $F$ that
+# multiplies $k$ different features, each to the first power, $x_{i_1} x_{i_2} \cdots x_{i_k}$, with the
+# baseline at 0. Along the straight path the derivative by one of them is $\alpha^{k-1}$ times the others,
+# and $\int_0^1 \alpha^{k-1} d\alpha = 1/k$: IG gives the term to its $k$ features in equal shares. The
+# Shapley value does the same: with any of the $k$ features at the baseline the term is 0, so a feature
+# adds the whole term only when it is the last of the $k$ to join, which it is in $1/k$ of the orderings.
+# Hence IG equals the Shapley values on every **multilinear** model (a sum of such products, measured
+# from the baseline), additive models included.
+#
+# They part when a feature enters a product non-linearly. On $F(x) = x_1 x_2^2$ at $x = (1, 1)$ the
+# Shapley values are still $1/2$ each (the term appears only when both features are present), but IG
+# integrates $\partial F/\partial x_1 = \alpha^2$ and $\partial F/\partial x_2 = 2\alpha^2$ along the path
+# and gives $x_1$ one third and $x_2$ two thirds. Both add up to $F(x) - F(0) = 1$; they answer different
+# questions ("who joined last?" versus "whose slope carried the path?").
+
+# %%
+def multilinear(z):  # (B, 4) -> (B,): products of distinct features, each to the first power
+    return 2 * z[:, 0] * z[:, 1] - z[:, 1] * z[:, 2] * z[:, 3] + 0.5 * z[:, 3]
+
+
+def squared_interaction(z):  # (B, 2) -> (B,): x1 * x2^2
+    return z[:, 0] * z[:, 1] ** 2
+
+
+ig_ml = xaikit.integrated_gradients(multilinear, x, steps=32, rule="gausslegendre")
+shapley_ml = exact_shapley(multilinear, x)
+print("multilinear   IG", ig_ml.attributions.numpy().round(6), " Shapley", shapley_ml.numpy().round(6))
+assert torch.allclose(ig_ml.attributions, shapley_ml, atol=1e-8)  # equal: every term is multilinear
+
+one = torch.ones(2, dtype=torch.float64)
+ig_sq = xaikit.integrated_gradients(squared_interaction, one, steps=32, rule="gausslegendre").attributions
+shapley_sq = exact_shapley(squared_interaction, one)
+print("x1 * x2^2     IG", ig_sq.numpy().round(6), " Shapley", shapley_sq.numpy().round(6))
+assert torch.allclose(shapley_sq, torch.tensor([0.5, 0.5], dtype=torch.float64), atol=1e-12)
+assert torch.allclose(ig_sq, torch.tensor([1 / 3, 2 / 3], dtype=torch.float64), atol=1e-8)  # they differ
+assert abs(float(ig_sq.sum()) - 1.0) < 1e-8 and abs(float(shapley_sq.sum()) - 1.0) < 1e-12  # both complete
 
 # %% [markdown]
 # ## 6. Path methods and symmetry
@@ -290,29 +329,37 @@ SENTENCES = ["I like the movie", "She hates the book", "This is so boring", "I c
              "You look extremely confused"]
 explained = [text_integrated_gradients(model, tokenizer, s, steps=STEPS, rule="gausslegendre")
              for s in SENTENCES]
-for s, e in zip(SENTENCES, explained, strict=True):
-    print(f"{s!r:32s} class {e.target}  top token {e.without().top(1)[0][0]!r:12s} "
+enc = tokenizer(SENTENCES, return_tensors="pt", padding=True).to(model.device)  # the model's device
+with torch.no_grad():
+    probs = torch.softmax(model(**enc).logits, dim=-1).cpu()  # (5, classes), back on the CPU
+for s, e, p in zip(SENTENCES, explained, probs, strict=True):
+    word, score = e.without().top(1)[0]
+    print(f"{s!r:32s} class {e.target}  P = {p[e.target]:.2f}  top token {word!r:10s} ({score:+.2f})  "
           f"gap {100 * e.extras['relative_gap']:.2f}%")
     assert e.extras["relative_gap"] < 0.05
 if MODEL == "embedded":
-    clear = [0, 1, 2, 4]  # the four sentences with one sentiment word
-    assert [explained[i].target for i in clear] == [1, 0, 0, 0]                 # the lecture's labels
-    assert [explained[i].without().top(1)[0][0] for i in clear] == ["like", "hates", "boring", "confused"]
-    if explained[3].target == 0:  # the exercise below
-        assert explained[3].without().top(1)[0][0] == "cannot"
+    assert [e.target for e in explained] == [1, 0, 0, 1, 0]                      # the lecture's labels
+    assert [e.without().top(1)[0][0] for e in explained] == ["like", "hates", "boring", "cannot", "confused"]
+    assert explained[3].without().top(1)[0][1] < 0  # "cannot" pulls against the class the sentence gets
+    assert 0.5 < probs[3, 1] < 0.7                  # positive, but only just ...
+    assert int(probs.max(dim=-1).values.argmin()) == 3  # ... the least certain of the five
 from IPython.display import HTML  # noqa: E402
 
 HTML("".join(e.html(title=f"class {e.target}") for e in explained))
 
 # %% [markdown]
-# **Exercise.** The lecture labels *"I cannot wait for next time"* positive. What does the embedded model
-# say, and which token does IG blame? Why is this sentence hard for a model trained on movie reviews?
+# **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive, and so does the
+# embedded one. How sure is it, and which token does IG say pulls the hardest? Does the model read the
+# idiom?
 #
 # <details class="xk-answer"><summary>Answer</summary>
-# The embedded model calls it negative, and IG then puts the largest attribution toward that class on
-# "cannot" (asserted above). Word by word the sentence looks negative (a negation, "wait"); only the idiom as a whole is
-# eager. A small model fine-tuned on one epoch of review snippets learned negations as negative cues.
-# IG shows what the model did, not what it should have done.
+# It is positive by a hair, P(positive) between 0.5 and 0.7 (asserted; the other four are far more
+# certain). IG explains the positive logit, and its largest attribution is on "cannot" and negative:
+# the negation pushes towards *negative*, and the small positive shares of the other words only just
+# outweigh it. So the model does not read "cannot wait" as one eager idiom; it weighs a negation it
+# learned as a negative cue against the rest and lands on positive narrowly. (The previous recipe, without
+# the tweets in the training data, landed on negative: see `xaikit.models.sentiment`.) IG shows what the
+# model did, not what it should have done.
 # </details>
 
 # %% [markdown]

@@ -24,6 +24,7 @@
 # 5. Multi-head attention
 # 6. Permutation equivariance
 # 7. From scratch to a real model
+# 8. A transformer block, once: residual stream, LayerNorm, feed-forward network
 #
 # Reference: Vaswani et al. (2017), *Attention Is All You Need*. The code lives in `xaikit.attention`
 # (the maths), `xaikit.capture` (hooks into a real model) and `xaikit.widgets` (the panels).
@@ -125,10 +126,13 @@ assert abs(sim[5, 9] - sim[30, 34]) < 1e-5, "similarity depends only on the offs
 # Write the function yourself first:
 
 # %%
+from xaikit.checks import check_attention, exercise
+
 ex = A.worked_example()
 X, W_Q, W_K, W_V = ex["x"], ex["w_q"], ex["w_k"], ex["w_v"]  # (3, 4), (4, 3) x 3
 
 
+@exercise(check_attention)  # while the body is a stub, later cells use xaikit's reference and say so
 def my_attention(x, w_q, w_k, w_v):
     ### BEGIN SOLUTION
     q = x @ w_q  # (T, d_k)
@@ -139,8 +143,6 @@ def my_attention(x, w_q, w_k, w_v):
     return weights @ v, weights  # (T, d_v), (T, T)
     ### END SOLUTION
 
-
-from xaikit.checks import check_attention
 
 assert check_attention(my_attention), "see the report above: which input, which mistake"
 out, weights = my_attention(X, W_Q, W_K, W_V)
@@ -158,7 +160,6 @@ torch.testing.assert_close(weights, steps.weights)
 torch_out = F.scaled_dot_product_attention(steps.q, steps.k, steps.v)
 assert (torch_out - steps.out).abs().max() < 1e-6
 assert torch.allclose(steps.weights.sum(dim=-1), torch.ones(3), atol=1e-6), "rows of A sum to 1"
-assert torch.all(steps.weights > 0)
 
 # %% [markdown]
 # ## 3. Why divide by $\sqrt{d_k}$
@@ -183,7 +184,7 @@ worked = WorkedExamplePanel()
 worked
 
 # %%
-standard = worked.result  # temperature sqrt(3)
+standard = worked.set(temperature=math.sqrt(3))  # the standard scale, whatever the slider shows now
 cold = worked.set(temperature=0.1)
 assert torch.all(cold.entropy < standard.entropy) and torch.all(cold.max_weight > standard.max_weight)
 assert cold.max_weight[1:].min() > 0.99 and cold.grad_norm[1:].max() < 1e-6, "saturated: no gradient"
@@ -223,7 +224,7 @@ mask_panel = MaskPanel(mask="causal")
 mask_panel
 
 # %%
-causal = mask_panel.result
+causal = mask_panel.set(mask="causal")  # set here, whatever the toggle shows now
 assert torch.all(causal.weights.triu(1) == 0), "causal: no token looks ahead"
 padded = mask_panel.set(mask="padding")
 pad_columns = [i for i, t in enumerate(padded.tokens) if t == "[PAD]"]
@@ -356,3 +357,70 @@ _ = explorer.set(layer=last, head=0)
 #
 # **Try it:** type your own sentence into the explorer; the first view of a new sentence costs one
 # forward pass, every switch after that is free.
+
+# %% [markdown]
+# ## 8. A transformer block, once
+#
+# Attention is one of the two sublayers of an encoder block. For the token vectors $H$ ($T \times d$) that
+# enter it, BERT's block (Devlin et al. 2019, the "post-LayerNorm" block of Vaswani et al.) computes
+#
+# $$U = \mathrm{LayerNorm}\big(H + \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O + b_O\big), \qquad
+# H' = \mathrm{LayerNorm}\big(U + \mathrm{GELU}(U W_1 + b_1)\, W_2 + b_2\big).$$
+#
+# * **The residual stream.** Each sublayer *adds* its result to its input. A token's own vector is carried
+#   past every attention layer, and attention only writes changes into it. This is the identity that
+#   attention rollout adds to every layer in notebook 04, and why a position keeps much of "itself".
+# * **LayerNorm** (Ba et al. 2016) rescales each token's vector to mean 0 and variance 1 over its $d$
+#   features, then applies a learned gain and bias: one token at a time, never across tokens.
+# * **The feed-forward network** (FFN) also acts on each token on its own: $d \to 4d \to d$ with a GELU,
+#   $\mathrm{GELU}(z) = z\,\Phi(z)$. Only attention moves information between tokens.
+#
+# Below, layer 0 of the model written out with its own weights (BERT's module names; other families
+# name them differently), continuing from the attention weights `by_hand` of section 7. It runs on the
+# model's device and comes back to the CPU to be compared with the hidden state the model returns.
+
+# %%
+block = arch.encoder_layers(model)[0]  # layer 0: attention.self, attention.output, intermediate, output
+att_out, ffn_up, ffn_down = block.attention.output, block.intermediate, block.output
+
+
+def layer_norm(x, norm):  # (T, d) -> (T, d): each token over its own features
+    mean = x.mean(dim=-1, keepdim=True)  # (T, 1)
+    var = x.var(dim=-1, keepdim=True, correction=0)  # (T, 1)
+    return (x - mean) / torch.sqrt(var + norm.eps) * norm.weight + norm.bias
+
+
+def gelu(z):  # the exact GELU, z * Phi(z)
+    return 0.5 * z * (1 + torch.erf(z / math.sqrt(2)))
+
+
+act = gelu if model.config.hidden_act == "gelu" else ffn_up.intermediate_act_fn  # the model's own otherwise
+with torch.no_grad():
+    V = (h @ v_lin.weight.T + v_lin.bias).view(T, n_heads_model, -1).transpose(0, 1)  # (nh, T, d_head)
+    heads = by_hand.to(model.device, model.dtype) @ V  # (nh, T, d_head): A V in every head
+    concat = heads.transpose(0, 1).reshape(T, C)  # (T, d_model): the heads side by side
+    attended = concat @ att_out.dense.weight.T + att_out.dense.bias  # (T, d_model): W_O, b_O
+    u = layer_norm(h + attended, att_out.LayerNorm)  # residual, then LayerNorm
+    inner = act(u @ ffn_up.dense.weight.T + ffn_up.dense.bias)  # (T, 4 d_model)
+    ffn = inner @ ffn_down.dense.weight.T + ffn_down.dense.bias  # (T, d_model)
+    layer0 = layer_norm(u + ffn, ffn_down.LayerNorm)  # residual, then LayerNorm: (T, d_model)
+    torch.testing.assert_close(layer_norm(u + ffn, ffn_down.LayerNorm), ffn_down.LayerNorm(u + ffn))
+    states = model(**enc, output_hidden_states=True).hidden_states  # the embeddings, then one per block
+print("shapes: attended", tuple(attended.shape), "| FFN inside", tuple(inner.shape), "| out", tuple(layer0.shape))
+
+layer0, model_layer0 = layer0.cpu(), states[1][0].cpu()  # both (T, d_model), on the CPU
+diff = (layer0 - model_layer0).abs().max().item()
+print(f"max |by hand - model's layer-0 output| = {diff:.1e} over {layer0.numel()} numbers")
+assert diff < 1e-5, "layer 0 written out matches the model number for number"
+assert torch.allclose(states[0][0].cpu(), cap.embeddings.to(states[0].dtype), atol=1e-5), "the block's input is h"
+
+# %% [markdown]
+# What the residual stream does, measured: after the whole block, is each token's vector still its own?
+# The cosine similarity of every output vector with every input vector:
+
+# %%
+before = cap.embeddings.to(layer0.dtype)  # (T, d_model): what entered the block
+cosine = F.cosine_similarity(layer0[:, None, :], before[None, :, :], dim=-1)  # (T out, T in)
+print("each token's cosine with its own input:", [f"{t} {c:.2f}" for t, c in zip(tokens, cosine.diag(), strict=True)])
+assert torch.equal(cosine.argmax(dim=1), torch.arange(T)), "every output is closest to its own input"
+assert cosine.diag().min() > 0.5, "and still points mostly the same way: attention added context to it"

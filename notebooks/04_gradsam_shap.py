@@ -23,7 +23,8 @@
 # 7. the debate as experiments: Serrano & Smith's erasure and Jain & Wallace's permutation;
 # 8. faithfulness of every method: comprehensiveness and sufficiency.
 #
-# Every claim below is an executed `assert`.
+# Every claim below is an executed `assert`. Cells that take more than a few seconds say so first. The
+# numbers in the text are those of the embedded model; with another model the same cells print its own.
 
 # %%
 import numpy as np
@@ -34,9 +35,10 @@ from matplotlib.figure import Figure
 import xaikit
 from xaikit import checks, widgets
 from xaikit._config import pick
+from xaikit.checks import exercise
 from xaikit.faithfulness import run_lab
 from xaikit.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
-from xaikit.shaptext import prediction_function, shap_text, to_token_scores
+from xaikit.shaptext import credit_split, prediction_function, shap_text, to_token_scores
 from xaikit.tokens import rank_correlation
 from xaikit.views import all_views
 from xaikit.widgets.attention import draw_attention
@@ -83,8 +85,9 @@ enc = tokenizer(sentences, return_tensors="pt", padding=True).to(model.device)
 with torch.no_grad():
     out = model(**enc, output_attentions=True)
 predicted = out.logits.argmax(-1).tolist()
-for s, p in zip(sentences, predicted, strict=False):
-    print(f"{p}  {s}")
+probs = torch.softmax(out.logits.double(), dim=-1).cpu()  # (5, classes), back on the CPU
+for s, p, pr in zip(sentences, predicted, probs, strict=True):
+    print(f"{p}  P = {pr[p]:.2f}  {s}")
 assert model.config._attn_implementation == "eager"
 assert len(out.attentions) == xaikit.models.n_layers(model)       # one attention tensor per layer ...
 assert out.attentions[0].shape[1] == xaikit.models.n_heads(model)  # ... with every head
@@ -93,19 +96,25 @@ real = enc["attention_mask"].bool().cpu()[:, None, :].expand_as(row_sums)
 assert ((row_sums[real] - 1).abs() < 1e-5).all()                    # each real query's row sums to 1
 agree = [p == e for p, e in zip(predicted, expected, strict=True)]
 print(f"agrees with the lecture's model on {sum(agree)} of 5")
-if MODEL != "tiny":
+if MODEL == "embedded":
+    assert predicted == expected                                    # the lecture's five labels ...
+    assert int(probs.max(dim=-1).values.argmin()) == 3              # ... "I cannot wait" the least sure
+    assert probs[3, 1] < 0.7                                        # positive, but only just
+elif MODEL != "tiny":
     assert sum(agree) >= 4, predicted                               # (nearly) the lecture's labels
 
 # %% [markdown]
-# **Exercise.** A small model may get *"I cannot wait for next time"* wrong. Why is it the hardest of the
-# five?
+# **Exercise.** The embedded model gives the five sentences the lecture's labels, but *"I cannot wait for
+# next time"* only just: P(positive) is barely above 0.5 (asserted above). Why is it the hardest of the five?
 #
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # It is the only one whose sentiment is not carried by one word: *cannot* is a negation and *wait* is
-# neutral; only the idiom as a whole is positive. A model fine-tuned for one epoch on a few thousand
-# review snippets has seen "cannot" mostly in negative reviews, so word-level evidence points the wrong
-# way. Explanations in sections 3-6 show which tokens drove the decision either way.
+# neutral; only the idiom as a whole is eager. A model fine-tuned for one epoch on review snippets and
+# tweets has seen "cannot" mostly in negative text, so the word-level evidence points the wrong way and the
+# rest of the sentence only just outweighs it. Notebook 02's IG and the SHAP values below both put the
+# largest attribution on "cannot", against the positive class. (Trained without the tweets, an earlier
+# recipe of this model called the sentence negative: see `xaikit.models.sentiment`.)
 # </details>
 
 # %% [markdown]
@@ -127,6 +136,7 @@ explorer
 # first layer and of the last layer on one sentence.
 
 # %%
+@exercise(checks.check_head_plots)  # while the body is a stub, later calls use xaikit's reference and say so
 def plot_heads(attentions, tokens, picks):
     """One heatmap per (layer, head) in picks, queries as rows, token labels, fixed 0-1 colours."""
     ### BEGIN SOLUTION
@@ -179,6 +189,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 # **Homework 1.** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`.
 
 # %%
+@exercise(checks.check_gradsam)
 def my_gradsam(attentions, gradients):
     """Grad-SAM scores (N,) from attention and dS/dA, both (L, M, N, N)."""
     ### BEGIN SOLUTION
@@ -217,16 +228,38 @@ for ax, (s, r) in zip(fig.subplots(1, 5), grad_sam.items(), strict=False):
 fig
 
 # %% [markdown]
+# **What a Grad-SAM score counts.** Token $i$'s score sums **row $i$** of $A^{lm} \circ \mathrm{ReLU}(G^{lm})$:
+# the attention that token $i$ *pays*, as the query, to every key $j$, where the prediction would rise if
+# that weight rose. It is not the attention token $i$ *receives* from the other tokens (column $i$). The
+# lecture words the score as attention a token receives; the formula (Barkan et al.'s and the lecture's
+# code, which sums over the columns $j$ of each row) says it is the token's own query row. The two are
+# different numbers, here side by side:
+
+# %%
+received = {}
+for s, r in grad_sam.items():
+    a, g = torch.from_numpy(r.extras["attentions"]), torch.from_numpy(r.extras["gradients"])  # (L, M, N, N)
+    L, M, N, _ = a.shape
+    received[s] = (a * torch.relu(g)).sum(dim=(0, 1, 2)) / (L * M * N)  # column sums: attention received
+    print(f"{s!r:32} Grad-SAM (row it pays) top {r.tokens[int(np.argmax(r.scores))]!r:10} "
+          f"column (attention it receives) top {r.tokens[int(received[s].argmax())]!r}")
+cls_pays = sum(int(np.argmax(r.scores)) == 0 for r in grad_sam.values())
+cls_receives = sum(int(received[s].argmax()) == 0 for s in grad_sam)
+print(f"[CLS] tops the rows in {cls_pays} of 5 sentences, the columns in {cls_receives}")
+if MODEL == "embedded":
+    assert cls_pays >= 3 and cls_receives == 0  # [CLS] is on top for what it pays, never for what it gets
+
+# %% [markdown]
 # **Exercise.** Where does Grad-SAM sit in the taxonomy: post-hoc or intrinsic, model-agnostic or
-# model-specific, local or global?
+# model-specific, local or global? And what does a high score say about a token?
 #
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Post-hoc (it explains a trained model), model-specific (it needs the attention weights and their
-# gradients, so only attention models qualify), and local (one score per token of one input). A token's
-# score is high when its row of attention, weighted by how much the prediction would rise if that attention
-# rose, is large: it *receives attention-weighted sensitivity*, which is not the same as "this word caused
-# the prediction".
+# gradients, so only attention models qualify), and local (one score per token of one input). A token
+# scores high when, as a query, it spreads its attention where the prediction is sensitive to it: what it
+# *attends to*, weighted by the positive gradient, not how much attention it *receives*. That is not the
+# same as "this word caused the prediction": `[CLS]` tops the scores because the classifier reads its row.
 # </details>
 
 # %% [markdown]
@@ -236,12 +269,13 @@ fig
 # each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
 # pads every variant to `max_length` (512 for BERT): hundreds of 512-token forward passes for a
 # five-token sentence. Padding to the longest string of each call gives the same numbers, since padding is
-# masked out of attention. First the measurement, on one sentence:
+# masked out of attention. First the measurement, on one sentence (this cell takes about 10 s, nearly all
+# of it in the lecture's recipe; the speed-up is printed, not asserted, since a shared CPU's timings vary):
 
 # %%
 import time  # noqa: E402
 
-one, evals = [sentences[2]], pick(500, 40)
+one, evals = [sentences[2]], pick(500, 40)  # about 10 s: the lecture's 512-token padding is the slow part
 shap_text(model, tokenizer, one, target=1, max_evals=10)  # warm-up: SHAP's first call in a process
 t0 = time.perf_counter()
 fast = shap_text(model, tokenizer, one, target=1, max_evals=evals)
@@ -252,8 +286,7 @@ t_slow = time.perf_counter() - t0
 diff = np.abs(fast.values[0] - slow.values[0]).max()
 print(f"pad to longest {t_fast:.2f} s, pad to max_length {t_slow:.2f} s: {t_slow / t_fast:.1f}x; "
       f"largest difference {diff:.1e}")
-assert diff < 1e-5
-assert t_slow > t_fast
+assert diff < 1e-5  # the same values, whatever the padding
 
 # %% [markdown]
 # Now all five sentences. `shap_text` returns SHAP's own `Explanation`, so SHAP's plots work, and it has
@@ -278,24 +311,65 @@ shap.plots.bar(explanation.abs.sum(0), show=False)
 #
 # <details class="xk-answer"><summary>Answer</summary>
 #
-# The sentiment words: *boring*, *hates*, *confused* (negative) and *like*, *wait* (positive). SHAP
-# measures how much each token moves the positive logit away from its value on the fully masked input,
-# so function words that carry no sentiment end up near zero. Note the special tokens `[CLS]`/`[SEP]`
-# (shown as empty strings) get values close to zero: the masker never removes them from the input, so
-# they only take part through the grouping.
+# In the three negative sentences their sentiment word, *hates*, *boring*, *confused*, by far (asserted
+# below); *cannot* in "I cannot wait for next time", pulling towards negative. SHAP measures how much
+# each token moves the positive logit away from its value on the fully masked input. Not every large value
+# is a sentiment word: in "I like the movie" this small model leans on *I* more than on *like*, and SHAP
+# reports what the model does. The special tokens `[CLS]`/`[SEP]` (the empty strings) are the next
+# question.
 # </details>
+
+# %%
+for i in (1, 2, 4):  # the negative sentences: their sentiment word has the largest |SHAP| value
+    words = [str(t).strip().lower() for t in explanation.data[i]]
+    top = words[int(np.argmax(np.abs(explanation.values[i])))]
+    print(f"{sentences[i]!r:32} largest |SHAP|: {top!r}")
+    if MODEL == "embedded":
+        assert top == {1: "hates", 2: "boring", 4: "confused"}[i]
+
+# %% [markdown]
+# **What SHAP gives `[CLS]` and `[SEP]`.** The text masker keeps them in every masked variant, so hiding
+# them changes nothing: their own effect is zero. Their values above are not zero, though. With the
+# lecture's `fixed_context=1`, SHAP's Partition explainer splits each group of tokens into two halves and
+# measures each half only against the otherwise full text; what the two halves do *together*, the
+# interaction $f_{11} - f_{10} - f_{01} + f_{00}$, is left on the group and at the end handed down to
+# all its tokens in equal shares, `[CLS]` and `[SEP]` included. `credit_split` reads SHAP's own bookkeeping
+# back: each value is the token's own effect plus those shares. With `fixed_context=None` both contexts
+# are averaged at every split, nothing is left on the groups, and the special tokens get 0.
+
+# %%
+special = []
+for i in range(len(sentences)):
+    own, shares = credit_split(explanation, i)
+    assert np.allclose(own + shares, explanation.values[i], atol=1e-9)  # that is all a SHAP value holds
+    for j in (0, len(own) - 1):  # [CLS] and [SEP]
+        assert abs(own[j]) < 1e-5  # never hidden, so no effect of their own
+        special.append(float(explanation.values[i][j]))
+print("[CLS]/[SEP] values with fixed_context=1:", np.round(special, 3))
+averaged = shap_text(model, tokenizer, sentences, target=1, fixed_context=None)
+special_averaged = [float(averaged.values[i][j]) for i in range(len(sentences)) for j in (0, -1)]
+print("[CLS]/[SEP] values with fixed_context=None:", np.round(special_averaged, 6))
+assert max(abs(v) for v in special_averaged) < 1e-5  # both contexts: nothing left over to hand down
+if MODEL == "embedded":
+    assert max(abs(v) for v in special) > 0.1  # the lecture's setting: far from zero
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP
 #
-# Side by side on the same tokens, with the rank correlation of |score| (Spearman and Kendall). The
-# panel below does it for any sentence and any two methods.
+# Side by side on the same tokens, with the rank correlation of |score| (Spearman and Kendall). Both must
+# explain the **same number**: Grad-SAM explains the logit of the predicted class, so SHAP does too here
+# (section 4 explained the positive logit of every sentence, the lecture's choice; for the three negative
+# sentences that is another output). The panel below does it for any sentence and any two methods.
 
 # %%
+negatives = [s for s in sentences if grad_sam[s].target == 0]
+explanation_neg = shap_text(model, tokenizer, negatives, target=0) if negatives else None
 shap_scores = {}
 for i, s in enumerate(sentences):
-    toks = grad_sam[s].tokens
-    shap_scores[s] = to_token_scores(explanation, i, toks, target=1)
+    target = grad_sam[s].target
+    e, row = (explanation, i) if target == 1 else (explanation_neg, negatives.index(s))
+    shap_scores[s] = to_token_scores(e, row, grad_sam[s].tokens, target=target)
+assert all(shap_scores[s].target == grad_sam[s].target for s in sentences)  # one output for both methods
 rows = []
 for s in sentences:
     a, b = grad_sam[s], shap_scores[s]
@@ -307,12 +381,14 @@ cls_top = np.mean([r[1] == "[CLS]" for r in rows])
 print(f"[CLS] is Grad-SAM's top token in {cls_top:.0%} of the sentences, SHAP's in "
       f"{np.mean([r[2] == '[CLS]' for r in rows]):.0%}")
 assert all(r[2] != "[CLS]" for r in rows)  # SHAP never puts [CLS] first
+if MODEL == "embedded":
+    assert cls_top >= 0.6  # Grad-SAM does in most sentences
 
 # %%
 compare = widgets.MethodComparisonPanel(model, tokenizer, text=sentences[3], a="Grad-SAM", b="SHAP")
 res = compare.set(b="attention")
 assert compare.error is None and res.b.method.startswith("attention")
-assert -1.0 <= res.correlation["spearman"] <= 1.0
+assert np.allclose(res.a.scores, grad_sam[sentences[3]].without().scores)  # the panel's Grad-SAM is the table's
 compare
 
 # %% [markdown]
@@ -325,9 +401,11 @@ compare
 # attention of the `[CLS]` row (above all in the last layer, where no other row matters at all): its
 # gradient is large, and every row of attention sums to 1, so `[CLS]` collects most of the score by
 # construction. SHAP instead asks what happens to the output when a token is *hidden from the input*;
-# the text masker never hides `[CLS]` (it is part of every masked variant), so there is nothing for SHAP
-# to attribute to it. The two methods answer different questions: "where does the computation route its
-# attention-sensitivity?" versus "which input words move the output?".
+# the text masker never hides `[CLS]` (it is part of every masked variant), so `[CLS]` has no effect of
+# its own. All it gets is its share of the interactions of the groups it sits in (section 4): zero with
+# `fixed_context=None`, small with the lecture's `fixed_context=1`, never the top. The two methods answer
+# different questions: "where does the computation route its attention-sensitivity?" versus "which input
+# words move the output?".
 # </details>
 
 # %% [markdown]
@@ -336,6 +414,7 @@ compare
 # row $i = 0$? Write `cls_share(attentions, gradients) -> (L,)`.
 
 # %%
+@exercise(checks.check_cls_share)
 def cls_share(attentions, gradients):
     """Per layer, the fraction of the Grad-SAM mass on the [CLS] row (query 0)."""
     ### BEGIN SOLUTION
@@ -361,59 +440,132 @@ assert abs(float(share[-1]) - 1.0) < 1e-6  # last layer: only [CLS]'s output rea
 
 # %%
 methods = ("Grad-SAM", "SHAP", "IG", "attention", "rollout", "grad-weighted attention")
+views_of = {s: all_views(model, tokenizer, s, methods=methods, ig_steps=pick(32, 16)) for s in sentences}
 text = sentences[3]
-views = all_views(model, tokenizer, text, methods=methods, ig_steps=pick(64, 32))
+views = views_of[text]
 fig = Figure(figsize=(13, 5.0), layout="constrained")
 for ax, (name, s) in zip(fig.subplots(2, 3).ravel(), views.items(), strict=False):
     s.bar(ax, title=name)
     ax.tick_params(axis="x", rotation=45)
 fig
 
+# %% [markdown]
+# The rank correlations, averaged over the five sentences, and two things they show. Rollout keeps most
+# of `[CLS]`'s flow on `[CLS]` itself: the residual identity (notebook 03, section 8) carries each position
+# forward in every layer. And Grad-SAM, built from attention, ranks the words much as raw attention does,
+# and less as IG does, which moves the input itself.
+
 # %%
 names = list(views)
-rho = np.array([[rank_correlation(views[a].without(), views[b].without())["spearman"] for b in names]
-                for a in names])
-print("Spearman rank correlation of |score| (word tokens only):")
+rho = np.mean([[[rank_correlation(v[a].without(), v[b].without())["spearman"] for b in names] for a in names]
+               for v in views_of.values()], axis=0)
+print("Spearman rank correlation of |score| (word tokens only), mean over the five sentences:")
 print(" " * 24 + "".join(f"{n[:10]:>11}" for n in names))
 for n, row in zip(names, rho, strict=False):
     print(f"{n:24}" + "".join(f"{v:11.2f}" for v in row))
-assert np.allclose(np.diag(rho), 1.0)
-assert abs(views["rollout"].scores.sum() - 1.0) < 1e-5          # rollout's rows stay distributions
-print("IG completeness gap:", f"{views['IG'].extras['relative_gap']:.3f}")
+cls_self = [v["rollout"].scores[0] for v in views_of.values()]
+print("rollout of [CLS] onto itself:", np.round(cls_self, 2))
+assert all(v["IG"].extras["relative_gap"] < 0.05 for v in views_of.values())  # IG complete on all five
+if MODEL == "embedded":
+    assert min(cls_self) > 0.5  # [CLS] keeps most of its rollout
+    gs = names.index("Grad-SAM")
+    assert rho[gs, names.index("attention")] > rho[gs, names.index("IG")] + 0.2
 
 # %% [markdown]
 # ## 7. Is attention explanation? A small lab
 #
-# Held-out movie sentences the model never saw. **Removing** a word means zeroing its attention weight in
-# every row, layer and head and renormalising the rows (the text stays as it is), as in Serrano & Smith
-# (2019), using `xaikit.editing`:
+# Held-out movie sentences the model never saw. A word can be removed in two ways, and they are different
+# experiments (`xaikit.faithfulness`, `xaikit.editing`):
 #
-# * remove the most-attended word versus a random other word: the Jensen-Shannon divergence of the
-#   outputs and the 2x2 table of decision flips;
-# * remove words from the top of a ranking down until the decision flips: what fraction had to go?
-#   Rankings by attention, gradient, gradient x attention, Grad-SAM, SHAP, IG and a random order;
-# * Jain & Wallace (2019): shuffle the last layer's attention weights and see how much the output moves.
+# * **Erasure** (Serrano & Smith 2019): set the word's attention weight to zero in the one attention layer
+#   whose weights gave the ranking, in every head, and renormalise the rows; every other layer runs as it
+#   is. The attention rankings here read the last layer's `[CLS]` row, so the erasure acts on the last
+#   layer, where the classifier reads only the `[CLS]` position: it removes exactly the weights that were
+#   ranked. The word itself stays in the input, and the five layers below have already mixed it into every
+#   position, `[CLS]` included.
+# * **Deletion**: the word is deleted from the input ids (the rest move up), so no layer ever sees it.
+#
+# The experiments:
+#
+# * Serrano & Smith's single-item test: erase the most-attended word versus a random other word; the
+#   Jensen-Shannon divergence of the outputs and the 2x2 table of decision flips;
+# * Serrano & Smith's sets: remove words from the top of a ranking down until the decision flips; what
+#   fraction had to go (1 when it never flips)? Rankings by attention, its gradient, gradient x attention,
+#   Grad-SAM, SHAP, IG and a random order; by erasure and, as a second experiment, by deletion;
+# * Jain & Wallace (2019): shuffle one layer's attention weights and measure how much the output moves,
+#   for the last layer and for each layer in turn.
+#
+# **How long it takes.** Every method runs on every sentence. The default lab takes 20 sentences of 4-12
+# words: about 30-40 s on two idle cores, up to twice that when they are busy; the progress bar counts the
+# sentences. The full lab, 120 sentences of up to 16 words with more SHAP evaluations, IG steps and
+# shuffles, takes about 5 minutes on two cores: set `FULL_LAB = True` and run the cell again. The claims
+# below hold for both.
 
 # %%
-n_lab = pick(120, 50)
+FULL_LAB = False  # True: the full lab, 120 sentences, about 5 minutes on two cores (progress bar below)
+if FULL_LAB:
+    n_lab, max_words, lab_settings = 120, 16, dict(n_permutations=32, shap_evals=300, ig_steps=32)
+else:
+    n_lab, max_words, lab_settings = 20, 12, dict(n_permutations=pick(6, 4), shap_evals=200, ig_steps=pick(16, 8))
 test_pairs = load_movie_reviews("test", progress=False)
-lab_sentences = [s for s, _ in test_pairs if 4 <= len(s.split()) <= pick(16, 8)][:n_lab]
-lab = run_lab(model, tokenizer, lab_sentences, n_permutations=pick(32, 8), shap_evals=pick(300, 48),
-              ig_steps=pick(32, 8))
+lab_sentences = [s for s, _ in test_pairs if 4 <= len(s.split()) <= max_words][:n_lab]
+lab = run_lab(model, tokenizer, lab_sentences, **lab_settings)  # progress bar over the sentences
+summary = lab.summary()
 print(f"{len(lab.sentences)} sentences in {lab.seconds:.1f} s")
-print("decision flips (% of sentences): rows = removing the top-attended word flips / does not;")
-print("columns = removing a random word flips / does not")
+print(f"erasing the top-attended word moves the output more than erasing a random one in "
+      f"{np.mean(lab.js_top > lab.js_random):.0%} of the sentences (median JS {np.median(lab.js_top):.1e} vs "
+      f"{np.median(lab.js_random):.1e} bits)")
+print("decision flips (% of sentences): rows = erasing the top-attended word flips / does not;")
+print("columns = erasing a random word flips / does not")
 print(np.round(lab.flip_table, 1))
-for name, s in lab.summary().items():
-    print(f"{name:22} median fraction removed {s['median fraction removed']:.2f}  flipped {s['flipped (%)']:5.1f}%")
-assert len(lab.sentences) >= 50
-assert abs(lab.flip_table.sum() - 100.0) < 1e-6
-assert (lab.js_top >= 0).all() and (lab.js_random >= 0).all()
+print(f"{'ranking':22} {'erased before a flip':>21} {'(flipped)':>9} {'deleted before a flip':>22} {'(flipped)':>9}")
+for name, m in summary.items():
+    print(f"{name:22} {m['erased before a flip']:21.2f} {m['flipped by erasure (%)']:8.0f}% "
+          f"{m['deleted before a flip']:22.2f} {m['flipped by deletion (%)']:8.0f}%")
+print(f"(IG ranks with {lab_settings['ig_steps']} Gauss-Legendre steps; its completeness gap, median "
+      f"{np.median(lab.extras['ig_relative_gap']):.1%}, does not matter for an order)")
+assert len(lab.sentences) == n_lab
+deleted = {name: m["deleted before a flip"] for name, m in summary.items()}
+from_attention = np.mean([deleted["attention"], deleted["Grad-SAM"]])
+from_gradients = np.mean([deleted[m] for m in ("gradient", "gradient x attention", "SHAP", "IG")])
+if MODEL == "embedded":
+    assert np.mean(lab.js_top > lab.js_random) >= 0.7  # the top word matters more than a random one ...
+    assert lab.flip_table[1, 1] >= 80  # ... yet erasing either one rarely flips the decision
+    assert all(m["flipped by erasure (%)"] <= 35 for m in summary.values())  # nor do whole sets, in one layer
+    assert deleted["gradient"] < deleted["random"] - 0.1  # deletion: the gradient order flips far sooner
+    assert from_attention > from_gradients + 0.05  # attention-based orders need more deletions than the rest
+
+# %% [markdown]
+# **What the lab finds** (the asserts above). Erasing the most-attended word moves the output more than
+# erasing a random word, but in one layer it almost never flips the decision, and erasing word after word
+# flips few sentences at all: the last layer's `[CLS]` row is one route among many, since the earlier
+# layers have already written the words into `[CLS]`'s residual stream. Serrano & Smith report the same
+# for their single attention layer: a single top-attended item rarely flips the decision, and
+# gradient-based rankings flip it with fewer removals than attention. Deleting the words from the input
+# is a much stronger intervention: most sentences flip, the attention gradient's order needs far fewer
+# words than a random order, and the orders read from attention (raw attention, Grad-SAM) need more words
+# than those read from gradients or from the input (gradient, gradient x attention, SHAP, IG); Grad-SAM's
+# order is close to random.
+#
+# Jain & Wallace's permutation, printed and asserted below: shuffling the last layer's attention barely
+# moves the output. No later layer exists to compensate for it; what keeps the output steady is the
+# residual stream, which carries `[CLS]`'s own vector past the shuffled weights. Shuffling one *earlier*
+# layer moves the output several times more, because every layer above then works on mixed-up inputs.
+
+# %%
+by_layer = np.median(lab.permutation_by_layer, axis=0)  # (layers,): median over the sentences
+print("median output change (TVD) when one layer's attention is shuffled:",
+      ", ".join(f"layer {i} {v:.3f}" for i, v in enumerate(by_layer)))
+print(f"last layer (Jain & Wallace): median {np.median(lab.permutation_tvd):.3f}, in 90% of the sentences below "
+      f"{np.quantile(lab.permutation_tvd, 0.9):.3f}")
+if MODEL == "embedded":
+    assert np.median(lab.permutation_tvd) < 0.05  # Jain & Wallace: the output barely moves
+    assert by_layer[-1] < 0.5 * by_layer[:-1].max()  # an earlier layer's shuffle moves it far more
 
 # %%
 panel = widgets.LabPanel(lab=lab)
-panel.set(view="decision-flip table")
-assert panel.error is None and panel.result.view == "decision-flip table"
+panel.set(view="permutation by layer")
+assert panel.error is None and panel.result.view == "permutation by layer"
 panel
 
 # %% [markdown]
@@ -426,28 +578,35 @@ panel
 # trained together with everything else, so swapping in a shuffled or adversarial distribution tests a
 # different model, not the explanation of this one. Wiegreffe & Pinter also point out that attention may be
 # *an* explanation without being *the* explanation, and that whether it counts depends on the definition
-# of explanation (faithfulness, plausibility) one wants. The lab's permutation numbers tell you how
-# much the last layer's attention matters *to this model*; in a deep transformer the other layers can
-# often compensate.
+# of explanation (faithfulness, plausibility) one wants. In this transformer the lab adds a caveat of its
+# own: the last layer's attention is a small part of the computation (its shuffle barely matters because
+# the residual stream carries `[CLS]` past it), while shuffling an earlier layer changes much more.
 # </details>
 
 # %% [markdown]
 # ## 8. Faithfulness of each method: comprehensiveness and sufficiency
 #
-# DeYoung et al. (2020): remove the top k% of the words (comprehensiveness: how much does the predicted
-# class's probability drop? higher is better) or keep only them (sufficiency: how much does it drop?
-# lower is better), averaged over k = 10, 20, 30, 40, 50% (the area over the perturbation curve).
+# DeYoung et al. (2020), ERASER: delete the top k% of the words from the input (comprehensiveness: how much
+# does the predicted class's probability drop? higher is better) or keep only them (sufficiency: how much
+# does it drop? lower is better), averaged over ERASER's bins k = 1, 5, 10, 20 and 50% (the area over the
+# perturbation curve, AOPC). A bin removes at least one word, `ceil(k * words)` as in ERASER's scorer, so
+# on these short sentences the 1, 5 and 10% bins all remove the top word. The same grouping as in section 7
+# shows: the orders read from attention keep less of the decision in their top words than the gradient, SHAP
+# and IG, and a random order is the worst on both measures.
 
 # %%
-summary = lab.summary()
 print(f"{'ranking':22} {'comprehensiveness':>18} {'sufficiency':>12}")
-for name, s in summary.items():
-    print(f"{name:22} {s['comprehensiveness']:18.3f} {s['sufficiency']:12.3f}")
+for name, m in summary.items():
+    print(f"{name:22} {m['comprehensiveness']:18.3f} {m['sufficiency']:12.3f}")
+assert lab.bins == (0.01, 0.05, 0.1, 0.2, 0.5)
 panel.set(view="AOPC")
-assert panel.error is None
-best = max(summary, key=lambda m: summary[m]["comprehensiveness"])
-print("most comprehensive ranking:", best)
-assert best != "random"
+assert panel.error is None and panel.result.view == "AOPC"
+comp = {name: m["comprehensiveness"] for name, m in summary.items()}
+suff = {name: m["sufficiency"] for name, m in summary.items()}
+print("most comprehensive ranking:", max(comp, key=comp.get), "| most sufficient:", min(suff, key=suff.get))
+if MODEL == "embedded":
+    assert min(comp, key=comp.get) == "random" and max(suff, key=suff.get) == "random"  # random: worst on both
+    assert max(comp["attention"], comp["Grad-SAM"]) < min(comp[m] for m in ("gradient", "SHAP", "IG"))
 
 # %% [markdown]
 # **Exercise.** The lecture concludes: whether attention is explanation depends on the definition of

@@ -50,13 +50,34 @@ def ig_off_by_one(f, x, baseline, steps):  # steps + 1 points from 0 to 1, avera
     return (x - baseline) * _path_grads(f, x, baseline, torch.linspace(0, 1, steps + 1)).mean(0)
 
 
-def test_ig_correct_right_and_left_sums(capsys):
+def ig_middle(f, x, baseline, steps):
+    return (x - baseline) * _path_grads(f, x, baseline, (torch.arange(steps) + 0.5) / steps).mean(0)
+
+
+def ig_trapezoid(f, x, baseline, steps):
+    weights = torch.ones(steps + 1, dtype=x.dtype)
+    weights[0] = weights[-1] = 0.5
+    grads = _path_grads(f, x, baseline, torch.arange(steps + 1) / steps)
+    return (x - baseline) * (weights[:, None] * grads).sum(0) / steps
+
+
+def test_ig_correct_right_sum(capsys):
     result = checks.check_ig_riemann(ig_right)
     assert result and result.mistake is None
     out = capsys.readouterr().out
     assert "all checks passed" in out and "right Riemann sum (the IG paper's)" in out
-    left = checks.check_ig_riemann(ig_left, verbose=False)
-    assert left and "left Riemann sum" in left.report()
+
+
+@pytest.mark.parametrize("fn, mistake, name", [
+    (ig_left, "left_sum", "left Riemann sum"),
+    (ig_middle, "middle_sum", "midpoint Riemann sum"),
+    (ig_trapezoid, "trapezoid_sum", "trapezoid rule"),
+])
+def test_ig_other_rules_are_named_and_fail(fn, mistake, name):
+    """The exercise asks for the right sum: another rule approximates the same integral but is not the answer."""
+    result = checks.check_ig_riemann(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+    assert name in result.report() and "alpha_k = k/m" in result.report()
 
 
 @pytest.mark.parametrize("fn, mistake", [
@@ -300,3 +321,47 @@ def test_tcav_score_mistakes(fn, mistake):
 def test_tcav_score_names_the_images():
     report = checks.check_tcav_score(lambda g, c: float(((g @ c) >= 0).mean()), verbose=False).report()
     assert "image 2 (S = 0)" in report and "image 7 (S = 0)" in report, report
+
+
+# --- exercise sheets run to the end: a stub falls back to the reference -------------------------------------
+
+
+def test_exercise_stub_is_todo_and_falls_back_to_the_reference(capsys):
+    from xaikit.gradsam import gradsam_scores
+
+    @checks.exercise(checks.check_gradsam)
+    def my_gradsam(attentions, gradients):
+        raise NotImplementedError("Exercise: replace this line with your solution.")
+
+    result = checks.check_gradsam(my_gradsam)
+    assert result and not result.passed and result.todo  # truthy: the sheet's assert lets it run on
+    assert "NOT WRITTEN YET" in capsys.readouterr().out
+    a, g = checks._synthetic_attention()
+    torch.testing.assert_close(my_gradsam(a, g), gradsam_scores(a, g))  # a later cell gets the reference ...
+    assert "NOTE: my_gradsam is not written yet" in capsys.readouterr().out  # ... and is told so
+    assert my_gradsam.n_fallbacks == 1 and my_gradsam.__name__ == "my_gradsam"
+
+
+def test_exercise_written_wrong_is_graded_and_never_replaced():
+    @checks.exercise("check_gradsam")
+    def no_relu(a, g):
+        return (a * g).sum(dim=(0, 1, 3)) / (a.shape[0] * a.shape[1] * a.shape[2])
+
+    result = checks.check_gradsam(no_relu, verbose=False)
+    assert not result and not result.todo and result.mistake == "missing_relu"
+    a, g = checks._synthetic_attention()
+    torch.testing.assert_close(no_relu(a, g), no_relu.student(a, g))  # the student's own answer, no fallback
+    assert no_relu.n_fallbacks == 0
+
+
+def test_exercise_needs_a_known_check():
+    with pytest.raises(ValueError, match="one of xaikit's checks"):
+        checks.exercise(print)
+
+
+@pytest.mark.parametrize("name", sorted(checks._REFERENCES))
+def test_every_reference_passes_its_own_check(name):
+    """What a stub falls back to is right: each reference, handed to its check as a student's function."""
+    reference = checks._REFERENCES[name]()
+    result = getattr(checks, name)(reference, verbose=False)
+    assert result.passed, result.report()

@@ -1,5 +1,6 @@
 """Homework sheets (xaikit.homework): solution markers become stubs, hidden answers go, solutions stay whole;
-the generated exercise sheets run up to their first stub and the solution sheets run in full."""
+an exercise sheet whose exercises are marked ``@exercise(check)`` runs to the end on xaikit's references, saying
+which stubs are left; one without the marks stops at its first stub. The solution sheets run in full."""
 
 from __future__ import annotations
 
@@ -186,15 +187,43 @@ def _run(path: Path, allow_errors: bool):
 STUBBED = [p for p in SOURCES if BEGIN in p.read_text()]
 
 
+def _exercise_marks(src: Path) -> tuple[set[str], set[str]]:
+    """(functions in solution blocks, those of them marked ``@exercise(...)`` on the line above their def)."""
+    text = src.read_text()
+    solved = homework.solution_functions(text)
+    marked = set(re.findall(r"^@(?:\w+\.)*exercise\(.*\)[^\n]*\ndef\s+(\w+)\s*\(", text, re.MULTILINE))
+    return solved, marked & solved
+
+
+def test_notebooks_01_to_04_mark_every_exercise():
+    for src in SOURCES:
+        if src.stem[:2] in ("01", "02", "03", "04"):
+            solved, marked = _exercise_marks(src)
+            assert solved == marked, f"{src.stem}: exercises without @exercise(check): {sorted(solved - marked)}"
+
+
+def _outputs(nb) -> str:
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                   if o.get("output_type") == "stream")
+
+
 @pytest.mark.slow
 @pytest.mark.notebook
 @pytest.mark.prepared
 @pytest.mark.parametrize("src", STUBBED, ids=[p.stem for p in STUBBED])
-def test_exercise_sheet_runs_up_to_first_stub(src, sheets):
+def test_exercise_sheet_runs_to_the_end_or_stops_at_a_stub(src, sheets):
     out, by_name = sheets
     sheet = by_name[src.stem]
+    solved, marked = _exercise_marks(src)
     nb = _run(out / "exercises" / f"{src.stem}.ipynb", allow_errors=False)
     index, error = _first_error(nb)
+    if solved and marked == solved:  # every exercise falls back to the reference: "Run All" reaches the end
+        assert error is None, f"{src.stem}: the exercise sheet stopped at cell {index}: {error}"
+        printed = _outputs(nb)
+        for name in sorted(solved):
+            assert f"{name} still raises NotImplementedError" in printed, f"{src.stem}: no note for the stub {name}"
+        assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), f"{src.stem}: a cell did not run"
+        return
     assert error is not None, f"{src.stem}: the exercise sheet ran to the end despite its stubs"
     assert error["ename"] == "NotImplementedError" and STUB_MESSAGE in error["evalue"], (
         f"{src.stem}: the first error is not a stub's: {error['ename']}: {error['evalue']}")

@@ -100,6 +100,39 @@ def test_shap_additivity_and_direct_oracle(model, tok):
     assert ts.tokens[0] == "[CLS]" and ts.tokens[-1] == "[SEP]" and len(ts) == 6
 
 
+def test_shap_credit_split_reads_back_the_values(model, tok):
+    """A SHAP value = the token's own effect + its shares of the groups above it. [CLS] and [SEP] are never
+    hidden, so their own effect is 0; with fixed_context=1 they still get shares, with None they get 0."""
+    from xaikit.shaptext import credit_split, shap_text
+
+    e = shap_text(model, tok, SENTENCES, target=1, max_evals=300)
+    averaged = shap_text(model, tok, SENTENCES, target=1, max_evals=300, fixed_context=None)
+    for i in range(len(SENTENCES)):
+        own, spread = credit_split(e, i)
+        np.testing.assert_allclose(own + spread, e.values[i], atol=1e-12)
+        assert abs(own[0]) < 1e-6 and abs(own[-1]) < 1e-6
+        assert abs(averaged.values[i][0]) < 1e-6 and abs(averaged.values[i][-1]) < 1e-6
+
+
+def test_shap_hands_an_interaction_to_every_token_of_its_group(tok):
+    """A known answer: f = 1 when "like" and "movie" are both shown. SHAP's tree splits "i like the movie" at
+    the root between ([CLS] i like the) and (movie [SEP]); with fixed_context=1 each half gets f(all) - f(all but
+    it) = 1, and the interaction 1 - 0 - 0 + 0 = 1 is taken back from the root and handed to its 6 tokens:
+    -1/6 each, [CLS] and [SEP] included."""
+    import shap
+
+    from xaikit.shaptext import credit_split
+
+    def f(strings):
+        return np.array([float("like" in s and "movie" in s) for s in strings])
+
+    e = shap.Explainer(f, shap.maskers.Text(tok))(["i like the movie"], max_evals=100, fixed_context=1, silent=True)
+    own, spread = credit_split(e, 0)
+    np.testing.assert_allclose(spread, np.full(6, -1 / 6), atol=1e-12)
+    np.testing.assert_allclose(own, [0, 0, 1, 0, 1, 0], atol=1e-12)  # like and movie, each "removed from all"
+    np.testing.assert_allclose(e.values[0], own + spread, atol=1e-12)
+
+
 def test_shap_max_length_recipe_gives_same_values(model, tok):
     from xaikit.shaptext import prediction_function, shap_text
 
@@ -213,10 +246,57 @@ def test_batched_lab_row_equals_the_single_experiments(model, tok):
         assert row["erasure"][key] == single[key]
     assert row["erasure"]["js_top"] == pytest.approx(single["js_top"], abs=1e-9)
     for name in ("Grad-SAM", "gradient"):
-        fraction, flipped = flip_fraction(model, enc, tok, views[name])
+        assert row["erased"][name] == flip_fraction(model, enc, tok, views[name], how="erase")
+        assert row["deleted"][name] == flip_fraction(model, enc, tok, views[name], how="delete")
         comp, suff = aopc(model, enc, tok, views[name])
-        assert row[name][:2] == (fraction, flipped)
-        assert row[name][2] == pytest.approx(comp, abs=1e-7) and row[name][3] == pytest.approx(suff, abs=1e-7)
+        assert row["aopc"][name] == pytest.approx((comp, suff), abs=1e-7)
+
+
+def test_erasure_edits_one_layer_only(model, tok):
+    """Serrano & Smith's erasure: the word's weight is zeroed (rows renormalised) in the ranking's layer alone;
+    the other layers' attention is what the unedited model computes."""
+    from xaikit._textio import encode_one
+    from xaikit.editing import edited_attention
+    from xaikit.faithfulness import _probs_erased
+
+    enc = encode_one(model, tok, SENTENCES[3])
+    mask = torch.zeros(1, enc.n_tokens, dtype=torch.bool)
+    mask[0, 2] = True
+    with torch.no_grad():
+        plain = model(**enc.inputs, output_attentions=True).attentions
+        with edited_attention(model, remove=mask, layers=(-1,), record=True) as edit:
+            logits = model(**enc.inputs).logits
+    for layer in range(len(plain) - 1):
+        torch.testing.assert_close(edit.attentions[layer], plain[layer], atol=1e-6, rtol=0)
+    last = edit.attentions[-1][0]  # (M, N, N)
+    assert last[:, :, 2].abs().max() == 0 and torch.allclose(last.sum(-1), torch.ones(last.shape[:2]))
+    expected = torch.softmax(logits.double(), -1).numpy()
+    np.testing.assert_allclose(_probs_erased(model, enc, mask, layer=len(plain) - 1), expected, atol=1e-9)
+
+
+def test_deletion_equals_the_shorter_text(model, tok):
+    """Deleting words = running the model on the text without them (the oracle: tokenize the shorter text)."""
+    from xaikit._textio import encode_one
+    from xaikit.faithfulness import _probs_deleted
+
+    enc = encode_one(model, tok, "i cannot wait for next time")  # [CLS] i cannot wait for next time [SEP]
+    masks = torch.zeros(3, enc.n_tokens, dtype=torch.bool)
+    masks[0, 2] = True  # cannot
+    masks[1, [1, 5]] = True  # i, next
+    masks[2, 1:7] = True  # every word
+    got = _probs_deleted(model, enc, masks, tok.pad_token_id, batch_size=2)  # rows of three lengths
+    for probs, text in zip(got, ["i wait for next time", "cannot wait for time", ""], strict=True):
+        with torch.no_grad():
+            oracle = torch.softmax(model(**tok(text, return_tensors="pt")).logits.double(), -1)[0].numpy()
+        np.testing.assert_allclose(probs, oracle, atol=1e-6)
+
+
+def test_aopc_uses_erasers_bins():
+    from xaikit.faithfulness import ERASER_BINS, _bin_sizes
+
+    assert ERASER_BINS == (0.01, 0.05, 0.1, 0.2, 0.5)  # DeYoung et al. 2020
+    assert _bin_sizes(ERASER_BINS, 6) == [1, 1, 1, 2, 3]  # at least one word, ceil(k * n) as ERASER's scorer
+    assert _bin_sizes(ERASER_BINS, 120) == [2, 6, 12, 24, 60]
 
 
 def test_lab_runs_and_is_consistent(model, tok):
@@ -224,12 +304,16 @@ def test_lab_runs_and_is_consistent(model, tok):
 
     rankings = ("attention", "gradient", "Grad-SAM", "random")
     r = run_lab(model, tok, SENTENCES, rankings=rankings, n_permutations=4, progress=False)
-    assert len(r.sentences) == 4
+    assert len(r.sentences) == 4 and r.layer == 1 and r.bins == (0.01, 0.05, 0.1, 0.2, 0.5)
     assert r.flip_table.sum() == pytest.approx(100.0)
     for m in rankings:
-        assert ((r.fraction[m] > 0) & (r.fraction[m] <= 1)).all()
+        for fraction in (r.fraction[m], r.fraction_deleted[m]):
+            assert ((fraction > 0) & (fraction <= 1)).all()
+        assert (r.fraction[m][~r.flipped[m]] == 1).all() and (r.fraction_deleted[m][~r.flipped_deleted[m]] == 1).all()
         assert np.isfinite(r.comprehensiveness[m]).all() and np.isfinite(r.sufficiency[m]).all()
     assert (r.js_top >= 0).all() and (r.permutation_tvd >= 0).all()
+    assert r.permutation_by_layer.shape == (4, 2)  # every sentence, each of the two layers shuffled in turn
+    np.testing.assert_allclose(r.permutation_by_layer[:, -1], r.permutation_tvd)
     assert set(r.summary()) == set(rankings)
 
 

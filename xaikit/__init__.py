@@ -45,7 +45,7 @@ _EXPORTS: dict[str, str] = {
     # homework self-checks (xaikit.checks)
     "check_ig_riemann": "checks", "check_attention": "checks", "check_gradsam": "checks",
     "check_cls_share": "checks", "check_head_plots": "checks", "check_cav": "checks",
-    "check_tcav_score": "checks",
+    "check_tcav_score": "checks", "exercise": "checks",
 }
 
 # submodules reachable as attributes, e.g. ``xaikit.tcav.tcav_significance``.

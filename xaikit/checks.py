@@ -6,7 +6,15 @@ softmax over the wrong dimension in attention, a CAV pointing the wrong way.
 
 In the spirit of d2l's ``check_shape`` and ARENA's ``test_*`` helpers. Every check prints its report and
 returns a :class:`CheckResult`, which is truthy when everything passed, so a notebook cell can say
-``assert check_gradsam(my_gradsam)``. The exercises and their signatures:
+``assert check_gradsam(my_gradsam)``.
+
+**Exercise sheets run to the end.** A notebook marks each exercise function with the check that grades it,
+``@exercise(check_gradsam)``. In an exercise sheet the function's body is a stub that raises
+``NotImplementedError``; the check then reports "not written yet" (``result.todo``; the result is still
+truthy, so the ``assert`` lets the sheet go on), and every later call of the function runs xaikit's
+reference instead and prints a note saying so. "Run All" reaches the end, and each note names a stub left
+to write. A function without the decorator keeps the old behaviour: the stub's ``NotImplementedError``
+stops the sheet at the check. The exercises and their signatures:
 
 =============================  ========================================================  ==========
 check                          your function                                             notebook
@@ -35,23 +43,29 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-__all__ = ["CheckResult", "check_ig_riemann", "check_attention", "check_scaled_dot_product_attention",
-           "check_gradsam", "check_cls_share", "check_head_plots", "check_cav", "check_tcav_score"]
+__all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_ig_riemann", "check_attention",
+           "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots", "check_cav",
+           "check_tcav_score"]
 
 
 # -- the report --------------------------------------------------------------------------------------------
 @dataclass
 class CheckResult:
     """The outcome of one check: ``passed``, the report ``lines``, and ``mistake``, a short name for a
-    recognised classic mistake (``"missing_relu"``, ``"softmax_wrong_dim"``, ...) or ``None``."""
+    recognised classic mistake (``"missing_relu"``, ``"softmax_wrong_dim"``, ...) or ``None``.
+
+    ``todo`` is True when the function is an :func:`exercise` whose body is still a stub: nothing was
+    checked (``passed`` is False), yet the result is truthy so that an exercise sheet runs on, on the
+    reference. A real mistake is always falsy."""
 
     name: str
     passed: bool = True
     lines: list[str] = field(default_factory=list)
     mistake: str | None = None
+    todo: bool = False
 
     def __bool__(self) -> bool:
-        return self.passed
+        return self.passed or self.todo
 
     def ok(self, text: str) -> None:
         self.lines.append(f"  ok    {text}")
@@ -66,7 +80,8 @@ class CheckResult:
         self.lines.append(f"        hint: {text}")
 
     def report(self) -> str:
-        verdict = "all checks passed" if self.passed else "some checks failed"
+        verdict = ("all checks passed" if self.passed else
+                   "NOT WRITTEN YET (the cells below use xaikit's reference)" if self.todo else "some checks failed")
         return "\n".join([f"{self.name}: {verdict}", *self.lines])
 
     def __str__(self) -> str:
@@ -82,17 +97,68 @@ def _finish(result: CheckResult, verbose: bool) -> CheckResult:
 def _call(result: CheckResult, fn, *args):
     """Run the student's function; on an exception, record it and return None.
 
-    ``NotImplementedError`` (an exercise stub not filled in yet) is re-raised after one line of report, so
-    a homework sheet stops at the stub itself, not at a failed check further on.
+    ``NotImplementedError`` (an exercise stub not filled in yet): for an :func:`exercise` function the result
+    is marked ``todo`` (and not passed) and None is returned, so the check stops there and the sheet runs on;
+    for a plain function it is re-raised after one line of report, so the sheet stops at the stub itself,
+    not at a failed check further on.
     """
+    student = fn.student if isinstance(fn, ExerciseFunction) else fn
     try:
-        return fn(*args)
+        return student(*args)
     except NotImplementedError:
+        if isinstance(fn, ExerciseFunction):
+            result.passed, result.todo = False, True
+            result.lines.append(f"  TODO  {fn.__name__} still raises NotImplementedError: replace the stub with "
+                                "your code and run this cell again")
+            return None
         print(f"{result.name}: your function still raises NotImplementedError: replace the stub with your code")
         raise
     except Exception as err:  # noqa: BLE001 - reported to the student, never swallowed silently
         result.fail(f"your function raised {type(err).__name__}: {err}", "raised")
     return None
+
+
+class ExerciseFunction:
+    """An exercise function and the reference that stands in for it while its body is a stub (see
+    :func:`exercise`). Calling it calls the student's function; if that raises ``NotImplementedError``, it
+    prints a note and returns the reference's answer instead."""
+
+    def __init__(self, student, check, reference):
+        functools.update_wrapper(self, student)
+        self.student, self.check, self.reference = student, check, reference
+        self.n_fallbacks = 0
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.student(*args, **kwargs)
+        except NotImplementedError:
+            self.n_fallbacks += 1
+            print(f"NOTE: {self.__name__} is not written yet (it raises NotImplementedError), so this cell used "
+                  f"xaikit's reference instead. Write it and check it with {self.check.__name__}({self.__name__}).")
+            return self.reference(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<exercise {self.__name__}, graded by {self.check.__name__}>"
+
+
+def exercise(check):
+    """Decorator: ``@exercise(check_gradsam)`` above ``def my_gradsam(...)`` names the check that grades the
+    function and, through it, the reference that stands in while the body is a stub (module docstring).
+
+    Args:
+        check: one of this module's ``check_*`` functions (or its name).
+    """
+    check = globals().get(check) if isinstance(check, str) else check
+    name = getattr(check, "__name__", repr(check))
+    if name not in _REFERENCES:
+        raise ValueError(f"exercise() takes one of xaikit's checks ({', '.join(sorted(_REFERENCES))}), got {name}")
+
+    def wrap(student):
+        if not callable(student):
+            raise TypeError(f"@exercise({name}) decorates a function, got {type(student).__name__}")
+        return ExerciseFunction(student, check, _REFERENCES[name]())
+
+    return wrap
 
 
 def _tensor(value, dtype=torch.float64) -> torch.Tensor | None:
@@ -154,14 +220,18 @@ def _ig_case(steps: int):
     x = torch.tensor([1.5, -0.8, 0.6])
     baseline = torch.tensor([0.2, 0.3, -0.4])
     refs = {rule: integrated_gradients(_ig_f, x, baseline, steps=steps, rule=rule).attributions.double()
-            for rule in ("riemann_right", "riemann_left", "riemann_middle", "riemann_trapezoid")}
+            for rule in ("riemann_right", "riemann_left", "riemann_middle")}
+    # the trapezoid rule over m intervals has m + 1 nodes (xaikit's ``steps`` counts nodes)
+    refs["riemann_trapezoid"] = integrated_gradients(_ig_f, x, baseline, steps=steps + 1,
+                                                     rule="riemann_trapezoid").attributions.double()
     return x, baseline, refs, alphas_and_weights
 
 
 def check_ig_riemann(student_fn, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(f, x, baseline, steps) -> attributions`` (the Riemann sum of Integrated Gradients,
     Sundararajan et al. 2017; notebook 02): ``(x - x') * (1/m) * sum_k dF(x' + alpha_k (x - x'))/dx`` with
-    ``alpha_k = k/m`` (the paper's right sum; left and midpoint sums are accepted and named).
+    ``alpha_k = k/m``, the paper's right sum, which the exercise asks for. A left, midpoint or trapezoid sum
+    approximates the same integral, but it is not what was asked: it fails, and the report names the rule.
 
     ``f`` maps a batch ``(B, 3)`` to ``(B,)``; ``x`` and ``baseline`` are ``(3,)`` with a non-zero baseline,
     so a missing ``(x - x')`` factor and a path that starts at zero both show.
@@ -179,15 +249,21 @@ def check_ig_riemann(student_fn, verbose: bool = True) -> CheckResult:
             return _finish(result, verbose)
         got = got.reshape(x.shape)
         matched = next((rule for rule, ref in refs.items() if _close(got, ref)), None)
-        if matched is not None:
+        if matched == "riemann_right":
             with torch.no_grad():
                 f_x, f_b = float(_ig_f(x[None])[0]), float(_ig_f(baseline[None])[0])
-            name = {"riemann_right": "right Riemann sum (the IG paper's)", "riemann_left": "left Riemann sum",
-                    "riemann_middle": "midpoint Riemann sum",
-                    "riemann_trapezoid": "trapezoid rule"}[matched]
-            result.ok(f"steps={steps}: equals the {name}; sum = {_fmt(float(got.sum()))}, "
-                      f"F(x) - F(x') = {_fmt(f_x - f_b)} (gap {_fmt(abs(float(got.sum()) - (f_x - f_b)))})")
+            result.ok(f"steps={steps}: equals the right Riemann sum (the IG paper's); sum = "
+                      f"{_fmt(float(got.sum()))}, F(x) - F(x') = {_fmt(f_x - f_b)} "
+                      f"(gap {_fmt(abs(float(got.sum()) - (f_x - f_b)))})")
             continue
+        if matched is not None:
+            name, alphas = {"riemann_left": ("left Riemann sum", "(k-1)/m for k = 1..m, i.e. 0 .. (m-1)/m"),
+                            "riemann_middle": ("midpoint Riemann sum", "(k - 1/2)/m"),
+                            "riemann_trapezoid": ("trapezoid rule", "0 .. 1 with half weight at both ends")}[matched]
+            result.fail(f"steps={steps}: you computed the {name} (alphas {alphas}); it approximates the same "
+                        f"integral, but the exercise asks for the IG paper's right sum, alpha_k = k/m for "
+                        f"k = 1..m", matched.replace("riemann_", "") + "_sum")
+            return _finish(result, verbose)
         ref = refs["riemann_right"]
         diff = (got - ref).abs()
         i = int(diff.argmax())
@@ -728,3 +804,54 @@ def check_tcav_score(student_fn, verbose: bool = True) -> CheckResult:
     if disagree:
         result.hint("on one image at a time: " + "; ".join(disagree[:4]))
     return _finish(result, verbose)
+
+
+# -- the references an exercise falls back to while it is a stub ------------------------------------------------
+def _ig_reference(f, x, baseline, steps):
+    from xaikit.integrated import integrated_gradients
+
+    return integrated_gradients(f, x, baseline, steps=steps, rule="riemann_right").attributions
+
+
+def _attention_reference(*args):
+    """``(x, w_q, w_k, w_v)`` or ``(q, k, v)`` -> ``(out, weights)``, as the exercise returns them."""
+    from xaikit.attention import scaled_dot_product_attention, self_attention
+
+    if len(args) == 3:
+        return scaled_dot_product_attention(*args)
+    steps = self_attention(*args)
+    return steps.out, steps.weights
+
+
+def _head_plots_reference(attentions, tokens, picks):
+    from matplotlib.figure import Figure
+
+    from xaikit.widgets.attention import draw_attention
+
+    fig = Figure(figsize=(5 * len(picks), 4.4), layout="constrained")
+    for ax, (layer, head) in zip(fig.subplots(1, len(picks), squeeze=False)[0], picks, strict=True):
+        draw_attention(ax, attentions[layer, head], tokens, title=f"layer {layer}, head {head}")
+    return fig
+
+
+def _cav_reference(concept_acts, negative_acts):
+    from xaikit.tcav import train_cav
+
+    return train_cav(concept_acts, negative_acts).vector
+
+
+def _tcav_score_reference(grads, cav):
+    return float((np.asarray(grads) @ np.asarray(cav) > 0).mean())
+
+
+#: check name -> a function returning the reference an exercise graded by that check falls back to.
+_REFERENCES = {
+    "check_ig_riemann": lambda: _ig_reference,
+    "check_attention": lambda: _attention_reference,
+    "check_scaled_dot_product_attention": lambda: _attention_reference,
+    "check_gradsam": lambda: _gradsam_reference,
+    "check_cls_share": lambda: _cls_share_reference,
+    "check_head_plots": lambda: _head_plots_reference,
+    "check_cav": lambda: _cav_reference,
+    "check_tcav_score": lambda: _tcav_score_reference,
+}

@@ -1,42 +1,60 @@
 """Is attention explanation? A small lab on held-out sentences (notebook 04, sections 7-8).
 
-Removing an item means zeroing its attention weight in every row of every layer and head and
-renormalising the rows (:mod:`xaikit.editing`), so no position can read it; the text itself is unchanged.
-Only word tokens are ranked and removed ([CLS] and [SEP] always stay).
+Only word tokens are ranked and removed; [CLS] and [SEP] always stay. A token is removed in one of two ways,
+and the two are different experiments:
 
-* **Single-item erasure** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): remove the most
-  attended token (last layer, [CLS] row, mean of heads) versus a random other token; the Jensen-Shannon
-  divergence (base 2, so in [0, 1]) of the output distributions, and the 2x2 table of decision flips.
-* **Fraction removed before the first decision flip**: remove tokens from the top of a ranking down until
-  the predicted class changes; rankings by attention, gradient, gradient x attention, Grad-SAM, SHAP, IG and
-  a random order (1.0 when it never flips).
-* **Permutation** (Jain & Wallace 2019, "Attention is not Explanation", NAACL): shuffle the last layer's
+* **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
+  attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
+  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.editing`). The
+  rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so
+  the erasure acts on the last layer (``layer=-1``). There the classifier reads only the [CLS] position, so
+  the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
+  the layers below have already mixed it into every position, [CLS] included.
+* **Deletion** (as in ERASER, DeYoung et al. 2020): the token is deleted from the input ids and the tokens
+  after it move up one position, so no layer ever sees it.
+
+The experiments:
+
+* **Single-item erasure** (Serrano & Smith): erase the most attended word versus a random other word; the
+  Jensen-Shannon divergence (base 2, so in [0, 1]) of the output distributions and the 2x2 table of decision
+  flips.
+* **Fraction removed before the first decision flip** (Serrano & Smith): remove words from the top of a
+  ranking down until the predicted class changes, by erasure and, separately, by deletion; rankings by
+  attention, attention gradient, gradient x attention, Grad-SAM, SHAP, IG and a random order (1.0 and
+  ``flipped=False`` when removing every word never flips the decision).
+* **Permutation** (Jain & Wallace 2019, "Attention is not Explanation", NAACL): shuffle one layer's
   attention weights over the tokens and measure the total variation distance of the outputs (median over
-  ``n_permutations`` shuffles).
+  ``n_permutations`` shuffles), for the last layer and, one at a time, for every layer.
 * **Comprehensiveness and sufficiency** (DeYoung et al. 2020, "ERASER", ACL): the drop in the predicted
-  class's probability when the top k% tokens are removed (comprehensiveness; high = faithful) or when all
-  but them are removed (sufficiency; low = faithful), averaged over k in ``bins`` (AOPC).
+  class's probability when the top k% of the words are deleted (comprehensiveness; high = faithful) or when
+  all but them are deleted (sufficiency; low = faithful), averaged over ERASER's bins k = 1, 5, 10, 20 and
+  50% (AOPC; at least one word per bin, ``ceil(k * n_words)`` as in ERASER's scorer).
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
+from xaikit._fn import inputs_to_model
 from xaikit._textio import check_model, check_texts, encode_one, fitting_threads
-from xaikit._validate import check_choice, check_int
+from xaikit._validate import check_choice, check_float, check_int
 from xaikit.editing import run_edited
+from xaikit.models.arch import attention_modules, check_layer
 from xaikit.tokens import TokenScores
 
-__all__ = ["RANKINGS", "js_divergence", "content_positions", "erasure", "flip_fraction", "aopc",
+__all__ = ["RANKINGS", "ERASER_BINS", "js_divergence", "content_positions", "erasure", "flip_fraction", "aopc",
            "permutation_change", "LabResult", "run_lab"]
 
 #: the rankings compared by the lab (SHAP and IG are the slow ones).
 RANKINGS = ("attention", "gradient", "gradient x attention", "Grad-SAM", "SHAP", "IG", "random")
+#: ERASER's bins for the area over the perturbation curve: 1, 5, 10, 20 and 50% of the words.
+ERASER_BINS = (0.01, 0.05, 0.1, 0.2, 0.5)
 
 
 def js_divergence(p, q) -> np.ndarray:
@@ -58,12 +76,43 @@ def content_positions(enc, tokenizer) -> list[int]:
     return [i for i, t in enumerate(ids) if t not in special]
 
 
-def _probs_removed(model, enc, masks: torch.Tensor) -> np.ndarray:
-    """Output probabilities ``(B, C)`` with the tokens of each mask row ``(B, N)`` removed."""
+def _probs_erased(model, enc, masks: torch.Tensor, layer: int) -> np.ndarray:
+    """Output probabilities ``(B, C)`` with the tokens of each mask row ``(B, N)`` erased from the attention of
+    ``layer`` alone (Serrano & Smith): their weights zeroed in every head and row, the rows renormalised."""
     b = masks.shape[0]
     inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
-    logits = run_edited(model, inputs, remove=masks)
+    logits = run_edited(model, inputs, remove=masks, layers=(layer,))
     return torch.softmax(logits.double(), dim=-1).cpu().numpy()
+
+
+def _probs_deleted(model, enc, masks: torch.Tensor, pad_id: int, batch_size: int = 64) -> np.ndarray:
+    """Output probabilities ``(B, C)`` with the tokens of each mask row ``(B, N)`` deleted from the input ids
+    (the rest move up). Rows of similar length share a batch, padded to its longest and masked as padding."""
+    ids = enc.inputs["input_ids"][0].cpu()  # (N,)
+    kept = [ids[~row] for row in masks.cpu()]
+    order = sorted(range(len(kept)), key=lambda r: len(kept[r]))  # short rows together: little padding
+    probs = np.zeros((len(kept), int(enc.logits.shape[-1])))
+    for start in range(0, len(order), batch_size):
+        rows = order[start:start + batch_size]
+        width = max(len(kept[r]) for r in rows)
+        input_ids = torch.full((len(rows), width), int(pad_id), dtype=ids.dtype)  # (b, width)
+        attention_mask = torch.zeros(len(rows), width, dtype=torch.long)  # (b, width)
+        for i, r in enumerate(rows):
+            input_ids[i, :len(kept[r])] = kept[r]
+            attention_mask[i, :len(kept[r])] = 1
+        inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if "token_type_ids" in enc.inputs:
+            inputs["token_type_ids"] = torch.zeros_like(input_ids)
+        with torch.no_grad():
+            logits = model(**inputs_to_model(model, inputs)).logits  # (b, C)
+        probs[rows] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+    return probs
+
+
+def _pad_id(model, tokenizer) -> int:
+    pad = getattr(tokenizer, "pad_token_id", None)
+    pad = getattr(model.config, "pad_token_id", None) if pad is None else pad
+    return 0 if pad is None else int(pad)
 
 
 def _order(scores: TokenScores, positions: list[int]) -> list[int]:
@@ -84,39 +133,57 @@ def _cumulative_masks(order: list[int], n: int, keep_instead: bool = False,
     return masks
 
 
-def flip_fraction(model, enc, tokenizer, scores: TokenScores) -> tuple[float, bool]:
-    """Fraction of word tokens removed (top of the ranking first) when the decision first flips."""
-    positions = content_positions(enc, tokenizer)
-    order = _order(scores, positions)
-    probs = _probs_removed(model, enc, _cumulative_masks(order, enc.n_tokens))
-    pred = int(enc.logits.argmax())
+def _first_flip(probs: np.ndarray, pred: int, n_words: int) -> tuple[float, bool]:
+    """Fraction of the words removed at the first row whose decision differs from ``pred`` (1.0, False: never)."""
     flips = np.nonzero(probs.argmax(-1) != pred)[0]
     if len(flips) == 0:
         return 1.0, False
-    return (int(flips[0]) + 1) / len(positions), True
+    return (int(flips[0]) + 1) / n_words, True
 
 
-def aopc(model, enc, tokenizer, scores: TokenScores, bins=(0.1, 0.2, 0.3, 0.4, 0.5)) -> tuple[float, float]:
-    """(comprehensiveness, sufficiency) AOPC of one ranking for the predicted class (DeYoung et al. 2020)."""
+def _bin_sizes(bins, n_words: int) -> list[int]:
+    """Words removed at each bin: ``ceil(k * n_words)``, at least one (ERASER's scorer)."""
+    return [max(1, math.ceil(b * n_words)) for b in bins]
+
+
+def flip_fraction(model, enc, tokenizer, scores: TokenScores, how: str = "erase", layer: int = -1) -> tuple[float, bool]:
+    """Fraction of the words removed (top of the ranking first) when the decision first flips.
+
+    ``how="erase"``: Serrano & Smith's erasure in attention layer ``layer`` only; ``"delete"``: deleted from
+    the input ids.
+    """
+    how = check_choice(how, "how", ("erase", "delete"))
+    positions = content_positions(enc, tokenizer)
+    masks = _cumulative_masks(_order(scores, positions), enc.n_tokens)
+    probs = (_probs_erased(model, enc, masks, layer) if how == "erase"
+             else _probs_deleted(model, enc, masks, _pad_id(model, tokenizer)))
+    return _first_flip(probs, int(enc.logits.argmax()), len(positions))
+
+
+def aopc(model, enc, tokenizer, scores: TokenScores, bins=ERASER_BINS) -> tuple[float, float]:
+    """(comprehensiveness, sufficiency) AOPC of one ranking for the predicted class (DeYoung et al. 2020):
+    the top ``ceil(k * n_words)`` words deleted from the input, or all but them, averaged over ``bins``."""
     positions = content_positions(enc, tokenizer)
     order = _order(scores, positions)
-    ks = [max(1, math.ceil(b * len(positions))) for b in bins]
-    comp = _probs_removed(model, enc, _cumulative_masks(order, enc.n_tokens, ks=ks))
-    suff = _probs_removed(model, enc, _cumulative_masks(order, enc.n_tokens, True, ks, positions))
+    ks = _bin_sizes(bins, len(positions))
+    pad = _pad_id(model, tokenizer)
+    comp = _probs_deleted(model, enc, _cumulative_masks(order, enc.n_tokens, ks=ks), pad)
+    suff = _probs_deleted(model, enc, _cumulative_masks(order, enc.n_tokens, True, ks, positions), pad)
     c = int(enc.logits.argmax())
     p = float(torch.softmax(enc.logits.double(), -1)[c])
     return float(np.mean(p - comp[:, c])), float(np.mean(p - suff[:, c]))
 
 
-def erasure(model, enc, tokenizer, attention: TokenScores, rng: np.random.Generator) -> dict:
-    """Remove the most attended word vs a random other word: JS divergences, flips, attention gap."""
+def erasure(model, enc, tokenizer, attention: TokenScores, rng: np.random.Generator, layer: int = -1) -> dict:
+    """Erase the most attended word vs a random other word in attention layer ``layer`` (Serrano & Smith):
+    JS divergences of the outputs, decision flips, and the attention gap between the two words."""
     positions = content_positions(enc, tokenizer)
     top = _order(attention, positions)[0]
     others = [p for p in positions if p != top] or [top]
     rand = int(rng.choice(others))
     masks = torch.zeros(2, enc.n_tokens, dtype=torch.bool)
     masks[0, top], masks[1, rand] = True, True
-    probs = _probs_removed(model, enc, masks)
+    probs = _probs_erased(model, enc, masks, layer)
     p = torch.softmax(enc.logits.double(), -1).cpu().numpy()
     pred = int(p.argmax())
     js = js_divergence(p[None], probs)
@@ -126,7 +193,9 @@ def erasure(model, enc, tokenizer, attention: TokenScores, rng: np.random.Genera
 
 
 def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed: int = 0) -> dict:
-    """Median total variation distance of the outputs over random shuffles of the attention weights."""
+    """Jain & Wallace: shuffle the attention weights of ``layers`` (each row over the real tokens, the same
+    shuffle for every head and query) ``n_permutations`` times; the median total variation distance of the
+    outputs from the unshuffled ones, and the share of shuffles that flip the decision."""
     b = check_int(n_permutations, "n_permutations", 1)
     inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
     logits = run_edited(model, inputs, permute=True, layers=layers, seed=seed)
@@ -138,7 +207,14 @@ def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed:
 
 @dataclass
 class LabResult:
-    """Everything the lab measured, one entry per sentence (arrays) or per ranking (dicts of arrays)."""
+    """Everything the lab measured, one entry per sentence (arrays) or per ranking (dicts of arrays).
+
+    ``fraction``/``flipped``: words erased (Serrano & Smith, attention layer ``layer``) before the first
+    decision flip; ``fraction_deleted``/``flipped_deleted``: the same with the words deleted from the input.
+    ``permutation_tvd``: Jain & Wallace's output change when the last layer is shuffled;
+    ``permutation_by_layer`` ``(sentences, layers)``: the same with one layer at a time shuffled.
+    ``extras["ig_relative_gap"]``: IG's completeness gap per sentence (the IG ranking uses only its order).
+    """
 
     sentences: list[str]
     rankings: tuple[str, ...]
@@ -149,25 +225,33 @@ class LabResult:
     flip_random: np.ndarray
     fraction: dict[str, np.ndarray]
     flipped: dict[str, np.ndarray]
+    fraction_deleted: dict[str, np.ndarray]
+    flipped_deleted: dict[str, np.ndarray]
     comprehensiveness: dict[str, np.ndarray]
     sufficiency: dict[str, np.ndarray]
     permutation_tvd: np.ndarray
+    permutation_by_layer: np.ndarray
     max_attention: np.ndarray
+    layer: int = -1
+    bins: tuple[float, ...] = ERASER_BINS
     seconds: float = 0.0
     extras: dict = field(default_factory=dict)
 
     @property
     def flip_table(self) -> np.ndarray:
-        """Percent of sentences: rows = removing the top item flips (yes, no), columns = removing a random one
+        """Percent of sentences: rows = erasing the top item flips (yes, no), columns = erasing a random one
         flips (yes, no), as in Serrano & Smith's Table 2."""
         t, r = self.flip_top, self.flip_random
         cells = [[t & r, t & ~r], [~t & r, ~t & ~r]]
         return np.array([[100.0 * c.mean() for c in row] for row in cells])
 
     def summary(self) -> dict[str, dict[str, float]]:
-        """Per ranking: median fraction removed before a flip, share of sentences that flipped, AOPCs."""
-        return {m: {"median fraction removed": float(np.median(self.fraction[m])),
-                    "flipped (%)": 100.0 * float(np.mean(self.flipped[m])),
+        """Per ranking: mean fraction of the words removed before a flip and the share of sentences that
+        flipped at all, by erasure and by deletion; mean comprehensiveness and sufficiency (AOPC)."""
+        return {m: {"erased before a flip": float(np.mean(self.fraction[m])),
+                    "flipped by erasure (%)": 100.0 * float(np.mean(self.flipped[m])),
+                    "deleted before a flip": float(np.mean(self.fraction_deleted[m])),
+                    "flipped by deletion (%)": 100.0 * float(np.mean(self.flipped_deleted[m])),
                     "comprehensiveness": float(np.mean(self.comprehensiveness[m])),
                     "sufficiency": float(np.mean(self.sufficiency[m]))} for m in self.rankings}
 
@@ -180,97 +264,125 @@ class LabResult:
 
 
 def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int = 16, shap_evals: int = 200,
-            ig_steps: int = 16, seed: int = 0, progress: bool = True) -> LabResult:
-    """Run every experiment of the lab over ``sentences`` (notebook 04 §7-8)."""
+            ig_steps: int = 16, seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True) -> LabResult:
+    """Run every experiment of the lab over ``sentences`` (notebook 04 §7-8).
+
+    ``layer``: the attention layer whose [CLS] row gives the attention rankings and in which Serrano &
+    Smith's erasure acts (the last by default). ``bins``: the AOPC bins (ERASER's by default).
+    ``progress``: a progress bar over the sentences.
+    """
     sentences = check_texts(sentences, "sentences")
     for r in rankings:
         check_choice(r, "rankings[i]", RANKINGS)
     check_model(model, tokenizer, "run_lab")
+    layer = check_layer(model, layer)
+    bins = tuple(check_float(b, "bins[i]", 0.0, 1.0, strict_min=True) for b in bins)
     rng = np.random.default_rng(seed)
     view_names = tuple(r for r in rankings if r != "random")
     if "attention" not in view_names:
         view_names = ("attention", *view_names)
     start = time.perf_counter()
     with fitting_threads():
-        rows, kept = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals,
-                               ig_steps, progress)
+        rows, kept, ig_gaps = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations,
+                                        shap_evals, ig_steps, layer, bins, progress)
     if not rows:
         raise ValueError("no sentence had at least two word tokens; pass real sentences")
 
     def col(fn, dtype=float):
         return np.array([fn(r) for r in rows], dtype=dtype)
 
+    def per_ranking(key, i, dtype=float):
+        return {m: col(lambda r, m=m: r[key][m][i], dtype) for m in rankings}
+
     return LabResult(
         kept, tuple(rankings), col(lambda r: r["erasure"]["js_top"]), col(lambda r: r["erasure"]["js_random"]),
         col(lambda r: r["erasure"]["attention_gap"]), col(lambda r: r["erasure"]["flip_top"], bool),
         col(lambda r: r["erasure"]["flip_random"], bool),
-        {m: col(lambda r, m=m: r[m][0]) for m in rankings}, {m: col(lambda r, m=m: r[m][1], bool) for m in rankings},
-        {m: col(lambda r, m=m: r[m][2]) for m in rankings}, {m: col(lambda r, m=m: r[m][3]) for m in rankings},
-        col(lambda r: r["perm"]["median_tvd"]), col(lambda r: r["max_attention"]),
-        seconds=time.perf_counter() - start)
+        per_ranking("erased", 0), per_ranking("erased", 1, bool), per_ranking("deleted", 0),
+        per_ranking("deleted", 1, bool), per_ranking("aopc", 0), per_ranking("aopc", 1),
+        col(lambda r: r["perm"]["median_tvd"]), np.array([r["perm_by_layer"] for r in rows]),
+        col(lambda r: r["max_attention"]), layer=layer, bins=bins, seconds=time.perf_counter() - start,
+        extras={"ig_relative_gap": np.array(ig_gaps)} if ig_gaps else {})
 
 
-def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals, ig_steps,
-              progress):
+def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals, ig_steps, layer,
+              bins, progress):
     from tqdm.auto import tqdm
 
-    from xaikit.views import all_views
+    from xaikit.integrated import CompletenessWarning
+    from xaikit.views import all_views, explain
 
-    rows, kept = [], []
+    rows, kept, ig_gaps = [], [], []
+    n_layers = len(attention_modules(model))
     for text in tqdm(sentences, desc="attention lab", disable=not progress):
         enc = encode_one(model, tokenizer, text, None, method="run_lab")
         positions = content_positions(enc, tokenizer)
         if len(positions) < 2:  # nothing to compare on a one-word text
             continue
-        views = all_views(model, tokenizer, text, enc.target, view_names, shap_evals=shap_evals, ig_steps=ig_steps)
+        views = all_views(model, tokenizer, text, enc.target, tuple(v for v in view_names if v != "IG"), layer=layer,
+                          shap_evals=shap_evals)
+        if "IG" in view_names:  # a ranking needs IG's order, not its exact sum: the gap is kept, not warned about
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", CompletenessWarning)
+                views["IG"] = explain(model, tokenizer, text, "IG", enc.target, steps=ig_steps, rule="gausslegendre")
+            ig_gaps.append(float(views["IG"].extras["relative_gap"]))
         if "random" in rankings:
             order = rng.permutation(positions)
             rand = np.zeros(enc.n_tokens)
             rand[order] = np.arange(len(order), 0, -1)
             views["random"] = TokenScores(enc.tokens, rand, "random", enc.target, signed=False)
-        row = _one_sentence(model, enc, tokenizer, views, rankings, rng)
-        row["perm"] = permutation_change(model, enc, n_permutations, seed=int(rng.integers(1 << 30)))
+        row = _one_sentence(model, enc, tokenizer, views, rankings, rng, layer, bins)
+        seed = int(rng.integers(1 << 30))
+        by_layer = [permutation_change(model, enc, n_permutations, layers=(i,), seed=seed)["median_tvd"]
+                    for i in range(n_layers)]
+        row["perm"] = {"median_tvd": by_layer[layer]}
+        row["perm_by_layer"] = by_layer
         row["max_attention"] = float(views["attention"].scores[positions].max())
         rows.append(row)
         kept.append(text)
-    return rows, kept
+    return rows, kept, ig_gaps
 
 
-def _one_sentence(model, enc, tokenizer, views: dict, rankings, rng, bins=(0.1, 0.2, 0.3, 0.4, 0.5)) -> dict:
-    """Erasure, flip fraction and AOPC of every ranking from ONE batched forward pass.
+def _one_sentence(model, enc, tokenizer, views: dict, rankings, rng, layer: int = -1, bins=ERASER_BINS) -> dict:
+    """Erasure, flip fractions and AOPC of every ranking from two batched forward passes, one with erased
+    attention and one with deleted tokens.
 
     The same numbers as :func:`erasure`, :func:`flip_fraction` and :func:`aopc` (the tests check it): the
-    comprehensiveness masks are a subset of the flip masks (top-k removed), so only the sufficiency masks
-    and the two erasure masks are added.
+    comprehensiveness rows are among the deletion flip rows (top-k deleted), so only the sufficiency rows
+    are added to them.
     """
     positions = content_positions(enc, tokenizer)
     n, n_words = enc.n_tokens, len(positions)
-    ks = [max(1, math.ceil(b * n_words)) for b in bins]
+    ks = _bin_sizes(bins, n_words)
     top = _order(views["attention"], positions)[0]
     others = [p for p in positions if p != top] or [top]
     rand = int(rng.choice(others))
     erase = torch.zeros(2, n, dtype=torch.bool)
     erase[0, top], erase[1, rand] = True, True
-    blocks, orders = [erase], {}
+    removed, kept = {}, {}
     for r in rankings:
-        orders[r] = _order(views[r], positions)
-        blocks.append(_cumulative_masks(orders[r], n))  # n_words rows: top-1 .. top-all removed
-        blocks.append(_cumulative_masks(orders[r], n, True, ks, positions))  # len(ks) rows: only top-k kept
-    masks = torch.cat(blocks)
-    probs = np.concatenate([_probs_removed(model, enc, chunk) for chunk in masks.split(256)])
+        order = _order(views[r], positions)
+        removed[r] = _cumulative_masks(order, n)  # n_words rows: top-1 .. top-all removed
+        kept[r] = _cumulative_masks(order, n, True, ks, positions)  # len(ks) rows: only the top-k kept
+    erased_masks = torch.cat([erase, *removed.values()])
+    deleted_masks = torch.cat([m for r in rankings for m in (removed[r], kept[r])])
+    erased = np.concatenate([_probs_erased(model, enc, c, layer) for c in erased_masks.split(256)])
+    pad = _pad_id(model, tokenizer)
+    deleted = _probs_deleted(model, enc, deleted_masks, pad)
     p = torch.softmax(enc.logits.double(), -1).cpu().numpy()
     pred = int(p.argmax())
-    js = js_divergence(p[None], probs[:2])
+    js = js_divergence(p[None], erased[:2])
     row = {"erasure": {"top": top, "random": rand, "js_top": float(js[0]), "js_random": float(js[1]),
-                       "flip_top": bool(probs[0].argmax() != pred), "flip_random": bool(probs[1].argmax() != pred),
-                       "attention_gap": float(views["attention"].scores[top] - views["attention"].scores[rand])}}
-    at = 2
+                       "flip_top": bool(erased[0].argmax() != pred), "flip_random": bool(erased[1].argmax() != pred),
+                       "attention_gap": float(views["attention"].scores[top] - views["attention"].scores[rand])},
+           "erased": {}, "deleted": {}, "aopc": {}}
+    at_e, at_d = 2, 0
     for r in rankings:
-        removed, kept = probs[at:at + n_words], probs[at + n_words:at + n_words + len(ks)]
-        at += n_words + len(ks)
-        flips = np.nonzero(removed.argmax(-1) != pred)[0]
-        fraction, flipped = ((int(flips[0]) + 1) / n_words, True) if len(flips) else (1.0, False)
-        comp = float(np.mean(p[pred] - removed[[k - 1 for k in ks], pred]))
-        suff = float(np.mean(p[pred] - kept[:, pred]))
-        row[r] = (fraction, flipped, comp, suff)
+        row["erased"][r] = _first_flip(erased[at_e:at_e + n_words], pred, n_words)
+        gone, only = deleted[at_d:at_d + n_words], deleted[at_d + n_words:at_d + n_words + len(ks)]
+        at_e, at_d = at_e + n_words, at_d + n_words + len(ks)
+        row["deleted"][r] = _first_flip(gone, pred, n_words)
+        comp = float(np.mean(p[pred] - gone[[k - 1 for k in ks], pred]))
+        suff = float(np.mean(p[pred] - only[:, pred]))
+        row["aopc"][r] = (comp, suff)
     return row

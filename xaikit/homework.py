@@ -6,7 +6,9 @@ there is no source) is the single source of two generated notebooks, in the spir
 
 * ``exercises/NN_name.ipynb``: every code region between the comment lines ``### BEGIN SOLUTION`` and
   ``### END SOLUTION`` becomes ``# YOUR CODE HERE`` plus ``raise NotImplementedError(...)`` (at the
-  indentation of the marker, so a function body stays a function body), and every hidden answer
+  indentation of the marker, so a function body stays a function body; a function marked
+  ``@exercise(check)`` then runs xaikit's reference with a note, so the sheet runs to the end, see
+  :mod:`xaikit.checks`), and every hidden answer
   ``<details class="xk-answer">...</details>`` is removed (a question written in its ``<summary>`` is
   kept as plain text, the answer is not).
 * ``solutions/NN_name.ipynb``: the full notebook, answers kept.
@@ -220,7 +222,10 @@ def _header(name: str, kind: str, n_stubs: int):
                 f"**{n_stubs}** cell{'s' if n_stubs != 1 else ''} marked `{STUB_COMMENT}`: replace the "
                 "`raise NotImplementedError(...)` line with your code. Cells that follow an exercise use "
                 "your function, and `xaikit.checks.check_...(your_function)` tells you what passes or "
-                "exactly what differs. Questions are yours to answer in your own words.")
+                "exactly what differs. Until you have written a function marked `@exercise(...)`, its check "
+                "says NOT WRITTEN YET and the cells that call it use xaikit's reference and print a note, so "
+                "Run All reaches the end and the notes list what is left. Questions are yours to answer in "
+                "your own words.")
     else:
         text = (f"# Solution sheet: {name}\n\nThe full lecture notebook `{name}` with every solution and "
                 "answer, for instructors and for after the deadline.")

@@ -1,12 +1,28 @@
 """SHAP values for text classifiers: SHAP's Partition explainer with the tokenizer as masker (Lundberg &
-Lee 2017, "A Unified Approach to Interpreting Model Predictions"; the Partition explainer computes Owen
-values over a hierarchical clustering of the tokens). Used by notebook 04, sections 4 and 5.
+Lee 2017, "A Unified Approach to Interpreting Model Predictions"). Used by notebook 04, sections 4 and 5.
 
-The lecture's prediction function pads every masked variant to ``max_length`` (512 tokens for BERT),
-so each of the hundreds of calls SHAP makes costs a full 512-token forward pass. Padding only to the
+**What the Partition explainer computes.** The masker groups the tokens into a binary tree (neighbours
+first). From the root down, each group is split into its two halves and the model is asked about the text
+with one half hidden (``[MASK]``) and the other shown. ``fixed_context`` decides in which context:
+
+* ``None``: each split is measured with the rest of the text hidden and with it shown, and the two are
+  averaged. With ``max_evals`` large enough to split the whole tree, the values are Owen values over
+  that tree (Shapley values of each split, nested).
+* ``1`` (the lecture's, and xaikit's default): each half is measured only against the otherwise full text,
+  f(all) - f(all but that half). The two halves' values then miss their interaction,
+  f11 - f10 - f01 + f00, which is left on the group; these are not Owen values.
+
+Whatever is left on a group (that interaction, or the whole value of a group that ``max_evals`` never
+split) is handed down at the end to the group's tokens in equal shares. The special tokens ([CLS], [SEP])
+are always kept by the masker, so their own effect is zero, yet with ``fixed_context=1`` they receive these
+shares like every other token. :func:`credit_split` separates the two parts. Either way the values add up to
+f(x) - f(all masked) (checked by :func:`shap_text`).
+
+**Padding.** The lecture's prediction function pads every masked variant to ``max_length`` (512 tokens for
+BERT), so each of the hundreds of calls SHAP makes costs a full 512-token forward pass. Padding only to the
 longest text in each call gives the same numbers (padding is masked out of attention) many times faster;
-``benchmarks/shap_padding.py`` measures both. ``padding="max_length"`` keeps the lecture's recipe for
-that comparison.
+``benchmarks/shap_padding.py`` measures both. ``padding="max_length"`` keeps the lecture's recipe for that
+comparison.
 
 The result is SHAP's own :class:`shap.Explanation`, so ``shap.plots.text`` and ``shap.plots.bar`` work on
 it; :func:`to_token_scores` turns one row into xaikit's :class:`~xaikit.tokens.TokenScores` for side-by-side
@@ -31,7 +47,8 @@ from xaikit._textio import (
 from xaikit._validate import check_choice, check_float, check_int
 from xaikit.tokens import TokenScores
 
-__all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "use_numba"]
+__all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "credit_split",
+           "use_numba"]
 
 _NUMBA_ORIGINALS: dict = {}
 _NUMBA_CHOSEN: list[bool] = []  # non-empty once use_numba ran (xaikit's default or the user's choice)
@@ -134,8 +151,9 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
             positive class), else required.
         output: ``"logit"`` or ``"log_odds"``.
         padding: ``"longest"`` (fast) or ``"max_length"`` (the lecture's recipe, for comparison).
-        max_evals, fixed_context, batch_size: passed to SHAP's Partition explainer (the lecture uses
-            ``fixed_context=1``).
+        max_evals, fixed_context, batch_size: passed to SHAP's Partition explainer. The lecture uses
+            ``fixed_context=1`` (each group measured against the otherwise full text; see the module
+            docstring); ``None`` averages both contexts and gives Owen values once the tree is fully split.
         check_additivity: verify base + sum(phi) = f(x) for every text to ``tol`` (raise if not).
         allow_long: explain texts of more than :data:`LONG_TEXT` tokens (refused by default: each costs
             about ``max_evals`` forward passes of that length, 101 s for 300 words on 2 CPU cores).
@@ -224,6 +242,29 @@ def additivity_gaps(explanation, f, texts) -> np.ndarray:
     base = np.asarray(explanation.base_values, dtype=float).reshape(-1)
     sums = np.array([np.sum(v) for v in explanation.values], dtype=float)
     return np.abs(base + sums - fx)
+
+
+def credit_split(explanation, i: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Row ``i``'s SHAP values as ``(own, spread)``, one entry per token, with ``own + spread == values``.
+
+    ``own`` is the token's own effect, measured when the explainer reached the token itself; ``spread`` is
+    what it received from the groups above it: each group's left-over value (see the module docstring)
+    divided by the group's number of tokens. This is SHAP's own bookkeeping (``hierarchical_values`` and
+    ``clustering`` of the explanation), read back, not a new estimate.
+    """
+    values = np.asarray(explanation.values[i], dtype=float)
+    node_values = np.asarray(explanation.hierarchical_values[i], dtype=float)  # (2M - 1,): M leaves, then groups
+    tree = np.asarray(explanation.clustering[i])  # (M - 1, 4): left, right, distance, size
+    m = len(values)
+    if node_values.shape != (2 * m - 1,) or tree.shape[0] != m - 1:
+        raise ValueError("the explanation has no token tree of the expected size (was it made by shap_text?)")
+    leaves: dict[int, list[int]] = {j: [j] for j in range(m)}
+    spread = np.zeros(m)
+    for k, row in enumerate(tree):  # children come before their parents
+        node = m + k
+        leaves[node] = leaves[int(row[0])] + leaves[int(row[1])]
+        spread[leaves[node]] += node_values[node] / len(leaves[node])
+    return node_values[:m].copy(), spread
 
 
 def _label(model, target: int) -> str:

@@ -100,8 +100,8 @@ class LabPanel(Panel):
 
     title = "Is attention explanation? The lab"
     figsize = (8.5, 3.8)
-    VIEWS = ("fraction removed before a flip", "erasure: JS divergence", "decision-flip table", "AOPC",
-             "permutation")
+    VIEWS = ("erased before a flip", "deleted before a flip", "erasure: JS divergence", "decision-flip table",
+             "AOPC", "permutation by layer")
 
     def __init__(self, model=None, tokenizer=None, sentences=None, lab=None, view: str = VIEWS[0], **lab_kwargs):
         from xaikit._validate import check_choice
@@ -123,19 +123,24 @@ class LabPanel(Panel):
         lab, ax = r.lab, fig.subplots()
         names = list(lab.rankings)
         colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(names))]
-        if r.view == "fraction removed before a flip":
-            parts = ax.boxplot([lab.fraction[m] for m in names], patch_artist=True)
+        layer = f"layer {lab.layer}"
+        if r.view in ("erased before a flip", "deleted before a flip"):
+            erased = r.view.startswith("erased")
+            fractions, flipped = (lab.fraction, lab.flipped) if erased else (lab.fraction_deleted, lab.flipped_deleted)
+            parts = ax.boxplot([fractions[m] for m in names], patch_artist=True)
             for patch, c in zip(parts["boxes"], colors, strict=False):
                 patch.set_facecolor(c)
-            ax.set_xticks(range(1, len(names) + 1), names, rotation=30)
-            ax.set_ylabel("fraction of words removed")
-            ax.set_title("Removed before the first decision flip (lower = better ranking)")
+            ax.set_xticks(range(1, len(names) + 1),
+                          [f"{m}\n{100 * np.mean(flipped[m]):.0f}% flip" for m in names], rotation=30, fontsize=8)
+            ax.set_ylabel("fraction of the words removed")
+            how = f"erased from the attention of {layer} (Serrano & Smith)" if erased else "deleted from the input"
+            ax.set_title(f"Words {how} before the first flip (1 = never flipped; lower = better)", fontsize=9)
         elif r.view == "erasure: JS divergence":
             ax.scatter(lab.attention_gap, lab.js_top - lab.js_random, color=OKABE_ITO[0], s=14)
             ax.axhline(0, color="0.4", lw=0.8)
-            ax.set_xlabel("attention(top) - attention(random)")
+            ax.set_xlabel(f"attention(top) - attention(random), {layer}, [CLS] row")
             ax.set_ylabel("JS(top) - JS(random)  [bits]")
-            ax.set_title("Serrano & Smith: does the most attended word matter more?")
+            ax.set_title("Serrano & Smith: does erasing the most attended word matter more?")
         elif r.view == "decision-flip table":
             t = lab.flip_table
             ax.imshow(t, cmap="viridis", vmin=0, vmax=100)
@@ -145,7 +150,7 @@ class LabPanel(Panel):
                             color="white" if t[i, j] < 60 else "black")
             ax.set_xticks([0, 1], ["random flips", "random keeps"])
             ax.set_yticks([0, 1], ["top flips", "top keeps"])
-            ax.set_title("Decision flips: remove the top-attended vs a random word")
+            ax.set_title(f"Decision flips: erase the top-attended vs a random word ({layer})")
         elif r.view == "AOPC":
             x = np.arange(len(names))
             ax.bar(x - 0.2, [lab.comprehensiveness[m].mean() for m in names], 0.4, color=OKABE_ITO[0],
@@ -155,10 +160,12 @@ class LabPanel(Panel):
             ax.set_xticks(x, names, rotation=30)
             ax.axhline(0, color="0.4", lw=0.8)
             ax.legend(fontsize=8)
-            ax.set_title("Faithfulness (AOPC, DeYoung et al. 2020)")
+            bins = ", ".join(f"{100 * b:g}" for b in lab.bins)
+            ax.set_title(f"Faithfulness by deletion (AOPC over {bins}% of the words; DeYoung et al. 2020)", fontsize=9)
         else:
-            ax.scatter(lab.max_attention, lab.permutation_tvd, color=OKABE_ITO[2], s=14)
-            ax.set_xlabel("largest attention weight on a word (last layer, [CLS])")
+            by_layer = np.asarray(lab.permutation_by_layer)  # (sentences, layers)
+            ax.boxplot([by_layer[:, i] for i in range(by_layer.shape[1])], patch_artist=True)
+            ax.set_xticks(range(1, by_layer.shape[1] + 1), [f"layer {i}" for i in range(by_layer.shape[1])])
             ax.set_ylabel("median output change (TVD)")
-            ax.set_title("Jain & Wallace: shuffle the last layer's attention")
+            ax.set_title("Jain & Wallace: shuffle one layer's attention at a time")
         return lab.table_html()
