@@ -83,7 +83,8 @@ panel1
 
 # %% [markdown]
 # **Exercise 1.1.** At which points is gradient × input zero for an input whose gradient is not?
-# Write gradient × input from `xaikit.gradient` yourself.
+# Write gradient × input from `xaikit.gradient` yourself: `my_grad_times_input(f, x)` returns one number per
+# input; `xaikit.check_grad_times_input` compares it with the reference and says what differs.
 #
 # <details class="xk-answer"><summary>Answer</summary>
 #
@@ -93,12 +94,18 @@ panel1
 # </details>
 
 # %%
+@xaikit.exercise(xaikit.check_grad_times_input)  # while the body is a stub, later cells use xaikit's and say so
+def my_grad_times_input(f, x):
+    ### BEGIN SOLUTION
+    return x * xaikit.gradient(f, x)
+    ### END SOLUTION
+
+
+assert xaikit.check_grad_times_input(my_grad_times_input), "see the report above: which point, which mistake"
 x = torch.tensor([0.0, 1.5])
-### BEGIN SOLUTION
-mine = x * xaikit.gradient(f, x)
-### END SOLUTION
+mine = my_grad_times_input(f, x)
 assert torch.allclose(mine, xaikit.grad_times_input(f, x))
-assert mine[0] == 0 and xaikit.gradient(f, x)[0] != 0
+assert mine[0] == 0 and xaikit.gradient(f, x)[0] != 0  # an input at 0 gets nothing, however steep f is
 
 # %% [markdown]
 # ## 2. Saturation

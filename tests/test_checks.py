@@ -365,3 +365,13 @@ def test_every_reference_passes_its_own_check(name):
     reference = checks._REFERENCES[name]()
     result = getattr(checks, name)(reference, verbose=False)
     assert result.passed, result.report()
+
+
+def test_grad_times_input_right_and_wrong():
+    from xaikit.gradients import gradient
+
+    assert checks.check_grad_times_input(lambda f, x: x * gradient(f, x), verbose=False)
+    only_gradient = checks.check_grad_times_input(lambda f, x: gradient(f, x), verbose=False)
+    assert not only_gradient and only_gradient.mistake == "gradient_only" and "x = [0.0, 1.5]" in only_gradient.report()
+    summed = checks.check_grad_times_input(lambda f, x: (x * gradient(f, x)).sum().expand(2), verbose=False)
+    assert summed.mistake == "summed"

@@ -43,7 +43,8 @@ _EXPORTS: dict[str, str] = {
     "gradsam": "gradsam",
     "shap_text": "shaptext",
     # homework self-checks (xaikit.checks)
-    "check_ig_riemann": "checks", "check_attention": "checks", "check_gradsam": "checks",
+    "check_grad_times_input": "checks", "check_ig_riemann": "checks", "check_attention": "checks",
+    "check_gradsam": "checks",
     "check_cls_share": "checks", "check_head_plots": "checks", "check_cav": "checks",
     "check_tcav_score": "checks", "exercise": "checks",
 }

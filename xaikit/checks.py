@@ -19,6 +19,7 @@ stops the sheet at the check. The exercises and their signatures:
 =============================  ========================================================  ==========
 check                          your function                                             notebook
 =============================  ========================================================  ==========
+``check_grad_times_input``     ``fn(f, x) -> attributions (x.shape)``                    01
 ``check_ig_riemann``           ``fn(f, x, baseline, steps) -> attributions (x.shape)``   02
 ``check_attention``            ``fn(x, w_q, w_k, w_v) -> (out, weights)`` or             03
                                ``fn(q, k, v) -> (out, weights)``
@@ -43,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-__all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_ig_riemann", "check_attention",
+__all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_grad_times_input", "check_ig_riemann", "check_attention",
            "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots", "check_cav",
            "check_tcav_score"]
 
@@ -184,6 +185,50 @@ def _where(diff: torch.Tensor) -> tuple:
 
 def _fmt(v: float) -> str:
     return f"{v:.6g}"
+
+
+# -- gradient x input (notebook 01) -------------------------------------------------------------------------
+def _gxi_cases():
+    """The notebook's smooth model at points with a zero, a negative and a large coordinate."""
+    from xaikit.toys import smooth_model
+
+    points = [[0.0, 1.5], [1.0, -0.5], [-2.0, 2.5], [0.7, 0.0]]
+    return smooth_model, [torch.tensor(p) for p in points]
+
+
+def check_grad_times_input(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(f, x) -> attributions``: gradient x input, ``x_i * df/dx_i`` at ``x`` (notebook 01),
+    on the notebook's two-input model at four points (one coordinate 0 at two of them)."""
+    from xaikit.gradients import gradient
+
+    result = CheckResult("check_grad_times_input")
+    f, points = _gxi_cases()
+    for x in points:
+        g = gradient(f, x).double()
+        ref = x.double() * g
+        got = _tensor(_call(result, student_fn, f, x.clone()))
+        if not result.passed:
+            return _finish(result, verbose)
+        where = f"x = {[round(float(v), 3) for v in x]}"
+        if got is None or got.numel() != x.numel():
+            result.fail(f"{where}: expected one attribution per input, shape {tuple(x.shape)}; got "
+                        f"{None if got is None else tuple(got.shape)}", "shape")
+            return _finish(result, verbose)
+        got = got.reshape(x.shape)
+        if _close(got, ref):
+            result.ok(f"{where}: gradient x input = {[round(float(v), 5) for v in ref]}")
+            continue
+        i = int((got - ref).abs().argmax())
+        result.fail(f"{where}: input {i} differs: expected {_fmt(float(ref[i]))}, got {_fmt(float(got[i]))}")
+        if _close(got, g):
+            result.fail("you return the gradient: multiply it by x, input by input", "gradient_only")
+        elif _close(got, x.double()):
+            result.fail("you return x itself: multiply it by the gradient of f at x", "input_only")
+        elif _close(got, torch.full_like(ref, float((x.double() * g).sum()))):
+            result.fail("you return the dot product x . gradient for every input: keep one number per input",
+                        "summed")
+        break
+    return _finish(result, verbose)
 
 
 # -- Integrated Gradients (notebook 02) ----------------------------------------------------------------------
@@ -844,8 +889,15 @@ def _tcav_score_reference(grads, cav):
     return float((np.asarray(grads) @ np.asarray(cav) > 0).mean())
 
 
+def _grad_times_input_reference(f, x):
+    from xaikit.gradients import grad_times_input
+
+    return grad_times_input(f, x)
+
+
 #: check name -> a function returning the reference an exercise graded by that check falls back to.
 _REFERENCES = {
+    "check_grad_times_input": lambda: _grad_times_input_reference,
     "check_ig_riemann": lambda: _ig_reference,
     "check_attention": lambda: _attention_reference,
     "check_scaled_dot_product_attention": lambda: _attention_reference,

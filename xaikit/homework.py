@@ -59,6 +59,7 @@ class Exercise:
 #: the exercises the homework must cover (issue: IG Riemann sum, Grad-SAM, SHAP vs Grad-SAM and [CLS],
 #: two heads of two layers, a CAV and its TCAV score, scaled dot-product attention).
 EXERCISES = (
+    Exercise("01", "my_grad_times_input", "check_grad_times_input", "gradient x input"),
     Exercise("02", "my_ig", "check_ig_riemann", "the IG Riemann sum"),
     Exercise("03", "my_attention", "check_attention", "scaled dot-product attention"),
     Exercise("04", "my_gradsam", "check_gradsam", "Grad-SAM"),
