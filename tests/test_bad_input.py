@@ -319,3 +319,13 @@ def test_load_vit_suggests_the_embedded_name():
 
     with pytest.raises(ValueError, match="Did you mean 'embedded-control'"):
         load_vit("control")  # was a hub look-up for a model called 'control'
+
+
+def test_a_warning_turned_into_an_error_is_shown_in_the_panel():
+    from xaikit.widgets import IGStepsPanel
+
+    p = IGStepsPanel(steps=50, rule="gausslegendre")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p.set(steps=1, rule="riemann_right")  # not raised out of set(): shown, like any error
+    assert isinstance(p.error, CompletenessWarning) and "xk-error" in p.status.value

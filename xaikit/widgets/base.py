@@ -237,17 +237,20 @@ class Panel:
     def update(self):
         """Recompute and redraw from the current control values; show any error in the panel."""
         t0 = time.perf_counter()
+        caught: list = []
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 result = self.compute(**self.values)
                 t1 = time.perf_counter()
                 extra_html = self._render(result)
+            _pass_on(caught)  # a warning the filters turn into an error is shown like any other error
         except Exception as err:  # noqa: BLE001 - shown to the user, never swallowed
             self._show_error(err, traceback.format_exc())
+            with warnings.catch_warnings():
+                warnings.simplefilter("default")  # the error is shown; its warnings must not hide it
+                _pass_on(caught)
             return None
-        finally:
-            _pass_on(caught)
         t2 = time.perf_counter()
         self.result = result
         self.error = None
