@@ -23,6 +23,7 @@
 # Every claim below is an executed `assert`.
 
 # %%
+import numpy as np
 import torch
 
 import xaikit
@@ -106,16 +107,22 @@ assert abs(float(dl_f.sum()) - 1.0) < 1e-6 and abs(float(dl_g.sum()) - 1.0) < 1e
 #
 # We explain a small CNN trained in seconds on scikit-learn's bundled 8x8 digits. Top: the
 # interpolation strip $x' + \alpha (x - x')$ from a black image to the digit. Bottom left: the model's
-# output along the path (it flattens out where it saturates). Bottom right: the running sum of the
-# attributions, which climbs to $F(x) - F(x')$: **completeness**.
+# output along the path: steep in the middle, flattening out near $x$. Bottom right: the running sum of the
+# attributions, which climbs to $F(x) - F(x')$: **completeness**. Because the output flattens near $x$, the
+# gradient *at* $x$ alone (gradient × input, notebook 01) accounts for only part of the change; IG, which
+# adds up the slope along the whole path, accounts for all of it.
 
 # %%
 digits, digit, black, train_images = digits_setup(index=0)
 path_panel = widgets.IGCompletenessPanel(digits, digit, black, steps=50, rule="riemann_right")
 result = path_panel.result
-assert abs(result.running_sum()[-1] - float(result.attributions.sum())) < 1e-3
+slopes = np.diff(result.outputs.numpy()) / np.diff(result.alphas)  # dF/d(alpha) between path points
+at_x = float(((digit - black) * xaikit.gradient(digits, digit, target=result.target)).sum())
+print(f"F(x) - F(x') = {result.delta:.3f}; sum of IG = {float(result.attributions.sum()):.3f}; gradient x "
+      f"(x - x') at x = {at_x:.3f}; slope along the path: steepest {slopes.max():.1f}, at x {slopes[-1]:.1f}")
 assert result.relative_gap < 0.05                     # within the IG paper's 5% at 50 steps
-print(f"F(x) - F(x') = {result.delta:.3f}; sum of IG = {float(result.attributions.sum()):.3f}")
+assert slopes[-1] < 0.5 * slopes.max()                # the output flattens out near x ...
+assert at_x < 0.75 * result.delta                     # ... so the gradient at x alone misses much of the change
 path_panel
 
 # %% [markdown]

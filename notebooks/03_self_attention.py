@@ -334,11 +334,13 @@ explorer
 
 # %%
 last = arch.n_layers(model) - 1
+explorer.set(text=SENTENCE, query=tokens.index("it"))  # this sentence and query, whatever was picked since
+passes = explorer.n_forward
 for layer in range(last + 1):
     view = explorer.set(layer=layer, head="mean")
     top = sorted(range(len(view.tokens)), key=lambda j: -view.row[j].item())[:3]
     print(f"layer {layer}: 'it' looks most at", [(view.tokens[j], round(view.row[j].item(), 2)) for j in top])
-assert explorer.n_forward == 1, "switching layers and heads ran no new forward pass"
+assert explorer.n_forward == passes, "switching layers and heads ran no new forward pass"
 assert torch.allclose(view.weights, cap.attentions[last].mean(0))
 assert abs(view.row.sum().item() - 1.0) < 1e-5
 _ = explorer.set(layer=last, head=0)

@@ -624,5 +624,5 @@ if MODEL == "embedded":
 # ### The lecture's model
 #
 # With a network, set `MODEL = "textattack/bert-base-uncased-SST-2"` in the first code cell and run
-# everything again: the same code explains BERT-base (12 layers, 12 heads); the lecture's Grad-SAM puts
-# `[CLS]` first in all five sentences.
+# everything again: the same code explains BERT-base (12 layers, 12 heads). In the three Grad-SAM rankings
+# the lecture prints for it, `[CLS]` comes first every time.

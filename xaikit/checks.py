@@ -611,8 +611,11 @@ def check_cls_share(student_fn, verbose: bool = True) -> CheckResult:
     mass ``sum_m sum_j [A o ReLU(G)]_{ij}`` that falls on the [CLS] row ``i = 0``.
 
     The point of the exercise (SHAP vs Grad-SAM, notebook 04): the classifier reads only the [CLS] output,
-    so in the last layer the gradient reaches the [CLS] row alone, its share is exactly 1, and [CLS] tops
-    Grad-SAM whatever the sentence says; SHAP never masks [CLS] (it is not a feature), so it gets nothing.
+    so in the last layer the gradient reaches the [CLS] row alone and its share is exactly 1, which is why
+    [CLS] so often tops Grad-SAM (3 of the lecture's 5 sentences on the embedded model). SHAP's text masker never hides [CLS], so [CLS] has no effect of its
+    own; with the lecture's ``fixed_context=1`` it gets only its share of the interactions that the Partition
+    explainer hands down to every token of a group (:func:`xaikit.shaptext.credit_split`), and 0 with
+    ``fixed_context=None``.
     """
     result = CheckResult("check_cls_share")
     for label, a, g, tokens in _gradsam_cases():
