@@ -53,7 +53,7 @@ xaikit.set_seed(0)
 # %%
 MODEL = "embedded"
 model, processor = load_vit(MODEL)
-# embedded: block 1 of 4, chosen over five training seeds (section 4 says how); the lecture's ViT: block 10
+# embedded: block 2 of 0-3, the lecture's depth (section 7 says how it was chosen); the lecture's ViT: block 10
 LAYER = vitworld.TCAV_LAYER if MODEL.startswith("embedded") else 10
 POOLING = "flatten"  # all tokens, as in the lecture's code
 print(type(model).__name__, "|", arch.n_layers(model), "blocks |", len(model.config.id2label), "classes |",
@@ -71,9 +71,10 @@ world_images, world_labels, world_names = iw.make_dataset(10, "main", seed=5)
 grid = PatchGridPanel(world_images, patch_size=model.config.patch_size,
                       labels=[world_names[y] for y in world_labels])
 grid.set(index=0)
-n_patches = (model.config.image_size // model.config.patch_size) ** 2
-assert grid.result["n_tokens"] == n_patches + 1
+side = world_images.shape[1] // model.config.patch_size  # patches per side of these 64x64 images
+assert grid.result["n_tokens"] == side * side + 1
 emb = arch.embeddings_module(model)
+n_patches = (model.config.image_size // model.config.patch_size) ** 2  # at the model's own input size
 assert tuple(emb.position_embeddings.shape) == (1, n_patches + 1, model.config.hidden_size)  # [CLS] + patches
 grid
 
@@ -89,8 +90,10 @@ batch = processor(images=list(world_images[:4]), return_tensors="pt").to(model.d
 with torch.no_grad():
     probs = model(**batch).logits.softmax(-1).cpu()  # (4, classes), back on the CPU
 predicted = [model.config.id2label[int(i)] for i in probs.argmax(-1)]
-print("predicted:", predicted, "| true:", [world_names[y] for y in world_labels[:4]])
-assert probs.device.type == "cpu"
+truth = [world_names[y] for y in world_labels[:4]]
+print("predicted:", predicted, "| true:", truth)
+if MODEL.startswith("embedded"):
+    assert sum(p == t for p, t in zip(predicted, truth, strict=True)) >= 3
 
 # %% [markdown]
 # The image world (documented in `xaikit.imageworld`): zebra, horse and leopard share one quadruped
@@ -104,7 +107,7 @@ if MODEL.startswith("embedded"):
 
     acc = accuracy(model, x_test, y_test)
     print(f"held-out accuracy: {acc:.3f}")
-    assert acc >= 0.95
+    assert acc >= 0.9  # training seeds 0-4 of the recipe: 0.95-0.99 on 600 held-out images
 
 # %% [markdown]
 # ## 2. Concepts: example images
@@ -203,13 +206,15 @@ if MODEL.startswith("embedded"):
 # | claim (zebra) | lecture | five seeds | asserted here |
 # | --- | --- | --- | --- |
 # | striped vs bubbly | ~0.95 | 0.88-1.00 | yes (>= 0.8) |
-# | bubbly vs striped | ~0.1 | 0.00-0.15 | yes (<= 0.25) |
-# | striped vs dotted | ~0.95 | 0.55-0.93 | no: >= 0.8 for only 2 of 5 seeds |
-# | dotted vs bubbly | ~0.05 | 0.75-0.88 | no: the *opposite* of the lecture, on all 5 seeds |
+# | bubbly vs striped | ~0.1 | 0.00-0.12 | yes (<= 0.25) |
+# | striped vs dotted | ~0.95 | 0.62-0.85 | no: >= 0.8 for only 3 of 5 seeds |
+# | dotted vs bubbly | ~0.05 | 0.53-0.88 | no: the *opposite* of the lecture, on all 5 seeds |
 #
-# So stripes against bubbles is a stable finding. Stripes against dots is not: every seed leans towards
-# stripes (all scores above 0.5), but by how much depends on the run. And between dots and bubbles, these
-# models consistently side with the dots, where the lecture's ImageNet ViT sides with the bubbles. A relative
+# (One image draw per seed; the draw in this notebook is another one, so its numbers above can fall
+# outside these ranges.) So stripes against bubbles is a stable finding. Stripes against dots is not: on
+# the CPU seeds every score leaned towards stripes, but a pair trained on a GPU gave 0.42 on one draw.
+# And between dots and bubbles, these models side with the dots (above 0.5 on every seed), where the
+# lecture's ImageNet ViT sides with the bubbles. A relative
 # CAV only says how *this* model's zebra logit treats the difference between two concept sets; a different
 # model, trained on different images, can order two textures differently. Why ours prefers dots we have not
 # pinned down.
@@ -231,6 +236,13 @@ print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
 # repeats the experiment with R random counterpart sets, compares the concept's R scores with R scores
 # of random-vs-random CAVs by a two-sided t-test, and corrects the p-values for the number of concepts
 # tested (Bonferroni). Grey hatched bars are not significant.
+#
+# This is the test of the original TCAV code, not quite the paper's wording: Kim et al. (2018, section
+# 3.5) test against the null hypothesis "score = 0.5" over about 500 runs; the reference code (and xaikit)
+# compares with the scores of random-vs-random CAVs instead, because random directions themselves rarely
+# score 0.5 (the answer box below). R = 10 keeps the notebook quick. The summary also prints each CAV's
+# held-out accuracy against random sets: far below section 3's striped-vs-dotted 0.9+, because the random
+# collages contain stripes, dots and bubbles in some of their cells.
 
 # %%
 R = 10
@@ -258,36 +270,40 @@ panel
 # ## 6. A ground-truth control
 #
 # Does a significant TCAV score really mean the model uses the concept? xaikit trained a second ViT,
-# same architecture, on a **control world**: every class, zebra included, takes its texture uniformly at
-# random, and zebras are told apart by shape alone. Stripes cannot help that model. If TCAV measured
+# same architecture, on a **control world** with four classes, each with its own silhouette: zebra (the
+# quadruped, dark legs and head), leopard (a low cat with a raised tail, dark legs and head), sheep and
+# flag. Every class, zebra included, takes its texture uniformly at random from all six, so zebras are told
+# apart by shape alone. Stripes cannot help that model. If TCAV measured
 # *use*, TCAV("striped", zebra) would lose its significance there.
 
 # %%
+# the control exists for the embedded world only (with the lecture's ViT this section is skipped)
+CONTROL_LAYER = vitworld.TCAV_LAYER
 control, control_processor = load_vit("embedded-control")
-if MODEL.startswith("embedded"):  # the control model must have learned its world, or the check means nothing
-    xc_test, yc_test, _ = iw.make_dataset(pick(200, 100), "control", seed=123)
-    control_acc = accuracy(control, xc_test, yc_test)
-    print(f"control model held-out accuracy: {control_acc:.3f}")
-    assert control_acc >= 0.85  # seeds 0-4 of the recipe: 0.97-0.98
+# the control model must have learned its world, or the check means nothing
+xc_test, yc_test, _ = iw.make_dataset(pick(200, 100), "control", seed=123)
+control_acc = accuracy(control, xc_test, yc_test)
+print(f"control model held-out accuracy: {control_acc:.3f}")
+assert control_acc >= 0.85  # seeds 0-4 of the recipe: 0.97-0.98
 control_zebras = iw.class_images("zebra", 40, "control", seed=0)
 # the same test as on the main model: the same three concepts, random sets and Bonferroni correction
-sig_control = tcav.tcav_significance(control, tested, control_zebras, "zebra", LAYER, random_sets=randoms[:R + 1],
-                                     R=R, pooling=POOLING, processor=control_processor)
+sig_control = tcav.tcav_significance(control, tested, control_zebras, "zebra", CONTROL_LAYER,
+                                     random_sets=randoms[:R + 1], R=R, pooling=POOLING, processor=control_processor)
 print(sig_control.summary())
 striped_c = sig_control["striped"]
-print(f"striped for zebra: main model p = {sig['striped'].p_corrected:.2g}, control model p = "
-      f"{striped_c.p_corrected:.2g} ({'not ' if not striped_c.significant else ''}significant on the control)")
-# what held for every training seed and image draw: the model that uses stripes gives the smaller p-value
-assert sig["striped"].p_value < striped_c.p_value
+print(f"striped for zebra on the control: mean {striped_c.mean:.2f} vs random CAVs "
+      f"{sig_control.random_scores.mean():.2f}, p = {striped_c.p_corrected:.2g} "
+      f"({'not ' if not striped_c.significant else ''}significant)")
+# no assert on the control's p-value: over training runs and image draws it was not stable (see below)
 
 # %% [markdown]
-# Two design choices make this check mean something, and both were found by getting it wrong first:
+# Two design choices made the control cleaner than it first was, and both were found by getting it wrong:
 #
-# * **Random images must look like concept images, minus the concept.** With random *scenes* as
-#   counterparts (an object on a smooth background), the CAV of "striped vs random" also learns "the
-#   frame is full of texture", and the control model's zebra logit reacted to that: "striped" came out
-#   significant on a model that cannot use stripes. Collages of random textures fill the frame like the
-#   concept images do, so the CAV is left with the stripes.
+# * **Random images must fill the frame like concept images do.** With random *scenes* as counterparts
+#   (an object on a smooth background), the CAV of "striped vs random" also learns "the frame is full of
+#   texture", and the control model's zebra logit reacted to that. Our random images are collages of
+#   random textures (stripes among them, in some cells), so that difference is gone; what is left is
+#   "all stripes" against "a mix".
 # * **Both four-legged control classes have dark legs and heads.** When only the cat had them, "texture
 #   where the legs are" told a zebra from a cat, and every texture-filled CAV raised "zebra" on the
 #   control model.
@@ -298,10 +314,11 @@ assert sig["striped"].p_value < striped_c.p_value
 # **The control is not clean, and that is the lesson.** Look at the control's mean score for "striped":
 # its zebra logit also rises along the striped CAV for most zebra images, although stripes never
 # predicted "zebra" in its training data. Over two control models and four image draws each, the mean
-# ranged 0.49-0.95 against 0.40-0.60 for random CAVs, and whether it reached significance depended on the
-# draw: corrected p from 0.0014 to 1. (At block 1, two of five control models were significant even on
-# their first draw.) What held every time is weaker: the model that really uses stripes gives the
-# smaller p-value, by a factor of 10 or more. That is what the cell above asserts.
+# ranged 0.49-0.95 against 0.40-0.60 for random CAVs (the draw in this notebook is one more, printed
+# above), and whether it reached significance depended on the draw: corrected p from 0.0014 to 1. Over training seeds 0-4, one control model of five was significant
+# on its first draw (p = 0.012). Even "the main model gets the smaller p-value" failed once: on a pair
+# trained on a GPU, one draw gave the control 0.0023 and the main model 0.0033. So this notebook asserts
+# nothing about the control's p-value; it prints it.
 #
 # A directional derivative measures *sensitivity*: how the logit would move if the activations moved
 # towards the concept, and a model can be sensitive to a direction it never needed. A significant TCAV
@@ -331,17 +348,25 @@ assert sig["striped"].p_value < striped_c.p_value
 #
 # | block | striped vs bubbly >= 0.8 | bubbly vs striped <= 0.25 | striped significant (main) | not significant (control) | striped vs dotted | dotted vs bubbly |
 # | --- | --- | --- | --- | --- | --- | --- |
-# | 0 | 3 | 3 | 3 | 3 | 0.20-0.82 | 0.65-0.82 |
-# | 1 | 5 | 5 | 5 | 3 | 0.57-0.88 | 0.57-0.88 |
-# | **2** | **5** | **5** | **5** | 5 (first draw only) | 0.55-0.93 | 0.75-0.88 |
-# | 3 | 5 | 5 | 5 | 4 | 0.57-0.85 | 0.62-0.90 |
+# | 0 | 2 | 3 | 3 | 4 | 0.15-0.80 | 0.70-0.85 |
+# | 1 | 5 | 5 | 5 | 4 | 0.60-0.93 | 0.57-0.88 |
+# | **2** | **5** | **5** | **5** | **4** | 0.62-0.85 | 0.53-0.88 |
+# | 3 | 5 | 5 | 5 | 4 | 0.70-0.85 | 0.68-0.90 |
 #
-# Mean pooling kept at most two of the four claims at any block. The sweep below is *this* model only.
+# Blocks 1-3 tie on these counts, so the data alone would not have picked block 2; the lecture's depth
+# did. Mean pooling kept none of the three asserted claims on all five seeds at any block (at block 3 it
+# scores exactly 0: after the last block no patch token reaches the logit). The sweep below is *this*
+# model only.
 
 # %%
 sweep = LayerSweepPanel(model, processor, concept_sets=concepts, class_images={"zebra": zebras}, pooling=POOLING,
                         R=pick(5, 3), random_sets=randoms)
 sweep.set(R=pick(5, 3))
+# the claim in the text: after the last block only [CLS] reaches the logit, so a CAV added to every patch
+# token (mean pooling) moves nothing, and every directional derivative is exactly 0
+last = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, "zebra", arch.n_layers(model) - 1, "mean",
+                 processor=processor)
+assert np.all(last.derivatives == 0)
 assert sweep.error is None
 assert sweep.result.mean.shape == (3, arch.n_layers(model))
 print(np.round(sweep.result.mean, 2))

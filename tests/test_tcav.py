@@ -316,9 +316,10 @@ def test_embedded_vit_accuracy(embedded):
     from xaikit.models.vitworld import accuracy, ensure_embedded_vit
 
     metrics = json.loads((ensure_embedded_vit("main", progress=False) / "metrics.json").read_text())
-    assert metrics["test_accuracy"] >= 0.95
+    # training seeds 0-4 of the recipe gave 0.953-0.985 on the CPU, 0.987 on a GPU: no seed's number
+    assert metrics["test_accuracy"] >= 0.9
     x, y, _ = iw.make_dataset(200, "main", seed=777)  # fresh images, not the recorded test set
-    assert accuracy(embedded("main"), x, y) >= 0.95
+    assert accuracy(embedded("main"), x, y) >= 0.9
 
 
 # -- panels ------------------------------------------------------------------------------------------------
@@ -350,3 +351,29 @@ def test_panels_drive_and_show_errors():
     grid = PatchGridPanel(iw.make_dataset(3)[0], patch_size=8)
     assert grid.result["n_tokens"] == 65 and grid.result["patches"].shape == (64, 8, 8, 3)
     np.testing.assert_array_equal(grid.result["patches"][9], grid.result["image"][8:16, 8:16])
+
+
+def test_patch_grid_rejects_a_bad_patch_size():
+    from xaikit.widgets import PatchGridPanel
+
+    images = iw.make_dataset(2, "main")[0]
+    for bad in (0, -8, 65):
+        with pytest.raises(ValueError, match="patch_size"):
+            PatchGridPanel(images, patch_size=bad)
+    with pytest.raises(TypeError, match="patch_size"):
+        PatchGridPanel(images, patch_size=2.5)
+
+
+def test_r_slider_offers_only_values_with_random_sets():
+    from xaikit.widgets import LayerSweepPanel, TCAVPanel
+
+    model = tiny_vit(seed=0, image_size=32)
+    concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted")}
+    zebras = {"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]}
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
+    for cls in (TCAVPanel, LayerSweepPanel):
+        panel = cls(model, concept_sets=concepts, class_images=zebras, R=2, random_sets=randoms, pooling="mean",
+                    concepts=("striped",))
+        assert panel.controls["R"].max == len(randoms) - 1, cls.__name__
+        panel.set(R=3)
+        assert panel.error is None, panel.error

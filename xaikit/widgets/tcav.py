@@ -70,7 +70,11 @@ class PatchGridPanel(Panel):
 
         self.images = prepare_images(images, "images", min_count=1)
         self.labels = list(labels) if labels is not None else [f"image {i}" for i in range(len(self.images))]
-        self.patch_size = patch_size
+        from xaikit._validate import check_int
+
+        side = min(min(a.shape[:2]) for a in self.images)
+        self.patch_size = check_int(patch_size, "patch_size", 1, side,
+                                    hint="the side of a square patch in pixels, e.g. model.config.patch_size")
         controls = {"index": int_slider("image", 0, 0, len(self.images) - 1),
                     "grid": toggle("show", ["patch grid", "image only"])}
         super().__init__(controls)
