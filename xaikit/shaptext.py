@@ -19,10 +19,10 @@ shares like every other token. :func:`credit_split` separates the two parts. Eit
 f(x) - f(all masked) (checked by :func:`shap_text`).
 
 **Padding.** The lecture's prediction function pads every masked variant to ``max_length`` (512 tokens for
-BERT), so each of the hundreds of calls SHAP makes costs a full 512-token forward pass. Padding only to the
-longest text in each call gives the same numbers (padding is masked out of attention) many times faster;
-``benchmarks/shap_padding.py`` measures both. ``padding="max_length"`` keeps the lecture's recipe for that
-comparison.
+BERT), so each masked variant SHAP asks about (about a dozen for a four-word sentence, hundreds for a long
+text) costs a full 512-token forward pass. Padding only to the longest text in each call gives the same
+numbers (padding is masked out of attention) many times faster; ``benchmarks/shap_padding.py`` measures
+both. ``padding="max_length"`` keeps the lecture's recipe for that comparison.
 
 The result is SHAP's own :class:`shap.Explanation`, so ``shap.plots.text`` and ``shap.plots.bar`` work on
 it; :func:`to_token_scores` turns one row into xaikit's :class:`~xaikit.tokens.TokenScores` for side-by-side
