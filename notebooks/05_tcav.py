@@ -200,24 +200,23 @@ if MODEL.startswith("embedded"):
 # %% [markdown]
 # **What holds for every training run, and what does not.** A result that one training run gives and the
 # next does not is not a result. `benchmarks/tcav_robustness.py` trains this recipe with training seeds
-# 0-4 (same data recipe, new initialisation and batch order) and scores each pair of models with image
-# sets drawn fresh for that seed. At block 2 with all tokens flattened, over the five seeds:
+# 0-9 (same data recipe, new initialisation and batch order) and scores each pair of models with image
+# sets drawn fresh for that seed. At block 2 with all tokens flattened, over the ten seeds:
 #
-# | claim (zebra) | lecture | five seeds | asserted here |
+# | claim (zebra) | lecture | ten seeds | asserted here |
 # | --- | --- | --- | --- |
 # | striped vs bubbly | ~0.95 | 0.88-1.00 | yes (>= 0.8) |
 # | bubbly vs striped | ~0.1 | 0.00-0.12 | yes (<= 0.25) |
-# | striped vs dotted | ~0.95 | 0.62-0.85 | no: >= 0.8 for only 3 of 5 seeds |
-# | dotted vs bubbly | ~0.05 | 0.53-0.88 | no: the *opposite* of the lecture, on all 5 seeds |
+# | striped vs dotted | ~0.95 | 0.40-0.85 | no: >= 0.8 for only 5 of 10 seeds |
+# | dotted vs bubbly | ~0.05 | 0.50-0.95 | no: the *opposite* of the lecture, on all 10 seeds |
 #
 # (One image draw per seed; the draw in this notebook is another one, so its numbers above can fall
-# outside these ranges.) So stripes against bubbles is a stable finding. Stripes against dots is not: on
-# the CPU seeds every score leaned towards stripes, but a pair trained on a GPU gave 0.42 on one draw.
-# And between dots and bubbles, these models side with the dots (above 0.5 on every seed), where the
-# lecture's ImageNet ViT sides with the bubbles. A relative
-# CAV only says how *this* model's zebra logit treats the difference between two concept sets; a different
-# model, trained on different images, can order two textures differently. Why ours prefers dots we have not
-# pinned down.
+# outside these ranges.) So stripes against bubbles is a stable finding. Stripes against dots is not:
+# the score ranged from 0.40 to 0.85 with the training run. And between dots and bubbles, these models
+# side with the dots (0.50 or more on every seed), where the lecture's ImageNet ViT sides with the
+# bubbles. A relative CAV only says how *this* model's zebra logit treats the difference between two
+# concept sets; a different model, trained on different images, can order two textures differently. Why
+# ours prefers dots we have not pinned down.
 #
 # Swapping the two sets flips the CAV, so the score becomes one minus itself (up to images with
 # $S = 0$ exactly):
@@ -240,8 +239,10 @@ print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
 # This is the test of the original TCAV code, not quite the paper's wording: Kim et al. (2018, section
 # 3.5) test against the null hypothesis "score = 0.5" over about 500 runs; the reference code (and xaikit)
 # compares with the scores of random-vs-random CAVs instead, because random directions themselves rarely
-# score 0.5 (the answer box below). R = 10 keeps the notebook quick. The summary also prints each CAV's
-# held-out accuracy against random sets: far below section 3's striped-vs-dotted 0.9+, because the random
+# score 0.5 (the answer box below). R = 10 keeps the notebook quick, and it shows: over ten training
+# seeds "striped" was significant for nine; on seed 8 its mean score was 0.88 against 0.60 for random
+# CAVs, yet p = 0.12. So the cell asserts the score and prints the verdict. The summary also prints each
+# CAV's held-out accuracy against random sets: far below section 3's striped-vs-dotted 0.9+, because the random
 # collages contain stripes, dots and bubbles in some of their cells.
 
 # %%
@@ -252,13 +253,16 @@ sig = tcav.tcav_significance(model, tested, zebras, "zebra", LAYER, random_sets=
                              pooling=POOLING, processor=processor)
 print(sig.summary())
 if MODEL.startswith("embedded"):
-    assert sig["striped"].significant and sig["striped"].mean > sig.random_scores.mean()
+    # held for all ten training seeds: stripes raise "zebra" for most zebra images, far above random CAVs
+    assert sig["striped"].mean >= 0.8 and sig["striped"].mean > sig.random_scores.mean()
+    # printed, not asserted: significant for nine of ten training seeds (seed 8: p = 0.12 at R = 10)
+    print("striped significant for zebra:", sig["striped"].significant)
 
 # %%
 panel = TCAVPanel(model, processor, concept_sets=concepts, class_images={"zebra": zebras}, layer=LAYER,
                   pooling=POOLING, R=R, random_sets=randoms)
 panel.set(R=R)
-assert panel.error is None and panel.result["striped"].significant == sig["striped"].significant
+assert panel.error is None and panel.result["striped"].p_corrected == sig["striped"].p_corrected
 panel
 
 # %% [markdown]
@@ -344,7 +348,9 @@ print(f"striped for zebra on the control: mean {striped_c.mean:.2f} vs random CA
 # attention step (after the last block only [CLS] is read, which is why mean pooling scores exactly 0 at
 # block 3). Here that is block 2 of 0-3. In honesty, we wrote that principle down *after* seeing every
 # block's numbers over training seeds 0-4, so seeds 5-9, trained after the choice, are the check that it
-# was not fitted to those five. Over seeds 0-4, flatten pooling, how many of five seeds kept each claim:
+# was not fitted to those five: there, block 2 kept both pair claims on all five (striped vs bubbly
+# 0.88-1.00, bubbly vs striped 0.00-0.12) and "striped" was significant on four (seed 8: p = 0.12). Over
+# seeds 0-4, flatten pooling, how many of five seeds kept each claim:
 #
 # | block | striped vs bubbly >= 0.8 | bubbly vs striped <= 0.25 | striped significant (main) | not significant (control) | striped vs dotted | dotted vs bubbly |
 # | --- | --- | --- | --- | --- | --- | --- |
@@ -354,8 +360,8 @@ print(f"striped for zebra on the control: mean {striped_c.mean:.2f} vs random CA
 # | 3 | 5 | 5 | 5 | 4 | 0.70-0.85 | 0.68-0.90 |
 #
 # Blocks 1-3 tie on these counts, so the data alone would not have picked block 2; the lecture's depth
-# did. Mean pooling kept none of the three asserted claims on all five seeds at any block (at block 3 it
-# scores exactly 0: after the last block no patch token reaches the logit). The sweep below is *this*
+# did. Mean pooling kept "striped vs bubbly >= 0.8" on at most one seed at any block (at block 3 it scores
+# exactly 0: after the last block no patch token reaches the logit). The sweep below is *this*
 # model only.
 
 # %%

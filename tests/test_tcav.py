@@ -298,7 +298,7 @@ def test_claim_names_are_the_checks_lecture_claims_reports():
     from xaikit.models import vitworld
 
     assert set(vitworld.ASSERTED_CLAIMS) <= set(vitworld.CLAIMS)
-    assert len(vitworld.CLAIMS) == len(vitworld.CLAIM_BOUNDS) + 3
+    assert len(vitworld.CLAIMS) == len(vitworld.CLAIM_BOUNDS) + 4
 
 
 @pytest.mark.prepared

@@ -55,7 +55,8 @@ RECIPE = {
 #: been seen on training seeds 0-4 (recipe v4, CPU; the sweep of benchmarks/tcav_robustness.py): striped
 #: vs bubbly 0.88-1.00, bubbly vs striped 0.00-0.12, striped significant on every main model
 #: (p <= 0.0062); blocks 1 and 3 did as well, block 0 and every mean-pooled block did not. Seeds 5-9,
-#: trained after the choice, and one pair trained on a GPU are the check that it was not fitted to 0-4.
+#: trained after the choice, kept both pair claims (0.88-1.00 and 0.00-0.12) but not significance on every
+#: main model (seed 8: p = 0.12).
 TCAV_LAYER = 2
 TCAV_POOLING = "flatten"
 MEAN = (0.5, 0.5, 0.5)
@@ -252,15 +253,17 @@ def pair_checks(pairs: dict) -> dict[str, bool]:
 
 #: every claim :func:`lecture_claims` checks, by name
 CLAIMS = (*(_claim_name(a, b, lo, hi) for (a, b), (lo, hi) in CLAIM_BOUNDS.items()),
-          "striped significant on main", "striped not significant on control",
+          "striped vs random >= 0.8 on main", "striped significant on main", "striped not significant on control",
           "striped more significant on main than on control")
 #: the claims that held for every training seed in ``benchmarks/tcav_robustness.py`` and for every image
 #: draw tried on them: notebook 05 and the tests assert these, and print the others beside the lecture's
-#: numbers. Neither control claim is among them: the control model's zebra logit also rises along the
+#: numbers. Significance on the main model is not among them: it held for training seeds 0-7 and 9 but
+#: not 8 (p = 0.12 at R = 10), although seed 8's mean striped score was 0.88 against 0.60 for random CAVs;
+#: the mean striped score stayed at 0.84-0.98 on all ten seeds. Neither control claim is among them: the control model's zebra logit also rises along the
 #: striped CAV (mean TCAV 0.49-0.95 over 8 draws on two CPU-trained control models, random CAVs
 #: 0.40-0.60); whether that reached significance changed with the draw (p from 0.0014 to 1), and on the
 #: GPU-trained pair one draw gave the control the *smaller* p-value (0.0023 against 0.0033).
-ASSERTED_CLAIMS = ("striped vs bubbly >= 0.8", "bubbly vs striped <= 0.25", "striped significant on main")
+ASSERTED_CLAIMS = ("striped vs bubbly >= 0.8", "bubbly vs striped <= 0.25", "striped vs random >= 0.8 on main")
 
 
 def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooling: str | None = None,
@@ -286,6 +289,7 @@ def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooli
                                         pooling=pooling, processor=processor, alpha=alpha)
            for name, m, imgs in (("main", main, zebras), ("control", control, control_zebras))}
     checks = pair_checks(pairs)
+    checks["striped vs random >= 0.8 on main"] = sig["main"]["striped"].mean >= 0.8
     checks["striped significant on main"] = sig["main"]["striped"].significant
     checks["striped not significant on control"] = not sig["control"]["striped"].significant
     checks["striped more significant on main than on control"] = (
