@@ -377,3 +377,40 @@ def test_r_slider_offers_only_values_with_random_sets():
         assert panel.controls["R"].max == len(randoms) - 1, cls.__name__
         panel.set(R=3)
         assert panel.error is None, panel.error
+
+
+def test_meaningless_sets_are_flagged_and_rejected():
+    """Issue 14, item 12: identical sets, one image as a set, a text model, a tokenizer as processor."""
+    model = tiny_vit(seed=0, image_size=32)
+    same = iw.concept_images("striped", 12)[:, ::2, ::2]
+    zebras = iw.class_images("zebra", 6)[:, ::2, ::2]
+    with pytest.warns(UserWarning, match="near chance"):
+        res = tcav.tcav(model, same, same, zebras, "zebra", 0, "mean")
+    assert res.cav.near_chance
+    one_image = iw.concept_images("striped", 1)[0]  # (64, 64, 3): not 64 grayscale images
+    with pytest.raises(ValueError, match="looks like one image"):
+        tcav.prepare_images(one_image, "concept_images")
+
+    from transformers import BertConfig, BertForSequenceClassification
+
+    text_model = BertForSequenceClassification(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1,
+                                                          num_attention_heads=2, intermediate_size=32))
+    with pytest.raises(TypeError, match="not an image classifier"):
+        tcav.activations(text_model, same, 0)
+
+    class Tokenizer:
+        def tokenize(self, text):
+            return text.split()
+
+    with pytest.raises(TypeError, match="processor is a tokenizer"):
+        tcav.activations(model, same, 0, "mean", processor=Tokenizer())
+
+
+def test_tcav_panel_names_a_class_without_images():
+    from xaikit.widgets import TCAVPanel
+
+    model = tiny_vit(seed=0, image_size=32)
+    concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted")}
+    with pytest.raises(ValueError, match="'horse' has no images"):
+        TCAVPanel(model, concept_sets=concepts, class_images={"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]},
+                  target="horse")

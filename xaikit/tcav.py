@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 POOLINGS = ("cls", "mean", "flatten")
+#: a CAV whose held-out accuracy is at most this is flagged as near chance (two balanced sets: 0.5)
+CHANCE_ACCURACY = 0.55
 CLASSIFIERS = ("logistic", "hinge")
 _ALL_LAYERS_BYTES = 64 * 2**20  # cache every layer at once below this size
 
@@ -66,6 +68,12 @@ class CAV:
     classifier: str
     accuracy: float        # held-out accuracy of the linear classifier
     train_accuracy: float
+
+    @property
+    def near_chance(self) -> bool:
+        """True when the held-out accuracy is at most :data:`CHANCE_ACCURACY`: the two sets cannot be told
+        apart at this layer, and a TCAV score along this CAV means nothing (Kim et al. 2018, section 3.2)."""
+        return self.accuracy <= CHANCE_ACCURACY
 
 
 @dataclass
@@ -106,6 +114,11 @@ class ConceptSignificance:
     def cav_accuracy(self) -> float:
         return float(self.cav_accuracies.mean())
 
+    @property
+    def near_chance(self) -> bool:
+        """True when the CAVs' mean held-out accuracy is at most :data:`CHANCE_ACCURACY`."""
+        return self.cav_accuracy <= CHANCE_ACCURACY
+
 
 @dataclass
 class SignificanceResult:
@@ -129,6 +142,8 @@ class SignificanceResult:
                  f"R={self.R}, vs {self.negative}); random CAVs: {self.random_scores.mean():.2f}"]
         for c in self.concepts.values():
             flag = "significant" if c.significant else "not significant"
+            if c.near_chance:
+                flag += "; CAV near chance: the score means nothing"
             lines.append(f"  {c.concept:>10}: {c.mean:.2f} +/- {c.std:.2f}  CAV acc {c.cav_accuracy:.2f}  "
                          f"p={c.p_corrected:.2g} ({flag})")
         return "\n".join(lines)
@@ -155,6 +170,10 @@ def prepare_images(images, name: str = "images", min_count: int = 2) -> list[np.
     if isinstance(images, torch.Tensor):
         images = images.detach().cpu().numpy()
     if isinstance(images, np.ndarray):
+        if images.ndim == 3 and images.shape[-1] in (3, 4) and min(images.shape[:2]) > 4:
+            raise ValueError(f"{name} looks like one image of shape {images.shape} (H, W, channels), but a set of "
+                             f"images is expected; pass a batch (N, H, W, 3), e.g. images[None] for a set of one, or "
+                             f"a list of images (TCAV's sets usually have 30-100)")
         if images.ndim not in (3, 4):
             raise ValueError(f"{name} must be a batch of images (N, H, W, 3) (or (N, H, W) grayscale), got an "
                              f"array of shape {images.shape}; for one image use images[None]")
@@ -211,6 +230,9 @@ def _one_image(item, name: str) -> tuple[np.ndarray, str]:
 
 def _processor(model, processor):
     if processor is not None:
+        if hasattr(processor, "convert_tokens_to_ids") or hasattr(processor, "tokenize"):
+            raise TypeError(f"processor is a tokenizer ({type(processor).__name__}); TCAV feeds images, so pass the "
+                            "model's image processor (e.g. ViTImageProcessor, as load_vit returns) or None")
         return processor
     from transformers import ViTImageProcessor
 
@@ -363,6 +385,10 @@ def _check_common(model, layer, pooling):
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
         raise TypeError(f"model must be a transformers image classifier (e.g. ViTForImageClassification), got "
                         f"{type(model).__name__}")
+    if not hasattr(model.config, "image_size") or hasattr(model.config, "vocab_size"):
+        raise TypeError(f"model is a {type(model).__name__} ({getattr(model.config, 'model_type', '?')}), not an image "
+                        "classifier: TCAV here feeds pixel_values to a ViT-style model. For a text model use "
+                        "xaikit.gradsam, xaikit.shap_text or text integrated gradients")
     check_choice(pooling, "pooling", POOLINGS)
     if model.training:
         warnings.warn("tcav: the model was in training mode; switched to eval mode", UserWarning, stacklevel=3)
@@ -510,6 +536,10 @@ def tcav(model, concept_images, negative_images, class_images, target, layer: in
     a_pos = activations(model, _imgs(concept_images, "concept_images"), layer, pooling, processor)
     a_neg = activations(model, _imgs(negative_images, "negative_images"), layer, pooling, processor)
     cav = train_cav(a_pos, a_neg, classifier, seed, concept=concept, negative=negative, layer=layer, pooling=pooling)
+    if cav.near_chance:
+        warnings.warn(f"tcav: the CAV of {concept!r} vs {negative!r} has held-out accuracy {cav.accuracy:.2f}, near "
+                      f"chance: the two sets look alike at layer {layer}, so its TCAV score means nothing. Use sets "
+                      "that differ in the concept (and not the same images twice)", UserWarning, stacklevel=2)
     s = directional_derivatives(model, _imgs(class_images, "class_images"), layer, cav, idx, pooling, processor)
     score, magnitude = _score(s)
     return TCAVResult(score, magnitude, s, cav, label, idx)

@@ -179,8 +179,11 @@ class TCAVPanel(Panel):
         self.random_sets = random_sets
         names = list(self.sets.concepts)
         labels = self.sets.classes(_labels(model))
+        if target not in labels:
+            raise ValueError(f"target {target!r} has no images here: this panel can show {labels}; pass class_images "
+                             f"with images of {target!r}, or one of those as target")
         controls = {
-            "target": dropdown("class", labels, target if target in labels else labels[0]),
+            "target": dropdown("class", labels, target),
             "concepts": widgets.SelectMultiple(options=names, value=tuple(c for c in concepts if c in names),
                                                description="concepts", rows=min(5, len(names))),
             "negative": dropdown("vs", ["random", *names], "random"),
@@ -218,7 +221,8 @@ class TCAVPanel(Panel):
                 ax.text(bar.get_x() + bar.get_width() / 2, bar.get_height() + 0.04, "n.s.", ha="center")
         ax.axhline(res.random_scores.mean(), color="0.3", ls="--", lw=1, label="random CAVs")
         ax.set_xticks(range(len(names)),
-                      [f"{c}\nCAV acc {res[c].cav_accuracy:.2f}\np={res[c].p_corrected:.2g}" for c in names])
+                      [f"{c}\nCAV acc {res[c].cav_accuracy:.2f}" + (" (chance!)" if res[c].near_chance else "")
+                       + f"\np={res[c].p_corrected:.2g}" for c in names])
         ax.set_ylim(0, 1.1)
         ax.set_ylabel("TCAV score")
         ax.set_title(f"class {res.target!r}, layer {res.layer}, {res.pooling}, vs {res.negative}, R={res.R}")
@@ -240,8 +244,11 @@ class LayerSweepPanel(Panel):
         self.concepts = [c for c in concepts if c in self.sets.concepts]
         self.random_sets = random_sets
         labels = self.sets.classes(_labels(model))
+        if target not in labels:
+            raise ValueError(f"target {target!r} has no images here: this panel can show {labels}; pass class_images "
+                             f"with images of {target!r}, or one of those as target")
         controls = {
-            "target": dropdown("class", labels, target if target in labels else labels[0]),
+            "target": dropdown("class", labels, target),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
             "R": int_slider("R", R, 2, 20 if random_sets is None else max(2, len(random_sets) - 1)),
         }
