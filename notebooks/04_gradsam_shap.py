@@ -498,7 +498,7 @@ if MODEL == "embedded":
 # **How long it takes.** Every method runs on every sentence. The default lab takes 20 sentences of 4-12
 # words: about 30-40 s on two idle cores, up to twice that when they are busy; the progress bar counts the
 # sentences. The full lab, 120 sentences of up to 16 words with more IG steps and shuffles, takes several
-# minutes (about 7 of one core's time on the machine that tests xaikit): set `FULL_LAB = True` and run the
+# minutes (about 6 of one core's time on the machine that tests xaikit): set `FULL_LAB = True` and run the
 # cell again; the progress bar shows the time left. The claims below hold for both.
 
 # %%
