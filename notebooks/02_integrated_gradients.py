@@ -345,7 +345,9 @@ for s, e, p in zip(SENTENCES, explained, probs, strict=True):
           f"gap {100 * e.extras['relative_gap']:.2f}%")
     assert e.extras["relative_gap"] < 0.05
 if MODEL == "embedded":
-    assert [e.target for e in explained] == [1, 0, 0, 1, 0]                      # the lecture's labels
+    # the lecture's labels for the four clear sentences; "I cannot wait" is a near tie that flips with the
+    # training seed (seed 0: positive, seed 1: negative), so its label is printed above, not asserted
+    assert [explained[i].target for i in (0, 1, 2, 4)] == [1, 0, 0, 0]
     # the negative sentences' sentiment words lead (for the near tie, "I cannot wait", see the printout)
     assert [explained[i].without().top(1)[0][0] for i in (1, 2, 4)] == ["hates", "boring", "confused"]
     # printed, not asserted: how sure the model is depends on the machine that trained it (bfloat16 on
@@ -358,7 +360,7 @@ HTML("".join(e.html(title=f"class {e.target}") for e in explained))
 
 # %% [markdown]
 # **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive, and so does the
-# embedded one. How sure is it, and which token does IG say pulls the hardest? Does the model read the
+# embedded one built by `prepare` (the same recipe with training seed 1 calls it negative). How sure is it, and which token does IG say pulls the hardest? Does the model read the
 # idiom?
 #
 # <details class="xk-answer"><summary>Answer</summary>

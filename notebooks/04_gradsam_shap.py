@@ -97,7 +97,9 @@ assert ((row_sums[real] - 1).abs() < 1e-5).all()                    # each real 
 agree = [p == e for p, e in zip(predicted, expected, strict=True)]
 print(f"agrees with the lecture's model on {sum(agree)} of 5")
 if MODEL == "embedded":
-    assert predicted == expected                                    # the lecture's five labels ...
+    # the lecture's labels for the four clear sentences; "I cannot wait" (index 3) is a near tie that
+    # flips with the training seed (seed 0: positive, seed 1: negative), so it is printed, not asserted
+    assert [predicted[i] for i in (0, 1, 2, 4)] == [expected[i] for i in (0, 1, 2, 4)]
     # printed, not asserted: how sure the model is depends on the CPU that trained it (0.51 here)
     print(f"P(positive | 'I cannot wait for next time') = {probs[3, 1]:.2f}")
 elif MODEL != "tiny":
@@ -105,8 +107,8 @@ elif MODEL != "tiny":
 
 # %% [markdown]
 # **Exercise.** The embedded model gives the five sentences the lecture's labels, but *"I cannot wait for
-# next time"* only just: on the model built on our machine P(positive) is 0.51 (printed above). Why is it the
-# hardest of the five?
+# next time"* only just: on the model built on our machine P(positive) is 0.51 (printed above), and the
+# same recipe with training seed 1 calls it negative. Why is it the hardest of the five?
 #
 # <details class="xk-answer"><summary>Answer</summary>
 #
@@ -442,7 +444,7 @@ assert abs(float(share[-1]) - 1.0) < 1e-6  # last layer: only [CLS]'s output rea
 
 # %%
 methods = ("Grad-SAM", "SHAP", "IG", "attention", "rollout", "grad-weighted attention")
-views_of = {s: all_views(model, tokenizer, s, methods=methods, ig_steps=pick(32, 16)) for s in sentences}
+views_of = {s: all_views(model, tokenizer, s, methods=methods, ig_steps=64) for s in sentences}  # 64 right-Riemann steps: gap < 5% for training seeds 0 and 1 (16 gave 11% on seed 1)
 text = sentences[3]
 views = views_of[text]
 fig = Figure(figsize=(13, 5.0), layout="constrained")
