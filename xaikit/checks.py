@@ -174,6 +174,17 @@ def _tensor(value, dtype=torch.float64) -> torch.Tensor | None:
         return None
 
 
+def _reshaped(result, got: torch.Tensor | None, shape, where: str, what: str) -> torch.Tensor | None:
+    """``got`` reshaped to ``shape``, or ``None`` after recording a "shape" failure on ``result`` (with
+    ``where``: which case, ``what``: e.g. "one attribution per input")."""
+    shape = tuple(shape)
+    if got is None or got.numel() != math.prod(shape):
+        result.fail(f"{where}: expected {what}, shape {shape}; got {None if got is None else tuple(got.shape)}",
+                    "shape")
+        return None
+    return got.reshape(shape)
+
+
 def _close(a: torch.Tensor | None, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
     return a is not None and a.shape == b.shape and bool(torch.allclose(a, b.to(a.dtype), rtol=rtol, atol=atol))
 
@@ -210,11 +221,9 @@ def check_grad_times_input(student_fn, verbose: bool = True) -> CheckResult:
         if not result.passed:
             return _finish(result, verbose)
         where = f"x = {[round(float(v), 3) for v in x]}"
-        if got is None or got.numel() != x.numel():
-            result.fail(f"{where}: expected one attribution per input, shape {tuple(x.shape)}; got "
-                        f"{None if got is None else tuple(got.shape)}", "shape")
+        got = _reshaped(result, got, x.shape, where, "one attribution per input")
+        if got is None:
             return _finish(result, verbose)
-        got = got.reshape(x.shape)
         if _close(got, ref):
             result.ok(f"{where}: gradient x input = {[round(float(v), 5) for v in ref]}")
             continue
@@ -288,11 +297,9 @@ def check_ig_riemann(student_fn, verbose: bool = True) -> CheckResult:
         got = _tensor(_call(result, student_fn, recorder, x.clone(), baseline.clone(), steps))
         if not result.passed:
             return _finish(result, verbose)
-        if got is None or got.numel() != x.numel():
-            result.fail(f"steps={steps}: expected one attribution per feature, shape {tuple(x.shape)}; got "
-                        f"{None if got is None else tuple(got.shape)}", "shape")
+        got = _reshaped(result, got, x.shape, f"steps={steps}", "one attribution per feature")
+        if got is None:
             return _finish(result, verbose)
-        got = got.reshape(x.shape)
         matched = next((rule for rule, ref in refs.items() if _close(got, ref)), None)
         if matched == "riemann_right":
             with torch.no_grad():
@@ -555,11 +562,9 @@ def check_gradsam(student_fn, verbose: bool = True) -> CheckResult:
         got = _tensor(_call(result, student_fn, a.clone(), g.clone()))
         if not result.passed:
             return _finish(result, verbose)
-        if got is None or got.numel() != ref.numel():
-            result.fail(f"{label}: expected one score per token, shape {tuple(ref.shape)}; got "
-                        f"{None if got is None else tuple(got.shape)}", "shape")
+        got = _reshaped(result, got, ref.shape, label, "one score per token")
+        if got is None:
             return _finish(result, verbose)
-        got = got.reshape(ref.shape)
         if _close(got, ref):
             top = int(ref.argmax())
             result.ok(f"{label}: all {len(ref)} token scores match (top token {tokens[top]!r})")
@@ -623,11 +628,9 @@ def check_cls_share(student_fn, verbose: bool = True) -> CheckResult:
         got = _tensor(_call(result, student_fn, a.clone(), g.clone()))
         if not result.passed:
             return _finish(result, verbose)
-        if got is None or got.numel() != ref.numel():
-            result.fail(f"{label}: expected one share per layer, shape {tuple(ref.shape)}; got "
-                        f"{None if got is None else tuple(got.shape)}", "shape")
+        got = _reshaped(result, got, ref.shape, label, "one share per layer")
+        if got is None:
             return _finish(result, verbose)
-        got = got.reshape(ref.shape)
         if _close(got, ref):
             result.ok(f"{label}: shares per layer match: {[round(float(s), 3) for s in ref]}")
             if tokens[0] == "[CLS]":
