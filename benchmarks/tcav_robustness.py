@@ -42,17 +42,13 @@ def _train_one(job: tuple[int, str, str, str, bool]) -> dict:
     folder = Path(out) / f"seed{seed}-{device}-{world}"
     if (folder / "metrics.json").is_file() and not retrain:
         return json.loads((folder / "metrics.json").read_text())
+    from xaikit.models import cache
+
     torch.set_num_threads(1)
     model, metrics = vitworld.train_vit(world, progress=False, device=device, seed=seed)
-    tmp = folder.with_name(folder.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(tmp, safe_serialization=True)
-    (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2))
-    if folder.exists():
-        import shutil
-
-        shutil.rmtree(folder)
-    tmp.rename(folder)
+    with cache.building(folder) as tmp:  # a temporary folder renamed into place, as prepare builds
+        model.save_pretrained(tmp, safe_serialization=True)
+        (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2))
     return metrics
 
 
