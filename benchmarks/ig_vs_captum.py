@@ -62,7 +62,7 @@ def main():
     from captum.attr import LayerIntegratedGradients
 
     from xaikit.models.arch import embeddings_module
-    from xaikit.text_ig import baseline_ids, text_integrated_gradients
+    from xaikit.text.text_ig import baseline_ids, text_integrated_gradients
 
     model, tok, name = load(args.tiny)
     print(f"model: {name}; rule {args.rule}; torch threads {torch.get_num_threads()}; repeats {args.repeats}")

@@ -29,11 +29,11 @@ import torch
 import xaikit
 from xaikit import widgets
 from xaikit._config import pick
-from xaikit.baselines import BASELINES, baseline_attributions
-from xaikit.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
-from xaikit.integrated import RULES, path_gradients
-from xaikit.paths import path_integrated_gradients
-from xaikit.text_ig import TEXT_BASELINES, text_integrated_gradients
+from xaikit.tensor.baselines import BASELINES, baseline_attributions
+from xaikit.tensor.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
+from xaikit.tensor.integrated import RULES, path_gradients
+from xaikit.tensor.paths import path_integrated_gradients
+from xaikit.text.text_ig import TEXT_BASELINES, text_integrated_gradients
 from xaikit.widgets.integrated import digits_setup
 
 xaikit.set_seed(0)

@@ -33,14 +33,15 @@ import torch
 from matplotlib.figure import Figure
 
 import xaikit
-from xaikit import checks, widgets
+from xaikit import widgets
 from xaikit._config import pick
-from xaikit.checks import exercise
-from xaikit.faithfulness import run_lab
-from xaikit.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
-from xaikit.shaptext import credit_split, prediction_function, shap_text, to_token_scores
-from xaikit.tokens import rank_correlation
-from xaikit.views import all_views
+from xaikit.course import checks
+from xaikit.course.checks import exercise
+from xaikit.text.faithfulness import run_lab
+from xaikit.text.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
+from xaikit.text.shaptext import credit_split, prediction_function, shap_text, to_token_scores
+from xaikit.text.tokens import rank_correlation
+from xaikit.text.views import all_views
 from xaikit.widgets.attention import draw_attention
 
 xaikit.set_seed(0)
@@ -211,7 +212,7 @@ assert checks.check_gradsam(my_gradsam)
 
 # %%
 text = "You look extremely confused"
-e1 = xaikit._textio.encode_one(model, tokenizer, text)
+e1 = xaikit.text.encoding.encode_one(model, tokenizer, text)
 A, G, logits = attention_and_gradients(model, e1.inputs, e1.target)
 print("attention and gradients:", tuple(A.shape))
 assert all(G[layer].abs().max() > 0 for layer in range(A.shape[0]))  # gradients reach every layer
@@ -479,7 +480,7 @@ if MODEL == "embedded":
 # ## 7. Is attention explanation? A small lab
 #
 # Held-out movie sentences the model never saw. A word can be removed in two ways, and they are different
-# experiments (`xaikit.faithfulness`, `xaikit.editing`):
+# experiments (`xaikit.text.faithfulness`, `xaikit.text.editing`):
 #
 # * **Erasure** (Serrano & Smith 2019): set the word's attention weight to zero in the one attention layer
 #   whose weights gave the ranking, in every head, and renormalise the rows; every other layer runs as it

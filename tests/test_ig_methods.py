@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 import xaikit as xk
-from xaikit.baselines import BASELINES, baseline_attributions, image_baseline
-from xaikit.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
-from xaikit.paths import path_integrated_gradients, path_points
+from xaikit.tensor.baselines import BASELINES, baseline_attributions, image_baseline
+from xaikit.tensor.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
+from xaikit.tensor.paths import path_integrated_gradients, path_points
 
 
 def sig_sum(z):  # sigmoid(x1 + x2): symmetric in x1 and x2
@@ -156,7 +156,7 @@ def test_layer_ig_equals_captum(bert, rule):
     from captum.attr import LayerIntegratedGradients
 
     from xaikit.models.arch import embeddings_module
-    from xaikit.text_ig import baseline_ids, text_integrated_gradients
+    from xaikit.text.text_ig import baseline_ids, text_integrated_gradients
 
     model, tok = bert
     text = "a clever piece of cinema"
@@ -176,7 +176,7 @@ def test_layer_ig_equals_captum(bert, rule):
 
 @pytest.mark.parametrize("baseline", ["pad", "mask", "unk", "zero"])
 def test_text_baselines_keep_cls_sep_and_are_complete(bert, baseline):
-    from xaikit.text_ig import baseline_ids, text_integrated_gradients
+    from xaikit.text.text_ig import baseline_ids, text_integrated_gradients
 
     model, tok = bert
     scores = text_integrated_gradients(model, tok, "i like the movie", baseline=baseline, steps=32,
@@ -193,7 +193,7 @@ def test_text_baselines_keep_cls_sep_and_are_complete(bert, baseline):
 
 
 def test_text_ig_bad_input(bert):
-    from xaikit.text_ig import text_integrated_gradients
+    from xaikit.text.text_ig import text_integrated_gradients
 
     model, tok = bert
     with pytest.raises(ValueError, match="baseline must be one of"):
@@ -205,7 +205,7 @@ def test_text_ig_bad_input(bert):
 
 
 def test_text_ig_batches_and_training_mode(bert):
-    from xaikit.text_ig import text_integrated_gradients
+    from xaikit.text.text_ig import text_integrated_gradients
 
     model, tok = bert
     full = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12)

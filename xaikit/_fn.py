@@ -11,7 +11,7 @@ moved to the model's device, and floating inputs to its dtype, just before the m
 (:func:`in_float32`): its weights are widened for the call and put back exactly afterwards. Every tensor xaikit *returns* is on the CPU (:func:`to_cpu`), so
 plotting and NumPy code work the same on every machine; results keep the precision they were computed in,
 except float16/bfloat16, which come back as float32 (NumPy has no bfloat16). Pure tensor functions
-(``xaikit.attention``, ``gradsam_scores``) compute where their inputs are, as torch functions do.
+(``xaikit.attention.scratch``, ``gradsam_scores``) compute where their inputs are, as torch functions do.
 """
 
 from __future__ import annotations

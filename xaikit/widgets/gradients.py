@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from xaikit import _fn, toys
-from xaikit import gradients as G
+from xaikit import _fn
 from xaikit._config import torch_threads
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
+from xaikit.tensor import gradients as G
+from xaikit.tensor import toys
 from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, slider, toggle
 
 __all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel", "riemann_ig"]

@@ -1,4 +1,4 @@
-"""More views of one sentence, all as :class:`~xaikit.tokens.TokenScores` so any two can be drawn side
+"""More views of one sentence, all as :class:`~xaikit.text.tokens.TokenScores` so any two can be drawn side
 by side and rank-correlated (notebook 04, sections 5-7):
 
 * **raw attention**: the [CLS] row of one layer, mean of the heads (the "last attention layer" view);
@@ -8,8 +8,8 @@ by side and rank-correlated (notebook 04, sections 5-7):
   A_bar = mean_h ReLU(dS/dA o A), accumulated as R <- R + A_bar R from R = I;
 * **attention gradient** and **gradient x attention** of the last layer's [CLS] row (the rankings of
   Serrano & Smith 2019);
-* **Grad-SAM** (:mod:`xaikit.gradsam`), **SHAP** (:mod:`xaikit.shaptext`) and **Integrated Gradients**
-  (notebook 02's engine, :mod:`xaikit.text_ig`).
+* **Grad-SAM** (:mod:`xaikit.text.gradsam`), **SHAP** (:mod:`xaikit.text.shaptext`) and **Integrated Gradients**
+  (notebook 02's engine, :mod:`xaikit.text.text_ig`).
 
 :func:`all_views` computes them from one forward/backward pass (plus SHAP's and IG's own passes). The
 views are computed on the model's device and returned on the CPU (:class:`TokenScores` holds NumPy arrays).
@@ -20,11 +20,11 @@ from __future__ import annotations
 import torch
 
 from xaikit._fn import in_float32, to_cpu
-from xaikit._textio import check_model, encode_one, fit_text, fitting_threads
 from xaikit._validate import check_choice, check_text
-from xaikit.gradsam import _attention_and_gradients, gradsam_scores
 from xaikit.models.arch import check_layer
-from xaikit.tokens import TokenScores
+from xaikit.text.encoding import check_model, encode_one, fit_text, fitting_threads
+from xaikit.text.gradsam import _attention_and_gradients, gradsam_scores
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["METHODS", "rollout_matrix", "grad_attention_matrix", "raw_attention", "rollout",
            "grad_weighted_attention", "attention_gradient", "explain", "all_views"]
@@ -114,21 +114,21 @@ def explain(model, tokenizer, text: str, method: str, target: int | None = None,
     """One method by name (see :data:`METHODS`); ``target=None`` explains the predicted class.
 
     A text longer than the model takes is cut once, here, to its first words (one warning), so every
-    method explains the same tokens (:func:`xaikit._textio.fit_text`).
+    method explains the same tokens (:func:`xaikit.text.encoding.fit_text`).
     """
     method = check_choice(method, "method", METHODS)
     check_model(model, tokenizer, "explain")
     text = fit_text(model, tokenizer, check_text(text), "text")
     if method == "Grad-SAM":
-        from xaikit.gradsam import gradsam
+        from xaikit.text.gradsam import gradsam
 
         return gradsam(model, tokenizer, text, target)
     if method == "SHAP":
-        from xaikit.shaptext import token_scores
+        from xaikit.text.shaptext import token_scores
 
         return token_scores(model, tokenizer, text, target, **kwargs)
     if method == "IG":
-        from xaikit.text_ig import text_integrated_gradients
+        from xaikit.text.text_ig import text_integrated_gradients
 
         enc = encode_one(model, tokenizer, text, target, method="IG")
         kwargs.setdefault("steps", 32)

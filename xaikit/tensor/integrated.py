@@ -9,7 +9,7 @@ Captum's ``approximation_methods`` (Kokhlikyan et al. 2020), so Captum with the 
 the same attributions - with one deliberate exception, the trapezoid rule (see :func:`alphas_and_weights`).
 Completeness says ``sum_i IG_i = F(x) - F(x')``; the result carries the gap between the two, which the IG
 paper suggests keeping within 5% of ``|F(x) - F(x')|`` by raising the steps (:func:`steps_for_tolerance`).
-Used by notebook 02 (sections 1-5) and, through :mod:`xaikit.text_ig`, section 8.
+Used by notebook 02 (sections 1-5) and, through :mod:`xaikit.text.text_ig`, section 8.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ and the two are different experiments:
 
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
-  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.editing`). The
+  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.text.editing`). The
   rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so
   the erasure acts on the last layer (``layer=-1``). There the classifier reads only the [CLS] position, so
   the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
@@ -42,11 +42,11 @@ import numpy as np
 import torch
 
 from xaikit._fn import inputs_to_model
-from xaikit._textio import check_model, check_texts, encode_one, fitting_threads
 from xaikit._validate import check_choice, check_float, check_int
-from xaikit.editing import run_edited
 from xaikit.models.arch import attention_modules, check_layer
-from xaikit.tokens import TokenScores
+from xaikit.text.editing import run_edited
+from xaikit.text.encoding import check_model, check_texts, encode_one, fitting_threads
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["RANKINGS", "ERASER_BINS", "js_divergence", "content_positions", "erasure", "flip_fraction", "aopc",
            "permutation_change", "LabResult", "run_lab"]
@@ -309,8 +309,8 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
               bins, progress):
     from tqdm.auto import tqdm
 
-    from xaikit.integrated import CompletenessWarning
-    from xaikit.views import all_views, explain
+    from xaikit.tensor.integrated import CompletenessWarning
+    from xaikit.text.views import all_views, explain
 
     rows, kept, ig_gaps = [], [], []
     n_layers = len(attention_modules(model))

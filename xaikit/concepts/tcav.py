@@ -371,7 +371,7 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
     key = (_fingerprint(x), pooling, target)
     per_layer = store.setdefault(key, {})
     if layer not in per_layer:
-        from xaikit._textio import fitting_threads
+        from xaikit.text.encoding import fitting_threads
 
         with fitting_threads():  # one torch thread on a busy CPU (several times faster there)
             per_layer.update(_run(model, x, _layers_to_keep(model, layer, pooling, len(x)), pooling, target,
@@ -587,7 +587,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     two-sided t-test compares the concept's R scores with the baseline's; the p-value is Bonferroni-
     corrected by the number of concepts and ``significant`` means ``p_corrected < alpha``.
 
-    ``random_sets``: R+1 image sets; by default :func:`xaikit.imageworld.random_images` with seeds
+    ``random_sets``: R+1 image sets; by default :func:`xaikit.concepts.imageworld.random_images` with seeds
     ``seed*1000 + i`` and ``n_random`` images each.
     """
     from tqdm.auto import tqdm
@@ -602,7 +602,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
         raise TypeError("concepts must be a non-empty dict {name: images}, e.g. {'striped': imageworld."
                         "concept_images('striped')}")
     if random_sets is None:
-        from xaikit.imageworld import random_images
+        from xaikit.concepts.imageworld import random_images
 
         random_sets = [random_images(n_random, seed=seed * 1000 + i) for i in range(R + 1)]
     if len(random_sets) < R + 1:

@@ -24,9 +24,9 @@ from __future__ import annotations
 import torch
 
 from xaikit._fn import in_float32, inputs_to_model, to_cpu
-from xaikit._textio import encode_one, fitting_threads
 from xaikit.models.arch import assert_attentions
-from xaikit.tokens import TokenScores
+from xaikit.text.encoding import encode_one, fitting_threads
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients", "check_gradsam"]
 
@@ -102,7 +102,7 @@ def gradsam(model, tokenizer, text: str, target: int | None = None, reference: b
         reference: use the plain loop instead of the vectorised sum (slow; for checking).
 
     Returns:
-        :class:`~xaikit.tokens.TokenScores` (non-negative, ``signed=False``) with ``extras`` holding
+        :class:`~xaikit.text.tokens.TokenScores` (non-negative, ``signed=False``) with ``extras`` holding
         ``attentions`` and ``gradients`` ``(L, M, N, N)``, ``per_layer`` ``(L, N)`` (each layer's share of
         the score), ``logits`` and ``probs``, as NumPy arrays. The scores are computed on the model's
         device in its dtype.

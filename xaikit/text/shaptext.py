@@ -25,7 +25,7 @@ numbers (padding is masked out of attention) many times faster; ``benchmarks/sha
 both. ``padding="max_length"`` keeps the lecture's recipe for that comparison.
 
 The result is SHAP's own :class:`shap.Explanation`, so ``shap.plots.text`` and ``shap.plots.bar`` work on
-it; :func:`to_token_scores` turns one row into xaikit's :class:`~xaikit.tokens.TokenScores` for side-by-side
+it; :func:`to_token_scores` turns one row into xaikit's :class:`~xaikit.text.tokens.TokenScores` for side-by-side
 comparison with Grad-SAM and the attention views.
 """
 
@@ -35,7 +35,8 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32
-from xaikit._textio import (
+from xaikit._validate import check_choice, check_float, check_int
+from xaikit.text.encoding import (
     check_model,
     check_target,
     check_texts,
@@ -44,8 +45,7 @@ from xaikit._textio import (
     max_tokens,
     n_classes,
 )
-from xaikit._validate import check_choice, check_float, check_int
-from xaikit.tokens import TokenScores
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "credit_split",
            "use_numba"]
@@ -159,7 +159,7 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
             about ``max_evals`` forward passes of that length, 101 s for 300 words on 2 CPU cores).
         progress: a bar of the model evaluations with the time left: ``None`` on runs over two seconds,
             ``True`` always, ``False`` never. A text longer than the model takes is cut to its first words
-            with a warning, as in every text method (:func:`xaikit._textio.fit_text`).
+            with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`).
 
     Returns:
         ``shap.Explanation`` with ``.values`` (one array per text), ``.base_values``, ``.data`` (the token
@@ -199,7 +199,7 @@ LONG_TEXT = 200
 def _fit_texts(model, tokenizer, texts: list[str], max_evals: int, allow_long: bool):
     """Each text cut to the model's limit (one warning per cut text), and its token count; refuses texts over
     :data:`LONG_TEXT` tokens unless ``allow_long``, with the expected cost."""
-    from xaikit._textio import fit_text
+    from xaikit.text.encoding import fit_text
 
     name = "text" if len(texts) == 1 else "texts[{}]"
     texts = [fit_text(model, tokenizer, t, name.format(i)) for i, t in enumerate(texts)]

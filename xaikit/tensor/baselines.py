@@ -27,7 +27,7 @@ import torch
 
 from xaikit._fn import as_input, in_float32, setup, to_cpu
 from xaikit._validate import check_choice, check_float, check_int
-from xaikit.integrated import RULES, _integrate, alphas_and_weights
+from xaikit.tensor.integrated import RULES, _integrate, alphas_and_weights
 
 __all__ = ["BASELINES", "BaselineResult", "image_baseline", "baseline_attributions"]
 

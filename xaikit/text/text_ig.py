@@ -7,8 +7,8 @@ a baseline text, and sums each token's attributions over the hidden dimension (S
 by ``[PAD]``, ``[MASK]`` or ``[UNK]``, or set the word's embedding output to zero; ``[CLS]`` and ``[SEP]``
 stay as they are, so the baseline is still a well-formed input of the same length.
 
-Returns a :class:`xaikit.tokens.TokenScores` (so notebook 04 can compare IG with Grad-SAM and SHAP) whose
-``extras`` carry the completeness gap and the full :class:`xaikit.integrated.IGResult`.
+Returns a :class:`xaikit.text.tokens.TokenScores` (so notebook 04 can compare IG with Grad-SAM and SHAP) whose
+``extras`` carry the completeness gap and the full :class:`xaikit.tensor.integrated.IGResult`.
 Notebook 02, section 8.
 """
 
@@ -19,11 +19,11 @@ from contextlib import contextmanager
 import torch
 
 from xaikit._fn import ensure_eval, in_float32, model_device
-from xaikit._textio import check_pair, fit_text, max_tokens
 from xaikit._validate import check_choice, check_int, check_text
-from xaikit.integrated import RULES, IGResult, _integrate, alphas_and_weights, warn_gap
 from xaikit.models.arch import embeddings_module
-from xaikit.tokens import TokenScores
+from xaikit.tensor.integrated import RULES, IGResult, _integrate, alphas_and_weights, warn_gap
+from xaikit.text.encoding import check_pair, fit_text, max_tokens
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["TEXT_BASELINES", "text_integrated_gradients", "embedding_integrated_gradients", "baseline_ids"]
 
@@ -127,7 +127,7 @@ def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, at
         fast_attention: compute with SDPA attention while IG runs (same function, faster; see
             :func:`_fast_attention`); the model is switched back afterwards.
         batch_size: path points per forward/backward pass; ``None`` bounds the memory
-            (:func:`xaikit.integrated.default_batch_size`), so 10,000 steps cost time, not gigabytes.
+            (:func:`xaikit.tensor.integrated.default_batch_size`), so 10,000 steps cost time, not gigabytes.
         progress: a tqdm bar over the batches: ``None`` on runs over two seconds, ``True``, ``False``.
 
     Returns an :class:`IGResult` over the embedding output: ``attributions`` is ``(T, H)``.
@@ -187,7 +187,7 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
     ``baseline`` and ``result`` (the :class:`IGResult`).
 
     A text longer than the model takes (or than ``max_length`` tokens, if given) is cut to its first words
-    with a warning, as in every text method (:func:`xaikit._textio.fit_text`), so IG's tokens are
+    with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`), so IG's tokens are
     Grad-SAM's and SHAP's.
 
     Sundararajan, Taly & Yan (2017); notebook 02, section 8.
