@@ -37,8 +37,8 @@ import torch.nn.functional as F
 
 import xaikit
 from xaikit._config import pick
-from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.attention import scratch as A
+from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.models import arch
 from xaikit.widgets import (
     AttentionExplorer,

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import xaikit
-from xaikit import _config
 
 
 def _run(code: str, **env) -> str:

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-
 def project_root() -> Path:
     """The folder that holds ``notebooks/``: the checkout this package sits in (a clone or an editable
     install), else the current folder (an installed package has no notebooks of its own)."""
