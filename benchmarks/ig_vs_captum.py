@@ -87,7 +87,7 @@ def main():
                 ours_t.append(t1 - t0)
                 theirs_t.append(t2 - t1)
             a, c = statistics.median(ours_t[1:]), statistics.median(theirs_t[1:])
-            diff = float((ours.extras["result"].attributions - theirs[0]).abs().max())
+            diff = float((ours.detail.attributions - theirs[0]).abs().max())
             print(f"{ids.shape[1]:>6} {steps:>5} {a:>9.3f} {c:>9.3f} {a / c:>6.2f} {diff:>11.2e}")
 
 

@@ -29,8 +29,7 @@ import math
 import torch
 
 import xaikit
-from xaikit import widgets
-from xaikit._config import pick
+from xaikit import pick, widgets
 from xaikit.tensor import toys
 from xaikit.tensor.gradients import noisy_gradients, relative_change
 

@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 import xaikit
-from xaikit._config import pick
+from xaikit import pick
 from xaikit.attention import scratch as A
 from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.models import arch

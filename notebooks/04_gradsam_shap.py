@@ -33,8 +33,7 @@ import torch
 from matplotlib.figure import Figure
 
 import xaikit
-from xaikit import widgets
-from xaikit._config import pick
+from xaikit import pick, widgets
 from xaikit.course import checks
 from xaikit.course.checks import exercise
 from xaikit.text.faithfulness import run_lab
@@ -242,7 +241,7 @@ fig
 # %%
 received = {}
 for s, r in grad_sam.items():
-    a, g = torch.from_numpy(r.extras["attentions"]), torch.from_numpy(r.extras["gradients"])  # (L, M, N, N)
+    a, g = torch.from_numpy(r.detail.attentions), torch.from_numpy(r.detail.gradients)  # (L, M, N, N)
     L, M, N, _ = a.shape
     received[s] = (a * torch.relu(g)).sum(dim=(0, 1, 2)) / (L * M * N)  # column sums: attention received
     print(f"{s!r:32} Grad-SAM (row it pays) top {r.tokens[int(np.argmax(r.scores))]!r:10} "
@@ -470,7 +469,7 @@ for n, row in zip(names, rho, strict=False):
     print(f"{n:24}" + "".join(f"{v:11.2f}" for v in row))
 cls_self = [v["rollout"].scores[0] for v in views_of.values()]
 print("rollout of [CLS] onto itself:", np.round(cls_self, 2))
-assert all(v["IG"].extras["relative_gap"] < 0.05 for v in views_of.values())  # IG complete on all five
+assert all(v["IG"].detail.relative_gap < 0.05 for v in views_of.values())  # IG complete on all five
 if MODEL == "embedded":
     assert min(cls_self) > 0.5  # [CLS] keeps most of its rollout
     gs = names.index("Grad-SAM")
@@ -528,7 +527,7 @@ for name, m in summary.items():
     print(f"{name:22} {m['erased before a flip']:21.2f} {m['flipped by erasure (%)']:8.0f}% "
           f"{m['deleted before a flip']:22.2f} {m['flipped by deletion (%)']:8.0f}%")
 print(f"(IG ranks with {lab_settings['ig_steps']} Gauss-Legendre steps; its completeness gap, median "
-      f"{np.median(lab.extras['ig_relative_gap']):.1%}, does not matter for an order)")
+      f"{np.median(lab.ig_relative_gap):.1%}, does not matter for an order)")
 assert len(lab.sentences) == n_lab
 deleted = {name: m["deleted before a flip"] for name, m in summary.items()}
 from_attention = np.mean([deleted["attention"], deleted["Grad-SAM"]])

@@ -36,7 +36,7 @@
 import numpy as np
 
 import xaikit
-from xaikit._config import pick
+from xaikit import pick
 from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
 from xaikit.models import arch, load_vit, vitworld

@@ -9,6 +9,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("XAIKIT_THREADS", "1")  # xaikit.policies: two test workers share the cores
 
 from pathlib import Path  # noqa: E402
 

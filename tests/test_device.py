@@ -71,7 +71,7 @@ def test_views_and_text_ig(pair, tok):
         assert np.isfinite(explain(far, tok, TEXT, name).scores).all()
     for baseline in TEXT_BASELINES:
         ig = text_integrated_gradients(far, tok, TEXT, baseline=baseline, steps=8)
-        result = ig.extras["result"]
+        result = ig.detail
         _on_cpu(result.attributions, result.outputs, result.gradients, result.x, result.baseline)
         assert result.attributions.dtype == torch.float64
         ref = text_integrated_gradients(near, tok, TEXT, baseline=baseline, steps=8)

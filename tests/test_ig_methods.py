@@ -167,11 +167,11 @@ def test_layer_ig_equals_captum(bert, rule):
     theirs, delta = lig.attribute(enc["input_ids"], baseline_ids(enc["input_ids"], tok, "pad"), target=1,
                                   n_steps=16, method=rule, additional_forward_args=(enc["attention_mask"],),
                                   return_convergence_delta=True)
-    torch.testing.assert_close(scores.extras["result"].attributions, theirs[0], atol=1e-5, rtol=0)
+    torch.testing.assert_close(scores.detail.attributions, theirs[0], atol=1e-5, rtol=0)
     assert scores.scores == pytest.approx(theirs[0].sum(-1).numpy(), abs=1e-5)
-    assert scores.extras["gap"] == pytest.approx(float(delta), abs=1e-4)
+    assert scores.detail.gap == pytest.approx(float(delta), abs=1e-4)
     assert scores.tokens == ["[CLS]", "a", "clever", "piece", "of", "cinema", "[SEP]"]
-    assert abs(scores.extras["f_x"] - scores.extras["f_baseline"]) > 0.05  # the test can see a difference
+    assert abs(scores.detail.f_x - scores.detail.f_baseline) > 0.05  # the test can see a difference
 
 
 @pytest.mark.parametrize("baseline", ["pad", "mask", "unk", "zero"])
@@ -182,9 +182,9 @@ def test_text_baselines_keep_cls_sep_and_are_complete(bert, baseline):
     scores = text_integrated_gradients(model, tok, "i like the movie", baseline=baseline, steps=32,
                                        rule="gausslegendre")
     assert scores.scores[0] == 0.0 and scores.scores[-1] == 0.0  # [CLS] and [SEP] do not move
-    assert scores.extras["relative_gap"] < 0.05
-    assert float(scores.scores.sum()) == pytest.approx(scores.extras["f_x"] - scores.extras["f_baseline"],
-                                                       abs=abs(scores.extras["gap"]) + 1e-6)
+    assert scores.detail.relative_gap < 0.05
+    assert float(scores.scores.sum()) == pytest.approx(scores.detail.f_x - scores.detail.f_baseline,
+                                                       abs=abs(scores.detail.gap) + 1e-6)
     ids = tok("i like the movie", return_tensors="pt")["input_ids"]
     base = baseline_ids(ids, tok, baseline)
     assert base[0, 0] == tok.cls_token_id and base[0, -1] == tok.sep_token_id

@@ -35,11 +35,12 @@ def test_gradsam_vectorised_equals_loop(model, tok):
         assert fast.tokens == slow.tokens and fast.tokens[0] == "[CLS]"
         np.testing.assert_allclose(fast.scores, slow.scores, atol=1e-6, rtol=0)
         assert fast.scores.max() > 0 and (fast.scores >= 0).all()
-        np.testing.assert_allclose(fast.extras["per_layer"].sum(0), fast.scores, atol=1e-7)
+        np.testing.assert_allclose(fast.detail.per_layer.sum(0), fast.scores, atol=1e-7)
 
 
 def test_gradsam_formula_on_random_tensors():
-    from xaikit.text.gradsam import check_gradsam, gradsam_loop, gradsam_scores
+    from xaikit.course.checks import check_gradsam
+    from xaikit.text.gradsam import gradsam_loop, gradsam_scores
 
     gen = torch.Generator().manual_seed(1)
     a = torch.softmax(torch.randn(3, 2, 6, 6, generator=gen), -1)
@@ -56,7 +57,7 @@ def test_attention_gradients_nonzero_in_every_layer(model, tok):
     from xaikit.text.gradsam import gradsam
 
     r = gradsam(model, tok, "i cannot wait for next time", target=1)
-    grads = r.extras["gradients"]
+    grads = r.detail.gradients
     assert grads.shape[:2] == (2, 4)
     for layer in range(grads.shape[0]):
         assert np.abs(grads[layer]).max() > 0, f"layer {layer} has no attention gradient"

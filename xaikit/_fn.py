@@ -158,14 +158,12 @@ def in_float32(arg: str = "f"):
 
 
 def ensure_eval(f, method: str = "this method") -> None:
-    """Switch a torch module in training mode to eval mode, and say so (dropout makes attributions random)."""
+    """Switch a torch module in training mode to eval mode, and say so (dropout makes attributions random).
+
+    The one eval-mode switch of every method (tensor, text, attention and concept families)."""
     if isinstance(f, torch.nn.Module) and f.training:
-        warnings.warn(
-            f"{method}: the model was in training mode (dropout makes attributions random); "
-            "xaikit switched it to eval mode with model.eval().",
-            UserWarning,
-            stacklevel=3,
-        )
+        warn(f"{method}: the model was in training mode (dropout makes attributions random); "
+             "xaikit switched it to eval mode with model.eval().")
         f.eval()
 
 

@@ -14,12 +14,12 @@ The model runs on its own device and in its own dtype; everything captured comes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from xaikit._fn import in_float32, to_cpu, to_model
+from xaikit._fn import ensure_eval, in_float32, to_cpu, to_model
 from xaikit._validate import check_int, check_text
 from xaikit.models import arch
 from xaikit.text.encoding import check_pair, fit_text, max_tokens
@@ -65,7 +65,6 @@ class AttentionCapture:
     embeddings: torch.Tensor
     attention_mask: torch.Tensor
     logits: torch.Tensor | None = None
-    extras: dict = field(default_factory=dict)
 
     @property
     def n_layers(self) -> int:
@@ -147,12 +146,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         text = fit_text(model, tokenizer, text, "text", max_length)
     layer = arch.check_layer(model, layer)
     arch.ensure_eager(model)
-    if model.training:
-        import warnings
-
-        warnings.warn("capture_attention: the model was in training mode (dropout makes attention random); "
-                      "xaikit switched it to eval mode with model.eval().", UserWarning, stacklevel=2)
-        model.eval()
+    ensure_eval(model, "capture_attention")
 
     dev = _device(model)
     if vision:

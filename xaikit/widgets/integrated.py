@@ -242,7 +242,7 @@ class IGCompletenessPanel(Panel):
         ax.set_title("the output along the path (flat where it saturates)", fontsize=9)
         ax2 = fig.add_subplot(grid[1, 3:])
         ax2.plot(result.alphas, result.running_sum(), ".-", color=OKABE_ITO[1], label="running sum of IG")
-        ax2.axhline(result.delta, color=OKABE_ITO[5], ls="--", label="F(x) - F(x')")
+        ax2.axhline(result.output_change, color=OKABE_ITO[5], ls="--", label="F(x) - F(x')")
         ax2.set_xlabel("alpha")
         ax2.set_title(f"completeness: gap {result.gap:+.4f} ({100 * result.relative_gap:.2f}%)", fontsize=9)
         ax2.legend(fontsize=8)
