@@ -353,7 +353,7 @@ if MODEL == "embedded":
     # CPUs with AMX, float32 elsewhere); on the float32 model built here P(positive) was 0.51
     print(f"P(positive | 'I cannot wait for next time') = {probs[3, 1]:.2f}; least certain of the five: "
           f"{int(probs.max(dim=-1).values.argmin()) == 3}")
-from IPython.display import HTML  # noqa: E402
+from IPython.display import HTML
 
 HTML("".join(e.html(title=f"class {e.target}") for e in explained))
 

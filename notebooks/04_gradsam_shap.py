@@ -51,7 +51,7 @@ xaikit.set_seed(0)
 MODEL = "embedded"
 
 # %%
-from xaikit.models.sentiment import LECTURE_SENTENCES, load_movie_reviews, sentiment_folder  # noqa: E402
+from xaikit.models.sentiment import LECTURE_SENTENCES, load_movie_reviews, sentiment_folder
 
 if MODEL == "embedded" and not sentiment_folder().exists():
     print("The embedded model is not prepared (run `python -m xaikit prepare`); using a tiny random BERT.")
@@ -276,7 +276,7 @@ if MODEL == "embedded":
 # of it in the lecture's recipe; the speed-up is printed, not asserted, since a shared CPU's timings vary):
 
 # %%
-import time  # noqa: E402
+import time
 
 one, evals = [sentences[2]], pick(500, 40)  # about 10 s: the lecture's 512-token padding is the slow part
 shap_text(model, tokenizer, one, target=1, max_evals=10)  # warm-up: SHAP's first call in a process

@@ -586,7 +586,7 @@ def _locate_heads(result, student_fn, a, g) -> None:
     """Run the student's function on each (layer, head) alone and list where it disagrees."""
     L, M, N, _ = a.shape
     bad = []
-    for l in range(L):  # noqa: E741 - the paper's layer index
+    for l in range(L):
         for m in range(M):
             one_a, one_g = a[l:l + 1, m:m + 1].clone(), g[l:l + 1, m:m + 1].clone()
             try:
@@ -737,7 +737,7 @@ def check_head_plots(student_fn, verbose: bool = True) -> CheckResult:
             result.fail(f"layer {layer} head {head}: you plot the mean over heads; plot the one head",
                         "mean_of_heads")
         else:
-            other = [(l, m) for l in range(L) for m in range(M)  # noqa: E741
+            other = [(l, m) for l in range(L) for m in range(M)
                      if any(d.shape == want.shape and np.allclose(d, a[l, m].numpy(), atol=1e-5) for d in data_list)]
             where = (f"; a heatmap shows layer {other[0][0]} head {other[0][1]} instead (an index off by one?)"
                      if other else "")

@@ -100,7 +100,7 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
     attentions, gradients = attentions.detach().cpu(), gradients.detach().cpu()
     L, M, N, _ = attentions.shape
     r = torch.zeros(N, dtype=torch.float64)
-    for l in range(L):  # noqa: E741 - the paper's layer index
+    for l in range(L):
         for m in range(M):
             for i in range(N):
                 total = 0.0

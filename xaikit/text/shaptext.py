@@ -91,7 +91,7 @@ def use_numba(enable: bool = False) -> int:
     return switched
 
 
-class prediction_function:  # noqa: N801 - used like a function: f(list_of_strings) -> (B,)
+class prediction_function:
     """The ``f`` SHAP calls: masked strings in, the chosen class's logit (or log-odds) out, shape ``(B,)``.
 
     Args:
@@ -227,7 +227,7 @@ def _fit_texts(model, tokenizer, texts: list[str], max_evals: int, allow_long: b
     return texts, lengths
 
 
-class _evaluations_bar:  # noqa: N801 - used like a function in a with statement
+class _evaluations_bar:
     """A tqdm bar over the strings SHAP evaluates (about ``total``), shown after two seconds (``progress=None``),
     at once (``True``) or never (``False``); it names the expected cost and tqdm shows the time left."""
 
