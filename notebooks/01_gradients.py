@@ -45,8 +45,9 @@ N_SAMPLES = pick(50, 20)  # SmoothGrad samples (fast mode uses fewer)
 #
 # Our first model takes two inputs: $f(x_1, x_2) = \sigma(1.5 x_1 - x_2 + 0.8 x_1 x_2 + 0.2)$, a logistic
 # unit with an interaction. The **gradient** $\nabla f(x)$ points where $f$ rises fastest; **gradient ×
-# input** $x_i \, \partial f / \partial x_i$ weighs each slope by how far the input is from 0, a first-order
-# share of $f(x) - f(0)$.
+# input** $x_i \, \partial f / \partial x_i$ weighs each slope by how far the input is from 0. It is a
+# first-order (Taylor) estimate of how $f(x) - f(0)$ splits over the inputs, exact only where $f$ is linear
+# between 0 and $x$; on this curved $f$ the two numbers differ, as the cell below prints.
 #
 # xaikit's convention, shared by every method: `f` takes a batch `(B, d)` and returns `(B,)` (or `(B, C)`
 # class scores, with `target` picking the class); `x` is one input without the batch dimension.
@@ -67,16 +68,29 @@ for i in range(2):
     assert abs(slope - g[i].item()) < 1e-3, (i, slope, g[i])
 assert torch.allclose(xaikit.grad_times_input(f, x), x * g)
 
+# the formula above is the model's
+z = 2 * torch.randn(200, 2)
+assert torch.allclose(f(z), torch.sigmoid(1.5 * z[:, 0] - z[:, 1] + 0.8 * z[:, 0] * z[:, 1] + 0.2))
+# gradient x input is only a first-order estimate: on this curved f it misses much of f(x) - f(0)
+change_from_0 = (f(x[None]) - f(torch.zeros(1, 2))).item()
+gxi_total = xaikit.grad_times_input(f, x).sum().item()
+print(f"f(x) - f(0) = {change_from_0:.3f}; gradient x input adds up to {gxi_total:.3f}")
+assert abs(change_from_0 - gxi_total) > 0.1
+
 # %% [markdown]
 # Move the point with the sliders: the arrow is the gradient direction on the contour of $f$, the bars
-# the two attributions. Where $f$ is flat (the dark and yellow plateaus) both attributions shrink, even
-# far from the decision boundary where the inputs clearly decide the output: a first hint of section 2.
+# the two attributions. Where $f$ is flat (the yellow plateau where $f \approx 1$, the dark one where
+# $f \approx 0$) both attributions shrink, although out there the inputs clearly decide the output: a first
+# hint of section 2.
 
 # %%
 panel1 = widgets.GradientPanel()
 panel1.set(x1=2.5, x2=2.5)  # on the upper-right plateau: f is nearly 1 and nearly flat
 assert panel1.result.value > 0.99
-assert panel1.result.attributions["gradient"].abs().max() < 0.05
+assert all(a.abs().max() < 0.05 for a in panel1.result.attributions.values())  # both attributions
+panel1.set(x1=-2.5, x2=2.5)  # on the dark plateau: f is nearly 0 and nearly flat
+assert panel1.result.value < 0.01
+assert all(a.abs().max() < 0.05 for a in panel1.result.attributions.values())
 panel1.set(x1=1.0, x2=-0.5)
 assert panel1.error is None
 panel1
@@ -141,9 +155,9 @@ assert abs(ig.attributions.sum().item() - change) < 1e-6    # IG adds up to f(x)
 panel2 = widgets.GradientSaturationPanel()
 r = panel2.result
 assert torch.allclose(r.attributions["IG preview (64 steps)"], ig.attributions)
-panel2.set(x1=0.3, x2=0.4)  # below the kink every method agrees with the linear model
-assert torch.allclose(panel2.result.attributions["gradient x input"], torch.tensor([0.3, 0.4]))
-assert torch.allclose(panel2.result.attributions["occlusion (to 0)"], torch.tensor([0.3, 0.4]))
+panel2.set(x1=0.3, x2=0.4)  # below the kink the attributions agree: each input gets its own share x_i
+for name in ("gradient x input", "occlusion (to 0)", "IG preview (64 steps)"):
+    assert torch.allclose(panel2.result.attributions[name], torch.tensor([0.3, 0.4]), atol=1e-6), name
 panel2.set(x1=1.0, x2=1.0)
 assert panel2.error is None
 panel2
@@ -161,9 +175,11 @@ panel2
 
 # %%
 panel2.set(x1=0.8, x2=0.8)
-occ = panel2.result.attributions["occlusion (to 0)"]
+at_08 = panel2.result.attributions
+assert torch.equal(at_08["gradient"], torch.zeros(2)) and torch.equal(at_08["gradient x input"], torch.zeros(2))
+occ = at_08["occlusion (to 0)"]
 assert torch.allclose(occ, torch.tensor([0.2, 0.2]), atol=1e-6) and abs(occ.sum().item() - 1.0) > 0.5
-assert abs(panel2.result.attributions["IG preview (64 steps)"].sum().item() - 1.0) < 1e-6
+assert torch.allclose(at_08["IG preview (64 steps)"], torch.tensor([0.5, 0.5]), atol=1e-6)
 
 # %% [markdown]
 # ## 3. Thresholding: gradients that jump
@@ -192,6 +208,10 @@ assert gaps[1000] < 1e-3
 # the gradient becomes a continuous ramp that steepens towards the step
 assert abs(xaikit.gradient(toys.softplus_relu(1.0), [10.0]).item() - 0.5) < 1e-6
 assert abs(xaikit.gradient(toys.softplus_relu(100.0), [10.5]).item() - 1.0) < 1e-6
+# ... and for every beta it climbs from under 0.02 to over 0.98 between 10 - 4/beta and 10 + 4/beta
+for beta in (1.0, 10.0, 100.0):
+    assert xaikit.gradient(toys.softplus_relu(beta), [10 - 4 / beta]).item() < 0.02
+    assert xaikit.gradient(toys.softplus_relu(beta), [10 + 4 / beta]).item() > 0.98
 
 # %%
 panel3 = widgets.ThresholdPanel()
@@ -211,7 +231,8 @@ panel3
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # $\sigma(\beta \cdot 0) = 0.5$ for every $\beta$. A large $\beta$ makes the model closer to the ReLU (a
-# gap of $\log 2 / \beta$) but its gradient changes from 0 to 1 within about $4/\beta$ of the threshold,
+# gap of $\log 2 / \beta$) but its gradient climbs from below 0.02 to above 0.98 within $4/\beta$ of the
+# threshold (asserted above),
 # so explanations near 10 are again fragile; a small $\beta$ gives smooth gradients of a different model.
 # </details>
 
@@ -222,8 +243,8 @@ panel3
 # can change a lot when the input changes imperceptibly: the partial derivatives of a ReLU network
 # fluctuate sharply at small scales (Smilkov et al. 2017). **SmoothGrad** averages the gradient over $n$
 # noisy copies $x + \mathcal N(0, \sigma^2)$, with $\sigma$ a fraction of the input range (the paper found
-# 10-20% works well). Two variants: **SmoothGrad-squared** averages the squared gradients, **VarGrad**
-# takes their variance.
+# 10-20% works well). Two later variants use the same noisy gradients: **SmoothGrad-squared** (Hooker et
+# al. 2019) averages their squares, **VarGrad** (Adebayo et al. 2018) takes their variance.
 #
 # The classifier: a small CNN trained on scikit-learn's 8x8 digits.
 
@@ -275,15 +296,17 @@ smooth_median = torch.tensor(smooth_change).median().item()
 resample_median = torch.tensor(resample_change).median().item()
 print(f"median change of the map over {n_images} digits: raw gradient {raw_median:.1%}, SmoothGrad "
       f"{smooth_median:.1%} (n = {N_MEASURE}); two SmoothGrad draws on the same image: {resample_median:.1%}")
-assert smooth_median < 0.75 * raw_median  # SmoothGrad moves clearly less than the raw gradient ...
+# how much less SmoothGrad moves depends on the trained CNN (medians 0.5-0.9 of the raw gradient's over
+# training seeds 0-2), so the assert says only "less"; sampling noise alone was 0.7-1.0 of its change
+assert smooth_median < raw_median  # SmoothGrad moves less than the raw gradient ...
 assert sum(s < r for s, r in zip(smooth_change, raw_change, strict=True)) > 0.5 * n_images  # ... on most images
-assert resample_median > 0.5 * smooth_median  # and most of what it moves is its own sampling noise
+assert resample_median > 0.6 * smooth_median  # and much of what it moves is its own sampling noise
 
 # %% [markdown]
 # So under an invisible nudge the raw gradient moves by the median printed above, SmoothGrad's map, drawn
-# afresh, moves less, and most of that is not the nudge at all: two draws on the same image differ by
-# nearly as much. That part is the sampling error of an average of $n$ gradients, which shrinks like
-# $1/\sqrt{n}$ (try a larger $n$ below).
+# afresh, moves less on most images, and much of that is not the nudge at all: two draws on the same,
+# unchanged image differ by well over half as much. That part is the sampling error of an average of $n$
+# gradients, which shrinks like $1/\sqrt{n}$ (try a larger $n$ below).
 
 # %% [markdown]
 # Explore: pick a digit, raise $\sigma$ and $n$, switch the variant. The panel keeps one seed, unlike the
@@ -345,7 +368,7 @@ findings = {
         and xaikit.gradient(thr, [10.01]).item() == 1.0,
     "softplus -> ReLU: largest gap log(2)/beta < 0.001 at beta = 1000": gaps[1000] < 1e-3,
     f"noise: raw map moves {raw_median:.0%}, SmoothGrad {smooth_median:.0%} (resampling alone "
-    f"{resample_median:.0%})": smooth_median < 0.75 * raw_median,
+    f"{resample_median:.0%})": smooth_median < raw_median,
 }
 for claim, holds in findings.items():
     print(("holds  " if holds else "FAILS  ") + claim)

@@ -31,6 +31,7 @@
 
 # %%
 import math
+from collections import Counter
 
 import torch
 import torch.nn.functional as F
@@ -101,6 +102,10 @@ assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
 pe = A.sinusoidal_positional_encoding(50, 64)  # (positions, d_model)
 assert abs(pe[7, 10].item() - math.sin(7 / 10000 ** (10 / 64))) < 1e-6
 assert abs(pe[7, 11].item() - math.cos(7 / 10000 ** (10 / 64))) < 1e-6
+if MODEL == "embedded":  # our MiniLM, like BERT, adds a learned table of absolute positions
+    assert model.config.position_embedding_type == "absolute"
+    table = arch.embeddings_module(model).position_embeddings  # one learned row per position
+    assert isinstance(table, torch.nn.Embedding) and table.num_embeddings == model.config.max_position_embeddings
 
 pe_panel = PositionalEncodingPanel(d_model=64, positions=50)
 pe_panel
@@ -130,6 +135,7 @@ from xaikit.course.checks import check_attention, exercise
 
 ex = A.worked_example()
 X, W_Q, W_K, W_V = ex["x"], ex["w_q"], ex["w_k"], ex["w_v"]  # (3, 4), (4, 3) x 3
+assert X.tolist() == [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]  # the lecture's three inputs
 
 
 @exercise(check_attention)  # while the body is a stub, later cells use xaikit's reference and say so
@@ -189,6 +195,8 @@ cold = worked.set(temperature=0.1)
 assert torch.all(cold.entropy < standard.entropy) and torch.all(cold.max_weight > standard.max_weight)
 assert cold.max_weight[1:].min() > 0.99 and cold.grad_norm[1:].max() < 1e-6, "saturated: no gradient"
 print("entropy at sqrt(d_k):", standard.entropy, "\nentropy at 0.1:     ", cold.entropy)
+assert (steps.q[0] @ steps.k.T).tolist() == [2.0, 4.0, 4.0]  # input 1's scores: a tie for the maximum ...
+assert abs(cold.entropy[0].item() - math.log(2)) < 1e-4      # ... so its entropy stays at ln 2 (see below)
 
 # %% [markdown]
 # <details class="xk-answer"><summary>Question: why does input 1 keep an entropy of ln 2 even when
@@ -345,12 +353,25 @@ assert torch.allclose(view.weights, cap.attentions[last].mean(0))
 assert abs(view.row.sum().item() - 1.0) < 1e-5
 _ = explorer.set(layer=last, head=0)
 
+# every head of every layer, one by one: where does "it" put its largest weight?
+it_rows = cap.attentions[:, :, tokens.index("it"), :]  # (layers, heads, keys)
+favourite = Counter(tokens[j] for j in it_rows.argmax(dim=-1).flatten().tolist())
+cat_in_top3 = int((it_rows.topk(3, dim=-1).indices == tokens.index("cat")).any(dim=-1).sum())
+print(f"over {it_rows.shape[0] * it_rows.shape[1]} heads, 'it' puts its largest weight on:", dict(favourite.most_common()))
+print(f"'cat' is among the three keys 'it' weighs most in {cat_in_top3} heads")
+if MODEL == "embedded":  # held for training seeds 0 and 1 of the embedded model
+    assert favourite.most_common(1)[0][0] == "[CLS]"          # most heads: [CLS]
+    assert favourite["because"] > 0 and favourite["hungry"] > 0  # some: the previous token, or "hungry"
+    assert cat_in_top3 >= 10                                  # many heads weigh "cat" among their top three
+
 # %% [markdown]
 # <details class="xk-answer"><summary>Question: does "it" attend to "cat"? Does that explain the
 # model's sentiment prediction?</summary>
 #
-# Look at several layers and heads: some heads link "it" with "cat" (coreference), others look at
-# `[SEP]`, at the previous token or at "hungry", and the mean of heads mixes all of them. A head that
+# Look at several layers and heads; the count under the explorer does it for all of them. Most heads put
+# the largest weight of "it" on `[CLS]`; some on the previous token "because" or on "hungry"; "cat" is
+# among the three keys "it" weighs most in many heads (coreference), and the mean of heads mixes all of
+# these patterns. A head that
 # links "it" to "cat" shows what the model *relates*, not what its prediction *depends on*: attention
 # weights are one factor of the computation (the values and every later layer matter too), which is why
 # notebook 04 turns to gradients (Grad-SAM) and SHAP. See Jain & Wallace (2019) and Wiegreffe & Pinter
@@ -369,9 +390,11 @@ _ = explorer.set(layer=last, head=0)
 # $$U = \mathrm{LayerNorm}\big(H + \mathrm{Concat}(\mathrm{head}_1, \dots, \mathrm{head}_h)\, W_O + b_O\big), \qquad
 # H' = \mathrm{LayerNorm}\big(U + \mathrm{GELU}(U W_1 + b_1)\, W_2 + b_2\big).$$
 #
-# * **The residual stream.** Each sublayer *adds* its result to its input. A token's own vector is carried
-#   past every attention layer, and attention only writes changes into it. This is the identity that
-#   attention rollout adds to every layer in notebook 04, and why a position keeps much of "itself".
+# * **The residual stream.** Each sublayer *adds* its result to its input, and in this post-LayerNorm
+#   block the sum is then normalised. A token's own vector is carried through the block as one term of
+#   that sum; attention adds context to it rather than replacing it. This is the identity that attention
+#   rollout adds to every layer in notebook 04, and why a position keeps much of "itself" (measured at
+#   the end of this section).
 # * **LayerNorm** (Ba et al. 2016) rescales each token's vector to mean 0 and variance 1 over its $d$
 #   features, then applies a learned gain and bias: one token at a time, never across tokens.
 # * **The feed-forward network** (FFN) also acts on each token on its own: $d \to 4d \to d$ with a GELU,
@@ -397,6 +420,8 @@ def gelu(z):  # the exact GELU, z * Phi(z)
 
 
 act = gelu if model.config.hidden_act == "gelu" else ffn_up.intermediate_act_fn  # the model's own otherwise
+if MODEL == "embedded":
+    assert model.config.hidden_act == "gelu"  # our MiniLM uses the exact GELU, like BERT
 with torch.no_grad():
     V = (h @ v_lin.weight.T + v_lin.bias).view(T, n_heads_model, -1).transpose(0, 1)  # (nh, T, d_head)
     heads = by_hand.to(model.device, model.dtype) @ V  # (nh, T, d_head): A V in every head
@@ -409,6 +434,7 @@ with torch.no_grad():
     torch.testing.assert_close(layer_norm(u + ffn, ffn_down.LayerNorm), ffn_down.LayerNorm(u + ffn))
     states = model(**enc, output_hidden_states=True).hidden_states  # the embeddings, then one per block
 print("shapes: attended", tuple(attended.shape), "| FFN inside", tuple(inner.shape), "| out", tuple(layer0.shape))
+assert inner.shape == (T, 4 * C), "the FFN widens d to 4d and back"
 
 layer0, model_layer0 = layer0.cpu(), states[1][0].cpu()  # both (T, d_model), on the CPU
 diff = (layer0 - model_layer0).abs().max().item()

@@ -114,11 +114,27 @@ elif MODEL != "tiny":
 #
 # It is the only one whose sentiment is not carried by one word: *cannot* is a negation and *wait* is
 # neutral; only the idiom as a whole is eager. A model fine-tuned for one epoch on review snippets and
-# tweets has seen "cannot" mostly in negative text, so the word-level evidence points the wrong way and the
-# rest of the sentence only just outweighs it. Notebook 02's IG and the SHAP values below both put the
-# largest attribution on "cannot", against the positive class. (Trained without the tweets, an earlier
-# recipe of this model called the sentence negative: see `xaikit.models.sentiment`.)
+# tweets has seen "cannot" more often in negative text than in positive (counted in the next cell), so the
+# word-level evidence points the wrong way. Notebook 02's IG and the SHAP values below both put the largest
+# attribution on "cannot", against the positive class (asserted in both). The lecture's BERT-base reads
+# it the other way: its SHAP values give *cannot* +1.07 and *wait* +1.28 towards positive. (Trained
+# without the tweets, an earlier recipe of this model called the sentence negative: see
+# `xaikit.models.sentiment`.)
 # </details>
+
+# %%
+import re
+
+from xaikit.models.sentiment import training_pairs
+
+if MODEL == "embedded":  # the embedded model's training text, counted
+    pairs = training_pairs(progress=False)
+    with_cannot = [label for text, label in pairs if "cannot" in re.findall(r"[a-z']+", text.lower())]
+    share_all = 1 - np.mean([label for _, label in pairs])
+    share_cannot = 1 - np.mean(with_cannot)
+    print(f"{len(with_cannot)} training sentences contain 'cannot', {share_cannot:.0%} of them negative "
+          f"(of all {len(pairs)} training sentences {share_all:.0%} are negative)")
+    assert share_cannot > share_all  # "cannot" leans negative in what the model learned from
 
 # %% [markdown]
 # ## 2. The attention explorer
@@ -315,8 +331,8 @@ shap.plots.bar(explanation.abs.sum(0), show=False)
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # In the three negative sentences their sentiment word, *hates*, *boring*, *confused*, by far, and *cannot*
-# in "I cannot wait for next time"; all four pull the positive logit down (asserted below for the three
-# negative sentences; printed for the fourth, a near tie). SHAP measures how much
+# in "I cannot wait for next time"; all four pull the positive logit down (asserted below; for *cannot*
+# this held whichever way training seeds 0 and 1 labelled the sentence). SHAP measures how much
 # each token moves the positive logit away from its value on the fully masked input. Not every large value
 # is a sentiment word: in "I like the movie" this small model leans on *I* more than on *like*, and SHAP
 # reports what the model does. The special tokens `[CLS]`/`[SEP]` (the empty strings) are the next
@@ -328,18 +344,20 @@ for i, expected_word in ((1, "hates"), (2, "boring"), (3, "cannot"), (4, "confus
     words = [str(t).strip().lower() for t in explanation.data[i]]
     k = int(np.argmax(np.abs(explanation.values[i])))
     print(f"{sentences[i]!r:32} largest |SHAP|: {words[k]!r} ({explanation.values[i][k]:+.2f})")
-    if MODEL == "embedded" and i != 3:  # "I cannot wait" is a near tie: printed, not asserted
+    if MODEL == "embedded":
         assert words[k] == expected_word and explanation.values[i][k] < 0  # each pulls the positive logit down
 
 # %% [markdown]
 # **What SHAP gives `[CLS]` and `[SEP]`.** The text masker keeps them in every masked variant, so hiding
 # them changes nothing: their own effect is zero. Their values above are not zero, though. With the
 # lecture's `fixed_context=1`, SHAP's Partition explainer splits each group of tokens into two halves and
-# measures each half only against the otherwise full text; what the two halves do *together*, the
-# interaction $f_{11} - f_{10} - f_{01} + f_{00}$, is left on the group and at the end handed down to
-# all its tokens in equal shares, `[CLS]` and `[SEP]` included. `credit_split` reads SHAP's own bookkeeping
-# back: each value is the token's own effect plus those shares. With `fixed_context=None` both contexts
-# are averaged at every split, nothing is left on the groups, and the special tokens get 0.
+# measures each half only against the otherwise full text, that is with the other half shown. Each half's
+# value then includes what the two halves do *together*, the interaction
+# $I = f_{11} - f_{10} - f_{01} + f_{00}$, so the two values count $I$ twice. To keep the sum right, SHAP
+# leaves $-I$ on the group and at the end hands it down to all the group's tokens in equal shares, `[CLS]`
+# and `[SEP]` included. `credit_split` reads SHAP's own bookkeeping back: each value is the token's own
+# effect plus those shares. With `fixed_context=None` both contexts are averaged at every split, nothing
+# is left on the groups, and the special tokens get 0.
 
 # %%
 special = []
@@ -355,7 +373,10 @@ special_averaged = [float(averaged.values[i][j]) for i in range(len(sentences)) 
 print("[CLS]/[SEP] values with fixed_context=None:", np.round(special_averaged, 6))
 assert max(abs(v) for v in special_averaged) < 1e-5  # both contexts: nothing left over to hand down
 if MODEL == "embedded":
-    assert max(abs(v) for v in special) > 0.1  # the lecture's setting: far from zero
+    assert max(abs(v) for v in special) > 0.1  # the lecture's setting: far from zero ...
+    for i in range(len(sentences)):  # ... yet under half of the largest word value of the same sentence
+        values = np.abs(explanation.values[i])
+        assert max(values[0], values[-1]) < 0.5 * values[1:-1].max(), sentences[i]
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP
@@ -402,12 +423,13 @@ compare
 #
 # Grad-SAM scores token $i$ by its *query row*: how much token $i$ attends, weighted by the positive
 # gradient. The classifier reads only the final `[CLS]` vector, so the prediction is most sensitive to the
-# attention of the `[CLS]` row (above all in the last layer, where no other row matters at all): its
-# gradient is large, and every row of attention sums to 1, so `[CLS]` collects most of the score by
-# construction. SHAP instead asks what happens to the output when a token is *hidden from the input*;
+# attention of the `[CLS]` row: in the last layer no other row matters at all (its share of that layer's
+# Grad-SAM mass is exactly 1, asserted below), and in the layers below it the printout shows how much of
+# each layer's mass falls on `[CLS]`. SHAP instead asks what happens to the output when a token is *hidden from the input*;
 # the text masker never hides `[CLS]` (it is part of every masked variant), so `[CLS]` has no effect of
 # its own. All it gets is its share of the interactions of the groups it sits in (section 4): zero with
-# `fixed_context=None`, small with the lecture's `fixed_context=1`, never the top. The two methods answer
+# `fixed_context=None`, and with the lecture's `fixed_context=1` less than half of the sentence's largest
+# word value (asserted there), never the top. The two methods answer
 # different questions: "where does the computation route its attention-sensitivity?" versus "which input
 # words move the output?".
 # </details>
@@ -536,6 +558,7 @@ if MODEL == "embedded":
     assert np.mean(lab.js_top > lab.js_random) >= 0.7  # the top word matters more than a random one ...
     assert lab.flip_table[1, 1] >= 80  # ... yet erasing either one rarely flips the decision
     assert all(m["flipped by erasure (%)"] <= 35 for m in summary.values())  # nor do whole sets, in one layer
+    assert np.mean([m["flipped by deletion (%)"] for m in summary.values()]) > 50  # deletion flips most sentences
     assert deleted["gradient"] < deleted["random"] - 0.1  # deletion: the gradient order flips far sooner
     assert from_attention > from_gradients + 0.05  # attention-based orders need more deletions than the rest
 
@@ -543,18 +566,23 @@ if MODEL == "embedded":
 # **What the lab finds** (the asserts above). Erasing the most-attended word moves the output more than
 # erasing a random word, but in one layer it almost never flips the decision, and erasing word after word
 # flips few sentences at all: the last layer's `[CLS]` row is one route among many, since the earlier
-# layers have already written the words into `[CLS]`'s residual stream. Serrano & Smith report the same
-# for their single attention layer: a single top-attended item rarely flips the decision, and
-# gradient-based rankings flip it with fewer removals than attention. Deleting the words from the input
-# is a much stronger intervention: most sentences flip, the attention gradient's order needs far fewer
-# words than a random order, and the orders read from attention (raw attention, Grad-SAM) need more words
-# than those read from gradients or from the input (gradient, gradient x attention, SHAP, IG); Grad-SAM's
-# order is close to random.
+# layers have already written the words into `[CLS]`'s residual stream. Serrano & Smith also found, for
+# their single attention layer, that erasing the top-attended item rarely flips the decision. Their second
+# finding, that gradient-based rankings reach a flip with fewer removals than attention, one-layer
+# erasure here can hardly test, since it flips so few sentences by any ranking; deletion can. Deleting the
+# words from the input is a much stronger intervention: most sentences flip, the attention gradient's
+# order needs far fewer words than a random order, and the orders read from attention (raw attention,
+# Grad-SAM) need more words than those read from gradients or from the input (gradient, gradient x
+# attention, SHAP, IG). How close Grad-SAM's order comes to a random one varies with the training run:
+# the table above shows this model's.
 #
 # Jain & Wallace's permutation, printed and asserted below: shuffling the last layer's attention barely
-# moves the output. No later layer exists to compensate for it; what keeps the output steady is the
-# residual stream, which carries `[CLS]`'s own vector past the shuffled weights. Shuffling one *earlier*
-# layer moves the output several times more, because every layer above then works on mixed-up inputs.
+# moves the output. No later layer exists to compensate for it. What the shuffle changes is one term of a
+# sum: the block adds attention's output to `[CLS]`'s own vector (the residual stream, notebook 03) and the
+# feed-forward network works on that sum; the lab measures the output, not which term kept it steady.
+# Shuffling an *earlier* layer can move the output much more: the largest of the earlier layers' changes is
+# more than four times the last layer's (asserted), since every layer above then works on what the shuffle
+# mixed up. Not every earlier layer matters that much: the printout gives each one.
 
 # %%
 by_layer = np.median(lab.permutation_by_layer, axis=0)  # (layers,): median over the sentences
@@ -564,7 +592,7 @@ print(f"last layer (Jain & Wallace): median {np.median(lab.permutation_tvd):.3f}
       f"{np.quantile(lab.permutation_tvd, 0.9):.3f}")
 if MODEL == "embedded":
     assert np.median(lab.permutation_tvd) < 0.05  # Jain & Wallace: the output barely moves
-    assert by_layer[-1] < 0.5 * by_layer[:-1].max()  # an earlier layer's shuffle moves it far more
+    assert by_layer[-1] < 0.25 * by_layer[:-1].max()  # an earlier layer's shuffle moves it far more
 
 # %%
 panel = widgets.LabPanel(lab=lab)
@@ -583,8 +611,8 @@ panel
 # different model, not the explanation of this one. Wiegreffe & Pinter also point out that attention may be
 # *an* explanation without being *the* explanation, and that whether it counts depends on the definition
 # of explanation (faithfulness, plausibility) one wants. In this transformer the lab adds a caveat of its
-# own: the last layer's attention is a small part of the computation (its shuffle barely matters because
-# the residual stream carries `[CLS]` past it), while shuffling an earlier layer changes much more.
+# own: the last layer's attention, the one Jain & Wallace's test shuffles here, is a small part of the
+# computation (its shuffle barely moves the output), while shuffling some earlier layer changes much more.
 # </details>
 
 # %% [markdown]

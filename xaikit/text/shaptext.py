@@ -9,10 +9,11 @@ with one half hidden (``[MASK]``) and the other shown. ``fixed_context`` decides
   averaged. With ``max_evals`` large enough to split the whole tree, the values are Owen values over
   that tree (Shapley values of each split, nested).
 * ``1`` (the lecture's, and xaikit's default): each half is measured only against the otherwise full text,
-  f(all) - f(all but that half). The two halves' values then miss their interaction,
-  f11 - f10 - f01 + f00, which is left on the group; these are not Owen values.
+  f(all) - f(all but that half). Each half's value then includes their interaction
+  I = f11 - f10 - f01 + f00, so the two count it twice, and -I is left on the group (SHAP's
+  ``dvalues[ind] -= ...``); these are not Owen values.
 
-Whatever is left on a group (that interaction, or the whole value of a group that ``max_evals`` never
+Whatever is left on a group (that -I, or the whole value of a group that ``max_evals`` never
 split) is handed down at the end to the group's tokens in equal shares. The special tokens ([CLS], [SEP])
 are always kept by the masker, so their own effect is zero, yet with ``fixed_context=1`` they receive these
 shares like every other token. :func:`credit_split` separates the two parts. Either way the values add up to
