@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from benchmarks._timing import print_table, time_panel  # noqa: E402
+from benchmarks._timing import print_table, time_panel
 
 SENTENCE = "The cat drank the milk because it was hungry"
 

@@ -62,7 +62,7 @@ def main():
     from captum.attr import LayerIntegratedGradients
 
     from xaikit.models.arch import embeddings_module
-    from xaikit.text_ig import baseline_ids, text_integrated_gradients
+    from xaikit.text.text_ig import baseline_ids, text_integrated_gradients
 
     model, tok, name = load(args.tiny)
     print(f"model: {name}; rule {args.rule}; torch threads {torch.get_num_threads()}; repeats {args.repeats}")
@@ -87,7 +87,7 @@ def main():
                 ours_t.append(t1 - t0)
                 theirs_t.append(t2 - t1)
             a, c = statistics.median(ours_t[1:]), statistics.median(theirs_t[1:])
-            diff = float((ours.extras["result"].attributions - theirs[0]).abs().max())
+            diff = float((ours.detail.attributions - theirs[0]).abs().max())
             print(f"{ids.shape[1]:>6} {steps:>5} {a:>9.3f} {c:>9.3f} {a / c:>6.2f} {diff:>11.2e}")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-from benchmarks._timing import print_table, time_panel  # noqa: E402
+from benchmarks._timing import print_table, time_panel
 
 
 def nb01_panels():

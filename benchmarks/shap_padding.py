@@ -67,8 +67,8 @@ def main(argv=None) -> int:
     import numpy as np
     import torch
 
-    from xaikit.gradsam import gradsam
-    from xaikit.shaptext import shap_text, use_numba
+    from xaikit.text.gradsam import gradsam
+    from xaikit.text.shaptext import shap_text, use_numba
 
     print(f"torch threads: {torch.get_num_threads()}, cpu count: {os.cpu_count()}, "
           f"load average: {' '.join(f'{v:.1f}' for v in os.getloadavg())}")

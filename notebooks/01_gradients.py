@@ -29,9 +29,9 @@ import math
 import torch
 
 import xaikit
-from xaikit import toys, widgets
-from xaikit._config import pick
-from xaikit.gradients import noisy_gradients, relative_change
+from xaikit import pick, widgets
+from xaikit.tensor import toys
+from xaikit.tensor.gradients import noisy_gradients, relative_change
 
 xaikit.set_seed(0)
 

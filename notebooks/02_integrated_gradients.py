@@ -29,13 +29,12 @@ import numpy as np
 import torch
 
 import xaikit
-from xaikit import widgets
-from xaikit._config import pick
-from xaikit.baselines import BASELINES, baseline_attributions
-from xaikit.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
-from xaikit.integrated import RULES, path_gradients
-from xaikit.paths import path_integrated_gradients
-from xaikit.text_ig import TEXT_BASELINES, text_integrated_gradients
+from xaikit import pick, widgets
+from xaikit.tensor.baselines import BASELINES, baseline_attributions
+from xaikit.tensor.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
+from xaikit.tensor.integrated import RULES, path_gradients
+from xaikit.tensor.paths import path_integrated_gradients
+from xaikit.text.text_ig import TEXT_BASELINES, text_integrated_gradients
 from xaikit.widgets.integrated import digits_setup
 
 xaikit.set_seed(0)
@@ -127,12 +126,12 @@ path_panel = widgets.IGCompletenessPanel(digits, digit, black, steps=50, rule="r
 result = path_panel.result
 slopes = np.diff(result.outputs.numpy()) / np.diff(result.alphas)  # dF/d(alpha) between path points
 at_x = float(((digit - black) * xaikit.gradient(digits, digit, target=result.target)).sum())
-print(f"F(x) - F(x') = {result.delta:.3f}; sum of IG = {float(result.attributions.sum()):.3f}; gradient x "
+print(f"F(x) - F(x') = {result.output_change:.3f}; sum of IG = {float(result.attributions.sum()):.3f}; gradient x "
       f"(x - x') at x = {at_x:.3f}; slope along the path: steepest {slopes.max():.1f}, at x {slopes[-1]:.1f}")
 assert result.relative_gap < 0.05                     # within the IG paper's 5% at 50 steps
 assert 0 < slopes.argmax() < len(slopes) // 2          # steepest in the first half of the path, not at x' ...
 assert slopes[-1] < 0.5 * slopes.max()                # ... and the output flattens out near x ...
-assert at_x < 0.75 * result.delta                     # ... so the gradient at x alone misses much of the change
+assert at_x < 0.75 * result.output_change                     # ... so the gradient at x alone misses much of the change
 path_panel
 
 # %% [markdown]
@@ -332,9 +331,9 @@ STEPS = pick(64, 32)
 
 clever = text_integrated_gradients(model, tokenizer, "a clever piece of cinema", baseline="pad",
                                    steps=STEPS, rule="gausslegendre")
-print(f"class {clever.target}; F(x) = {clever.extras['f_x']:.3f}, F(x') = {clever.extras['f_baseline']:.3f}, "
-      f"sum of IG = {clever.scores.sum():.3f}, gap {100 * clever.extras['relative_gap']:.2f}%")
-assert clever.extras["relative_gap"] < 0.05
+print(f"class {clever.target}; F(x) = {clever.detail.f_x:.3f}, F(x') = {clever.detail.f_baseline:.3f}, "
+      f"sum of IG = {clever.scores.sum():.3f}, gap {100 * clever.detail.relative_gap:.2f}%")
+assert clever.detail.relative_gap < 0.05
 assert clever.scores[0] == 0 and clever.scores[-1] == 0       # [CLS] and [SEP] were kept fixed
 if MODEL == "embedded":
     assert clever.target == 1                                 # positive
@@ -355,8 +354,8 @@ with torch.no_grad():
 for s, e, p in zip(SENTENCES, explained, probs, strict=True):
     word, score = e.without().top(1)[0]
     print(f"{s!r:32s} class {e.target}  P = {p[e.target]:.2f}  top token {word!r:10s} ({score:+.2f})  "
-          f"gap {100 * e.extras['relative_gap']:.2f}%")
-    assert e.extras["relative_gap"] < 0.05
+          f"gap {100 * e.detail.relative_gap:.2f}%")
+    assert e.detail.relative_gap < 0.05
 if MODEL == "embedded":
     # the lecture's labels for the four clear sentences; "I cannot wait" is a near tie that flips with the
     # training seed (seed 0: positive, seed 1: negative), so its label is printed above, not asserted
@@ -373,7 +372,7 @@ if MODEL == "embedded":
     word, score = eager.without().top(1, by_abs=True)[0]
     print(f"IG for the positive logit of 'I cannot wait for next time': largest on {word!r} ({score:+.2f})")
     assert word == "cannot" and score < 0
-from IPython.display import HTML  # noqa: E402
+from IPython.display import HTML
 
 HTML("".join(e.html(title=f"class {e.target}") for e in explained))
 
@@ -402,8 +401,8 @@ by_baseline = {b: text_integrated_gradients(model, tokenizer, "a clever piece of
                                             baseline=b, steps=STEPS, rule="gausslegendre")
                for b in TEXT_BASELINES}
 for b, e in by_baseline.items():
-    print(f"[{b.upper():4s}] F(x') = {e.extras['f_baseline']:7.3f}  scores {e.scores.round(3)}")
-    assert e.extras["relative_gap"] < 0.05 and e.scores[0] == 0 and e.scores[-1] == 0
+    print(f"[{b.upper():4s}] F(x') = {e.detail.f_baseline:7.3f}  scores {e.scores.round(3)}")
+    assert e.detail.relative_gap < 0.05 and e.scores[0] == 0 and e.scores[-1] == 0
 HTML("".join(e.html(title=f"baseline {b}") for b, e in by_baseline.items()))
 
 # %% [markdown]

@@ -26,8 +26,8 @@
 # 7. From scratch to a real model
 # 8. A transformer block, once: residual stream, LayerNorm, feed-forward network
 #
-# Reference: Vaswani et al. (2017), *Attention Is All You Need*. The code lives in `xaikit.attention`
-# (the maths), `xaikit.capture` (hooks into a real model) and `xaikit.widgets` (the panels).
+# Reference: Vaswani et al. (2017), *Attention Is All You Need*. The code lives in `xaikit.attention.scratch`
+# (the maths), `xaikit.attention.capture` (hooks into a real model) and `xaikit.widgets` (the panels).
 
 # %%
 import math
@@ -37,9 +37,9 @@ import torch
 import torch.nn.functional as F
 
 import xaikit
-from xaikit import attention as A
-from xaikit._config import pick
-from xaikit.capture import capture_attention, qkv_projections, recompute_attention
+from xaikit import pick
+from xaikit.attention import scratch as A
+from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.models import arch
 from xaikit.widgets import (
     AttentionExplorer,
@@ -131,7 +131,7 @@ assert abs(sim[5, 9] - sim[30, 34]) < 1e-5, "similarity depends only on the offs
 # Write the function yourself first:
 
 # %%
-from xaikit.checks import check_attention, exercise
+from xaikit.course.checks import check_attention, exercise
 
 ex = A.worked_example()
 X, W_Q, W_K, W_V = ex["x"], ex["w_q"], ex["w_k"], ex["w_v"]  # (3, 4), (4, 3) x 3

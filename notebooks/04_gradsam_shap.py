@@ -33,14 +33,14 @@ import torch
 from matplotlib.figure import Figure
 
 import xaikit
-from xaikit import checks, widgets
-from xaikit._config import pick
-from xaikit.checks import exercise
-from xaikit.faithfulness import run_lab
-from xaikit.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
-from xaikit.shaptext import credit_split, prediction_function, shap_text, to_token_scores
-from xaikit.tokens import rank_correlation
-from xaikit.views import all_views
+from xaikit import pick, widgets
+from xaikit.course import checks
+from xaikit.course.checks import exercise
+from xaikit.text.faithfulness import run_lab
+from xaikit.text.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
+from xaikit.text.shaptext import credit_split, prediction_function, shap_text, to_token_scores
+from xaikit.text.tokens import rank_correlation
+from xaikit.text.views import all_views
 from xaikit.widgets.attention import draw_attention
 
 xaikit.set_seed(0)
@@ -51,7 +51,7 @@ xaikit.set_seed(0)
 MODEL = "embedded"
 
 # %%
-from xaikit.models.sentiment import LECTURE_SENTENCES, load_movie_reviews, sentiment_folder  # noqa: E402
+from xaikit.models.sentiment import LECTURE_SENTENCES, load_movie_reviews, sentiment_folder
 
 if MODEL == "embedded" and not sentiment_folder().exists():
     print("The embedded model is not prepared (run `python -m xaikit prepare`); using a tiny random BERT.")
@@ -123,9 +123,9 @@ elif MODEL != "tiny":
 # </details>
 
 # %%
-import re  # noqa: E402
+import re
 
-from xaikit.models.sentiment import training_pairs  # noqa: E402
+from xaikit.models.sentiment import training_pairs
 
 if MODEL == "embedded":  # the embedded model's training text, counted
     pairs = training_pairs(progress=False)
@@ -227,7 +227,7 @@ assert checks.check_gradsam(my_gradsam)
 
 # %%
 text = "You look extremely confused"
-e1 = xaikit._textio.encode_one(model, tokenizer, text)
+e1 = xaikit.text.encoding.encode_one(model, tokenizer, text)
 A, G, logits = attention_and_gradients(model, e1.inputs, e1.target)
 print("attention and gradients:", tuple(A.shape))
 assert all(G[layer].abs().max() > 0 for layer in range(A.shape[0]))  # gradients reach every layer
@@ -257,7 +257,7 @@ fig
 # %%
 received = {}
 for s, r in grad_sam.items():
-    a, g = torch.from_numpy(r.extras["attentions"]), torch.from_numpy(r.extras["gradients"])  # (L, M, N, N)
+    a, g = torch.from_numpy(r.detail.attentions), torch.from_numpy(r.detail.gradients)  # (L, M, N, N)
     L, M, N, _ = a.shape
     received[s] = (a * torch.relu(g)).sum(dim=(0, 1, 2)) / (L * M * N)  # column sums: attention received
     print(f"{s!r:32} Grad-SAM (row it pays) top {r.tokens[int(np.argmax(r.scores))]!r:10} "
@@ -292,7 +292,7 @@ if MODEL == "embedded":
 # of it in the lecture's recipe; the speed-up is printed, not asserted, since a shared CPU's timings vary):
 
 # %%
-import time  # noqa: E402
+import time
 
 one, evals = [sentences[2]], pick(500, 40)  # about 10 s: the lecture's 512-token padding is the slow part
 shap_text(model, tokenizer, one, target=1, max_evals=10)  # warm-up: SHAP's first call in a process
@@ -491,7 +491,7 @@ for n, row in zip(names, rho, strict=False):
     print(f"{n:24}" + "".join(f"{v:11.2f}" for v in row))
 cls_self = [v["rollout"].scores[0] for v in views_of.values()]
 print("rollout of [CLS] onto itself:", np.round(cls_self, 2))
-assert all(v["IG"].extras["relative_gap"] < 0.05 for v in views_of.values())  # IG complete on all five
+assert all(v["IG"].detail.relative_gap < 0.05 for v in views_of.values())  # IG complete on all five
 if MODEL == "embedded":
     assert min(cls_self) > 0.5  # [CLS] keeps most of its rollout
     gs = names.index("Grad-SAM")
@@ -501,7 +501,7 @@ if MODEL == "embedded":
 # ## 7. Is attention explanation? A small lab
 #
 # Held-out movie sentences the model never saw. A word can be removed in two ways, and they are different
-# experiments (`xaikit.faithfulness`, `xaikit.editing`):
+# experiments (`xaikit.text.faithfulness`, `xaikit.text.editing`):
 #
 # * **Erasure** (Serrano & Smith 2019): set the word's attention weight to zero in the one attention layer
 #   whose weights gave the ranking, in every head, and renormalise the rows; every other layer runs as it
@@ -549,7 +549,7 @@ for name, m in summary.items():
     print(f"{name:22} {m['erased before a flip']:21.2f} {m['flipped by erasure (%)']:8.0f}% "
           f"{m['deleted before a flip']:22.2f} {m['flipped by deletion (%)']:8.0f}%")
 print(f"(IG ranks with {lab_settings['ig_steps']} Gauss-Legendre steps; its completeness gap, median "
-      f"{np.median(lab.extras['ig_relative_gap']):.1%}, does not matter for an order)")
+      f"{np.median(lab.ig_relative_gap):.1%}, does not matter for an order)")
 assert len(lab.sentences) == n_lab
 deleted = {name: m["deleted before a flip"] for name, m in summary.items()}
 from_attention = np.mean([deleted["attention"], deleted["Grad-SAM"]])

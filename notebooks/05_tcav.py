@@ -29,16 +29,16 @@
 #
 # References: Kim et al. (2018), *Interpretability beyond feature attribution: quantitative testing with
 # concept activation vectors (TCAV)*; Dosovitskiy et al. (2021), *An image is worth 16x16 words*; Cimpoi et
-# al. (2014), *Describing textures in the wild*. The code lives in `xaikit.tcav`, `xaikit.imageworld` and
+# al. (2014), *Describing textures in the wild*. The code lives in `xaikit.concepts.tcav`, `xaikit.concepts.imageworld` and
 # `xaikit.widgets`.
 
 # %%
 import numpy as np
 
 import xaikit
-from xaikit import imageworld as iw
-from xaikit import tcav
-from xaikit._config import pick
+from xaikit import pick
+from xaikit.concepts import imageworld as iw
+from xaikit.concepts import tcav
 from xaikit.models import arch, load_vit, vitworld
 from xaikit.widgets import ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
 
@@ -81,7 +81,7 @@ grid
 # %% [markdown]
 # **Where tensors live.** The model sits on `xaikit.device()`: a GPU when there is one. Whatever you build
 # for it (here the processor's pixel batch) goes to `model.device` first, and what you want to plot or
-# turn into NumPy comes back with `.cpu()`. `xaikit.tcav` does both for you and returns NumPy arrays.
+# turn into NumPy comes back with `.cpu()`. `xaikit.concepts.tcav` does both for you and returns NumPy arrays.
 
 # %%
 import torch
@@ -96,7 +96,7 @@ if MODEL.startswith("embedded"):
     assert sum(p == t for p, t in zip(predicted, truth, strict=True)) >= 3
 
 # %% [markdown]
-# The image world (documented in `xaikit.imageworld`): zebra, horse and leopard share one quadruped
+# The image world (documented in `xaikit.concepts.imageworld`): zebra, horse and leopard share one quadruped
 # silhouette and differ only in texture (striped, plain, dotted); sheep are bubbly; flags are checkered.
 # Stripes appear on zebras and nowhere else, so they should matter for "zebra".
 

@@ -31,6 +31,8 @@ fi
 export XAIKIT_FAST="${XAIKIT_FAST:-1}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_TELEMETRY=1
 export MPLBACKEND=Agg PYTHONHASHSEED=0
+# xaikit.policies.method_threads: one torch thread per method call (two test workers share the cores)
+export XAIKIT_THREADS="${XAIKIT_THREADS:-1}"
 # progress bars in a log file (CI) redraw every 30 s instead of many times a second
 if [ ! -t 2 ]; then export TQDM_MININTERVAL="${TQDM_MININTERVAL:-30}"; fi
 

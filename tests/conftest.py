@@ -9,10 +9,11 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+os.environ.setdefault("XAIKIT_THREADS", "1")  # xaikit.policies: two test workers share the cores
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
 #: run times of the notebooks, one "name seconds" line each, written by the test that ran it (which may be
 #: an xdist worker) and read back for the session summary.

@@ -1,4 +1,4 @@
-"""xaikit.attention against torch's own attention (F.scaled_dot_product_attention, nn.MultiheadAttention),
+"""xaikit.attention.scratch against torch's own attention (F.scaled_dot_product_attention, nn.MultiheadAttention),
 analytic facts (rows sum to 1, permutation equivariance, PE formula, softmax Jacobian) and bad input."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from xaikit import attention as A
+from xaikit.attention import scratch as A
 
 TOL = dict(atol=1e-6, rtol=1e-6)
 

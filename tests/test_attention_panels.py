@@ -11,7 +11,7 @@ import pytest
 import torch
 from PIL import Image
 
-from xaikit import attention as A
+from xaikit.attention import scratch as A
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 from xaikit.widgets import (
     AttentionExplorer,

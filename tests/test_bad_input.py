@@ -15,9 +15,9 @@ import pytest
 import torch
 
 import xaikit
-from xaikit.gradsam import gradsam
-from xaikit.integrated import CompletenessWarning, alphas_and_weights, integrated_gradients
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+from xaikit.tensor.integrated import CompletenessWarning, alphas_and_weights, integrated_gradients
+from xaikit.text.gradsam import gradsam
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_nan_and_inf_baselines_are_rejected_like_x():
         with pytest.raises(ValueError, match="baseline contains NaN or inf"):
             integrated_gradients(f, [1.0, 2.0], baseline=[0.0, bad])
         with pytest.raises(ValueError, match="baseline must be finite"):
-            xaikit.paths.path_integrated_gradients(f, [1.0, 2.0], baseline=bad)
+            xaikit.tensor.paths.path_integrated_gradients(f, [1.0, 2.0], baseline=bad)
 
 
 def test_a_gap_over_five_percent_warns_and_names_the_fix():
@@ -134,7 +134,7 @@ def test_gauss_legendre_nodes_are_fast_and_exact():
 
 
 def test_many_steps_run_in_bounded_batches_and_keep_the_running_sum(monkeypatch):
-    import xaikit.integrated as ig
+    import xaikit.tensor.integrated as ig
 
     sizes = []
     f = lambda b: (sizes.append(b.shape[0]), torch.tanh(b).sum(1))[1]  # noqa: E731
@@ -147,7 +147,7 @@ def test_many_steps_run_in_bounded_batches_and_keep_the_running_sum(monkeypatch)
 
 
 def test_long_runs_show_progress(capsys, monkeypatch):
-    import xaikit.integrated as ig
+    import xaikit.tensor.integrated as ig
 
     monkeypatch.setattr(ig, "BATCH_NUMBERS", 8)
     integrated_gradients(lambda b: torch.tanh(b).sum(1), [1.0, 2.0], steps=50, progress=True)
@@ -160,7 +160,7 @@ LONG = " ".join(["i like the movie but the plot was dull"] * 12)  # 108 words; t
 
 def _one_cut(fn):
     """``fn()``'s result and the TruncationWarnings it gave."""
-    from xaikit._textio import TruncationWarning
+    from xaikit.text.encoding import TruncationWarning
 
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
@@ -169,8 +169,8 @@ def _one_cut(fn):
 
 
 def test_every_text_method_cuts_a_long_text_the_same_way(tok):
-    from xaikit.shaptext import token_scores
-    from xaikit.views import METHODS, all_views, explain
+    from xaikit.text.shaptext import token_scores
+    from xaikit.text.views import METHODS, all_views, explain
 
     model = tiny_bert(seed=2)
     grad_sam, cut = _one_cut(lambda: gradsam(model, tok, LONG))
@@ -191,8 +191,8 @@ def test_every_text_method_cuts_a_long_text_the_same_way(tok):
 
 
 def test_the_cut_keeps_whole_words(tmp_path):
-    from xaikit._textio import fit_text
     from xaikit.models.tiny import _WORDS
+    from xaikit.text.encoding import fit_text
 
     tok = tiny_tokenizer(tmp_path, words=(*_WORDS, "##s"))  # "movies" -> movie ##s
     model = tiny_bert(seed=2)
@@ -216,7 +216,7 @@ def test_panels_side_by_side_agree_on_a_long_text(tok):
 
 # -- 9: SHAP on long text ----------------------------------------------------------------------------------------
 def test_shap_refuses_long_text_unless_asked_and_shows_progress(tok, capsys):
-    from xaikit.shaptext import LONG_TEXT, shap_text
+    from xaikit.text.shaptext import LONG_TEXT, shap_text
 
     model = tiny_bert(seed=2, max_position_embeddings=512)
     wide = copy.deepcopy(tok)
@@ -232,7 +232,7 @@ def test_shap_refuses_long_text_unless_asked_and_shows_progress(tok, capsys):
 
 # -- 10: a tokenizer that does not belong to the model -----------------------------------------------------------
 def test_a_tokenizer_of_another_model_is_named(tok):
-    from xaikit.shaptext import shap_text
+    from xaikit.text.shaptext import shap_text
 
     small = tiny_bert(seed=2, vocab_size=40)  # the tokenizer has more tokens than the model has rows
     for fn in (lambda: gradsam(small, tok, "i like the movie"),
@@ -244,7 +244,7 @@ def test_a_tokenizer_of_another_model_is_named(tok):
             fn()  # was IndexError: index out of range in self
     ids = torch.tensor([2, 50, 3])
     with pytest.raises(ValueError, match="input_ids holds token id 50, outside the model's 40 embedding rows"):
-        xaikit.text_ig.embedding_integrated_gradients(small, ids)
+        xaikit.text.text_ig.embedding_integrated_gradients(small, ids)
     other = tiny_bert(seed=2)
     other.config.pad_token_id = 1  # e.g. a RoBERTa model (<pad> = 1) with a BERT tokenizer ([PAD] = 0)
     with pytest.raises(ValueError, match=r"the model's config has pad_token_id=1, the tokenizer's \[PAD\] token is id 0"):

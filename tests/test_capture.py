@@ -1,4 +1,4 @@
-"""xaikit.capture: the model's own attentions are the oracle. Layer 0 recomputed by hand from the model's
+"""xaikit.attention.capture: the model's own attentions are the oracle. Layer 0 recomputed by hand from the model's
 weights (LayerNorm'd embeddings, W_Q, W_K, per-head split) must match what the model returns, to 1e-5,
 on a tiny seeded BERT, the pretrained MiniLM encoder, the embedded sentiment model and a tiny ViT."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from xaikit.capture import capture_attention, qkv_projections, recompute_attention
+from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.models import arch
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer, tiny_vit
 

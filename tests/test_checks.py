@@ -1,4 +1,4 @@
-"""Homework self-checks (xaikit.checks): each passes a correct implementation and fails each classic mistake
+"""Homework self-checks (xaikit.course.checks): each passes a correct implementation and fails each classic mistake
 with the right diagnosis and a location (token, layer/head, step, image)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from xaikit import checks
+from xaikit.course import checks
 
 # --- Integrated Gradients ------------------------------------------------------------------------------------
 
@@ -327,7 +327,7 @@ def test_tcav_score_names_the_images():
 
 
 def test_exercise_stub_is_todo_and_falls_back_to_the_reference(capsys):
-    from xaikit.gradsam import gradsam_scores
+    from xaikit.text.gradsam import gradsam_scores
 
     @checks.exercise(checks.check_gradsam)
     def my_gradsam(attentions, gradients):
@@ -368,7 +368,7 @@ def test_every_reference_passes_its_own_check(name):
 
 
 def test_grad_times_input_right_and_wrong():
-    from xaikit.gradients import gradient
+    from xaikit.tensor.gradients import gradient
 
     assert checks.check_grad_times_input(lambda f, x: x * gradient(f, x), verbose=False)
     only_gradient = checks.check_grad_times_input(lambda f, x: gradient(f, x), verbose=False)

@@ -44,7 +44,7 @@ def tok(tmp_path_factory):
 
 # -- text methods (notebooks 02-04) --------------------------------------------------------------------------
 def test_gradsam_and_attention_gradients(pair, tok):
-    from xaikit.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
+    from xaikit.text.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
 
     near, far = pair
     ref = gradsam(near, tok, TEXT)
@@ -59,8 +59,8 @@ def test_gradsam_and_attention_gradients(pair, tok):
 
 
 def test_views_and_text_ig(pair, tok):
-    from xaikit.text_ig import TEXT_BASELINES, text_integrated_gradients
-    from xaikit.views import METHODS, all_views, explain
+    from xaikit.text.text_ig import TEXT_BASELINES, text_integrated_gradients
+    from xaikit.text.views import METHODS, all_views, explain
 
     near, far = pair
     views = all_views(far, tok, TEXT, methods=[m for m in METHODS if m != "SHAP"], ig_steps=8)
@@ -71,7 +71,7 @@ def test_views_and_text_ig(pair, tok):
         assert np.isfinite(explain(far, tok, TEXT, name).scores).all()
     for baseline in TEXT_BASELINES:
         ig = text_integrated_gradients(far, tok, TEXT, baseline=baseline, steps=8)
-        result = ig.extras["result"]
+        result = ig.detail
         _on_cpu(result.attributions, result.outputs, result.gradients, result.x, result.baseline)
         assert result.attributions.dtype == torch.float64
         ref = text_integrated_gradients(near, tok, TEXT, baseline=baseline, steps=8)
@@ -79,9 +79,9 @@ def test_views_and_text_ig(pair, tok):
 
 
 def test_shap_editing_and_lab(pair, tok):
-    from xaikit.editing import edited_attention, run_edited
-    from xaikit.faithfulness import run_lab
-    from xaikit.shaptext import shap_text
+    from xaikit.text.editing import edited_attention, run_edited
+    from xaikit.text.faithfulness import run_lab
+    from xaikit.text.shaptext import shap_text
 
     near, far = pair
     e = shap_text(far, tok, [TEXT], target=1, max_evals=40)
@@ -99,7 +99,7 @@ def test_shap_editing_and_lab(pair, tok):
 
 
 def test_capture_and_recompute(pair, tok):
-    from xaikit.capture import capture_attention, recompute_attention
+    from xaikit.attention.capture import capture_attention, recompute_attention
 
     near, far = pair
     cap = capture_attention(far, tok, TEXT, layer=1)
@@ -137,10 +137,10 @@ def mlp():
 
 
 def test_attribution_methods_return_cpu_results_in_the_inputs_dtype(mlp):
-    from xaikit import gradients as G
-    from xaikit.contrast import deeplift_rescale, exact_shapley
-    from xaikit.integrated import gap_curves, integrated_gradients, steps_for_tolerance
-    from xaikit.paths import path_integrated_gradients
+    from xaikit.tensor import gradients as G
+    from xaikit.tensor.contrast import deeplift_rescale, exact_shapley
+    from xaikit.tensor.integrated import gap_curves, integrated_gradients, steps_for_tolerance
+    from xaikit.tensor.paths import path_integrated_gradients
 
     near, far = mlp
     x = torch.tensor([0.5, -1.0, 2.0, 0.3])  # float32 on the CPU, as a student builds it
@@ -160,7 +160,7 @@ def test_attribution_methods_return_cpu_results_in_the_inputs_dtype(mlp):
 
 
 def test_image_baselines_on_a_far_model():
-    from xaikit.baselines import BASELINES, baseline_attributions
+    from xaikit.tensor.baselines import BASELINES, baseline_attributions
 
     torch.manual_seed(0)
     near = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 3)).eval()
@@ -194,7 +194,7 @@ def test_model_dtype_env(bert_folder, monkeypatch):
         wide, tok = loaders.load_sentiment(bert_folder)
         assert wide.dtype == torch.float64 and plain.dtype == torch.float32  # a separate cache entry
         assert wide.device.type == xaikit.device().type
-        from xaikit.gradsam import gradsam
+        from xaikit.text.gradsam import gradsam
 
         assert np.isfinite(gradsam(wide, tok, TEXT).scores).all()
         monkeypatch.setenv("XAIKIT_MODEL_DTYPE", "float8")

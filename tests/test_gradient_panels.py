@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from xaikit import gradients as G
-from xaikit import toys
 from xaikit import widgets as W
+from xaikit.tensor import gradients as G
+from xaikit.tensor import toys
 
 
 @pytest.fixture(scope="module")

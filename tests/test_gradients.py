@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from xaikit import gradients as G
-from xaikit import toys
+from xaikit.tensor import gradients as G
+from xaikit.tensor import toys
 
 
 def mlp(seed: int = 0, d_in: int = 6, d_out: int = 3, act=torch.nn.Tanh):

@@ -7,9 +7,9 @@ import torch
 from torch import nn
 
 import xaikit as xk
-from xaikit.baselines import BASELINES, baseline_attributions, image_baseline
-from xaikit.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
-from xaikit.paths import path_integrated_gradients, path_points
+from xaikit.tensor.baselines import BASELINES, baseline_attributions, image_baseline
+from xaikit.tensor.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
+from xaikit.tensor.paths import path_integrated_gradients, path_points
 
 
 def sig_sum(z):  # sigmoid(x1 + x2): symmetric in x1 and x2
@@ -156,7 +156,7 @@ def test_layer_ig_equals_captum(bert, rule):
     from captum.attr import LayerIntegratedGradients
 
     from xaikit.models.arch import embeddings_module
-    from xaikit.text_ig import baseline_ids, text_integrated_gradients
+    from xaikit.text.text_ig import baseline_ids, text_integrated_gradients
 
     model, tok = bert
     text = "a clever piece of cinema"
@@ -167,24 +167,24 @@ def test_layer_ig_equals_captum(bert, rule):
     theirs, delta = lig.attribute(enc["input_ids"], baseline_ids(enc["input_ids"], tok, "pad"), target=1,
                                   n_steps=16, method=rule, additional_forward_args=(enc["attention_mask"],),
                                   return_convergence_delta=True)
-    torch.testing.assert_close(scores.extras["result"].attributions, theirs[0], atol=1e-5, rtol=0)
+    torch.testing.assert_close(scores.detail.attributions, theirs[0], atol=1e-5, rtol=0)
     assert scores.scores == pytest.approx(theirs[0].sum(-1).numpy(), abs=1e-5)
-    assert scores.extras["gap"] == pytest.approx(float(delta), abs=1e-4)
+    assert scores.detail.gap == pytest.approx(float(delta), abs=1e-4)
     assert scores.tokens == ["[CLS]", "a", "clever", "piece", "of", "cinema", "[SEP]"]
-    assert abs(scores.extras["f_x"] - scores.extras["f_baseline"]) > 0.05  # the test can see a difference
+    assert abs(scores.detail.f_x - scores.detail.f_baseline) > 0.05  # the test can see a difference
 
 
 @pytest.mark.parametrize("baseline", ["pad", "mask", "unk", "zero"])
 def test_text_baselines_keep_cls_sep_and_are_complete(bert, baseline):
-    from xaikit.text_ig import baseline_ids, text_integrated_gradients
+    from xaikit.text.text_ig import baseline_ids, text_integrated_gradients
 
     model, tok = bert
     scores = text_integrated_gradients(model, tok, "i like the movie", baseline=baseline, steps=32,
                                        rule="gausslegendre")
     assert scores.scores[0] == 0.0 and scores.scores[-1] == 0.0  # [CLS] and [SEP] do not move
-    assert scores.extras["relative_gap"] < 0.05
-    assert float(scores.scores.sum()) == pytest.approx(scores.extras["f_x"] - scores.extras["f_baseline"],
-                                                       abs=abs(scores.extras["gap"]) + 1e-6)
+    assert scores.detail.relative_gap < 0.05
+    assert float(scores.scores.sum()) == pytest.approx(scores.detail.f_x - scores.detail.f_baseline,
+                                                       abs=abs(scores.detail.gap) + 1e-6)
     ids = tok("i like the movie", return_tensors="pt")["input_ids"]
     base = baseline_ids(ids, tok, baseline)
     assert base[0, 0] == tok.cls_token_id and base[0, -1] == tok.sep_token_id
@@ -193,7 +193,7 @@ def test_text_baselines_keep_cls_sep_and_are_complete(bert, baseline):
 
 
 def test_text_ig_bad_input(bert):
-    from xaikit.text_ig import text_integrated_gradients
+    from xaikit.text.text_ig import text_integrated_gradients
 
     model, tok = bert
     with pytest.raises(ValueError, match="baseline must be one of"):
@@ -205,7 +205,7 @@ def test_text_ig_bad_input(bert):
 
 
 def test_text_ig_batches_and_training_mode(bert):
-    from xaikit.text_ig import text_integrated_gradients
+    from xaikit.text.text_ig import text_integrated_gradients
 
     model, tok = bert
     full = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xaikit import imageworld as iw
+from xaikit.concepts import imageworld as iw
 
 
 def test_seeded_and_well_formed():

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 import xaikit as xk
-from xaikit.integrated import RULES, alphas_and_weights, path_gradients
+from xaikit.tensor.integrated import RULES, alphas_and_weights, path_gradients
 
 # -- the rules: exact nodes and weights ---------------------------------------------------------------------
 EXPECTED = {
@@ -180,7 +180,7 @@ def test_bad_input_is_named(kwargs, error, match):
 
 
 def test_gap_curves_equal_separate_runs():
-    from xaikit.integrated import gap_curves
+    from xaikit.tensor.integrated import gap_curves
 
     model = random_mlp(6)
     x = torch.randn(6)

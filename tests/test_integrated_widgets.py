@@ -65,7 +65,7 @@ def test_completeness_panel_running_sum_reaches_delta(image_model):
     model, images = image_model
     panel = IGCompletenessPanel(model, images[1], torch.zeros(1, 8, 8), steps=100)
     result = panel.result
-    assert result.running_sum()[-1] == pytest.approx(result.delta, abs=0.05 * abs(result.delta))
+    assert result.running_sum()[-1] == pytest.approx(result.output_change, abs=0.05 * abs(result.output_change))
     panel.set(rule="gausslegendre", steps=30)
     assert panel.result.relative_gap < 1e-3
     assert len(panel.figure.axes) >= 7  # six strip images and two curves

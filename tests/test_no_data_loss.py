@@ -18,9 +18,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from xaikit import _nbtools, homework
 from xaikit.__main__ import main
-from xaikit.homework import BEGIN, END, STUB_COMMENT
+from xaikit.course import homework
+from xaikit.course import notebooks as _nbtools
+from xaikit.course.homework import BEGIN, END, STUB_COMMENT
 
 HEADER = """# ---
 # jupyter:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from xaikit import _nbtools
+from xaikit.course import notebooks as _nbtools
 
 from .conftest import record_notebook_time
 

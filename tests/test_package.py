@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import xaikit
-from xaikit import _config
 
 
 def _run(code: str, **env) -> str:
@@ -31,8 +30,8 @@ def test_import_is_lazy_and_fast():
 
 def test_lazy_names_resolve():
     code = ("import sys, xaikit; f = xaikit.gradient; assert 'torch' in sys.modules; "
-            "assert xaikit.gradients.smoothgrad is xaikit.smoothgrad; print(f.__module__)")
-    assert _run(code) == "xaikit.gradients"
+            "assert xaikit.tensor.gradients.smoothgrad is xaikit.smoothgrad; print(f.__module__)")
+    assert _run(code) == "xaikit.tensor.gradients"
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         xaikit.nonsense  # noqa: B018
 
@@ -58,7 +57,7 @@ def test_fast_mode_switch(monkeypatch):
     for value, expected in (("1", True), ("true", True), ("yes", True), ("0", False), ("", False)):
         monkeypatch.setenv("XAIKIT_FAST", value)
         assert xaikit.fast_mode() is expected
-        assert _config.pick(50, 5) == (5 if expected else 50)
+        assert xaikit.pick(50, 5) == (5 if expected else 50)
     monkeypatch.delenv("XAIKIT_FAST")
     assert xaikit.fast_mode() is False
     assert _run("import xaikit; print(xaikit.fast_mode())", XAIKIT_FAST="1") == "True"
@@ -80,3 +79,36 @@ def test_device(monkeypatch):
 def test_cache_dir_env(tmp_path, monkeypatch):
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path / "c"))
     assert xaikit.cache_dir() == tmp_path / "c" and (tmp_path / "c").is_dir()
+
+
+def test_every_export_survives_importing_every_submodule():
+    """Issue 15: no export shares a submodule's name, so importing a submodule never shadows an export
+    (``xaikit.gradsam`` used to turn from the function into the module after ``import xaikit.views``)."""
+    code = """
+import importlib, inspect, pkgutil, types
+import xaikit
+for info in pkgutil.walk_packages(xaikit.__path__, 'xaikit.'):
+    importlib.import_module(info.name)
+bad = []
+for pkg in (xaikit, xaikit.models, xaikit.widgets):
+    table = getattr(pkg, '_EXPORTS', None) or getattr(pkg, '_PANELS')
+    for name, where in table.items():
+        value = getattr(pkg, name)
+        home = importlib.import_module(f'{pkg.__name__}.{where}')
+        if isinstance(value, types.ModuleType) or value is not getattr(home, name) or not callable(value):
+            bad.append(f'{pkg.__name__}.{name} -> {value!r}')
+        elif inspect.isfunction(value) and value.__module__ != home.__name__ and not hasattr(value, '__wrapped__'):
+            bad.append(f'{pkg.__name__}.{name} is defined in {value.__module__}, listed under {home.__name__}')
+for name in ('cache_dir', 'device', 'fast_mode', 'pick', 'set_seed'):
+    if not callable(getattr(xaikit, name)):
+        bad.append(name)
+print(bad)
+"""
+    assert _run(code) == "[]"
+
+
+def test_an_export_named_like_a_submodule_is_refused():
+    from xaikit._lazy import attach
+
+    with pytest.raises(ImportError, match="share a submodule's name"):
+        attach("xaikit", {"gradsam": "gradsam"})

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from xaikit import presenter
+from xaikit.course import presenter
 from xaikit.widgets.base import Panel, slider
 
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 from torch import nn
 
-from xaikit import imageworld as iw
-from xaikit import tcav
+from xaikit.concepts import imageworld as iw
+from xaikit.concepts import tcav
 from xaikit.models.tiny import tiny_vit
 
 

@@ -27,7 +27,7 @@ def tok(tmp_path_factory):
 
 # -- Grad-SAM ------------------------------------------------------------------------------------------------
 def test_gradsam_vectorised_equals_loop(model, tok):
-    from xaikit.gradsam import gradsam
+    from xaikit.text.gradsam import gradsam
 
     for text in SENTENCES[:2]:
         fast = gradsam(model, tok, text)
@@ -35,11 +35,12 @@ def test_gradsam_vectorised_equals_loop(model, tok):
         assert fast.tokens == slow.tokens and fast.tokens[0] == "[CLS]"
         np.testing.assert_allclose(fast.scores, slow.scores, atol=1e-6, rtol=0)
         assert fast.scores.max() > 0 and (fast.scores >= 0).all()
-        np.testing.assert_allclose(fast.extras["per_layer"].sum(0), fast.scores, atol=1e-7)
+        np.testing.assert_allclose(fast.detail.per_layer.sum(0), fast.scores, atol=1e-7)
 
 
 def test_gradsam_formula_on_random_tensors():
-    from xaikit.gradsam import check_gradsam, gradsam_loop, gradsam_scores
+    from xaikit.course.checks import check_gradsam
+    from xaikit.text.gradsam import gradsam_loop, gradsam_scores
 
     gen = torch.Generator().manual_seed(1)
     a = torch.softmax(torch.randn(3, 2, 6, 6, generator=gen), -1)
@@ -53,10 +54,10 @@ def test_gradsam_formula_on_random_tensors():
 
 
 def test_attention_gradients_nonzero_in_every_layer(model, tok):
-    from xaikit.gradsam import gradsam
+    from xaikit.text.gradsam import gradsam
 
     r = gradsam(model, tok, "i cannot wait for next time", target=1)
-    grads = r.extras["gradients"]
+    grads = r.detail.gradients
     assert grads.shape[:2] == (2, 4)
     for layer in range(grads.shape[0]):
         assert np.abs(grads[layer]).max() > 0, f"layer {layer} has no attention gradient"
@@ -67,9 +68,9 @@ def test_gradsam_loop_on_embedded_model():
     import os
 
     import xaikit.models as m
-    from xaikit._textio import encode_one
-    from xaikit.gradsam import attention_and_gradients, gradsam_loop, gradsam_scores
     from xaikit.models.sentiment import sentiment_folder
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.gradsam import attention_and_gradients, gradsam_loop, gradsam_scores
 
     if not (sentiment_folder() / "model.safetensors").is_file():
         message = "the embedded sentiment model is not built; run `python -m xaikit prepare`"
@@ -87,7 +88,7 @@ def test_gradsam_loop_on_embedded_model():
 def test_shap_additivity_and_direct_oracle(model, tok):
     import shap
 
-    from xaikit.shaptext import additivity_gaps, prediction_function, shap_text, to_token_scores
+    from xaikit.text.shaptext import additivity_gaps, prediction_function, shap_text, to_token_scores
 
     texts = SENTENCES[:2]
     e = shap_text(model, tok, texts, target=1, max_evals=200)
@@ -103,7 +104,7 @@ def test_shap_additivity_and_direct_oracle(model, tok):
 def test_shap_credit_split_reads_back_the_values(model, tok):
     """A SHAP value = the token's own effect + its shares of the groups above it. [CLS] and [SEP] are never
     hidden, so their own effect is 0; with fixed_context=1 they still get shares, with None they get 0."""
-    from xaikit.shaptext import credit_split, shap_text
+    from xaikit.text.shaptext import credit_split, shap_text
 
     e = shap_text(model, tok, SENTENCES, target=1, max_evals=300)
     averaged = shap_text(model, tok, SENTENCES, target=1, max_evals=300, fixed_context=None)
@@ -121,7 +122,7 @@ def test_shap_hands_an_interaction_to_every_token_of_its_group(tok):
     -1/6 each, [CLS] and [SEP] included."""
     import shap
 
-    from xaikit.shaptext import credit_split
+    from xaikit.text.shaptext import credit_split
 
     def f(strings):
         return np.array([float("like" in s and "movie" in s) for s in strings])
@@ -134,7 +135,7 @@ def test_shap_hands_an_interaction_to_every_token_of_its_group(tok):
 
 
 def test_shap_max_length_recipe_gives_same_values(model, tok):
-    from xaikit.shaptext import prediction_function, shap_text
+    from xaikit.text.shaptext import prediction_function, shap_text
 
     a = shap_text(model, tok, SENTENCES[2:3], target=0, max_evals=100)
     b = shap_text(model, tok, SENTENCES[2:3], target=0, max_evals=100, padding="max_length")
@@ -146,7 +147,7 @@ def test_shap_max_length_recipe_gives_same_values(model, tok):
 
 # -- views ---------------------------------------------------------------------------------------------------
 def test_rollout_of_identity_is_identity():
-    from xaikit.views import grad_attention_matrix, rollout_matrix
+    from xaikit.text.views import grad_attention_matrix, rollout_matrix
 
     eye = torch.eye(5).expand(3, 2, 5, 5)
     torch.testing.assert_close(rollout_matrix(eye), torch.eye(5))
@@ -158,8 +159,8 @@ def test_rollout_of_identity_is_identity():
 
 
 def test_all_views_agree_with_single_calls(model, tok):
-    from xaikit.tokens import rank_correlation
-    from xaikit.views import all_views, explain
+    from xaikit.text.tokens import rank_correlation
+    from xaikit.text.views import all_views, explain
 
     methods = ("Grad-SAM", "attention", "rollout", "grad-weighted attention", "gradient", "gradient x attention")
     views = all_views(model, tok, SENTENCES[0], methods=methods)
@@ -172,7 +173,7 @@ def test_all_views_agree_with_single_calls(model, tok):
 
 # -- editing -------------------------------------------------------------------------------------------------
 def test_editing_nothing_changes_nothing_and_restores(model, tok):
-    from xaikit.editing import edited_attention, run_edited
+    from xaikit.text.editing import edited_attention, run_edited
 
     enc = tok(SENTENCES, return_tensors="pt", padding=True)
     before = {k: v.clone() for k, v in model.state_dict().items()}
@@ -192,7 +193,7 @@ def test_editing_nothing_changes_nothing_and_restores(model, tok):
 
 
 def test_removing_a_token_equals_masking_it(model, tok):
-    from xaikit.editing import run_edited
+    from xaikit.text.editing import run_edited
 
     enc = tok(SENTENCES[3:4], return_tensors="pt")
     n = enc["input_ids"].shape[1]
@@ -210,7 +211,7 @@ def test_removing_a_token_equals_masking_it(model, tok):
 
 
 def test_permutation_keeps_the_weights_of_each_row(model, tok):
-    from xaikit.editing import edited_attention
+    from xaikit.text.editing import edited_attention
 
     enc = tok(SENTENCES[3:4], return_tensors="pt")
     with torch.no_grad():
@@ -225,7 +226,7 @@ def test_permutation_keeps_the_weights_of_each_row(model, tok):
 
 # -- the lab -------------------------------------------------------------------------------------------------
 def test_js_divergence_known_values():
-    from xaikit.faithfulness import js_divergence
+    from xaikit.text.faithfulness import js_divergence
 
     assert js_divergence([0.5, 0.5], [0.5, 0.5]) == pytest.approx(0.0)
     assert js_divergence([1.0, 0.0], [0.0, 1.0]) == pytest.approx(1.0)
@@ -233,9 +234,9 @@ def test_js_divergence_known_values():
 
 
 def test_batched_lab_row_equals_the_single_experiments(model, tok):
-    from xaikit._textio import encode_one
-    from xaikit.faithfulness import _one_sentence, aopc, erasure, flip_fraction
-    from xaikit.views import all_views
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.faithfulness import _one_sentence, aopc, erasure, flip_fraction
+    from xaikit.text.views import all_views
 
     text = SENTENCES[3]
     enc = encode_one(model, tok, text)
@@ -255,9 +256,9 @@ def test_batched_lab_row_equals_the_single_experiments(model, tok):
 def test_erasure_edits_one_layer_only(model, tok):
     """Serrano & Smith's erasure: the word's weight is zeroed (rows renormalised) in the ranking's layer alone;
     the other layers' attention is what the unedited model computes."""
-    from xaikit._textio import encode_one
-    from xaikit.editing import edited_attention
-    from xaikit.faithfulness import _probs_erased
+    from xaikit.text.editing import edited_attention
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.faithfulness import _probs_erased
 
     enc = encode_one(model, tok, SENTENCES[3])
     mask = torch.zeros(1, enc.n_tokens, dtype=torch.bool)
@@ -276,8 +277,8 @@ def test_erasure_edits_one_layer_only(model, tok):
 
 def test_deletion_equals_the_shorter_text(model, tok):
     """Deleting words = running the model on the text without them (the oracle: tokenize the shorter text)."""
-    from xaikit._textio import encode_one
-    from xaikit.faithfulness import _probs_deleted
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.faithfulness import _probs_deleted
 
     enc = encode_one(model, tok, "i cannot wait for next time")  # [CLS] i cannot wait for next time [SEP]
     masks = torch.zeros(3, enc.n_tokens, dtype=torch.bool)
@@ -292,7 +293,7 @@ def test_deletion_equals_the_shorter_text(model, tok):
 
 
 def test_aopc_uses_erasers_bins():
-    from xaikit.faithfulness import ERASER_BINS, _bin_sizes
+    from xaikit.text.faithfulness import ERASER_BINS, _bin_sizes
 
     assert ERASER_BINS == (0.01, 0.05, 0.1, 0.2, 0.5)  # DeYoung et al. 2020
     assert _bin_sizes(ERASER_BINS, 6) == [1, 1, 1, 2, 3]  # at least one word, ceil(k * n) as ERASER's scorer
@@ -300,7 +301,7 @@ def test_aopc_uses_erasers_bins():
 
 
 def test_lab_runs_and_is_consistent(model, tok):
-    from xaikit.faithfulness import run_lab
+    from xaikit.text.faithfulness import run_lab
 
     rankings = ("attention", "gradient", "Grad-SAM", "random")
     r = run_lab(model, tok, SENTENCES, rankings=rankings, n_permutations=4, progress=False)
@@ -319,8 +320,8 @@ def test_lab_runs_and_is_consistent(model, tok):
 
 # -- bad input -----------------------------------------------------------------------------------------------
 def test_bad_input(model, tok):
-    from xaikit.gradsam import gradsam
-    from xaikit.shaptext import shap_text
+    from xaikit.text.gradsam import gradsam
+    from xaikit.text.shaptext import shap_text
 
     with pytest.raises(ValueError, match="text is empty"):
         gradsam(model, tok, "   ")
@@ -336,8 +337,8 @@ def test_bad_input(model, tok):
 
 
 def test_sdpa_model_is_switched_or_rejected(tok):
-    from xaikit._textio import check_model
-    from xaikit.gradsam import gradsam
+    from xaikit.text.encoding import check_model
+    from xaikit.text.gradsam import gradsam
 
     model = tiny_bert(seed=1)
     model.set_attn_implementation("sdpa")
@@ -366,7 +367,7 @@ def test_method_comparison_panel(model, tok):
 
 
 def test_lab_panel_views(model, tok):
-    from xaikit.faithfulness import run_lab
+    from xaikit.text.faithfulness import run_lab
     from xaikit.widgets import LabPanel
 
     lab = run_lab(model, tok, SENTENCES[:3], rankings=("attention", "random"), n_permutations=2, progress=False)
@@ -382,7 +383,7 @@ def test_lab_panel_views(model, tok):
 def test_use_numba_switches_and_restores():
     import shap.utils._masked_model as mm
 
-    from xaikit.shaptext import use_numba
+    from xaikit.text.shaptext import use_numba
 
     use_numba(False)
     assert not hasattr(mm._build_fixed_single_output, "py_func")  # plain Python

@@ -19,56 +19,43 @@ Public names, by the module that holds them::
 
 from __future__ import annotations
 
-import importlib
-
-from xaikit._config import cache_dir, device, fast_mode, set_seed
+from xaikit._config import cache_dir, device, fast_mode, pick, set_seed
+from xaikit._lazy import attach
 
 __version__ = "0.1.0"
 
 # name -> submodule that defines it; resolved on first access.
 _EXPORTS: dict[str, str] = {
-    "tcav_significance": "tcav",
     # notebook 01
-    "gradient": "gradients",
-    "grad_times_input": "gradients",
-    "occlusion": "gradients",
-    "smoothgrad": "gradients",
+    "gradient": "tensor.gradients",
+    "grad_times_input": "tensor.gradients",
+    "occlusion": "tensor.gradients",
+    "smoothgrad": "tensor.gradients",
     # notebook 02
-    "integrated_gradients": "integrated",
-    "steps_for_tolerance": "integrated",
-    "text_integrated_gradients": "text_ig",
+    "integrated_gradients": "tensor.integrated",
+    "steps_for_tolerance": "tensor.integrated",
+    "text_integrated_gradients": "text.text_ig",
     # notebook 03
-    "scaled_dot_product_attention": "attention", "multi_head_attention": "attention", "capture_attention": "capture",
+    "scaled_dot_product_attention": "attention.scratch",
+    "multi_head_attention": "attention.scratch",
+    "capture_attention": "attention.capture",
     # notebook 04
-    "gradsam": "gradsam",
-    "shap_text": "shaptext",
-    # homework self-checks (xaikit.checks)
-    "check_grad_times_input": "checks", "check_ig_riemann": "checks", "check_attention": "checks",
-    "check_gradsam": "checks",
-    "check_cls_share": "checks", "check_head_plots": "checks", "check_cav": "checks",
-    "check_tcav_score": "checks", "exercise": "checks",
+    "gradsam": "text.gradsam",
+    "shap_text": "text.shaptext",
+    "TokenScores": "text.tokens",
+    # notebook 05
+    "tcav": "concepts.tcav",
+    "tcav_significance": "concepts.tcav",
+    # homework self-checks (xaikit.course.checks)
+    "check_grad_times_input": "course.checks", "check_ig_riemann": "course.checks",
+    "check_attention": "course.checks", "check_gradsam": "course.checks", "check_cls_share": "course.checks",
+    "check_head_plots": "course.checks", "check_cav": "course.checks", "check_tcav_score": "course.checks",
+    "exercise": "course.checks",
 }
 
-# submodules reachable as attributes, e.g. ``xaikit.tcav.tcav_significance``.
-_SUBMODULES = {
-    "attention", "checks", "faithfulness", "gradients", "gradsam", "integrated", "models", "paths",
-    "baselines", "plotting", "shaptext", "tcav", "toys", "widgets", "presenter", "contrast", "tokens",
-    "imageworld", "views", "editing", "capture", "homework", "text_ig",
-}
+# subpackages and modules reachable as attributes, e.g. ``xaikit.concepts.tcav.tcav_significance``.
+_SUBMODULES = {"tensor", "text", "attention", "concepts", "models", "widgets", "course", "plotting", "policies"}
 
-__all__ = ["__version__", "cache_dir", "device", "fast_mode", "set_seed", *sorted(_EXPORTS)]
+__all__ = ["__version__", "cache_dir", "device", "fast_mode", "pick", "set_seed", *sorted(_EXPORTS)]
 
-
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        module = importlib.import_module(f"xaikit.{_EXPORTS[name]}")
-        value = getattr(module, name)
-        globals()[name] = value  # later look-ups skip this function
-        return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"xaikit.{name}")
-    raise AttributeError(f"module 'xaikit' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS) | _SUBMODULES)
+__getattr__, __dir__ = attach(__name__, _EXPORTS, _SUBMODULES)

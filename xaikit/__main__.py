@@ -1,11 +1,11 @@
 """Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build``.
 
-* ``prepare`` builds and caches the embedded default models (see :mod:`xaikit.models.prepare`).
+* ``prepare`` builds and caches the embedded default models (see :mod:`xaikit.models.build`).
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
   over cells edited in the ``.ipynb`` (they go into the ``.py``, or both files are kept and the exit
-  status is 1; see :mod:`xaikit._nbtools`); ``notebooks check`` fails if a committed notebook is out of
+  status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
   sync or has outputs; ``notebooks run`` executes notebooks headless and can write HTML.
-* ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.homework`), never
+* ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 """
 
@@ -16,6 +16,16 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    from xaikit.course.notebooks import NotebookNotFoundError
+
+    try:
+        return _main(argv)
+    except NotebookNotFoundError as err:
+        print(f"python -m xaikit: {err}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m xaikit", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -49,12 +59,12 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parser.parse_args(argv)
     if args.command == "prepare":
-        from xaikit.models.prepare import prepare
+        from xaikit.models.build import prepare
 
         prepare(force=args.force, only=args.only, parallel=False if args.serial else None)
         return 0
     if args.command == "homework":
-        from xaikit import homework
+        from xaikit.course import homework
 
         try:
             homework.build(args.out, args.names or None, force=args.force)
@@ -62,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"xaikit homework build: {err}", file=sys.stderr)
             return 1
         return 0
-    from xaikit import _nbtools
+    from xaikit.course import notebooks as _nbtools
 
     if args.force and args.action != "build":
         parser.error("--force goes with `notebooks build` only")

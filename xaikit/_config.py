@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-from contextlib import contextmanager
 from pathlib import Path
 
 FAST_ENV = "XAIKIT_FAST"
@@ -82,7 +81,10 @@ def cache_dir(create: bool = True) -> Path:
 
 
 def cpu_busy() -> bool:
-    """True when other processes already keep the cores busy (1-minute load average near the core count).
+    """Used only by the sentiment model's build recipe (its thread count is part of the recorded recipe);
+    every method takes its thread count from :mod:`xaikit.policies` instead.
+
+    True when other processes already keep the cores busy (1-minute load average near the core count).
 
     On such a machine torch's OpenMP threads wait for each other, and one thread is several times faster
     than two (measured on 2 shared cores at load 10: one Grad-SAM pass 4.6 s with 2 threads, 0.18 s with 1).
@@ -98,16 +100,6 @@ def load_average() -> float:
         return 0.0
 
 
-@contextmanager
-def torch_threads(n: int | None):
-    """Run the block with ``n`` torch threads (``None``: leave the count alone), then restore the count."""
-    import torch
-
-    before = torch.get_num_threads()
-    if n is not None and n != before:
-        torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        if torch.get_num_threads() != before:
-            torch.set_num_threads(before)
+# torch_threads lives in xaikit.policies with every other process-wide setting; imported here for the
+# model builders that read it from _config.
+from xaikit.policies import torch_threads as torch_threads  # noqa: E402

@@ -11,7 +11,7 @@ moved to the model's device, and floating inputs to its dtype, just before the m
 (:func:`in_float32`): its weights are widened for the call and put back exactly afterwards. Every tensor xaikit *returns* is on the CPU (:func:`to_cpu`), so
 plotting and NumPy code work the same on every machine; results keep the precision they were computed in,
 except float16/bfloat16, which come back as float32 (NumPy has no bfloat16). Pure tensor functions
-(``xaikit.attention``, ``gradsam_scores``) compute where their inputs are, as torch functions do.
+(``xaikit.attention.scratch``, ``gradsam_scores``) compute where their inputs are, as torch functions do.
 """
 
 from __future__ import annotations
@@ -158,14 +158,12 @@ def in_float32(arg: str = "f"):
 
 
 def ensure_eval(f, method: str = "this method") -> None:
-    """Switch a torch module in training mode to eval mode, and say so (dropout makes attributions random)."""
+    """Switch a torch module in training mode to eval mode, and say so (dropout makes attributions random).
+
+    The one eval-mode switch of every method (tensor, text, attention and concept families)."""
     if isinstance(f, torch.nn.Module) and f.training:
-        warnings.warn(
-            f"{method}: the model was in training mode (dropout makes attributions random); "
-            "xaikit switched it to eval mode with model.eval().",
-            UserWarning,
-            stacklevel=3,
-        )
+        warn(f"{method}: the model was in training mode (dropout makes attributions random); "
+             "xaikit switched it to eval mode with model.eval().")
         f.eval()
 
 

@@ -110,7 +110,7 @@ class LabServer:
         cmd = [self.python, "-m", "jupyterlab", f"--port={self.port}", "--port-retries=0",
                f"--ServerApp.root_dir={self.root}", f"--LabApp.user_settings_dir={settings}",
                f"--LabApp.workspaces_dir={self.tmp / 'workspaces'}"]
-        log = open(self.log_path, "wb")  # noqa: SIM115 - closed with the process
+        log = open(self.log_path, "wb")
         self.proc = subprocess.Popen(cmd, env=env, cwd=self.root, stdout=log, stderr=subprocess.STDOUT,
                                      stdin=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + self.startup_timeout
@@ -220,7 +220,7 @@ def run_all(page, timeout: float = 400) -> RunReport:
             ok => { window.__xkDone = {ok: ok}; }, err => { window.__xkDone = {error: String(err)}; }); }""")
     try:
         page.wait_for_function("() => window.__xkDone !== null", timeout=timeout * 1000, polling=500)
-    except Exception as err:  # noqa: BLE001 - re-raised with where the notebook got stuck
+    except Exception as err:
         state = page.evaluate(_STATE_JS) or {}
         busy = page.evaluate("""() => { const p = window.jupyterapp.shell.currentWidget;
             const i = p.content.widgets.findIndex(c => c.model.type === 'code'
@@ -396,7 +396,7 @@ def poke_panel(page, panel, timeout: float = 120) -> Poke:
                 f"""([panel, before]) => {{ const now = ({_SNAPSHOT_JS})(panel);
                     return now.error !== null || now.src !== before.src || now.html !== before.html; }}""",
                 arg=[handle, before], timeout=timeout * 1000, polling=200)
-        except Exception:  # noqa: BLE001 - reported as "unchanged" below
+        except Exception:  # noqa: BLE001, S110 - a timeout means the panel did not change, which `changed` reports
             pass
         after = panel.evaluate(_SNAPSHOT_JS)
         changed = after["src"] != before["src"] or after["html"] != before["html"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+from xaikit._lazy import attach
 
 _EXPORTS = {
     "load_sentiment": "loaders",
@@ -11,7 +11,7 @@ _EXPORTS = {
     "HubUnreachableError": "loaders",
     "load_movie_reviews": "sentiment",
     "ensure_embedded_sentiment": "sentiment",
-    "prepare": "prepare",
+    "prepare": "build",
     "ensure_eager": "arch",
     "encoder_layers": "arch",
     "embeddings_module": "arch",
@@ -24,12 +24,6 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f"xaikit.models.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'xaikit.models' has no attribute {name!r}")
-
-
 __all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = attach(__name__, _EXPORTS)

@@ -125,7 +125,7 @@ def ensure_eager(model: nn.Module, strict: bool = False) -> nn.Module:
             setter("eager")
         else:  # transformers 4.x before set_attn_implementation
             model.config._attn_implementation = "eager"
-    except Exception as err:  # noqa: BLE001 - re-raised with the fix
+    except Exception as err:
         raise ValueError(f"could not switch the model from {impl!r} to eager attention ({err}); {fix}") from err
     if attn_implementation(model) != "eager":
         raise ValueError(f"model still uses {attn_implementation(model)!r} attention; {fix}")

@@ -1,6 +1,6 @@
 """The embedded Vision Transformer (Dosovitskiy et al. 2021, "An image is worth 16x16 words") that
 notebook 05 explains with TCAV, trained by xaikit on the generated image world of
-:mod:`xaikit.imageworld`.
+:mod:`xaikit.concepts.imageworld`.
 
 The lecture uses ``google/vit-base-patch16-224`` and its class "zebra". That model cannot be downloaded
 here, so xaikit trains a small ``ViTForImageClassification`` of the same architecture (64x64 images,
@@ -65,7 +65,7 @@ STD = (0.5, 0.5, 0.5)
 
 def model_folder(world: str = "main") -> Path:
     """Where the embedded ViT of ``world`` lives (whether or not it is built yet)."""
-    from xaikit.imageworld import WORLDS
+    from xaikit.concepts.imageworld import WORLDS
 
     check_choice(world, "world", WORLDS)
     return cache_dir() / f"vit-{world}-{RECIPE_VERSION}"
@@ -148,7 +148,7 @@ def is_built(world: str = "main") -> bool:
 def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     from tqdm.auto import tqdm
 
-    from xaikit.imageworld import make_dataset
+    from xaikit.concepts.imageworld import make_dataset
 
     epochs, lr = _epochs_and_lr(world, recipe)
     seed = recipe["seed"]
@@ -246,7 +246,7 @@ def _claim_name(a: str, b: str, lo: float, hi: float) -> str:
 
 
 def pair_checks(pairs: dict) -> dict[str, bool]:
-    """``{claim name: holds}`` for the lecture pairs in ``pairs`` (as :func:`xaikit.tcav.pair_scores` returns)."""
+    """``{claim name: holds}`` for the lecture pairs in ``pairs`` (as :func:`xaikit.concepts.tcav.pair_scores` returns)."""
     return {_claim_name(a, b, lo, hi): lo <= pairs[(a, b)] <= hi for (a, b), (lo, hi) in CLAIM_BOUNDS.items()
             if (a, b) in pairs}
 
@@ -277,7 +277,7 @@ def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooli
     same test on both), ``mean_main``/``mean_control``/``random_main``/``random_control`` (mean scores) and
     ``checks``: each claim's pass/fail, with ``all`` true when every claim holds.
     """
-    from xaikit import tcav
+    from xaikit.concepts import tcav
 
     layer = TCAV_LAYER if layer is None else layer
     pooling = TCAV_POOLING if pooling is None else pooling
@@ -307,7 +307,7 @@ def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooli
 @functools.lru_cache(maxsize=2)
 def _claim_images(seed: int, n_concept: int, n_class: int, R: int):
     """The image sets of :func:`lecture_claims` for one seed (drawn once, reused across layers)."""
-    from xaikit import imageworld as iw
+    from xaikit.concepts import imageworld as iw
 
     concepts = {c: iw.concept_images(c, n_concept, seed=100 + seed) for c in CLAIM_CONCEPTS}
     zebras = iw.class_images("zebra", n_class, "main", seed=200 + seed)

@@ -5,8 +5,7 @@ Panels load lazily, so ``import xaikit.widgets`` does not import torch.
 
 from __future__ import annotations
 
-import importlib
-
+from xaikit._lazy import attach
 from xaikit.widgets.base import Panel
 
 # panel name -> module under xaikit.widgets
@@ -30,12 +29,6 @@ _PANELS: dict[str, str] = {
 }
 
 
-def __getattr__(name: str):
-    if name in _PANELS:
-        value = getattr(importlib.import_module(f"xaikit.widgets.{_PANELS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'xaikit.widgets' has no attribute {name!r}")
-
-
 __all__ = ["Panel", *sorted(_PANELS)]
+
+__getattr__, __dir__ = attach(__name__, _PANELS)

@@ -8,8 +8,8 @@
 * :class:`AttentionExplorer`: a real model's attention by layer and head on any sentence; switching
   layer, head or query redraws from a cache with no new forward pass.
 
-Vaswani et al. (2017), "Attention Is All You Need". Every number drawn comes from :mod:`xaikit.attention`
-and :mod:`xaikit.capture`.
+Vaswani et al. (2017), "Attention Is All You Need". Every number drawn comes from :mod:`xaikit.attention.scratch`
+and :mod:`xaikit.attention.capture`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from xaikit import attention as A
 from xaikit._fn import to_cpu
+from xaikit.attention import scratch as A
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, token_heatmap_html
 from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, text_box, toggle
 
@@ -457,7 +457,7 @@ class AttentionExplorer(_BlitPanel):
 
     ``AttentionExplorer(model, tokenizer, text="The cat drank the milk because it was hungry", layer=0,
     head=0, query="it")``. One forward pass per sentence: switching layer, head or query redraws from the
-    cached :class:`~xaikit.capture.AttentionCapture`; ``n_forward`` counts the forward passes. The heatmap
+    cached :class:`~xaikit.attention.capture.AttentionCapture`; ``n_forward`` counts the forward passes. The heatmap
     shows queries as rows; the HTML under it shades the tokens by where the query token looks.
     Used by notebooks 03 (section 7) and 04 (section 2).
     """
@@ -468,7 +468,7 @@ class AttentionExplorer(_BlitPanel):
 
     def __init__(self, model, tokenizer, text: str = "The cat drank the milk because it was hungry",
                  layer: int = 0, head: int | str = 0, query: int | str | None = None):
-        from xaikit.capture import capture_attention
+        from xaikit.attention.capture import capture_attention
         from xaikit.models import arch
 
         self.model, self.tokenizer = model, tokenizer

@@ -145,7 +145,7 @@ class Panel:
     #: panel with a fixed, simple layout may set ``None`` and place its axes itself.
     layout: str | None = "constrained"
     #: zoom of the figure (pixels per inch times this) for panels created from now on; 1.0 normally,
-    #: larger in presenter mode (``xaikit.presenter.on()`` sets ``Panel.scale``).
+    #: larger in presenter mode (``xaikit.course.presenter.on()`` sets ``Panel.scale``).
     scale: float = 1.0
 
     def __init__(self, controls: dict[str, widgets.Widget], *, update: bool = True):

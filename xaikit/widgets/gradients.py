@@ -22,18 +22,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from xaikit import _fn, toys
-from xaikit import gradients as G
-from xaikit._config import torch_threads
+from xaikit import _fn
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
+from xaikit.policies import panel_threads
+from xaikit.tensor import gradients as G
+from xaikit.tensor import toys
 from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, slider, toggle
 
 __all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel", "riemann_ig"]
-
-
-def one_thread():
-    """Run torch on one thread inside the block: tiny models lose more to thread hand-offs than they gain."""
-    return torch_threads(1)
 
 
 class _FixedAxesPanel(Panel):
@@ -54,7 +50,7 @@ class _FixedAxesPanel(Panel):
         self._background = None
 
     def update(self):
-        with one_thread():
+        with panel_threads():
             return super().update()
 
     def _render(self, result):

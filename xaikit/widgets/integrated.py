@@ -9,9 +9,9 @@
 * :class:`IGCompletenessPanel`: the interpolation strip from baseline to input, ``F`` along the path and
   the running sum of attributions climbing to ``F(x) - F(x')``.
 
-By default the image panels use the small digits CNN of :func:`xaikit.toys.digits_classifier` (trained in
-seconds on scikit-learn's bundled 8x8 digits). Every number drawn comes from :mod:`xaikit.integrated`,
-:mod:`xaikit.paths` and :mod:`xaikit.baselines`. Sundararajan, Taly & Yan (2017).
+By default the image panels use the small digits CNN of :func:`xaikit.tensor.toys.digits_classifier` (trained in
+seconds on scikit-learn's bundled 8x8 digits). Every number drawn comes from :mod:`xaikit.tensor.integrated`,
+:mod:`xaikit.tensor.paths` and :mod:`xaikit.tensor.baselines`. Sundararajan, Taly & Yan (2017).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import numpy as np
 import torch
 
 from xaikit._fn import call, to_cpu
-from xaikit.baselines import BASELINES, PARAMETERS, baseline_attributions
-from xaikit.integrated import RULES, gap_curves, integrated_gradients
-from xaikit.paths import path_integrated_gradients
 from xaikit.plotting import OKABE_ITO, show_signed, signed_bars
+from xaikit.tensor.baselines import BASELINES, PARAMETERS, baseline_attributions
+from xaikit.tensor.integrated import RULES, gap_curves, integrated_gradients
+from xaikit.tensor.paths import path_integrated_gradients
 from xaikit.widgets.base import Panel, dropdown, int_slider, slider
 
 __all__ = ["IGStepsPanel", "IGPathPanel", "IGBaselinePanel", "IGCompletenessPanel", "digits_setup"]
@@ -35,7 +35,7 @@ TOLERANCE = 0.05  # the IG paper: attributions should add up to F(x) - F(x') wit
 
 def digits_setup(index: int = 0):
     """``(model, image, baseline, data)``: the digits CNN, test image ``index`` (1, 8, 8), black, training images."""
-    from xaikit.toys import digits_classifier
+    from xaikit.tensor.toys import digits_classifier
 
     trained = digits_classifier(progress=False)
     x = trained.data.test_x[index]
@@ -171,7 +171,7 @@ class IGBaselinePanel(Panel):
     def __init__(self, model=None, images=None, data=None, steps: int = 32, target=None):
         if model is None:
             model, _, _, data = digits_setup()
-            from xaikit.toys import digits_classifier
+            from xaikit.tensor.toys import digits_classifier
 
             images = digits_classifier(progress=False).data.test_x[:20]
         self.model, self.images, self.data, self.steps, self.target = model, images, data, steps, target
@@ -242,7 +242,7 @@ class IGCompletenessPanel(Panel):
         ax.set_title("the output along the path (flat where it saturates)", fontsize=9)
         ax2 = fig.add_subplot(grid[1, 3:])
         ax2.plot(result.alphas, result.running_sum(), ".-", color=OKABE_ITO[1], label="running sum of IG")
-        ax2.axhline(result.delta, color=OKABE_ITO[5], ls="--", label="F(x) - F(x')")
+        ax2.axhline(result.output_change, color=OKABE_ITO[5], ls="--", label="F(x) - F(x')")
         ax2.set_xlabel("alpha")
         ax2.set_title(f"completeness: gap {result.gap:+.4f} ({100 * result.relative_gap:.2f}%)", fontsize=9)
         ax2.legend(fontsize=8)

@@ -1,7 +1,7 @@
 """Panels for notebook 05, TCAV on a Vision Transformer (Kim et al. 2018; Dosovitskiy et al. 2021):
 a patch-grid view of an image, a concept gallery, the TCAV panel with significance, and a layer sweep.
 
-Each panel is a thin view over :mod:`xaikit.tcav`; activations and gradients are cached per model, layer,
+Each panel is a thin view over :mod:`xaikit.concepts.tcav`; activations and gradients are cached per model, layer,
 pooling and image set, so moving the layer slider back and forth only retrains (cached) CAVs.
 """
 
@@ -23,7 +23,7 @@ class _Sets:
 
     def __init__(self, concept_sets=None, class_images=None, world: str = "main", n: int = 50, n_class: int = 40,
                  seed: int = 0):
-        from xaikit import imageworld as iw
+        from xaikit.concepts import imageworld as iw
 
         self.concepts = dict(concept_sets) if concept_sets is not None else {
             c: iw.concept_images(c, n, seed) for c in ("striped", "dotted", "bubbly", "zigzag", "checkered")}
@@ -49,7 +49,7 @@ class _Sets:
         if callable(self._class_images):
             return self._class_images(label)
         if label not in self._cache:
-            from xaikit import imageworld as iw
+            from xaikit.concepts import imageworld as iw
 
             self._cache[label] = iw.class_images(label, self.n_class, self.world, self.seed)
         return self._cache[label]
@@ -66,7 +66,7 @@ class PatchGridPanel(Panel):
     figsize = (8.0, 3.8)
 
     def __init__(self, images, patch_size: int = 8, labels=None):
-        from xaikit.tcav import prepare_images
+        from xaikit.concepts.tcav import prepare_images
 
         self.images = prepare_images(images, "images", min_count=1)
         self.labels = list(labels) if labels is not None else [f"image {i}" for i in range(len(self.images))]
@@ -127,7 +127,7 @@ class ConceptGalleryPanel(Panel):
     figsize = (8.0, 2.4)
 
     def __init__(self, concept_sets=None, random_set=None, class_images=None, n_show: int = 8):
-        from xaikit import imageworld as iw
+        from xaikit.concepts import imageworld as iw
 
         self.sets = _Sets(concept_sets, class_images)
         self.random = random_set if random_set is not None else iw.random_images(n_show, seed=0)
@@ -196,7 +196,7 @@ class TCAVPanel(Panel):
         super().__init__(controls)
 
     def compute(self, target, concepts, negative, layer, pooling, classifier, R):
-        from xaikit.tcav import tcav_significance
+        from xaikit.concepts.tcav import tcav_significance
 
         chosen = [c for c in concepts if c != negative]
         if not chosen:
@@ -255,7 +255,7 @@ class LayerSweepPanel(Panel):
         super().__init__(controls)
 
     def compute(self, target, pooling, R):
-        from xaikit.tcav import layer_sweep
+        from xaikit.concepts.tcav import layer_sweep
 
         randoms = self.random_sets[: R + 1] if self.random_sets is not None else None
         return layer_sweep(self.model, {c: self.sets.concepts[c] for c in self.concepts},

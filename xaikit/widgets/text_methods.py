@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xaikit.plotting import OKABE_ITO
-from xaikit.tokens import TokenScores, rank_correlation
+from xaikit.text.tokens import TokenScores, rank_correlation
 from xaikit.widgets.base import Panel, checkbox, dropdown, text_box
 
 __all__ = ["MethodComparisonPanel", "LabPanel", "ComparisonResult", "LabView"]
@@ -30,7 +30,7 @@ class MethodComparisonPanel(Panel):
     ``MethodComparisonPanel(model, tokenizer, text="I like the movie", a="Grad-SAM", b="SHAP")``. Each
     (sentence, method) is computed once and cached, so switching back is instant. A text longer than the
     model takes is cut the same way for both methods (noted in the panel); SHAP refuses texts over
-    ``xaikit.shaptext.LONG_TEXT`` tokens unless ``allow_long=True``.
+    ``xaikit.text.shaptext.LONG_TEXT`` tokens unless ``allow_long=True``.
     """
 
     title = "Compare two explanations"
@@ -40,10 +40,10 @@ class MethodComparisonPanel(Panel):
     def __init__(self, model, tokenizer, text: str = "I like the movie", a: str = "Grad-SAM", b: str = "SHAP",
                  drop_special: bool = True, allow_long: bool = False):
         from xaikit._validate import check_choice, check_text
-        from xaikit.views import METHODS
+        from xaikit.text.views import METHODS
 
         self.model, self.tokenizer = model, tokenizer
-        self.allow_long = bool(allow_long)  # SHAP on texts over xaikit.shaptext.LONG_TEXT tokens (slow)
+        self.allow_long = bool(allow_long)  # SHAP on texts over xaikit.text.shaptext.LONG_TEXT tokens (slow)
         self._cache: OrderedDict = OrderedDict()
         self.n_computed = 0
         check_text(text)
@@ -58,7 +58,7 @@ class MethodComparisonPanel(Panel):
         super().__init__(controls)
 
     def _explain(self, text, method) -> TokenScores:
-        from xaikit.views import explain
+        from xaikit.text.views import explain
 
         key = (text, method)
         if key not in self._cache:
@@ -94,7 +94,7 @@ class LabView:
 class LabPanel(Panel):
     """The lab's results over many held-out sentences (notebook 04, sections 7-8): pick a view.
 
-    The lab runs once when the panel is built (``xaikit.faithfulness.run_lab``) or takes a ready
+    The lab runs once when the panel is built (``xaikit.text.faithfulness.run_lab``) or takes a ready
     ``LabResult`` via ``lab=``; switching views only redraws.
     """
 
@@ -110,7 +110,7 @@ class LabPanel(Panel):
         if lab is None:
             if model is None or tokenizer is None or sentences is None:
                 raise ValueError("LabPanel needs either lab=<LabResult> or model, tokenizer and sentences")
-            from xaikit.faithfulness import run_lab
+            from xaikit.text.faithfulness import run_lab
 
             lab = run_lab(model, tokenizer, sentences, **lab_kwargs)
         self.lab = lab

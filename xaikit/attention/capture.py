@@ -4,7 +4,7 @@ queries, keys and values of one layer, captured with forward hooks. Used by note
 Works for BERT-family text encoders (BERT, RoBERTa, MiniLM, DistilBERT, ...) and for ViT, in
 transformers 4.x and 5.x: the parts are found by structure with :mod:`xaikit.models.arch`, not by a
 release's module names. :func:`recompute_attention` rebuilds a layer's attention weights from the
-model's own ``W_Q`` and ``W_K`` with :func:`xaikit.attention.multi_head_attention`, the check that the
+model's own ``W_Q`` and ``W_K`` with :func:`xaikit.attention.scratch.multi_head_attention`, the check that the
 from-scratch maths of notebook 03 (Vaswani et al. 2017, "Attention Is All You Need") is what the model
 computes.
 
@@ -14,15 +14,15 @@ The model runs on its own device and in its own dtype; everything captured comes
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from xaikit._fn import in_float32, to_cpu, to_model
-from xaikit._textio import check_pair, fit_text, max_tokens
+from xaikit._fn import ensure_eval, in_float32, to_cpu, to_model
 from xaikit._validate import check_int, check_text
 from xaikit.models import arch
+from xaikit.text.encoding import check_pair, fit_text, max_tokens
 
 __all__ = ["AttentionCapture", "capture_attention", "recompute_attention", "qkv_projections"]
 
@@ -65,7 +65,6 @@ class AttentionCapture:
     embeddings: torch.Tensor
     attention_mask: torch.Tensor
     logits: torch.Tensor | None = None
-    extras: dict = field(default_factory=dict)
 
     @property
     def n_layers(self) -> int:
@@ -91,7 +90,7 @@ class AttentionCapture:
 
     def weights_from_qk(self) -> torch.Tensor:
         """``softmax(q k^T / sqrt(d_head))`` from the captured q and k: ``(n_heads, T, T)``."""
-        from xaikit.attention import scaled_dot_product_attention
+        from xaikit.attention.scratch import scaled_dot_product_attention
 
         key_mask = self.attention_mask.bool().view(1, 1, -1)  # (1, 1, T)
         _, weights = scaled_dot_product_attention(self.q, self.k, self.v, mask=key_mask)  # (nh, T, T)
@@ -118,7 +117,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         pixel_values: ``(3, H, W)`` or ``(1, 3, H, W)`` for ViT.
         layer: the layer whose queries, keys and values are captured (negative counts from the end).
         max_length: the most tokens; ``None`` is the model's maximum. A longer text is cut to its first
-            words with a warning, the same cut as in every text method (:func:`xaikit._textio.fit_text`).
+            words with a warning, the same cut as in every text method (:func:`xaikit.text.encoding.fit_text`).
 
     Returns:
         An :class:`AttentionCapture`.
@@ -147,12 +146,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         text = fit_text(model, tokenizer, text, "text", max_length)
     layer = arch.check_layer(model, layer)
     arch.ensure_eager(model)
-    if model.training:
-        import warnings
-
-        warnings.warn("capture_attention: the model was in training mode (dropout makes attention random); "
-                      "xaikit switched it to eval mode with model.eval().", UserWarning, stacklevel=2)
-        model.eval()
+    ensure_eval(model, "capture_attention")
 
     dev = _device(model)
     if vision:
@@ -213,12 +207,12 @@ def recompute_attention(model: nn.Module, embeddings: torch.Tensor, attention_ma
 
     ``embeddings`` is the output of the embeddings module (already LayerNorm'd in BERT). Pre-LN blocks
     (ViT) apply their ``layernorm_before`` first. Then ``Q = h W_Q + b_Q``, ``K = h W_K + b_K``, split into
-    heads and ``softmax(Q_i K_i^T / sqrt(d_head))``, using :func:`xaikit.attention.multi_head_attention`.
+    heads and ``softmax(Q_i K_i^T / sqrt(d_head))``, using :func:`xaikit.attention.scratch.multi_head_attention`.
     Compare with ``capture.attentions[0]``: they agree to float precision (notebook 03, section 7).
 
     Computed on the CPU, in float64 for a float64 model and in float32 otherwise; returned on the CPU.
     """
-    from xaikit.attention import multi_head_attention, padding_mask
+    from xaikit.attention.scratch import multi_head_attention, padding_mask
 
     h = torch.as_tensor(embeddings).detach()
     if h.dim() != 2:

@@ -1,4 +1,4 @@
-"""More views of one sentence, all as :class:`~xaikit.tokens.TokenScores` so any two can be drawn side
+"""More views of one sentence, all as :class:`~xaikit.text.tokens.TokenScores` so any two can be drawn side
 by side and rank-correlated (notebook 04, sections 5-7):
 
 * **raw attention**: the [CLS] row of one layer, mean of the heads (the "last attention layer" view);
@@ -8,8 +8,8 @@ by side and rank-correlated (notebook 04, sections 5-7):
   A_bar = mean_h ReLU(dS/dA o A), accumulated as R <- R + A_bar R from R = I;
 * **attention gradient** and **gradient x attention** of the last layer's [CLS] row (the rankings of
   Serrano & Smith 2019);
-* **Grad-SAM** (:mod:`xaikit.gradsam`), **SHAP** (:mod:`xaikit.shaptext`) and **Integrated Gradients**
-  (notebook 02's engine, :mod:`xaikit.text_ig`).
+* **Grad-SAM** (:mod:`xaikit.text.gradsam`), **SHAP** (:mod:`xaikit.text.shaptext`) and **Integrated Gradients**
+  (notebook 02's engine, :mod:`xaikit.text.text_ig`).
 
 :func:`all_views` computes them from one forward/backward pass (plus SHAP's and IG's own passes). The
 views are computed on the model's device and returned on the CPU (:class:`TokenScores` holds NumPy arrays).
@@ -17,21 +17,25 @@ views are computed on the model's device and returned on the CPU (:class:`TokenS
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 
 from xaikit._fn import in_float32, to_cpu
-from xaikit._textio import check_model, encode_one, fit_text, fitting_threads
 from xaikit._validate import check_choice, check_text
-from xaikit.gradsam import _attention_and_gradients, gradsam_scores
 from xaikit.models.arch import check_layer
-from xaikit.tokens import TokenScores
+from xaikit.policies import method_threads
+from xaikit.text.encoding import check_model, encode_one, fit_text
+from xaikit.text.gradsam import _attention_and_gradients
+from xaikit.text.registry import TEXT_METHODS, method_names
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["METHODS", "rollout_matrix", "grad_attention_matrix", "raw_attention", "rollout",
            "grad_weighted_attention", "attention_gradient", "explain", "all_views"]
 
-#: every method name :func:`explain` knows, in the order the notebook shows them.
-METHODS = ("Grad-SAM", "SHAP", "IG", "attention", "rollout", "grad-weighted attention", "gradient",
-           "gradient x attention")
+#: every method name :func:`explain` knows, in the order the notebook shows them (:mod:`xaikit.text.registry`).
+METHODS = method_names()
 
 
 def rollout_matrix(attentions: torch.Tensor, residual: bool = True) -> torch.Tensor:
@@ -62,8 +66,18 @@ def grad_attention_matrix(attentions: torch.Tensor, gradients: torch.Tensor) -> 
     return r
 
 
-def _scores(enc, values, method: str, signed: bool = False, **extras) -> TokenScores:
-    return TokenScores(enc.tokens, to_cpu(values), method, enc.target, signed, extras)
+@dataclass
+class AttentionDetail:
+    """What an attention view read besides its scores: the ``layer`` whose attention it shows (raw
+    attention), and the full ``(N, N)`` relevance ``matrix`` whose [CLS] row it is (rollout, Chefer et al.)."""
+
+    layer: int | None = None
+    matrix: np.ndarray | None = None
+
+
+def _scores(enc, values, method: str, signed: bool = False, layer: int | None = None, matrix=None) -> TokenScores:
+    detail = AttentionDetail(layer, None if matrix is None else to_cpu(matrix).numpy())
+    return TokenScores(enc.tokens, to_cpu(values), method, enc.target, signed, detail)
 
 
 @in_float32("model")
@@ -85,7 +99,7 @@ def rollout(model, tokenizer, text: str, residual: bool = True, row: int = 0) ->
         out = model(**enc.inputs, output_attentions=True)
     a = torch.stack([t[0] for t in out.attentions])  # (L, M, N, N)
     r = rollout_matrix(a, residual)
-    return _scores(enc, r[row], "rollout", matrix=to_cpu(r).numpy())
+    return _scores(enc, r[row], "rollout", matrix=r)
 
 
 @in_float32("model")
@@ -94,7 +108,7 @@ def grad_weighted_attention(model, tokenizer, text: str, target: int | None = No
     enc = encode_one(model, tokenizer, text, target, method="grad_weighted_attention")
     a, g, _ = _attention_and_gradients(model, enc.inputs, enc.target)
     r = grad_attention_matrix(a, g)
-    return _scores(enc, r[row], "grad-weighted attention", matrix=to_cpu(r).numpy())
+    return _scores(enc, r[row], "grad-weighted attention", matrix=r)
 
 
 @in_float32("model")
@@ -111,69 +125,43 @@ def attention_gradient(model, tokenizer, text: str, target: int | None = None, l
 
 @in_float32("model")
 def explain(model, tokenizer, text: str, method: str, target: int | None = None, **kwargs) -> TokenScores:
-    """One method by name (see :data:`METHODS`); ``target=None`` explains the predicted class.
+    """One method by name (see :data:`METHODS`, read from :mod:`xaikit.text.registry`); ``target=None``
+    explains the predicted class.
 
     A text longer than the model takes is cut once, here, to its first words (one warning), so every
-    method explains the same tokens (:func:`xaikit._textio.fit_text`).
+    method explains the same tokens (:func:`xaikit.text.encoding.fit_text`).
     """
-    method = check_choice(method, "method", METHODS)
+    method = check_choice(method, "method", method_names())
     check_model(model, tokenizer, "explain")
     text = fit_text(model, tokenizer, check_text(text), "text")
-    if method == "Grad-SAM":
-        from xaikit.gradsam import gradsam
-
-        return gradsam(model, tokenizer, text, target)
-    if method == "SHAP":
-        from xaikit.shaptext import token_scores
-
-        return token_scores(model, tokenizer, text, target, **kwargs)
-    if method == "IG":
-        from xaikit.text_ig import text_integrated_gradients
-
-        enc = encode_one(model, tokenizer, text, target, method="IG")
-        kwargs.setdefault("steps", 32)
-        ig = text_integrated_gradients(model, tokenizer, text, target=enc.target, **kwargs)
-        ig.method = "IG"
-        return ig
-    if method == "attention":
-        return raw_attention(model, tokenizer, text, **kwargs)
-    if method == "rollout":
-        return rollout(model, tokenizer, text, **kwargs)
-    if method == "grad-weighted attention":
-        return grad_weighted_attention(model, tokenizer, text, target)
-    return attention_gradient(model, tokenizer, text, target, times_attention=method == "gradient x attention")
+    return TEXT_METHODS[method].explain(model, tokenizer, text, target, **kwargs)
 
 
 @in_float32("model")
-def all_views(model, tokenizer, text: str, target: int | None = None, methods=METHODS, layer: int = -1,
+def all_views(model, tokenizer, text: str, target: int | None = None, methods=None, layer: int = -1,
               shap_evals: int = 500, ig_steps: int = 32) -> dict[str, TokenScores]:
-    """Every view in ``methods`` of one sentence, sharing one forward/backward pass for the attention ones."""
-    with fitting_threads():
-        return _all_views(model, tokenizer, text, target, methods, layer, shap_evals, ig_steps)
+    """Every view in ``methods`` (default: every registered one) of one sentence, sharing one
+    forward/backward pass for the methods that read it (``from_pass`` in the registry).
+
+    ``shap_evals`` and ``ig_steps`` set the cost of the methods whose cost is ``max_evals`` or ``steps``.
+    """
+    with method_threads():
+        return _all_views(model, tokenizer, text, target, method_names() if methods is None else methods, layer,
+                          {"max_evals": shap_evals, "steps": ig_steps})
 
 
-def _all_views(model, tokenizer, text, target, methods, layer, shap_evals, ig_steps) -> dict[str, TokenScores]:
+def _all_views(model, tokenizer, text, target, methods, layer, costs) -> dict[str, TokenScores]:
     for m in methods:
-        check_choice(m, "methods[i]", METHODS)
+        check_choice(m, "methods[i]", method_names())
     enc = encode_one(model, tokenizer, text, target, method="all_views")
     layer = check_layer(model, layer)
     a, g, logits = _attention_and_gradients(model, enc.inputs, enc.target)  # on the model's device
     out: dict[str, TokenScores] = {}
     for m in methods:
-        if m == "Grad-SAM":
-            out[m] = _scores(enc, gradsam_scores(a, g), "Grad-SAM")
-        elif m == "attention":
-            out[m] = _scores(enc, a[layer, :, 0, :].mean(0), "attention", layer=layer)
-        elif m == "rollout":
-            out[m] = _scores(enc, rollout_matrix(a)[0], "rollout")
-        elif m == "grad-weighted attention":
-            out[m] = _scores(enc, grad_attention_matrix(a, g)[0], m)
-        elif m == "gradient":
-            out[m] = _scores(enc, g[layer, :, 0, :].mean(0), m, signed=True)
-        elif m == "gradient x attention":
-            out[m] = _scores(enc, (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(0), m, signed=True)
-        elif m == "SHAP":  # enc.text: the text as cut to the model's limit, so no second warning
-            out[m] = explain(model, tokenizer, enc.text, m, enc.target, max_evals=shap_evals)
-        elif m == "IG":
-            out[m] = explain(model, tokenizer, enc.text, m, enc.target, steps=ig_steps)
+        entry = TEXT_METHODS[m]
+        if entry.from_pass is not None:
+            out[m] = _scores(enc, entry.from_pass(a, g, layer), m, entry.signed, layer=layer)
+        else:  # enc.text: the text as cut to the model's limit, so no second warning
+            options = {entry.cost: costs[entry.cost]} if entry.cost in costs else {}
+            out[m] = explain(model, tokenizer, enc.text, m, enc.target, **options)
     return out

@@ -5,7 +5,7 @@ and the two are different experiments:
 
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
-  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.editing`). The
+  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.text.editing`). The
   rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so
   the erasure acts on the last layer (``layer=-1``). There the classifier reads only the [CLS] position, so
   the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
@@ -36,23 +36,25 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from xaikit._fn import inputs_to_model
-from xaikit._textio import check_model, check_texts, encode_one, fitting_threads
 from xaikit._validate import check_choice, check_float, check_int
-from xaikit.editing import run_edited
 from xaikit.models.arch import attention_modules, check_layer
-from xaikit.tokens import TokenScores
+from xaikit.policies import method_threads
+from xaikit.text.editing import run_edited
+from xaikit.text.encoding import check_model, check_texts, encode_one
+from xaikit.text.registry import TEXT_METHODS, lab_rankings
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["RANKINGS", "ERASER_BINS", "js_divergence", "content_positions", "erasure", "flip_fraction", "aopc",
            "permutation_change", "LabResult", "run_lab"]
 
-#: the rankings compared by the lab (SHAP and IG are the slow ones).
-RANKINGS = ("attention", "gradient", "gradient x attention", "Grad-SAM", "SHAP", "IG", "random")
+#: the rankings compared by the lab (SHAP and IG are the slow ones), read from :mod:`xaikit.text.registry`.
+RANKINGS = lab_rankings()
 #: ERASER's bins for the area over the perturbation curve: 1, 5, 10, 20 and 50% of the words.
 ERASER_BINS = (0.01, 0.05, 0.1, 0.2, 0.5)
 
@@ -213,7 +215,8 @@ class LabResult:
     decision flip; ``fraction_deleted``/``flipped_deleted``: the same with the words deleted from the input.
     ``permutation_tvd``: Jain & Wallace's output change when the last layer is shuffled;
     ``permutation_by_layer`` ``(sentences, layers)``: the same with one layer at a time shuffled.
-    ``extras["ig_relative_gap"]``: IG's completeness gap per sentence (the IG ranking uses only its order).
+    ``ig_relative_gap``: IG's relative completeness gap per sentence, or ``None`` without an IG ranking (the
+    IG ranking uses only its order).
     """
 
     sentences: list[str]
@@ -235,7 +238,7 @@ class LabResult:
     layer: int = -1
     bins: tuple[float, ...] = ERASER_BINS
     seconds: float = 0.0
-    extras: dict = field(default_factory=dict)
+    ig_relative_gap: np.ndarray | None = None
 
     @property
     def flip_table(self) -> np.ndarray:
@@ -282,7 +285,7 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
     if "attention" not in view_names:
         view_names = ("attention", *view_names)
     start = time.perf_counter()
-    with fitting_threads():
+    with method_threads():
         rows, kept, ig_gaps = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations,
                                         shap_evals, ig_steps, layer, bins, progress)
     if not rows:
@@ -302,15 +305,15 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
         per_ranking("deleted", 1, bool), per_ranking("aopc", 0), per_ranking("aopc", 1),
         col(lambda r: r["perm"]["median_tvd"]), np.array([r["perm_by_layer"] for r in rows]),
         col(lambda r: r["max_attention"]), layer=layer, bins=bins, seconds=time.perf_counter() - start,
-        extras={"ig_relative_gap": np.array(ig_gaps)} if ig_gaps else {})
+        ig_relative_gap=np.array(ig_gaps) if ig_gaps else None)
 
 
 def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals, ig_steps, layer,
               bins, progress):
     from tqdm.auto import tqdm
 
-    from xaikit.integrated import CompletenessWarning
-    from xaikit.views import all_views, explain
+    from xaikit.tensor.integrated import CompletenessWarning
+    from xaikit.text.views import all_views, explain
 
     rows, kept, ig_gaps = [], [], []
     n_layers = len(attention_modules(model))
@@ -319,13 +322,18 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
         positions = content_positions(enc, tokenizer)
         if len(positions) < 2:  # nothing to compare on a one-word text
             continue
-        views = all_views(model, tokenizer, text, enc.target, tuple(v for v in view_names if v != "IG"), layer=layer,
-                          shap_evals=shap_evals)
-        if "IG" in view_names:  # a ranking needs IG's order, not its exact sum: the gap is kept, not warned about
+        own = tuple(v for v in view_names if TEXT_METHODS[v].lab_options)  # explained with the lab's options
+        views = all_views(model, tokenizer, text, enc.target, tuple(v for v in view_names if v not in own),
+                          layer=layer, shap_evals=shap_evals)
+        for name in own:  # a ranking needs IG's order, not its exact sum: the gap is kept, not warned about
+            entry = TEXT_METHODS[name]
+            costs = {"steps": ig_steps, "max_evals": shap_evals}
+            options = {**({entry.cost: costs[entry.cost]} if entry.cost in costs else {}), **entry.lab_options}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CompletenessWarning)
-                views["IG"] = explain(model, tokenizer, text, "IG", enc.target, steps=ig_steps, rule="gausslegendre")
-            ig_gaps.append(float(views["IG"].extras["relative_gap"]))
+                views[name] = explain(model, tokenizer, text, name, enc.target, **options)
+            if name == "IG":
+                ig_gaps.append(float(views[name].detail.relative_gap))
         if "random" in rankings:
             order = rng.permutation(positions)
             rand = np.zeros(enc.n_tokens)

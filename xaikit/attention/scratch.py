@@ -9,7 +9,7 @@ The code follows the lecture's notation (``Q = X W_Q``: weights are ``(d_in, d_o
 multiply from the right) and comments the shape of every tensor, in the style of Karpathy's minGPT.
 It is the readable reference: the tests check it against ``torch.nn.functional.scaled_dot_product_attention``
 and ``torch.nn.MultiheadAttention`` given the same weights, and against the attention weights that a real
-BERT-family model returns (:mod:`xaikit.capture`).
+BERT-family model returns (:mod:`xaikit.attention.capture`).
 
 Masks are boolean with ``True`` meaning "may attend" (the convention of torch's
 ``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite one).

@@ -26,27 +26,29 @@ numbers (padding is masked out of attention) many times faster; ``benchmarks/sha
 both. ``padding="max_length"`` keeps the lecture's recipe for that comparison.
 
 The result is SHAP's own :class:`shap.Explanation`, so ``shap.plots.text`` and ``shap.plots.bar`` work on
-it; :func:`to_token_scores` turns one row into xaikit's :class:`~xaikit.tokens.TokenScores` for side-by-side
+it; :func:`to_token_scores` turns one row into xaikit's :class:`~xaikit.text.tokens.TokenScores` for side-by-side
 comparison with Grad-SAM and the attention views.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
 from xaikit._fn import in_float32
-from xaikit._textio import (
+from xaikit._validate import check_choice, check_float, check_int
+from xaikit.policies import method_threads
+from xaikit.text.encoding import (
     check_model,
     check_target,
     check_texts,
     encode_one,
-    fitting_threads,
     max_tokens,
-    n_classes,
+    tokenize,
 )
-from xaikit._validate import check_choice, check_float, check_int
-from xaikit.tokens import TokenScores
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "credit_split",
            "use_numba"]
@@ -90,7 +92,7 @@ def use_numba(enable: bool = False) -> int:
     return switched
 
 
-class prediction_function:  # noqa: N801 - used like a function: f(list_of_strings) -> (B,)
+class prediction_function:
     """The ``f`` SHAP calls: masked strings in, the chosen class's logit (or log-odds) out, shape ``(B,)``.
 
     Args:
@@ -148,8 +150,8 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
     Args:
         model, tokenizer: a sequence classifier and its tokenizer.
         texts: one string or a list of strings.
-        target: the class whose score is explained; ``None`` = class 1 for a two-class model (the lecture's
-            positive class), else required.
+        target: the class whose score is explained; ``None`` = the predicted class, as in every xaikit
+            method (all ``texts`` must then be predicted the same class: one explainer explains one output).
         output: ``"logit"`` or ``"log_odds"``.
         padding: ``"longest"`` (fast) or ``"max_length"`` (the lecture's recipe, for comparison).
         max_evals, fixed_context, batch_size: passed to SHAP's Partition explainer. The lecture uses
@@ -160,7 +162,7 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
             about ``max_evals`` forward passes of that length, 101 s for 300 words on 2 CPU cores).
         progress: a bar of the model evaluations with the time left: ``None`` on runs over two seconds,
             ``True`` always, ``False`` never. A text longer than the model takes is cut to its first words
-            with a warning, as in every text method (:func:`xaikit._textio.fit_text`).
+            with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`).
 
     Returns:
         ``shap.Explanation`` with ``.values`` (one array per text), ``.base_values``, ``.data`` (the token
@@ -172,17 +174,17 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
     check_model(model, tokenizer, "shap_text")
     if not _NUMBA_CHOSEN:
         use_numba(False)
-    if target is None:
-        if n_classes(model) != 2:
-            raise ValueError(f"target is None but the model has {n_classes(model)} classes; pass target=<class>")
-        target = 1
-    target = check_target(model, target, 0)
+    target = check_target(model, target, 0) if target is not None else None
+    check_choice(output, "output", ("logit", "log_odds"))
+    check_choice(padding, "padding", ("longest", "max_length"))
     max_evals = check_int(max_evals, "max_evals", 2)
     tol = check_float(tol, "tol", 0.0, strict_min=True)
-    f = prediction_function(model, tokenizer, target, output, padding, batch_size)
     texts, lengths = _fit_texts(model, tokenizer, texts, max_evals, allow_long)
+    if target is None:
+        target = _predicted_class(model, tokenizer, texts)
+    f = prediction_function(model, tokenizer, target, output, padding, batch_size)
     explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
-    with fitting_threads(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
+    with method_threads(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
         explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
                                 silent=silent)
     if check_additivity:
@@ -193,6 +195,17 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
     return explanation
 
 
+def _predicted_class(model, tokenizer, texts: list[str]) -> int:
+    """The class the model predicts for every one of ``texts``; a ValueError when they differ."""
+    with torch.no_grad():
+        logits = model(**tokenize(model, tokenizer, texts, "texts")).logits  # (B, C)
+    classes = [int(c) for c in logits.argmax(-1)]
+    if len(set(classes)) > 1:
+        raise ValueError(f"target=None explains the predicted class, but the texts are predicted different classes "
+                         f"{classes}; pass target=<class>, or explain each text on its own")
+    return classes[0]
+
+
 #: the most tokens shap_text explains without ``allow_long=True`` (about a minute on 2 CPU cores)
 LONG_TEXT = 200
 
@@ -200,7 +213,7 @@ LONG_TEXT = 200
 def _fit_texts(model, tokenizer, texts: list[str], max_evals: int, allow_long: bool):
     """Each text cut to the model's limit (one warning per cut text), and its token count; refuses texts over
     :data:`LONG_TEXT` tokens unless ``allow_long``, with the expected cost."""
-    from xaikit._textio import fit_text
+    from xaikit.text.encoding import fit_text
 
     name = "text" if len(texts) == 1 else "texts[{}]"
     texts = [fit_text(model, tokenizer, t, name.format(i)) for i, t in enumerate(texts)]
@@ -215,7 +228,7 @@ def _fit_texts(model, tokenizer, texts: list[str], max_evals: int, allow_long: b
     return texts, lengths
 
 
-class _evaluations_bar:  # noqa: N801 - used like a function in a with statement
+class _evaluations_bar:
     """A tqdm bar over the strings SHAP evaluates (about ``total``), shown after two seconds (``progress=None``),
     at once (``True``) or never (``False``); it names the expected cost and tqdm shows the time left."""
 
@@ -268,9 +281,14 @@ def credit_split(explanation, i: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return node_values[:m].copy(), spread
 
 
-def _label(model, target: int) -> str:
-    id2label = getattr(model.config, "id2label", None) or {}
-    return str(id2label.get(target, f"class {target}"))
+@dataclass
+class ShapDetail:
+    """What a SHAP row holds besides the scores: ``base_value`` (f of the fully masked text), ``fx``
+    (``base_value + sum(scores)``, f of the text) and SHAP's own feature strings ``shap_data``."""
+
+    base_value: float
+    fx: float
+    shap_data: list[str]
 
 
 def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, target: int | None = None) -> TokenScores:
@@ -287,7 +305,7 @@ def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, ta
     labels = list(tokens) if tokens is not None else data
     base = float(np.asarray(explanation.base_values).reshape(-1)[i])
     return TokenScores(labels, values, "SHAP", target, signed=True,
-                       extras={"base_value": base, "shap_data": data, "fx": base + float(values.sum())})
+                       detail=ShapDetail(base, base + float(values.sum()), data))
 
 
 def token_scores(model, tokenizer, text: str, target: int | None = None, output: str = "logit",

@@ -201,7 +201,7 @@ def _fmt(v: float) -> str:
 # -- gradient x input (notebook 01) -------------------------------------------------------------------------
 def _gxi_cases():
     """The notebook's smooth model at points with a zero, a negative and a large coordinate."""
-    from xaikit.toys import smooth_model
+    from xaikit.tensor.toys import smooth_model
 
     points = [[0.0, 1.5], [1.0, -0.5], [-2.0, 2.5], [0.7, 0.0]]
     return smooth_model, [torch.tensor(p) for p in points]
@@ -210,7 +210,7 @@ def _gxi_cases():
 def check_grad_times_input(student_fn, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(f, x) -> attributions``: gradient x input, ``x_i * df/dx_i`` at ``x`` (notebook 01),
     on the notebook's two-input model at four points (one coordinate 0 at two of them)."""
-    from xaikit.gradients import gradient
+    from xaikit.tensor.gradients import gradient
 
     result = CheckResult("check_grad_times_input")
     f, points = _gxi_cases()
@@ -269,7 +269,7 @@ def _ig_f(batch: torch.Tensor) -> torch.Tensor:
 
 
 def _ig_case(steps: int):
-    from xaikit.integrated import alphas_and_weights, integrated_gradients
+    from xaikit.tensor.integrated import alphas_and_weights, integrated_gradients
 
     x = torch.tensor([1.5, -0.8, 0.6])
     baseline = torch.tensor([0.2, 0.3, -0.4])
@@ -355,7 +355,7 @@ def _grad(f, x: torch.Tensor) -> torch.Tensor:
 
 
 def _ig_zero_baseline(x, steps, rule):
-    from xaikit.integrated import integrated_gradients
+    from xaikit.tensor.integrated import integrated_gradients
 
     return integrated_gradients(_ig_f, x, torch.zeros_like(x), steps=steps, rule=rule).attributions.double()
 
@@ -389,7 +389,7 @@ def _report_alphas(result, recorder, baseline, delta, steps, alphas_and_weights)
 
 # -- scaled dot-product attention (notebook 03) ---------------------------------------------------------------
 def _attention_cases():
-    from xaikit.attention import worked_example
+    from xaikit.attention.scratch import worked_example
 
     ex = worked_example()
     cases = [("the lecture's worked example", ex["x"].double(), ex["w_q"].double(), ex["w_k"].double(),
@@ -406,7 +406,7 @@ def check_attention(student_fn, verbose: bool = True) -> CheckResult:
     """Check scaled dot-product attention (Vaswani et al. 2017; notebook 03): either
     ``fn(x, w_q, w_k, w_v) -> (out, weights)`` (one self-attention head from the inputs) or
     ``fn(q, k, v) -> (out, weights)``; returning only ``out`` is accepted too. Compared with
-    :func:`xaikit.attention.scaled_dot_product_attention` and ``torch.nn.functional.scaled_dot_product_attention``.
+    :func:`xaikit.attention.scratch.scaled_dot_product_attention` and ``torch.nn.functional.scaled_dot_product_attention``.
     """
     result = CheckResult("check_attention")
     try:
@@ -493,7 +493,7 @@ check_scaled_dot_product_attention = check_attention
 
 # -- Grad-SAM (notebook 04) ----------------------------------------------------------------------------------
 def _gradsam_reference(a: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
-    from xaikit.gradsam import gradsam_scores
+    from xaikit.text.gradsam import gradsam_scores
 
     return gradsam_scores(a, g)
 
@@ -511,8 +511,8 @@ def _synthetic_attention(seed: int = 0, L: int = 3, M: int = 2, N: int = 5):
 @functools.lru_cache(maxsize=1)
 def _bert_case():
     """A tiny seeded BERT, its tokenizer and one sentence: attention, its gradient, and the tokens."""
-    from xaikit.gradsam import attention_and_gradients
     from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+    from xaikit.text.gradsam import attention_and_gradients
 
     model, tok = tiny_bert(seed=0), tiny_tokenizer()
     text = "I like the movie"
@@ -586,7 +586,7 @@ def _locate_heads(result, student_fn, a, g) -> None:
     """Run the student's function on each (layer, head) alone and list where it disagrees."""
     L, M, N, _ = a.shape
     bad = []
-    for l in range(L):  # noqa: E741 - the paper's layer index
+    for l in range(L):
         for m in range(M):
             one_a, one_g = a[l:l + 1, m:m + 1].clone(), g[l:l + 1, m:m + 1].clone()
             try:
@@ -619,7 +619,7 @@ def check_cls_share(student_fn, verbose: bool = True) -> CheckResult:
     so in the last layer the gradient reaches the [CLS] row alone and its share is exactly 1, which is why
     [CLS] so often tops Grad-SAM (3 of the lecture's 5 sentences on the embedded model). SHAP's text masker never hides [CLS], so [CLS] has no effect of its
     own; with the lecture's ``fixed_context=1`` it gets only its share of the interactions that the Partition
-    explainer hands down to every token of a group (:func:`xaikit.shaptext.credit_split`), and 0 with
+    explainer hands down to every token of a group (:func:`xaikit.text.shaptext.credit_split`), and 0 with
     ``fixed_context=None``.
     """
     result = CheckResult("check_cls_share")
@@ -737,7 +737,7 @@ def check_head_plots(student_fn, verbose: bool = True) -> CheckResult:
             result.fail(f"layer {layer} head {head}: you plot the mean over heads; plot the one head",
                         "mean_of_heads")
         else:
-            other = [(l, m) for l in range(L) for m in range(M)  # noqa: E741
+            other = [(l, m) for l in range(L) for m in range(M)
                      if any(d.shape == want.shape and np.allclose(d, a[l, m].numpy(), atol=1e-5) for d in data_list)]
             where = (f"; a heatmap shows layer {other[0][0]} head {other[0][1]} instead (an index off by one?)"
                      if other else "")
@@ -761,8 +761,8 @@ def check_cav(student_fn, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(concept_acts (N, D), negative_acts (N, D)) -> cav (D,)`` (Kim et al. 2018; notebook
     05): a unit vector normal to a linear boundary between the two sets, pointing towards the concept.
     The concept set is shifted along a known direction, so the check knows where the CAV should point.
-    Compared with :func:`xaikit.tcav.train_cav` (cosine similarity, not exact: solvers differ)."""
-    from xaikit.tcav import train_cav
+    Compared with :func:`xaikit.concepts.tcav.train_cav` (cosine similarity, not exact: solvers differ)."""
+    from xaikit.concepts.tcav import train_cav
 
     result = CheckResult("check_cav")
     concept, negative, u = _cav_case()
@@ -859,14 +859,14 @@ def check_tcav_score(student_fn, verbose: bool = True) -> CheckResult:
 
 # -- the references an exercise falls back to while it is a stub ------------------------------------------------
 def _ig_reference(f, x, baseline, steps):
-    from xaikit.integrated import integrated_gradients
+    from xaikit.tensor.integrated import integrated_gradients
 
     return integrated_gradients(f, x, baseline, steps=steps, rule="riemann_right").attributions
 
 
 def _attention_reference(*args):
     """``(x, w_q, w_k, w_v)`` or ``(q, k, v)`` -> ``(out, weights)``, as the exercise returns them."""
-    from xaikit.attention import scaled_dot_product_attention, self_attention
+    from xaikit.attention.scratch import scaled_dot_product_attention, self_attention
 
     if len(args) == 3:
         return scaled_dot_product_attention(*args)
@@ -886,7 +886,7 @@ def _head_plots_reference(attentions, tokens, picks):
 
 
 def _cav_reference(concept_acts, negative_acts):
-    from xaikit.tcav import train_cav
+    from xaikit.concepts.tcav import train_cav
 
     return train_cav(concept_acts, negative_acts).vector
 
@@ -896,7 +896,7 @@ def _tcav_score_reference(grads, cav):
 
 
 def _grad_times_input_reference(f, x):
-    from xaikit.gradients import grad_times_input
+    from xaikit.tensor.gradients import grad_times_input
 
     return grad_times_input(f, x)
 

@@ -212,11 +212,3 @@ def check_texts(texts, name: str = "texts") -> list[str]:
     if not texts:
         raise ValueError(f"{name} is an empty list; pass at least one sentence")
     return [check_text(t, f"{name}[{i}]") for i, t in enumerate(texts)]
-
-
-def fitting_threads():
-    """One torch thread while the CPU is already busy (see :func:`xaikit._config.cpu_busy`), else torch's
-    default; the thread count is restored afterwards. On an idle machine nothing changes."""
-    from xaikit._config import cpu_busy, torch_threads
-
-    return torch_threads(1 if cpu_busy() else None)

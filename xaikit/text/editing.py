@@ -1,6 +1,6 @@
 """Attention editing: run a model with chosen attention weights zeroed (and the rows renormalised) or
 permuted, in chosen layers and heads, without touching its weights. Used by notebook 04, sections 7-8,
-and by :mod:`xaikit.faithfulness`.
+and by :mod:`xaikit.text.faithfulness`.
 
 * **Erasure** (Serrano & Smith 2019, "Is Attention Interpretable?"): an item is removed by setting its
   attention weight to zero in every query's row and renormalising the row to sum to 1, so no other

@@ -30,10 +30,22 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+
+def project_root() -> Path:
+    """The folder that holds ``notebooks/``: the checkout this package sits in (a clone or an editable
+    install), else the current folder (an installed package has no notebooks of its own)."""
+    checkout = Path(__file__).resolve().parents[2]
+    return checkout if (checkout / "notebooks").is_dir() else Path.cwd()
+
+
+ROOT = project_root()
 NOTEBOOKS = ROOT / "notebooks"
 #: the cells each build wrote, per notebook (not committed: a fresh clone's .ipynb match their .py)
 RECORD = ".xaikit-build.json"
+
+
+class NotebookNotFoundError(LookupError):
+    """A notebook name or number that matches no ``notebooks/NN_*.py``."""
 
 
 def sources(names: list[str] | None = None) -> list[Path]:
@@ -42,7 +54,7 @@ def sources(names: list[str] | None = None) -> list[Path]:
     if names:
         found = [p for p in found if any(p.stem == n or p.stem.startswith(n) for n in names)]
         if not found:
-            raise SystemExit(f"no notebook matches {names}; have {[p.stem for p in sorted(NOTEBOOKS.glob('*.py'))]}")
+            raise NotebookNotFoundError(f"no notebook matches {names}; have {[p.stem for p in sorted(NOTEBOOKS.glob('*.py'))]}")
     return found
 
 

@@ -7,7 +7,8 @@ Explanation"). Used by notebooks 02 (section 8) and 04.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,10 @@ class TokenScores:
         method: a short name for legends, e.g. ``"Grad-SAM"``.
         target: the class explained (``None`` when not applicable).
         signed: whether negative scores are meaningful (IG, SHAP) or scores are non-negative (Grad-SAM).
-        extras: method-specific intermediates a figure may need (completeness gap, base value, ...).
+        detail: the method's own typed result with the intermediates a figure needs, or ``None``:
+            :class:`~xaikit.text.gradsam.GradSAMDetail`, :class:`~xaikit.tensor.integrated.IGResult` (text
+            IG), :class:`~xaikit.text.shaptext.ShapDetail`, :class:`~xaikit.text.views.AttentionDetail`.
+            Every array in it is on the CPU (NumPy, or CPU tensors for IG).
     """
 
     tokens: list[str]
@@ -30,7 +34,7 @@ class TokenScores:
     method: str = ""
     target: int | None = None
     signed: bool = True
-    extras: dict = field(default_factory=dict)
+    detail: Any = None
 
     def __post_init__(self):
         self.tokens = [str(t) for t in self.tokens]
@@ -59,7 +63,7 @@ class TokenScores:
         """The same scores with special tokens removed (for comparing with SHAP, which has none)."""
         keep = [i for i, t in enumerate(self.tokens) if t not in drop]
         return TokenScores([self.tokens[i] for i in keep], self.scores[keep], self.method, self.target,
-                           self.signed, dict(self.extras))
+                           self.signed, self.detail)
 
     def normalized(self) -> np.ndarray:
         """Scores divided by their largest absolute value (all zeros stay zeros)."""

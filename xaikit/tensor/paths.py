@@ -24,7 +24,7 @@ import torch
 
 from xaikit._fn import in_float32
 from xaikit._validate import check_choice, check_int
-from xaikit.integrated import RULES, _as_baseline, alphas_and_weights, path_gradients, warn_gap
+from xaikit.tensor.integrated import RULES, _as_baseline, alphas_and_weights, path_gradients, warn_gap
 
 __all__ = ["PATHS", "PathResult", "path_points", "path_integrated_gradients"]
 

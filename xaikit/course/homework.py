@@ -8,14 +8,14 @@ there is no source) is the single source of two generated notebooks, in the spir
   ``### END SOLUTION`` becomes ``# YOUR CODE HERE`` plus ``raise NotImplementedError(...)`` (at the
   indentation of the marker, so a function body stays a function body; a function marked
   ``@exercise(check)`` then runs xaikit's reference with a note, so the sheet runs to the end, see
-  :mod:`xaikit.checks`), and every hidden answer
+  :mod:`xaikit.course.checks`), and every hidden answer
   ``<details class="xk-answer">...</details>`` is removed (a question written in its ``<summary>`` is
   kept as plain text, the answer is not).
 * ``solutions/NN_name.ipynb``: the full notebook, answers kept.
 
 Both are written without outputs. ``python -m xaikit homework build [NN ...] [--out DIR]`` writes them
 under ``DIR`` (default: the repository root); ``exercises/`` and ``solutions/`` are build outputs, not
-committed. Students check their stubs with :mod:`xaikit.checks`.
+committed. Students check their stubs with :mod:`xaikit.course.checks`.
 
 **A rebuild never overwrites a sheet someone changed.** Each sheet records the SHA-256 of the cells it was
 written with (every cell's type and source) in its notebook metadata (``metadata.xaikit.cells_sha256``).
@@ -52,7 +52,7 @@ class Exercise:
 
     notebook: str   # number prefix, e.g. "03"
     function: str   # the name the solution block defines
-    check: str      # the xaikit.checks function that grades it
+    check: str      # the xaikit.course.checks function that grades it
     topic: str
 
 
@@ -201,7 +201,7 @@ def _source_notebook(path: Path):
     import nbformat
 
     if path.suffix == ".py":
-        from xaikit._nbtools import to_notebook
+        from xaikit.course.notebooks import to_notebook
 
         return to_notebook(path)
     nb = nbformat.read(path, as_version=4)
@@ -222,7 +222,7 @@ def _header(name: str, kind: str, n_stubs: int):
                 f"Generated from the lecture notebook `{name}`. There {'is' if n_stubs == 1 else 'are'} "
                 f"**{n_stubs}** cell{'s' if n_stubs != 1 else ''} marked `{STUB_COMMENT}`: replace the "
                 "`raise NotImplementedError(...)` line with your code. Cells that follow an exercise use "
-                "your function, and `xaikit.checks.check_...(your_function)` tells you what passes or "
+                "your function, and `xaikit.course.checks.check_...(your_function)` tells you what passes or "
                 "exactly what differs. Until you have written a function marked `@exercise(...)`, its check "
                 "says NOT WRITTEN YET and the cells that call it use xaikit's reference and print a note, so "
                 "Run All reaches the end and the notes list what is left. Questions are yours to answer in "
@@ -260,7 +260,7 @@ def make_sheets(path: Path) -> Sheet:
     solution = copy.deepcopy(nb)
     exercise.cells.insert(0, _header(name, "exercise", len(stubs)))
     solution.cells.insert(0, _header(name, "solution", len(stubs)))
-    from xaikit._nbtools import cells_digest
+    from xaikit.course.notebooks import cells_digest
 
     for kind, sheet in (("exercise", exercise), ("solution", solution)):
         sheet.nbformat, sheet.nbformat_minor = 4, max(int(sheet.get("nbformat_minor", 0)), 5)
@@ -274,7 +274,7 @@ def changed_since_built(path: Path) -> str | None:
     """Why the sheet at ``path`` must not be overwritten, or None (absent, or its cells are as written)."""
     import nbformat
 
-    from xaikit._nbtools import cells_digest
+    from xaikit.course.notebooks import cells_digest
 
     if not path.exists():
         return None
@@ -294,7 +294,7 @@ def changed_since_built(path: Path) -> str | None:
 
 def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
     """The lecture notebooks to cut sheets from: each ``NN_*.py`` source, or the ``.ipynb`` if no source."""
-    from xaikit._nbtools import NOTEBOOKS
+    from xaikit.course.notebooks import NOTEBOOKS
 
     folder = Path(notebooks_dir) if notebooks_dir else NOTEBOOKS
     found: dict[str, Path] = {p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))}
@@ -317,7 +317,7 @@ def build(out: str | Path | None = None, names: list[str] | None = None, noteboo
     """
     import nbformat
 
-    from xaikit._nbtools import ROOT, _dump, backup, write_text_atomic
+    from xaikit.course.notebooks import ROOT, _dump, backup, write_text_atomic
 
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")

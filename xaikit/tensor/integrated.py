@@ -9,13 +9,13 @@ Captum's ``approximation_methods`` (Kokhlikyan et al. 2020), so Captum with the 
 the same attributions - with one deliberate exception, the trapezoid rule (see :func:`alphas_and_weights`).
 Completeness says ``sum_i IG_i = F(x) - F(x')``; the result carries the gap between the two, which the IG
 paper suggests keeping within 5% of ``|F(x) - F(x')|`` by raising the steps (:func:`steps_for_tolerance`).
-Used by notebook 02 (sections 1-5) and, through :mod:`xaikit.text_ig`, section 8.
+Used by notebook 02 (sections 1-5) and, through :mod:`xaikit.text.text_ig`, section 8.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ from xaikit._fn import as_input, call, in_float32, select, setup, to_cpu, warn
 from xaikit._validate import check_choice, check_float, check_int, check_same_shape
 
 __all__ = ["RULES", "GAP_TOLERANCE", "CompletenessWarning", "IGResult", "alphas_and_weights",
-           "integrated_gradients", "steps_for_tolerance", "path_gradients", "ToleranceSearch", "gap_curves"]
+           "integrated_gradients", "steps_for_tolerance", "path_gradients", "ToleranceSearch", "gap_curves", "integrate_path"]
 
 #: the quadrature rules, in the order the panels list them.
 RULES = ("riemann_left", "riemann_right", "riemann_middle", "riemann_trapezoid", "gausslegendre")
@@ -172,6 +172,12 @@ class IGResult:
             than :data:`KEEP_NUMBERS` numbers (``running_sum`` still works: it keeps per-node sums).
         x, baseline: the input and the baseline.
         target, rule, steps: what was explained and how.
+        node_sums: per node, ``sum_i (x_i - x'_i) dF/dx_i(alpha_k)``, shape ``(steps,)`` (the running sum
+            of the completeness curve), or ``None`` where the gradients are kept.
+        input_ids, baseline_ids: the token ids of the input and the baseline text (text IG only).
+
+    ``output_change`` is ``F(x) - F(x')``, what the attributions should add up to. It is not Captum's
+    ``delta``: Captum's convergence delta is our ``gap``.
     """
 
     attributions: torch.Tensor
@@ -187,17 +193,19 @@ class IGResult:
     target: int | None
     rule: str
     steps: int
-    extras: dict = field(default_factory=dict)
+    node_sums: np.ndarray | None = None
+    input_ids: list[int] | None = None
+    baseline_ids: list[int] | None = None
 
     @property
-    def delta(self) -> float:
-        """``F(x) - F(x')``, what the attributions should add up to."""
+    def output_change(self) -> float:
+        """``F(x) - F(x')``, what the attributions should add up to (Captum's ``delta`` is :attr:`gap`)."""
         return self.f_x - self.f_baseline
 
     @property
     def relative_gap(self) -> float:
         """``|gap| / |F(x) - F(x')|`` (inf when the two outputs are equal and the gap is not zero)."""
-        d = abs(self.delta)
+        d = abs(self.output_change)
         if d == 0.0:
             return 0.0 if self.gap == 0.0 else float("inf")
         return abs(self.gap) / d
@@ -213,7 +221,7 @@ class IGResult:
 
         Its last value is ``sum(attributions)``; plotted against ``alphas`` it climbs to ``F(x) - F(x')``.
         """
-        per_node = self.extras.get("node_sums")  # (steps,)
+        per_node = self.node_sums  # (steps,)
         if per_node is None:
             diff = (self.x - self.baseline).reshape(1, -1)  # (1, d)
             per_node = (self.gradients.reshape(self.steps, -1) * diff).sum(1).double().cpu().numpy()
@@ -282,21 +290,27 @@ def integrated_gradients(f, x, baseline=None, steps: int = 50, rule: str = "riem
     x, target, _ = setup(f, x, target, "integrated_gradients")
     b = _as_baseline(baseline, x)
     alphas, weights = alphas_and_weights(rule, steps)
-    result = _integrate(f, x, b, alphas, weights, target, batch_size, rule, progress)
+    result = integrate_path(f, x, b, alphas, weights, target, batch_size, rule, progress)
     warn_gap("integrated_gradients", result.gap, result.f_x, result.f_baseline, steps, rule)
     return result
 
 
-def _integrate(f, x, b, alphas, weights, target, batch_size, rule, progress=None, cache=None,
+def integrate_path(f, x, b, alphas, weights, target, batch_size, rule, progress=None, cache=None,
                ends=None) -> IGResult:
-    """The quadrature itself; ``ends=(F(x'), F(x))`` skips the forward pass that would find them."""
+    """The quadrature itself, the extension point of every IG variant (text IG, image baselines, step search).
+
+    ``f`` and ``target`` as in :func:`integrated_gradients` (``target`` resolved already); ``x`` and ``b``
+    the input and the baseline on ``f``'s device; ``alphas``/``weights`` from :func:`alphas_and_weights`;
+    ``cache`` a :class:`_PathCache` that remembers evaluated nodes; ``ends=(F(x'), F(x))`` skips the forward
+    pass that would find them. Returns an :class:`IGResult` on the CPU.
+    """
     a = torch.as_tensor(alphas, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))  # (S, 1..)
     w = torch.as_tensor(weights, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
     diff = x - b  # (...)
-    extras = {}
+    node_sums = None
     if cache is None:
         outputs, weighted, node_sums, grads = _walk(f, b, diff, a, w, target, batch_size, progress)
-        extras["node_sums"] = to_cpu(node_sums).double().numpy()
+        node_sums = to_cpu(node_sums).double().numpy()
     else:
         outputs, grads = cache.evaluate(alphas, lambda idx: b + a[idx] * diff)
         weighted = (w * grads).sum(0)
@@ -316,7 +330,7 @@ def _integrate(f, x, b, alphas, weights, target, batch_size, rule, progress=None
     gap = float(attributions.sum()) - (f_x - f_b)
     # computed on the model's device, returned on the CPU (see xaikit._fn)
     return IGResult(to_cpu(attributions), gap, f_x, f_b, np.asarray(alphas), np.asarray(weights), to_cpu(outputs),
-                    to_cpu(grads), to_cpu(x), to_cpu(b), target, rule, len(alphas), extras)
+                    to_cpu(grads), to_cpu(x), to_cpu(b), target, rule, len(alphas), node_sums)
 
 
 def _walk(f, b, diff, a, w, target, batch_size, progress):
@@ -401,7 +415,7 @@ def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolera
     steps = start
     while True:
         alphas, weights = alphas_and_weights(rule, steps)
-        result = _integrate(f, x, b, alphas, weights, target, batch_size, rule, cache=cache)
+        result = integrate_path(f, x, b, alphas, weights, target, batch_size, rule, cache=cache)
         history.append((steps, result.relative_gap))
         if result.relative_gap <= tolerance:
             return ToleranceSearch(steps, result, history, cache.evaluations, True)
@@ -431,6 +445,6 @@ def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), ru
     cache.evaluate(union, lambda idx: b + a[idx] * (x - b))
     ends = (float(cache.store[0.0][0]), float(cache.store[1.0][0]))
     return {r: ([n for n, _, _ in plan[r]],
-                [_integrate(f, x, b, al, w, target, batch_size, r, cache=cache, ends=ends).relative_gap
+                [integrate_path(f, x, b, al, w, target, batch_size, r, cache=cache, ends=ends).relative_gap
                  for _, al, w in plan[r]])
             for r in rules}

@@ -1,6 +1,6 @@
 """Presenter mode: one call to get a notebook ready for a projector, and one to switch it all back.
 
-``xaikit.presenter.on()`` (or ``with xaikit.presenter.presenting(): ...``), run in the first cell of any
+``xaikit.course.presenter.on()`` (or ``with xaikit.course.presenter.presenting(): ...``), run in the first cell of any
 lecture notebook, before the panels are created:
 
 * **larger text and figures**: Matplotlib font sizes are multiplied by ``font_scale`` and the default
@@ -163,7 +163,7 @@ def off() -> bool:
 
 @contextlib.contextmanager
 def presenting(**kwargs):
-    """``with xaikit.presenter.presenting(font_scale=1.6): ...`` switches presenter mode on for the block
+    """``with xaikit.course.presenter.presenting(font_scale=1.6): ...`` switches presenter mode on for the block
     and off afterwards, even if the block raises."""
     settings_now = on(**kwargs)
     try:

@@ -21,14 +21,35 @@ that the tests hold the vectorised form to (1e-6).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 
 from xaikit._fn import in_float32, inputs_to_model, to_cpu
-from xaikit._textio import encode_one, fitting_threads
 from xaikit.models.arch import assert_attentions
-from xaikit.tokens import TokenScores
+from xaikit.policies import method_threads
+from xaikit.text.encoding import encode_one
+from xaikit.text.tokens import TokenScores
 
-__all__ = ["gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients", "check_gradsam"]
+
+@dataclass
+class GradSAMDetail:
+    """What :func:`gradsam` computed besides the scores, as NumPy arrays on the CPU.
+
+    Attributes:
+        attentions, gradients: ``A`` and ``dS/dA``, ``(L, M, N, N)`` (layer, head, query, key).
+        per_layer: ``(L, N)``, each layer's share of the score (sums to the scores over layers).
+        logits, probs: the model's output on the text, ``(C,)`` each.
+    """
+
+    attentions: np.ndarray
+    gradients: np.ndarray
+    per_layer: np.ndarray
+    logits: np.ndarray
+    probs: np.ndarray
+
+__all__ = ["GradSAMDetail", "gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients"]
 
 
 @in_float32("model")
@@ -79,7 +100,7 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
     attentions, gradients = attentions.detach().cpu(), gradients.detach().cpu()
     L, M, N, _ = attentions.shape
     r = torch.zeros(N, dtype=torch.float64)
-    for l in range(L):  # noqa: E741 - the paper's layer index
+    for l in range(L):
         for m in range(M):
             for i in range(N):
                 total = 0.0
@@ -102,55 +123,17 @@ def gradsam(model, tokenizer, text: str, target: int | None = None, reference: b
         reference: use the plain loop instead of the vectorised sum (slow; for checking).
 
     Returns:
-        :class:`~xaikit.tokens.TokenScores` (non-negative, ``signed=False``) with ``extras`` holding
-        ``attentions`` and ``gradients`` ``(L, M, N, N)``, ``per_layer`` ``(L, N)`` (each layer's share of
-        the score), ``logits`` and ``probs``, as NumPy arrays. The scores are computed on the model's
-        device in its dtype.
+        :class:`~xaikit.text.tokens.TokenScores` (non-negative, ``signed=False``) whose ``detail`` is a
+        :class:`GradSAMDetail`. The scores are computed on the model's device in its dtype.
     """
-    with fitting_threads():
+    with method_threads():
         enc = encode_one(model, tokenizer, text, target, method="gradsam", forward=False)
         a, g, logits = _attention_and_gradients(model, enc.inputs, enc.target)  # one forward, one backward
     target = int(logits.argmax()) if enc.target is None else enc.target
     r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
     L, M, N, _ = a.shape
     per_layer = (a * torch.relu(g)).sum(dim=(1, 3)) / (L * M * N)  # (L, N), sums to r over layers
-    extras = {"attentions": to_cpu(a).numpy(), "gradients": to_cpu(g).numpy(), "per_layer": to_cpu(per_layer).numpy(),
-              "logits": to_cpu(logits).numpy(), "probs": to_cpu(torch.softmax(logits, -1)).numpy()}
-    return TokenScores(enc.tokens, to_cpu(r), "Grad-SAM", target, signed=False, extras=extras)
+    detail = GradSAMDetail(to_cpu(a).numpy(), to_cpu(g).numpy(), to_cpu(per_layer).numpy(), to_cpu(logits).numpy(),
+                           to_cpu(torch.softmax(logits, -1)).numpy())
+    return TokenScores(enc.tokens, to_cpu(r), "Grad-SAM", target, signed=False, detail=detail)
 
-
-def check_gradsam(student_fn, attentions=None, gradients=None, atol: float = 1e-6, seed: int = 0) -> bool:
-    """Compare a student's ``fn(attentions, gradients) -> (N,)`` with the reference and say what differs.
-
-    With no tensors given, random ``(2, 3, 5, 5)`` softmax attention and signed gradients are used.
-    Prints a plain verdict and returns True/False (the homework cell asserts on it).
-    """
-    if attentions is None or gradients is None:
-        gen = torch.Generator().manual_seed(seed)
-        attentions = torch.softmax(torch.randn(2, 3, 5, 5, generator=gen), dim=-1)
-        gradients = torch.randn(2, 3, 5, 5, generator=gen)
-    attentions, gradients = torch.as_tensor(attentions).detach().cpu(), torch.as_tensor(gradients).detach().cpu()
-    expected = gradsam_scores(attentions, gradients)
-    got = student_fn(attentions, gradients)
-    if isinstance(got, torch.Tensor):
-        got = got.detach().cpu()  # a student's function may compute on a GPU
-    got = torch.as_tensor(got, dtype=expected.dtype).reshape(-1)
-    if got.shape != expected.shape:
-        print(f"Shape differs: expected {tuple(expected.shape)} (one score per token), got {tuple(got.shape)}.")
-        return False
-    diff = (got - expected).abs()
-    if float(diff.max()) > atol:
-        i = int(diff.argmax())
-        hint = ""
-        if torch.allclose(got, expected * attentions.shape[-1], atol=atol * 10):
-            hint = " (off by a factor N: divide by L*M*N)"
-        elif torch.allclose(got, (attentions * gradients).sum(dim=(0, 1, 3)) / got.new_tensor(
-                attentions.shape[0] * attentions.shape[1] * attentions.shape[2]), atol=atol):
-            hint = " (ReLU missing on the gradient?)"
-        elif torch.allclose(got, (attentions * torch.relu(gradients)).sum(dim=(0, 1, 2)) / got.new_tensor(
-                attentions.shape[0] * attentions.shape[1] * attentions.shape[2]), atol=atol):
-            hint = " (summed over the column (query) instead of along the row: sum over the last axis j)"
-        print(f"Token {i} differs: expected {float(expected[i]):.6g}, got {float(got[i]):.6g}{hint}.")
-        return False
-    print(f"Grad-SAM matches the reference on all {len(expected)} tokens (largest difference {float(diff.max()):.2g}).")
-    return True

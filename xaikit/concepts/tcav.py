@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from xaikit._fn import ensure_eval
 from xaikit._validate import check_choice, check_float, check_int
 
 __all__ = [
@@ -371,9 +372,9 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
     key = (_fingerprint(x), pooling, target)
     per_layer = store.setdefault(key, {})
     if layer not in per_layer:
-        from xaikit._textio import fitting_threads
+        from xaikit.policies import method_threads
 
-        with fitting_threads():  # one torch thread on a busy CPU (several times faster there)
+        with method_threads():  # xaikit.policies: the thread count the user set
             per_layer.update(_run(model, x, _layers_to_keep(model, layer, pooling, len(x)), pooling, target,
                                   batch_size))
     return per_layer[layer]
@@ -390,9 +391,7 @@ def _check_common(model, layer, pooling):
                         "classifier: TCAV here feeds pixel_values to a ViT-style model. For a text model use "
                         "xaikit.gradsam, xaikit.shap_text or text integrated gradients")
     check_choice(pooling, "pooling", POOLINGS)
-    if model.training:
-        warnings.warn("tcav: the model was in training mode; switched to eval mode", UserWarning, stacklevel=3)
-        model.eval()
+    ensure_eval(model, "tcav")
     return check_layer(model, layer)
 
 
@@ -587,7 +586,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     two-sided t-test compares the concept's R scores with the baseline's; the p-value is Bonferroni-
     corrected by the number of concepts and ``significant`` means ``p_corrected < alpha``.
 
-    ``random_sets``: R+1 image sets; by default :func:`xaikit.imageworld.random_images` with seeds
+    ``random_sets``: R+1 image sets; by default :func:`xaikit.concepts.imageworld.random_images` with seeds
     ``seed*1000 + i`` and ``n_random`` images each.
     """
     from tqdm.auto import tqdm
@@ -602,7 +601,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
         raise TypeError("concepts must be a non-empty dict {name: images}, e.g. {'striped': imageworld."
                         "concept_images('striped')}")
     if random_sets is None:
-        from xaikit.imageworld import random_images
+        from xaikit.concepts.imageworld import random_images
 
         random_sets = [random_images(n_random, seed=seed * 1000 + i) for i in range(R + 1)]
     if len(random_sets) < R + 1:

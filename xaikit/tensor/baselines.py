@@ -27,7 +27,7 @@ import torch
 
 from xaikit._fn import as_input, in_float32, setup, to_cpu
 from xaikit._validate import check_choice, check_float, check_int
-from xaikit.integrated import RULES, _integrate, alphas_and_weights
+from xaikit.tensor.integrated import RULES, alphas_and_weights, integrate_path
 
 __all__ = ["BASELINES", "BaselineResult", "image_baseline", "baseline_attributions"]
 
@@ -134,7 +134,7 @@ def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps
     alphas, weights = alphas_and_weights(rule, steps)
     attributions, gaps, f_bs = torch.zeros(x.shape, dtype=x.dtype), [], []  # on the CPU, like each result
     for base in baselines:
-        result = _integrate(f, x, base, alphas, weights, target, batch_size, rule)
+        result = integrate_path(f, x, base, alphas, weights, target, batch_size, rule)
         attributions += result.attributions / len(baselines)
         gaps.append(result.gap)
         f_bs.append(result.f_baseline)

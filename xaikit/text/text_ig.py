@@ -7,8 +7,8 @@ a baseline text, and sums each token's attributions over the hidden dimension (S
 by ``[PAD]``, ``[MASK]`` or ``[UNK]``, or set the word's embedding output to zero; ``[CLS]`` and ``[SEP]``
 stay as they are, so the baseline is still a well-formed input of the same length.
 
-Returns a :class:`xaikit.tokens.TokenScores` (so notebook 04 can compare IG with Grad-SAM and SHAP) whose
-``extras`` carry the completeness gap and the full :class:`xaikit.integrated.IGResult`.
+Returns a :class:`xaikit.text.tokens.TokenScores` (so notebook 04 can compare IG with Grad-SAM and SHAP) whose
+``detail`` is the full :class:`xaikit.tensor.integrated.IGResult` (completeness gap, F(x), F(x'), token ids).
 Notebook 02, section 8.
 """
 
@@ -19,11 +19,11 @@ from contextlib import contextmanager
 import torch
 
 from xaikit._fn import ensure_eval, in_float32, model_device
-from xaikit._textio import check_pair, fit_text, max_tokens
 from xaikit._validate import check_choice, check_int, check_text
-from xaikit.integrated import RULES, IGResult, _integrate, alphas_and_weights, warn_gap
 from xaikit.models.arch import embeddings_module
-from xaikit.tokens import TokenScores
+from xaikit.tensor.integrated import RULES, IGResult, alphas_and_weights, integrate_path, warn_gap
+from xaikit.text.encoding import check_pair, fit_text, max_tokens
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["TEXT_BASELINES", "text_integrated_gradients", "embedding_integrated_gradients", "baseline_ids"]
 
@@ -127,7 +127,7 @@ def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, at
         fast_attention: compute with SDPA attention while IG runs (same function, faster; see
             :func:`_fast_attention`); the model is switched back afterwards.
         batch_size: path points per forward/backward pass; ``None`` bounds the memory
-            (:func:`xaikit.integrated.default_batch_size`), so 10,000 steps cost time, not gigabytes.
+            (:func:`xaikit.tensor.integrated.default_batch_size`), so 10,000 steps cost time, not gigabytes.
         progress: a tqdm bar over the batches: ``None`` on runs over two seconds, ``True``, ``False``.
 
     Returns an :class:`IGResult` over the embedding output: ``attributions`` is ``(T, H)``.
@@ -168,10 +168,10 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
     else:
         ends = (float(logits[1, target]), float(logits[0, target]))
     alphas, weights = alphas_and_weights(rule, steps)
-    result = _integrate(swap, x, b, alphas, weights, target, batch_size, rule, progress, ends=ends)
+    result = integrate_path(swap, x, b, alphas, weights, target, batch_size, rule, progress, ends=ends)
     warn_gap("text_integrated_gradients", result.gap, result.f_x, result.f_baseline, steps, rule)
-    result.extras["input_ids"] = ids[0].tolist()
-    result.extras["baseline_ids"] = base[0].tolist()
+    result.input_ids = ids[0].tolist()
+    result.baseline_ids = base[0].tolist()
     return result
 
 
@@ -183,11 +183,11 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
     """IG per token of ``text`` for a sentiment-style classifier: attributions summed over the hidden size.
 
     ``baseline`` is ``"pad"``, ``"mask"``, ``"unk"`` or ``"zero"``; [CLS] and [SEP] are kept fixed. The
-    result's ``extras`` hold ``gap`` (completeness gap in logits), ``relative_gap``, ``f_x``, ``f_baseline``,
-    ``baseline`` and ``result`` (the :class:`IGResult`).
+    result's ``detail`` is the :class:`IGResult` (``gap`` in logits, ``relative_gap``, ``f_x``,
+    ``f_baseline``, ``rule``, ``steps``, ``input_ids``, ``baseline_ids``).
 
     A text longer than the model takes (or than ``max_length`` tokens, if given) is cut to its first words
-    with a warning, as in every text method (:func:`xaikit._textio.fit_text`), so IG's tokens are
+    with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`), so IG's tokens are
     Grad-SAM's and SHAP's.
 
     Sundararajan, Taly & Yan (2017); notebook 02, section 8.
@@ -211,10 +211,7 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
                                             batch_size, zero_rows, fast_attention, progress)
     scores = result.attributions.sum(-1)  # (T,)
     tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())
-    extras = {"gap": result.gap, "relative_gap": result.relative_gap, "f_x": result.f_x,
-              "f_baseline": result.f_baseline, "baseline": baseline, "rule": rule, "steps": steps,
-              "result": result}
-    return TokenScores(tokens, scores, "Integrated Gradients", result.target, True, extras)
+    return TokenScores(tokens, scores, "Integrated Gradients", result.target, True, result)
 
 
 def _as_ids(ids, name: str) -> torch.Tensor:

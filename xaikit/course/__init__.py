@@ -1,0 +1,5 @@
+"""Course tools, not methods: homework self-checks, homework sheets, presenter mode and the notebook builds."""
+
+from xaikit._lazy import attach
+
+__getattr__, __dir__ = attach(__name__, {}, ("checks", "homework", "presenter", "notebooks"))
