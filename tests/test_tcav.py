@@ -12,6 +12,9 @@ import pytest
 import torch
 from torch import nn
 
+from xaikit.concepts import activations as activations_module
+from xaikit.concepts import cav as cav_module
+from xaikit.concepts import images as images_module
 from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
 from xaikit.models.tiny import tiny_vit
@@ -136,7 +139,7 @@ def test_newton_logistic_equals_scikit_learn(shape):
     z = rng.normal(size=shape)
     y = (rng.random(shape[0]) < 0.5).astype(float)
     z[y == 1] += 0.4  # overlapping classes; with 75 rows in 74 dimensions they are also separable
-    ours = tcav._LogisticL2(C=1.0).fit(z, y)
+    ours = cav_module._LogisticL2(C=1.0).fit(z, y)
     ref = LogisticRegression(C=1.0, tol=1e-12, max_iter=10_000).fit(z, y)
     assert np.abs(ours.coef_ - ref.coef_).max() < 1e-5
     assert abs(ours.intercept_[0] - ref.intercept_[0]) < 1e-5
@@ -169,7 +172,7 @@ def test_hook_activations_equal_hidden_states(pooling):
 def test_fast_pixel_path_equals_the_image_processor():
     model = tiny_vit(image_size=32)
     imgs = iw.random_images(4, seed=2)[:, ::2, ::2]
-    proc = tcav._processor(model, None)
+    proc = images_module._processor(model, None)
     want = proc(images=list(imgs), return_tensors="pt")["pixel_values"]
     torch.testing.assert_close(tcav.pixel_values(model, imgs), want, atol=1e-6, rtol=0)
     # a wrong-size image goes through the processor's resize
@@ -203,8 +206,8 @@ def test_layer_switch_uses_the_cache(monkeypatch):
     model = tiny_vit(seed=2, image_size=32)
     _small_run(model)
     calls = []
-    real = tcav._run
-    monkeypatch.setattr(tcav, "_run", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = activations_module._run
+    monkeypatch.setattr(activations_module, "_run", lambda *a, **k: calls.append(1) or real(*a, **k))
     concepts = {"striped": iw.concept_images("striped", 8)[:, ::2, ::2],
                 "dotted": iw.concept_images("dotted", 8)[:, ::2, ::2]}
     randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]

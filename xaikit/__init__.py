@@ -45,7 +45,7 @@ _EXPORTS: dict[str, str] = {
     "TokenScores": "text.tokens",
     # notebook 05
     "tcav": "concepts.tcav",
-    "tcav_significance": "concepts.tcav",
+    "tcav_significance": "concepts.significance",
     # homework self-checks (xaikit.course.checks)
     "check_grad_times_input": "course.checks", "check_ig_riemann": "course.checks",
     "check_attention": "course.checks", "check_gradsam": "course.checks", "check_cls_share": "course.checks",

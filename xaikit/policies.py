@@ -24,7 +24,7 @@ policy                    what changes                                 why
                           replacing another)                           model's attention changes
 ``course.presenter``      ``Panel.scale``, rcParams, ``XAIKIT_FAST``   large figures and short runs in
                           inside ``presenting()`` (restored after)     front of a room
-``concepts.tcav`` cache   activations, gradients and CAVs per model    TCAV's significance runs reuse
+``concepts.activations``  activations, gradients and CAVs per model    TCAV's significance runs reuse
                           (weak references; ``clear_cache()`` after    them hundreds of times
                           training a model in place)
 ``_config.set_seed``      Python's, NumPy's and torch's global seeds   reproducible notebooks

@@ -1,0 +1,181 @@
+"""Activations and directional derivatives at an encoder block, steps 1 and 3 of TCAV (Kim et al. 2018,
+"Interpretability beyond feature attribution: quantitative testing with concept activation vectors (TCAV)",
+ICML; notebook 05), with the per-model cache that the significance runs reuse.
+
+1. **Activations** ``a_l(x)`` of a set at layer l, taken by a forward hook on encoder block l and pooled:
+   the [CLS] token (``"cls"``), the mean of the patch tokens (``"mean"``) or all tokens flattened
+   (``"flatten"``, as in the lecture's code).
+3. **Directional derivative** of the class logit ``h_k`` along a CAV, for each image x of class k:
+   ``S_C,k,l(x) = grad h_k(a_l(x)) . v_C``. For pooled modes, the CAV is a direction in pooled space and is
+   added to the tokens it pools ([CLS] only, or every patch token for the mean), so the derivative is
+   the gradient summed over those tokens, dotted with ``v_C``.
+
+From the derivatives, step 4's **TCAV score** ``|{x in X_k : S(x) > 0}| / |X_k|`` and its magnitude variant
+``sum_{S>0} S / sum |S|`` (``_score``).
+
+Works on Hugging Face transformers models directly: hooks find the blocks through
+:func:`xaikit.models.arch.encoder_layers` (4.x ``vit.encoder.layer`` / 5.x ``vit.layers``), accept tuple
+or tensor block outputs, and call the model with ``pixel_values=``. Activations and gradients are cached
+per model, image set, pooling and target, for every layer at once when they fit in memory, so a layer
+switch with warm caches only retrains the (cached) CAVs (listed in :mod:`xaikit.policies`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+
+import numpy as np
+import torch
+
+from xaikit._fn import ensure_eval
+from xaikit._validate import check_choice, check_int
+from xaikit.concepts.cav import CAV
+from xaikit.concepts.images import pixel_values, resolve_class
+
+__all__ = ["POOLINGS", "activations", "directional_derivatives", "clear_cache"]
+
+POOLINGS = ("cls", "mean", "flatten")
+_ALL_LAYERS_BYTES = 64 * 2**20  # cache every layer at once below this size
+
+
+# -- activations and gradients (cached) ---------------------------------------------------------------------
+_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def clear_cache(model=None) -> None:
+    """Forget cached activations, gradients and CAVs (of one model, or all). Needed after training a model."""
+    if model is None:
+        _CACHE.clear()
+    else:
+        _CACHE.pop(model, None)
+
+
+def _store(model) -> dict:
+    return _CACHE.setdefault(model, {})
+
+
+def _fingerprint(x: torch.Tensor) -> str:
+    return hashlib.sha1(x.detach().cpu().numpy().tobytes()).hexdigest()[:16]
+
+
+def _pool(h: torch.Tensor, pooling: str) -> torch.Tensor:
+    """(B, T, D) block output -> pooled (B, D) or (B, T*D)."""
+    if pooling == "cls":
+        return h[:, 0]
+    if pooling == "mean":
+        return h[:, 1:].mean(1)
+    return h.flatten(1)
+
+
+def _lift(g: torch.Tensor, pooling: str) -> torch.Tensor:
+    """(B, T, D) gradient at the block output -> gradient along a pooled-space direction (see module doc)."""
+    if pooling == "cls":
+        return g[:, 0]
+    if pooling == "mean":
+        return g[:, 1:].sum(1)  # the CAV is added to every patch token, so the mean moves by the CAV
+    return g.flatten(1)
+
+
+def _layers_to_keep(model, layer: int, pooling: str, n: int) -> list[int]:
+    from xaikit.models.arch import n_layers
+
+    total = n_layers(model)
+    cfg = model.config
+    tokens = (int(getattr(cfg, "image_size", 224)) // int(getattr(cfg, "patch_size", 16))) ** 2 + 1
+    width = cfg.hidden_size * (tokens if pooling == "flatten" else 1)
+    return list(range(total)) if n * width * total * 4 < _ALL_LAYERS_BYTES else [layer]
+
+
+def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | None, batch_size: int):
+    """Forward (and backward, if ``target`` is set) with hooks on ``layers``; pooled activations or lifted
+    gradients per layer, each (N, D)."""
+    from xaikit.models.arch import encoder_layers
+
+    blocks = encoder_layers(model)
+    outs: dict[int, torch.Tensor] = {}
+
+    def hook(i):
+        def fn(_module, _inputs, output):
+            outs[i] = output[0] if isinstance(output, (tuple, list)) else output  # 4.x tuple, 5.x tensor
+        return fn
+
+    handles = [blocks[i].register_forward_hook(hook(i)) for i in layers]
+    device = next(model.parameters()).device
+    pieces: dict[int, list[torch.Tensor]] = {i: [] for i in layers}
+    try:
+        for s in range(0, len(x), batch_size):
+            xb = x[s:s + batch_size].to(device=device, dtype=next(model.parameters()).dtype)
+            if target is None:
+                with torch.no_grad():
+                    model(pixel_values=xb)
+                for i in layers:
+                    pieces[i].append(_pool(outs[i], pooling).float().cpu())
+            else:
+                with torch.enable_grad():
+                    logits = model(pixel_values=xb).logits  # (B, C)
+                    hs = [outs[i] for i in layers]
+                    grads = torch.autograd.grad(logits[:, target].sum(), hs)  # each (B, T, D)
+                for i, g in zip(layers, grads, strict=True):
+                    pieces[i].append(_lift(g, pooling).float().cpu())
+    finally:
+        for h in handles:
+            h.remove()
+    return {i: torch.cat(p).numpy() for i, p in pieces.items()}
+
+
+def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None, batch_size: int) -> np.ndarray:
+    store = _store(model)
+    key = (_fingerprint(x), pooling, target)
+    per_layer = store.setdefault(key, {})
+    if layer not in per_layer:
+        from xaikit.policies import method_threads
+
+        with method_threads():  # xaikit.policies: the thread count the user set
+            per_layer.update(_run(model, x, _layers_to_keep(model, layer, pooling, len(x)), pooling, target,
+                                  batch_size))
+    return per_layer[layer]
+
+
+def _check_common(model, layer, pooling):
+    from xaikit.models.arch import check_layer
+
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+        raise TypeError(f"model must be a transformers image classifier (e.g. ViTForImageClassification), got "
+                        f"{type(model).__name__}")
+    if not hasattr(model.config, "image_size") or hasattr(model.config, "vocab_size"):
+        raise TypeError(f"model is a {type(model).__name__} ({getattr(model.config, 'model_type', '?')}), not an image "
+                        "classifier: TCAV here feeds pixel_values to a ViT-style model. For a text model use "
+                        "xaikit.gradsam, xaikit.shap_text or text integrated gradients")
+    check_choice(pooling, "pooling", POOLINGS)
+    ensure_eval(model, "tcav")
+    return check_layer(model, layer)
+
+
+def activations(model, images, layer: int, pooling: str = "flatten", processor=None,
+                batch_size: int = 64) -> np.ndarray:
+    """Pooled activations (N, D) of encoder block ``layer`` for ``images`` (cached)."""
+    layer = _check_common(model, layer, pooling)
+    x = pixel_values(model, images, processor)
+    return _cached(model, x, layer, pooling, None, check_int(batch_size, "batch_size", 1))
+
+
+def directional_derivatives(model, images, layer: int, cav, target, pooling: str = "flatten",
+                            processor=None, batch_size: int = 64) -> np.ndarray:
+    """``S(x) = grad h_target(a_layer(x)) . cav`` for each image, (N,) (Kim et al. 2018, eq. 1)."""
+    layer = _check_common(model, layer, pooling)
+    idx, _ = resolve_class(model, target)
+    v = cav.vector if isinstance(cav, CAV) else np.asarray(cav, dtype=np.float32)
+    x = pixel_values(model, images, processor, "class_images")
+    g = _cached(model, x, layer, pooling, idx, check_int(batch_size, "batch_size", 1))  # (N, D)
+    if v.shape != (g.shape[1],):
+        raise ValueError(f"cav has {v.shape[0] if v.ndim else 0} dimensions but layer {layer} with pooling "
+                         f"{pooling!r} has {g.shape[1]}; train the CAV at the same layer and pooling")
+    return g @ v
+
+
+def _score(s: np.ndarray) -> tuple[float, float]:
+    score = float((s > 0).mean())
+    total = np.abs(s).sum()
+    magnitude = float(s[s > 0].sum() / total) if total > 0 else 0.5
+    return score, magnitude
