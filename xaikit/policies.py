@@ -7,13 +7,18 @@ here, so a reader can see all of it at once. Nothing here imports torch at modul
 ========================  ==========================================  =================================
 policy                    what changes                                 why
 ========================  ==========================================  =================================
-:func:`method_threads`    torch's thread count while a text or         an explicit setting
-                          concept method runs (restored afterwards)    (``XAIKIT_THREADS`` or
-                                                                       :func:`set_method_threads`); on
-                                                                       a machine whose cores are busy,
-                                                                       one thread is several times faster
-                                                                       (one Grad-SAM pass 4.6 s on 2
-                                                                       threads, 0.18 s on 1, at load 10)
+:func:`method_threads`    torch's thread count while a text or         one thread unless the user says
+                          concept method runs (restored afterwards)    otherwise (``XAIKIT_THREADS=N``
+                                                                       or ``auto``, or
+                                                                       :func:`set_method_threads`): the
+                                                                       embedded models are too small to
+                                                                       gain from more, and on a machine
+                                                                       whose cores are busy more threads
+                                                                       cost several times more (one
+                                                                       Grad-SAM pass 4.6 s on 2 threads,
+                                                                       0.18 s on 1, at load 10; notebook
+                                                                       04 in student mode 284 s with
+                                                                       torch's default against 69 s)
 :func:`panel_threads`     one torch thread while a panel updates       the panels' tiny models lose more
                           (restored afterwards)                        to thread hand-offs than they gain
 ``shaptext.use_numba``    SHAP's numba-compiled helpers swapped for    numba compiles for seconds on the
@@ -45,8 +50,9 @@ _method_threads_set = False
 def set_method_threads(n: int | None) -> None:
     """Use ``n`` torch threads inside xaikit's text and concept methods (``None``: torch's own default).
 
-    Overrides ``XAIKIT_THREADS``. On a shared machine whose cores other processes keep busy, ``1`` is the
-    fast choice; on an idle laptop leave it at ``None``.
+    Overrides ``XAIKIT_THREADS``. The default is one thread, the fast choice for the embedded models and
+    on any machine whose cores other processes keep busy; with a hub-sized model (bert-base, ViT-base) on
+    an idle many-core machine, ``None`` lets torch use every core.
     """
     global _method_threads, _method_threads_set
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
@@ -54,20 +60,27 @@ def set_method_threads(n: int | None) -> None:
     _method_threads, _method_threads_set = n, True
 
 
+#: threads inside the methods when neither :func:`set_method_threads` nor ``XAIKIT_THREADS`` says otherwise
+DEFAULT_METHOD_THREADS = 1
+
+
 def method_thread_count() -> int | None:
-    """The thread count :func:`method_threads` uses: :func:`set_method_threads`, else ``XAIKIT_THREADS``, else
-    ``None`` (torch's default, nothing changed)."""
+    """The thread count :func:`method_threads` uses: :func:`set_method_threads`, else ``XAIKIT_THREADS`` (a
+    positive integer, or ``auto`` for torch's own default), else :data:`DEFAULT_METHOD_THREADS`. ``None``
+    means torch's default (nothing changed)."""
     if _method_threads_set:
         return _method_threads
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
+        return DEFAULT_METHOD_THREADS
+    if value.lower() == "auto":
         return None
     try:
         n = int(value)
     except ValueError:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer, got {value!r}") from None
+        raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}") from None
     if n < 1:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer, got {value!r}")
+        raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}")
     return n
 
 
