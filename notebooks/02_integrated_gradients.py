@@ -34,8 +34,8 @@ from xaikit.tensor.baselines import BASELINES, baseline_attributions
 from xaikit.tensor.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
 from xaikit.tensor.integrated import RULES, path_gradients
 from xaikit.tensor.paths import path_integrated_gradients
+from xaikit.tensor.toys import digits_setup
 from xaikit.text.text_ig import TEXT_BASELINES, text_integrated_gradients
-from xaikit.widgets.integrated import digits_setup
 
 xaikit.set_seed(0)
 

@@ -35,10 +35,10 @@ def test_positional_encoding_panel_follows_controls():
     assert p.image.value[:4] == b"\x89PNG"
 
 
-def test_positional_encoding_panel_restyles_in_place_like_a_full_redraw(monkeypatch):
+def test_positional_encoding_panel_updates_in_place_like_a_full_redraw(monkeypatch):
     p = PositionalEncodingPanel(d_model=16, positions=20)
     axes_before = list(p.figure.axes)
-    p.set(d_model=24, positions=30)  # restyled: same axes, new data, limits and title
+    p.set(d_model=24, positions=30)  # updated in place: same axes, new data, limits and title
     assert p.figure.axes == axes_before
     heat, sim = (ax.images[0] for ax in p.figure.axes[:2])
     np.testing.assert_array_equal(heat.get_array(), A.sinusoidal_positional_encoding(30, 24).numpy())
@@ -51,7 +51,7 @@ def test_positional_encoding_panel_restyles_in_place_like_a_full_redraw(monkeypa
     def broken(fig, r):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(p, "restyle", broken)
+    monkeypatch.setattr(p, "update_artists", broken)
     p.set(positions=31)
     assert isinstance(p.error, RuntimeError)  # shown in the panel ...
     monkeypatch.undo()

@@ -27,7 +27,7 @@ from xaikit._config import cache_dir, fast_mode, torch_threads
 from xaikit._validate import check_float, check_int
 
 __all__ = ["Toy", "saturating", "thresholded", "softplus_relu", "softplus", "smooth_model", "DigitsClassifier",
-           "DigitsData", "TrainedDigits", "load_digits", "digits_classifier"]
+           "DigitsData", "TrainedDigits", "load_digits", "digits_classifier", "digits_setup"]
 
 
 @dataclass(frozen=True)
@@ -220,6 +220,15 @@ def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool =
     trained = TrainedDigits(model, data, accuracy, seed, epochs, time.perf_counter() - t0, from_cache)
     _MEMORY[key] = trained
     return trained
+
+
+def digits_setup(index: int = 0):
+    """``(model, image, baseline, train_images)`` for the IG lessons: the digits CNN of
+    :func:`digits_classifier` (seed 0, no progress bar), test image ``index`` ``(1, 8, 8)``, the black image
+    as baseline and the training images (for the data-drawn baselines). Notebook 02 and its panels."""
+    trained = digits_classifier(progress=False)
+    x = trained.data.test_x[index]
+    return trained.model, x, torch.zeros_like(x), trained.data.train_x
 
 
 def _train(model: nn.Module, data: DigitsData, seed: int, epochs: int, progress: bool) -> None:

@@ -58,42 +58,6 @@ def draw_attention(ax, weights, tokens=None, title: str | None = None, colorbar:
     return im
 
 
-class _BlitPanel(Panel):
-    """A panel whose axes, labels and colour bars stay put while a few artists change.
-
-    ``draw`` builds the full figure and lists the changing artists in ``self._dynamic``; when
-    ``layout_key(result)`` is unchanged, ``refresh`` updates only those artists, which are drawn onto the
-    saved background (Matplotlib blitting). Tick labels and text layout are most of a full redraw's cost.
-    """
-
-    def layout_key(self, r):
-        return None
-
-    def refresh(self, r) -> str | None:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def _render(self, r):
-        fig = self.figure
-        canvas = fig.canvas
-        key = self.layout_key(r)
-        if not getattr(self, "_blit_ready", False) or key != self._blit_key:
-            fig.clear()
-            self._dynamic = []
-            extra = self.draw(fig, r)
-            for artist in self._dynamic:
-                artist.set_animated(True)  # left out of canvas.draw(), drawn by hand below
-            canvas.draw()
-            self._background = canvas.copy_from_bbox(fig.bbox)
-            self._blit_key, self._blit_ready = key, True
-        else:
-            extra = self.refresh(r)
-        canvas.restore_region(self._background)
-        for artist in self._dynamic:
-            fig.draw_artist(artist)
-        self.image.value = _png(canvas)
-        return extra
-
-
 # -- positional encoding ---------------------------------------------------------------------------------
 @dataclass
 class PEResult:
@@ -133,7 +97,7 @@ class PositionalEncodingPanel(Panel):
         self._images = (im1, im2)
         self._title_pe(r)
 
-    def restyle(self, fig, r):
+    def update_artists(self, fig, r):
         # same two heatmaps with new data: swap the arrays and the limits, keep the axes and colour bars
         # (measured: about half the time of building the figure again)
         for im, data in zip(self._images, (r.pe, r.similarity), strict=True):
@@ -159,7 +123,7 @@ class SaturationResult:
     grad_norm: torch.Tensor  # (T,) Frobenius norm of the softmax Jacobian
 
 
-class WorkedExamplePanel(_BlitPanel):
+class WorkedExamplePanel(Panel):
     """The lecture's three inputs ``[1,0,1,0], [0,2,0,2], [1,1,1,1]`` through one attention head.
 
     ``weights = softmax(Q K^T / temperature)``; the usual choice is ``temperature = sqrt(d_k) = sqrt(3)``.
@@ -201,11 +165,11 @@ class WorkedExamplePanel(_BlitPanel):
         ax2.set_ylim(0, 1.12)
         ax2.set_title("saturation per query", fontsize=10)
         ax2.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3, frameon=False)
-        self._dynamic = [ax1.images[0], ax1.title, *ax1.texts, *bars]
+        self.animated = [ax1.images[0], ax1.title, *ax1.texts, *bars]
         return self._table(r)
 
-    def refresh(self, r):
-        image, title, *rest = self._dynamic
+    def update_artists(self, fig, r):
+        image, title, *rest = self.animated
         texts, bars = rest[:9], rest[9:]
         w = r.steps.weights.numpy()
         image.set_data(w)
@@ -238,7 +202,7 @@ class DkResult:
     d_ks: list
 
 
-class SaturationPanel(_BlitPanel):
+class SaturationPanel(Panel):
     """Why divide by ``sqrt(d_k)``: random ``q, k ~ N(0, I)`` of size ``d_k`` against 10 keys. Unscaled,
     the scores' spread grows like ``sqrt(d_k)``, so the softmax saturates and its gradient vanishes."""
 
@@ -292,10 +256,10 @@ class SaturationPanel(_BlitPanel):
         ax2.set_xlabel("d_k")
         ax2.set_title(f"mean over {self.n_queries} queries ({self.n_keys} keys); circles: now", fontsize=10)
         ax2.legend(fontsize=7, ncol=2)
-        self._dynamic = [ax1.title, *bars, *markers]
+        self.animated = [ax1.title, *bars, *markers]
 
-    def refresh(self, r):
-        title, *rest = self._dynamic
+    def update_artists(self, fig, r):
+        title, *rest = self.animated
         bars, markers = rest[:self.n_keys], rest[self.n_keys:]
         title.set_text(self._title(r))
         for bar, height in zip(bars, r.weights.tolist(), strict=True):
@@ -322,7 +286,7 @@ class MaskResult:
     mask: torch.Tensor | None  # (T, T) bool, True = may attend
 
 
-class MaskPanel(_BlitPanel):
+class MaskPanel(Panel):
     """One score matrix under the three masks: none (BERT, bidirectional), causal (GPT, no peeking at
     later tokens), padding (no attention to ``[PAD]``)."""
 
@@ -363,10 +327,10 @@ class MaskPanel(_BlitPanel):
         ax1.set_title(self._title(r), fontsize=10)
         fig.colorbar(im, ax=ax1, fraction=0.046, pad=0.04)
         draw_attention(ax2, r.weights, r.tokens, title="weights (rows sum to 1)")
-        self._dynamic = [im, ax1.title, ax2.images[0]]
+        self.animated = [im, ax1.title, ax2.images[0]]
 
-    def refresh(self, r):
-        scores, title, weights = self._dynamic
+    def update_artists(self, fig, r):
+        scores, title, weights = self.animated
         scores.set_data(self._scores(r))
         title.set_text(self._title(r))
         weights.set_data(r.weights.numpy())
@@ -452,7 +416,7 @@ class ExplorerView:
     capture: object  # the AttentionCapture of the sentence
 
 
-class AttentionExplorer(_BlitPanel):
+class AttentionExplorer(Panel):
     """A real BERT-family model's attention on any sentence, by layer and head (or the mean of heads).
 
     ``AttentionExplorer(model, tokenizer, text="The cat drank the milk because it was hungry", layer=0,
@@ -539,7 +503,7 @@ class AttentionExplorer(_BlitPanel):
     def draw(self, fig, r):
         ax = fig.subplots()
         draw_attention(ax, r.weights, r.tokens, title=self._title(r), query=r.query)
-        self._dynamic = [ax.images[0], ax.patches[0], ax.title]
+        self.animated = [ax.images[0], ax.patches[0], ax.title]
         return self._row_html(r)
 
     @staticmethod
@@ -553,25 +517,12 @@ class AttentionExplorer(_BlitPanel):
     def layout_key(self, r):
         return tuple(r.tokens)  # a new sentence changes the tick labels: full redraw
 
-    def refresh(self, r):
-        image, rect, title = self._dynamic
+    def update_artists(self, fig, r):
+        image, rect, title = self.animated
         image.set_data(r.weights.numpy())
         rect.set_y(r.query - 0.5)
         title.set_text(self._title(r))
         return self._row_html(r)
-
-
-def _png(canvas) -> bytes:
-    """The Agg canvas's pixels as PNG bytes (fast compression: the image is redrawn often)."""
-    import io
-
-    from PIL import Image
-
-    width, height = canvas.get_width_height()
-    buf = io.BytesIO()
-    rgba = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    rgba.convert("RGB").save(buf, format="png", compress_level=1)  # opaque figure: RGB is lossless, 20% faster
-    return buf.getvalue()
 
 
 def _table_html(header, rows) -> str:

@@ -10,9 +10,10 @@
 
 Each ``compute`` returns a small dataclass; tests and the notebook read ``panel.result``.
 
-Speed: these panels lay their axes out once (:meth:`_FixedAxesPanel.setup`) and each change only updates
-the artists' data (``draw``), with no layout engine; the toy models run on one torch thread, which on a
-busy 2-core machine is ~10x faster than two for models this small. ``benchmarks/panel_latency.py`` times them.
+Speed: these panels lay their axes out once (``draw``) and each change only updates the artists' data
+(``update_artists``, the fast-redraw hook of :class:`~xaikit.widgets.base.Panel`), with no layout engine;
+the toy models run on one torch thread, which on a busy 2-core machine is ~10x faster than two for models
+this small. ``benchmarks/panel_latency.py`` times them.
 """
 
 from __future__ import annotations
@@ -27,64 +28,24 @@ from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
 from xaikit.policies import panel_threads
 from xaikit.tensor import gradients as G
 from xaikit.tensor import toys
+from xaikit.tensor.integrated import integrated_gradients
 from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, slider, toggle
 
-__all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel", "riemann_ig"]
+__all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel"]
 
 
-class _FixedAxesPanel(Panel):
-    """A panel that builds its axes once and then redraws only what changes (blitting).
+class _ToyPanel(Panel):
+    """A notebook 01 panel: fixed axes placed by hand, and the toy models on the panel's torch threads.
 
-    ``setup(fig)`` builds the axes and returns the *dynamic* artists (points, bars, images, titles); ``draw``
-    updates their data. The static rest (axes, ticks, contours, colour bars) is drawn once and kept as a
-    pixel background; a ``draw`` that changes it (a new colour map, say) calls :meth:`invalidate`.
+    ``draw`` builds the axes, lists the artists that change in ``self.animated`` and fills them in through
+    ``update_artists``, the base class's fast-redraw hook, which every later change calls alone.
     """
 
     layout = None  # fixed axes positions: the constrained layout engine would double the redraw time
 
-    def setup(self, fig) -> list:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def invalidate(self) -> None:
-        """Redraw the static background on the next render."""
-        self._background = None
-
     def update(self):
         with panel_threads():
             return super().update()
-
-    def _render(self, result):
-        fig = self.figure
-        canvas = fig.canvas
-        if not getattr(self, "_dynamic", None):
-            fig.clear()
-            self._dynamic = list(self.setup(fig))
-            for artist in self._dynamic:
-                artist.set_animated(True)  # left out of canvas.draw(): drawn on top of the background
-            self._background = None
-        extra = self.draw(fig, result)
-        if self._background is None:
-            canvas.draw()
-            self._background = canvas.copy_from_bbox(fig.bbox)
-        else:
-            canvas.restore_region(self._background)
-        for artist in self._dynamic:
-            fig.draw_artist(artist)
-        self.image.value = _encode_png(canvas)
-        return extra
-
-
-def _encode_png(canvas) -> bytes:
-    """The Agg buffer as PNG, without drawing again (as :func:`xaikit.widgets.base.render_png` encodes)."""
-    import io
-
-    from PIL import Image
-
-    width, height = canvas.get_width_height()
-    image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    buf = io.BytesIO()
-    image.save(buf, format="png", compress_level=1)
-    return buf.getvalue()
 
 
 @dataclass
@@ -144,7 +105,7 @@ class _Bars:
 
 
 # -- §1 -----------------------------------------------------------------------------------------------------
-class GradientPanel(_FixedAxesPanel):
+class GradientPanel(_ToyPanel):
     """§1: gradient and gradient x input of a smooth model of two inputs at the point (x1, x2)."""
 
     title = "Gradient and gradient x input"
@@ -168,7 +129,7 @@ class GradientPanel(_FixedAxesPanel):
         return PointAttributions(x, value, {"gradient": G.gradient(self.f, x),
                                             "gradient x input": G.grad_times_input(self.f, x)})
 
-    def setup(self, fig):
+    def draw(self, fig, r):
         ax, bx = fig.subplots(1, 2, width_ratios=[1.2, 1], gridspec_kw=dict(left=0.07, right=0.98, bottom=0.14,
                                                                             top=0.86, wspace=0.4))
         cs = ax.contourf(self._g1, self._g2, self._gz, levels=15, cmap=SEQUENTIAL)
@@ -181,9 +142,10 @@ class GradientPanel(_FixedAxesPanel):
         self._ax = ax
         self._bars = _Bars(bx, ["x1", "x2"], list(self.methods), (-1.0, 1.0))
         bx.set_title("attributions", fontsize=10)
-        return [self._point, self._arrow, ax.title, *self._bars.artists]
+        self.animated = [self._point, self._arrow, ax.title, *self._bars.artists]
+        return self.update_artists(fig, r)
 
-    def draw(self, fig, r: PointAttributions):
+    def update_artists(self, fig, r: PointAttributions):
         g = r.attributions["gradient"].numpy()
         x = r.x.numpy()
         self._point.set_data([x[0]], [x[1]])
@@ -196,20 +158,14 @@ class GradientPanel(_FixedAxesPanel):
 
 
 # -- §2 -----------------------------------------------------------------------------------------------------
-def riemann_ig(f, x: torch.Tensor, baseline: torch.Tensor, steps: int = 64) -> torch.Tensor:
-    """A preview of Integrated Gradients (Sundararajan et al. 2017; notebook 02 does it properly) by a
-    midpoint Riemann sum: ``(x - x') * mean_k grad F(x' + (k - 1/2)/m (x - x'))`` for k = 1..m, for a
-    scalar ``f`` of one input ``x`` of shape ``(d,)``."""
-    alphas = (torch.arange(1, steps + 1, dtype=x.dtype) - 0.5) / steps  # (m,)
-    points = baseline + alphas[:, None] * (x - baseline)  # (m, d)
-    return (x - baseline) * G.batch_gradients(f, points, None).mean(0)
-
-
-class GradientSaturationPanel(_FixedAxesPanel):
+class GradientSaturationPanel(_ToyPanel):
     """§2: on min(1, x1 + x2), gradients vanish once x1 + x2 >= 1 although both inputs matter.
 
     Occlusion (each input set to 0) also gives 0 at (1, 1): either input alone keeps f at 1. The IG
-    preview (a midpoint Riemann sum from the baseline 0) splits f(x) - f(0) between the inputs.
+    preview (Sundararajan et al. 2017; notebook 02 does it properly) is
+    :func:`~xaikit.tensor.integrated.integrated_gradients` with the midpoint Riemann rule from the baseline 0,
+    ``(x - x') * mean_k grad F(x' + (k - 1/2)/m (x - x'))`` for k = 1..m; it splits f(x) - f(0) between
+    the inputs.
     """
 
     title = "Saturation: f = min(1, x1 + x2)"
@@ -227,10 +183,11 @@ class GradientSaturationPanel(_FixedAxesPanel):
         with torch.no_grad():
             value, base_value = (float(v) for v in self.f(torch.stack([x, baseline])))
         values = (G.gradient(self.f, x), G.grad_times_input(self.f, x),
-                  G.occlusion(self.f, x, window=1, baseline=0.0), riemann_ig(self.f, x, baseline, self.ig_steps))
+                  G.occlusion(self.f, x, window=1, baseline=0.0),
+                  integrated_gradients(self.f, x, baseline, self.ig_steps, "riemann_middle").attributions)
         return PointAttributions(x, value, dict(zip(self.methods, values, strict=True)), base_value)
 
-    def setup(self, fig):
+    def draw(self, fig, r):
         ax, bx = fig.subplots(1, 2, width_ratios=[1, 1.4], gridspec_kw=dict(left=0.07, right=0.98, bottom=0.14,
                                                                             top=0.9, wspace=0.2))
         s = np.linspace(0, 3, 301)
@@ -244,9 +201,10 @@ class GradientSaturationPanel(_FixedAxesPanel):
         self._ax, self._bx = ax, bx
         # every attribution here lies in [0, 1.5] for x in [0, 1.5]^2: a fixed range keeps the axis static
         self._bars = _Bars(bx, ["x1", "x2"], list(self.methods), (-0.15, 1.75))
-        return [self._point, ax.title, bx.title, *self._bars.artists]
+        self.animated = [self._point, ax.title, bx.title, *self._bars.artists]
+        return self.update_artists(fig, r)
 
-    def draw(self, fig, r: PointAttributions):
+    def update_artists(self, fig, r: PointAttributions):
         self._point.set_data([float(r.x.sum())], [r.value])
         self._ax.set_title(f"f(x) - f(0) = {r.value - r.baseline_value:.2f}", fontsize=10)
         self._bx.set_title(f"attributions at ({r.x[0]:.2f}, {r.x[1]:.2f})", fontsize=10)
@@ -267,7 +225,7 @@ class ThresholdResult:
     max_gap: float  # max over the grid of softplus - relu (theory: log(2) / beta at x = 10)
 
 
-class ThresholdPanel(_FixedAxesPanel):
+class ThresholdPanel(_ToyPanel):
     """§3: the thresholded max(0, x - 10) and its softplus(beta) replacement, values and gradients."""
 
     title = "Thresholding: max(0, x - 10) and softplus"
@@ -293,7 +251,7 @@ class ThresholdPanel(_FixedAxesPanel):
                                                    "grad relu": grads_hard, "grad softplus": grads_soft},
                                float((soft_curve - relu_curve).max()))
 
-    def setup(self, fig):
+    def draw(self, fig, r):
         ax, bx = fig.subplots(1, 2, gridspec_kw=dict(left=0.06, right=0.98, bottom=0.15, top=0.9, wspace=0.18))
         g = self.grid.numpy()
         lines = {}
@@ -313,9 +271,10 @@ class ThresholdPanel(_FixedAxesPanel):
         ax.set_title(" ", fontsize=9)
         bx.set_title(" ", fontsize=9)
         self._ax, self._bx = ax, bx
-        return [*lines.values(), self._pt_f, self._pt_g, ax.title, bx.title]
+        self.animated = [*lines.values(), self._pt_f, self._pt_g, ax.title, bx.title]
+        return self.update_artists(fig, r)
 
-    def draw(self, fig, r: ThresholdResult):
+    def update_artists(self, fig, r: ThresholdResult):
         for name, line in self._lines.items():
             line.set_ydata(r.curves[name])
         self._pt_f.set_data([r.x, r.x], [r.relu, r.softplus])
@@ -339,7 +298,7 @@ class SmoothGradResult:
     smoothed: torch.Tensor
 
 
-class SmoothGradPanel(_FixedAxesPanel):
+class SmoothGradPanel(_ToyPanel):
     """§4: the raw saliency map of a digit against SmoothGrad and its variants (Smilkov et al. 2017).
 
     Controls: image (a test digit), sigma (noise as a fraction of the pixel range [0, 1]), n (samples),
@@ -374,7 +333,7 @@ class SmoothGradPanel(_FixedAxesPanel):
         return SmoothGradResult(image, int(data.test_y[image]), int(p.argmax()), float(p.max()), x, noisy, kind,
                                 noisy.reduce(kind))
 
-    def setup(self, fig):
+    def draw(self, fig, r):
         axes = fig.subplots(1, 4, gridspec_kw=dict(left=0.01, right=0.94, bottom=0.03, top=0.8, wspace=0.3))
         blank = np.zeros((8, 8))
         self._ims = [axes[0].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
@@ -391,9 +350,10 @@ class SmoothGradPanel(_FixedAxesPanel):
             ax.set_title(" \n ", fontsize=9)
         self._axes = axes
         self._shown_kind = None
-        return [*self._ims, *(ax.title for ax in axes)]
+        self.animated = [*self._ims, *(ax.title for ax in axes)]
+        return self.update_artists(fig, r)
 
-    def draw(self, fig, r: SmoothGradResult):
+    def update_artists(self, fig, r: SmoothGradResult):
         a0, a1, a2, a3 = self._axes
         im0, im1, im2, im3 = self._ims
         im0.set_data(r.image[0].numpy())

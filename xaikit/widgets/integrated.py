@@ -9,7 +9,7 @@
 * :class:`IGCompletenessPanel`: the interpolation strip from baseline to input, ``F`` along the path and
   the running sum of attributions climbing to ``F(x) - F(x')``.
 
-By default the image panels use the small digits CNN of :func:`xaikit.tensor.toys.digits_classifier` (trained in
+By default the image panels use the small digits CNN of :func:`xaikit.tensor.toys.digits_setup` (trained in
 seconds on scikit-learn's bundled 8x8 digits). Every number drawn comes from :mod:`xaikit.tensor.integrated`,
 :mod:`xaikit.tensor.paths` and :mod:`xaikit.tensor.baselines`. Sundararajan, Taly & Yan (2017).
 """
@@ -26,20 +26,12 @@ from xaikit.plotting import OKABE_ITO, show_signed, signed_bars
 from xaikit.tensor.baselines import BASELINES, PARAMETERS, baseline_attributions
 from xaikit.tensor.integrated import RULES, gap_curves, integrated_gradients
 from xaikit.tensor.paths import path_integrated_gradients
+from xaikit.tensor.toys import digits_setup
 from xaikit.widgets.base import Panel, dropdown, int_slider, slider
 
-__all__ = ["IGStepsPanel", "IGPathPanel", "IGBaselinePanel", "IGCompletenessPanel", "digits_setup"]
+__all__ = ["IGStepsPanel", "IGPathPanel", "IGBaselinePanel", "IGCompletenessPanel"]
 
 TOLERANCE = 0.05  # the IG paper: attributions should add up to F(x) - F(x') within 5%
-
-
-def digits_setup(index: int = 0):
-    """``(model, image, baseline, data)``: the digits CNN, test image ``index`` (1, 8, 8), black, training images."""
-    from xaikit.tensor.toys import digits_classifier
-
-    trained = digits_classifier(progress=False)
-    x = trained.data.test_x[index]
-    return trained.model, x, torch.zeros_like(x), trained.data.train_x
 
 
 def _image(ax, img, title, cmap="gray_r"):
