@@ -24,7 +24,7 @@ from contextlib import contextmanager
 
 import torch
 
-from xaikit._validate import check_callable, check_finite, check_int
+from xaikit._validate import check_callable, check_finite, check_float, check_int, check_same_shape
 
 
 def as_input(x, name: str = "x") -> torch.Tensor:
@@ -45,6 +45,19 @@ def as_input(x, name: str = "x") -> torch.Tensor:
         t = t.to(torch.float32)
     check_finite(t, name)
     return t
+
+
+def as_baseline(baseline, x: torch.Tensor) -> torch.Tensor:
+    """The baseline ``x'`` of every tensor method, on ``x``'s device and dtype: ``None`` is all zeros, a
+    number is a constant input, anything else a tensor of ``x``'s shape (checked like ``x``)."""
+    if baseline is None:
+        return torch.zeros_like(x)
+    if isinstance(baseline, (int, float)) and not isinstance(baseline, bool):
+        value = check_float(baseline, "baseline", hint="a number baseline is a constant input, e.g. 0.0")
+        return torch.full_like(x, value)
+    b = as_input(baseline, "baseline")
+    check_same_shape(x, b, "x", "baseline")
+    return b.to(device=x.device, dtype=x.dtype)
 
 
 def model_device(f) -> torch.device | None:

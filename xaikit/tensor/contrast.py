@@ -22,8 +22,8 @@ from math import factorial
 import torch
 from torch import nn
 
-from xaikit._fn import as_input, call, in_float32, select, setup, to_cpu, to_model
-from xaikit._validate import check_int, check_same_shape
+from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, to_model
+from xaikit._validate import check_int
 
 __all__ = ["deeplift_rescale", "exact_shapley", "twin_relu_networks"]
 
@@ -50,8 +50,7 @@ def deeplift_rescale(model: nn.Sequential, x, baseline=None, target=None) -> tor
     """
     layers = _layers(model)
     x, target, _ = setup(model, x, target, "deeplift_rescale")
-    b = torch.zeros_like(x) if baseline is None else as_input(baseline, "baseline").to(x)
-    check_same_shape(x, b, "x", "baseline")
+    b = as_baseline(baseline, x)
     h = to_model(model, torch.stack([x, b]))  # (2, d): input and baseline side by side, in the model's dtype
     ratios = []
     with torch.no_grad():
@@ -103,8 +102,7 @@ def exact_shapley(f, x, baseline=None, target=None, max_features: int = 12) -> t
     All ``2**d`` inputs go through ``f`` in one batch, so keep ``d <= max_features``.
     """
     x, target, _ = setup(f, x, target, "exact_shapley")
-    b = torch.zeros_like(x) if baseline is None else as_input(baseline, "baseline").to(x)
-    check_same_shape(x, b, "x", "baseline")
+    b = as_baseline(baseline, x)
     d = x.numel()
     max_features = check_int(max_features, "max_features", 1)
     if d > max_features:

@@ -36,9 +36,10 @@ KINDS = ("smoothgrad", "squared", "vargrad")
 _DEFAULT_BATCH = 64
 
 
-# -- the one backward pass everything uses ------------------------------------------------------------
-def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
-    """dF_target/dx for every row of a batch ``xs`` (B, ...) in one backward pass; returns (B, ...).
+# -- the one backward pass and the one batch loop every tensor method uses ---------------------------
+def outputs_and_gradients(f, xs: torch.Tensor, target: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``F_target`` ``(B,)`` and ``dF_target/dx`` ``(B, ...)`` at every row of a batch ``xs`` ``(B, ...)``, in one
+    forward and one backward pass, both detached.
 
     Rows do not interact (the model is in eval mode), so the gradient of the summed outputs with respect
     to the batch is the stack of per-row gradients.
@@ -50,7 +51,34 @@ def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
             raise TypeError("f must be differentiable with torch operations (its output does not depend on x "
                             "through autograd); write f with torch functions, not NumPy")
         (grads,) = torch.autograd.grad(out.sum(), xs, allow_unused=True)
-    return torch.zeros_like(xs) if grads is None else grads.detach()
+    return out.detach(), torch.zeros_like(xs) if grads is None else grads.detach()
+
+
+def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
+    """dF_target/dx for every row of a batch ``xs`` (B, ...) in one backward pass; returns (B, ...)."""
+    return outputs_and_gradients(f, xs, target)[1]
+
+
+def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: int, progress: bool | None = False,
+                     desc: str = "gradients"):
+    """The batched-gradient loop of every tensor method (SmoothGrad's noisy copies, IG's path points):
+    yields ``(start, outputs (b,), gradients (b, ...))`` for the inputs ``make_batch(start, stop)`` of the
+    batches ``[0, batch_size), [batch_size, 2 batch_size), ...`` of ``total`` inputs. The caller keeps or
+    reduces each batch, so memory stays bounded by the batch if it wants."""
+    for start in batch_starts(total, batch_size, progress, desc):
+        stop = min(start + batch_size, total)
+        yield (start, *outputs_and_gradients(f, make_batch(start, stop), target))
+
+
+def batch_starts(total: int, size: int, progress: bool | None, desc: str):
+    """Batch start indices, with a tqdm bar: always (``progress=True``, more than one batch), never
+    (``False``), or on runs that last over two seconds (``None``)."""
+    starts = range(0, total, size)
+    if progress is False or len(starts) < 2:
+        return starts
+    from tqdm.auto import tqdm
+
+    return tqdm(starts, desc=desc, unit="batch", leave=False, delay=0 if progress else 2.0)
 
 
 @_fn.in_float32()
@@ -95,7 +123,8 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
             gives one size per dimension of ``x`` (or per trailing dimension for ``(C, H, W)``).
         stride: the step between windows, same forms as ``window``; ``None`` uses ``window`` (non-overlapping
             windows, each element covered once).
-        baseline: the value an occluded element takes: a number, or a tensor shaped like ``x``.
+        baseline: the value an occluded element takes: a number, a tensor shaped like ``x``, or ``None``
+            (zeros), as every tensor method reads it (:func:`xaikit._fn.as_baseline`).
         batch_size: occluded copies evaluated per call of ``f`` (default 64).
         progress: show a tqdm bar over the batches (for large images and models).
 
@@ -106,7 +135,7 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
     shape = tuple(x.shape)
     win = _window(window, shape, "window")
     step = win if stride is None else _window(stride, shape, "stride", full_leading=win)
-    base = _baseline(baseline, x)
+    base = _fn.as_baseline(baseline, x)
     batch_size = check_int(_DEFAULT_BATCH if batch_size is None else batch_size, "batch_size", 1)
 
     # window corners 0, s, 2s, ... until a window reaches the end; the last one may be cut by the edge
@@ -116,7 +145,7 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
         f_x = _fn.select(_fn.call(f, x.unsqueeze(0)), target)[0]
         total = torch.zeros_like(x)
         count = torch.zeros_like(x)
-        for i in _batches(len(windows), batch_size, progress, "occlusion"):
+        for i in batch_starts(len(windows), batch_size, progress, "occlusion"):
             chunk = windows[i:i + batch_size]
             mask = torch.zeros((len(chunk), *shape), dtype=torch.bool, device=x.device)  # (b, *x.shape)
             for k, sl in enumerate(chunk):
@@ -127,16 +156,6 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
             total += (m * drop.view(-1, *([1] * len(shape)))).sum(0)
             count += m.sum(0)
     return torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total)).cpu()
-
-
-def _batches(total: int, batch_size: int, progress: bool, desc: str):
-    """The start index of each batch, with a tqdm bar when ``progress`` is set."""
-    starts = range(0, total, batch_size)
-    if not progress:
-        return starts
-    from tqdm.auto import tqdm
-
-    return tqdm(starts, desc=desc, unit="batch", leave=False)
 
 
 def _window(value, shape: tuple[int, ...], name: str, full_leading: tuple[int, ...] | None = None) -> tuple[int, ...]:
@@ -162,15 +181,6 @@ def _window(value, shape: tuple[int, ...], name: str, full_leading: tuple[int, .
     for n, s in zip(shape, sizes, strict=True):
         check_int(s, name, 1, n, hint=f"x has shape {shape}")
     return tuple(int(s) for s in sizes)
-
-
-def _baseline(baseline, x: torch.Tensor) -> torch.Tensor:
-    if isinstance(baseline, (int, float)) and not isinstance(baseline, bool):
-        check_float(baseline, "baseline")
-        return torch.full_like(x, float(baseline))
-    base = _fn.as_input(baseline, "baseline").to(device=x.device, dtype=x.dtype)
-    check_same_shape(x, base, "x", "baseline")
-    return base
 
 
 # -- SmoothGrad ----------------------------------------------------------------------------------------------
@@ -228,10 +238,8 @@ def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: i
     generator.manual_seed(seed if seed is not None else int(torch.randint(0, 2**62, (1,))))
     # all the noise in one draw, so the result does not depend on batch_size
     noise = torch.randn((n, *x.shape), generator=generator, dtype=x.dtype) * noise_std  # (n, *x.shape)
-    grads = []
-    for start in _batches(n, batch_size, progress, "smoothgrad"):
-        noisy = x.unsqueeze(0) + noise[start:start + batch_size].to(x.device)  # (b, *x.shape)
-        grads.append(batch_gradients(f, noisy, target).cpu())
+    grads = [g.cpu() for _, _, g in gradient_batches(
+        f, n, lambda i, j: x.unsqueeze(0) + noise[i:j].to(x.device), target, batch_size, progress, "smoothgrad")]
     plain = batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
     return NoisyGradients(x=x.cpu(), grads=torch.cat(grads), noise_std=noise_std, sigma=sigma, target=target,
                           gradient=plain, example=x.cpu() + noise[0])

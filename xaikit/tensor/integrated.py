@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import as_input, call, in_float32, select, setup, to_cpu, warn
-from xaikit._validate import check_choice, check_float, check_int, check_same_shape
+from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, warn
+from xaikit._validate import check_choice, check_float, check_int
+from xaikit.tensor.gradients import gradient_batches
 
 __all__ = ["RULES", "GAP_TOLERANCE", "CompletenessWarning", "IGResult", "alphas_and_weights",
            "integrated_gradients", "steps_for_tolerance", "path_gradients", "ToleranceSearch", "gap_curves", "integrate_path"]
@@ -119,17 +120,6 @@ def default_batch_size(x: torch.Tensor) -> int:
     return max(1, min(1024, BATCH_NUMBERS // max(1, x.numel())))
 
 
-def _starts(total: int, size: int, progress: bool | None, desc: str):
-    """Batch start indices, with a tqdm bar: always (``progress=True``, more than one batch), never
-    (``False``), or on runs that last over two seconds (``None``)."""
-    starts = range(0, total, size)
-    if progress is False or len(starts) < 2:
-        return starts
-    from tqdm.auto import tqdm
-
-    return tqdm(starts, desc=desc, unit="batch", leave=False, delay=0 if progress else 2.0)
-
-
 def path_gradients(f, points: torch.Tensor, target: int | None, batch_size: int | None = None,
                    progress: bool | None = False) -> tuple[torch.Tensor, torch.Tensor]:
     """``F`` and ``dF/dx`` at every path point, evaluated in batches of at most ``batch_size`` (None:
@@ -140,21 +130,8 @@ def path_gradients(f, points: torch.Tensor, target: int | None, batch_size: int 
     S = points.shape[0]
     size = default_batch_size(points[0]) if batch_size is None else batch_size
     size = max(1, min(size, S))
-    outputs, grads = [], []
-    for start in _starts(S, size, progress, "IG path"):
-        out, g = _gradients_at(f, points[start:start + size], target)
-        outputs.append(out)
-        grads.append(g)
-    return torch.cat(outputs), torch.cat(grads)
-
-
-def _gradients_at(f, chunk: torch.Tensor, target: int | None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``F`` ``(b,)`` and ``dF/dx`` ``(b, ...)`` at a batch of points, in one forward and one backward pass."""
-    chunk = chunk.detach().requires_grad_(True)  # (b, ...)
-    with torch.enable_grad():
-        out = select(call(f, chunk), target)  # (b,)
-        (g,) = torch.autograd.grad(out.sum(), chunk)  # (b, ...)
-    return out.detach(), g.detach()
+    batches = list(gradient_batches(f, S, lambda i, j: points[i:j], target, size, progress, "IG path"))
+    return torch.cat([out for _, out, _ in batches]), torch.cat([g for _, _, g in batches])
 
 
 @dataclass
@@ -228,17 +205,6 @@ class IGResult:
         return np.cumsum(per_node * self.weights)
 
 
-def _as_baseline(baseline, x: torch.Tensor) -> torch.Tensor:
-    if baseline is None:
-        return torch.zeros_like(x)
-    if isinstance(baseline, (int, float)) and not isinstance(baseline, bool):
-        value = check_float(baseline, "baseline", hint="a number baseline is a constant input, e.g. 0.0")
-        return torch.full_like(x, value)
-    b = as_input(baseline, "baseline")
-    check_same_shape(x, b, "x", "baseline")
-    return b.to(device=x.device, dtype=x.dtype)
-
-
 #: the IG paper's suggested bound on the relative completeness gap (Sundararajan, Taly & Yan 2017, 6.3)
 GAP_TOLERANCE = 0.05
 
@@ -288,7 +254,7 @@ def integrated_gradients(f, x, baseline=None, steps: int = 50, rule: str = "riem
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", 1, hint="or None to evaluate all steps at once")
     x, target, _ = setup(f, x, target, "integrated_gradients")
-    b = _as_baseline(baseline, x)
+    b = as_baseline(baseline, x)
     alphas, weights = alphas_and_weights(rule, steps)
     result = integrate_path(f, x, b, alphas, weights, target, batch_size, rule, progress)
     warn_gap("integrated_gradients", result.gap, result.f_x, result.f_baseline, steps, rule)
@@ -345,8 +311,7 @@ def _walk(f, b, diff, a, w, target, batch_size, progress):
     keep = S * diff.numel() <= KEEP_NUMBERS
     outputs, node_sums, grads = [], [], []
     weighted = torch.zeros_like(diff)
-    for start in _starts(S, size, progress, "IG path"):
-        out, g = _gradients_at(f, b + a[start:start + size] * diff, target)  # (b,), (b, ...)
+    for start, out, g in gradient_batches(f, S, lambda i, j: b + a[i:j] * diff, target, size, progress, "IG path"):
         weighted += (w[start:start + size] * g).sum(0)
         node_sums.append((g.reshape(len(out), -1) * diff.reshape(1, -1)).sum(1))
         outputs.append(out)
@@ -409,7 +374,7 @@ def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolera
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", 1)
     x, target, _ = setup(f, x, target, "steps_for_tolerance")
-    b = _as_baseline(baseline, x)
+    b = as_baseline(baseline, x)
     cache = _PathCache(f, target, batch_size)
     history = []
     steps = start
@@ -436,7 +401,7 @@ def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), ru
     rules = [check_choice(r, "rules", RULES) for r in rules]
     steps = [check_int(n, "steps", 1) for n in steps]
     x, target, _ = setup(f, x, target, "gap_curves")
-    b = _as_baseline(baseline, x)
+    b = as_baseline(baseline, x)
     plan = {r: [(n, *alphas_and_weights(r, n)) for n in steps if n >= (2 if r == "riemann_trapezoid" else 1)]
             for r in rules}
     union = np.unique(np.concatenate([[0.0, 1.0]] + [a for r in plan for _, a, _ in plan[r]]))

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import in_float32
+from xaikit._fn import as_baseline, in_float32
 from xaikit._validate import check_choice, check_int
-from xaikit.tensor.integrated import RULES, _as_baseline, alphas_and_weights, path_gradients, warn_gap
+from xaikit.tensor.integrated import RULES, alphas_and_weights, path_gradients, warn_gap
 
 __all__ = ["PATHS", "PathResult", "path_points", "path_integrated_gradients"]
 
@@ -101,7 +101,7 @@ def path_integrated_gradients(f, x, baseline=None, path: str = "straight", steps
     rule = check_choice(rule, "rule", RULES)
     steps = check_int(steps, "steps", 1)
     x, target, _ = setup(f, x, target, "path_integrated_gradients")
-    b = _as_baseline(baseline, x)
+    b = as_baseline(baseline, x)
     alphas, weights = alphas_and_weights(rule, steps)
     points, velocity = path_points(path, x, b, alphas, order, powers)
     outputs, grads = path_gradients(f, points, target, batch_size)
