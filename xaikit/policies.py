@@ -17,8 +17,9 @@ policy                    what changes                                 why
                                                                        cost several times more (one
                                                                        Grad-SAM pass 4.6 s on 2 threads,
                                                                        0.18 s on 1, at load 10; notebook
-                                                                       04 in student mode 284 s with
-                                                                       torch's default against 69 s)
+                                                                       04 in student mode at load 3-5:
+                                                                       284 s with torch's default, 94 s
+                                                                       on one thread)
 :func:`panel_threads`     one torch thread while a panel updates       the panels' tiny models lose more
                           (restored afterwards)                        to thread hand-offs than they gain
 ``shaptext.use_numba``    SHAP's numba-compiled helpers swapped for    numba compiles for seconds on the
