@@ -265,9 +265,61 @@ def run(names: list[str] | None = None, html_dir: str | None = None, timeout: in
         nb, seconds = execute(target, timeout=timeout)
         print(f"{target.name}: ran in {seconds:.1f} s")
         if html_dir:
-            from nbconvert import HTMLExporter
+            export_html(nb, Path(html_dir) / f"{target.stem}.html")
 
-            out = Path(html_dir)
-            out.mkdir(parents=True, exist_ok=True)
-            body, _ = HTMLExporter().from_notebook_node(nb)
-            (out / f"{target.stem}.html").write_text(body)
+
+#: MathJax 2's combined configuration that the ``jupyter-server-mathjax`` package ships (TeX and MathML
+#: input, HTML-CSS output), the ``Safe`` extension nbconvert also asks for, and ours (below)
+MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe,local/xaikit"
+#: the package ships the STIX web fonts only; left to its defaults, HTML-CSS output asks for the TeX
+#: fonts, finds no file and prints "[Math Processing Error]" for every formula
+_MATHJAX_LOCAL_CONFIG = """MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web",
+                                imageFont: null}});
+MathJax.Ajax.loadComplete("[MathJax]/config/local/xaikit.js");
+"""
+
+
+def export_html(nb, path: Path) -> Path:
+    """Write ``nb`` as HTML to ``path`` with formulas typeset offline.
+
+    nbconvert's default page loads MathJax from a CDN, so without a network every ``$...$`` stays raw
+    text. Here the page loads a local MathJax 2 copied next to it (``<folder>/mathjax/``) from the
+    ``jupyter-server-mathjax`` package on PyPI, which is what Jupyter Server itself serves it from.
+    """
+    from nbconvert import HTMLExporter
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    url = offline_mathjax(path.parent)
+    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(nb)
+    path.write_text(body)
+    return path
+
+
+def offline_mathjax(folder: Path) -> str:
+    """Copy MathJax into ``folder/mathjax`` (once per package version; a copy goes to a temporary folder
+    that is renamed into place, so an interrupted copy is never used) and return the page-relative URL
+    that loads it."""
+    import shutil
+    from importlib.metadata import version
+
+    try:
+        import jupyter_server_mathjax
+    except ImportError:
+        raise ImportError("exporting HTML with formulas needs MathJax: pip install jupyter-server-mathjax "
+                          "(it is in xaikit's notebooks extra and requirements.lock)") from None
+    source = Path(jupyter_server_mathjax.__file__).parent / "static"
+    target = Path(folder) / "mathjax"
+    stamp = target / ".xaikit-mathjax-version"
+    want = f"{version('jupyter-server-mathjax')} {hashlib.sha256(_MATHJAX_LOCAL_CONFIG.encode()).hexdigest()[:12]}"
+    if not (stamp.is_file() and stamp.read_text() == want):
+        tmp = Path(folder) / f".mathjax-{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(source, tmp)
+        (tmp / "config" / "local").mkdir(parents=True, exist_ok=True)
+        (tmp / "config" / "local" / "xaikit.js").write_text(_MATHJAX_LOCAL_CONFIG)
+        (tmp / ".xaikit-mathjax-version").write_text(want)
+        if target.exists():
+            shutil.rmtree(target)  # generated here, by an older package version
+        tmp.rename(target)
+    return f"mathjax/MathJax.js?config={MATHJAX_CONFIG}"
