@@ -114,3 +114,67 @@ def test_expensive_controls_update_on_release():
 
 def test_display_hook_exists():
     assert callable(Doubler()._ipython_display_)
+
+
+class Level(Panel):
+    """The one fast-redraw hook: ``draw`` builds a line and lists it in ``animated``; ``update_artists`` moves
+    it (blitted onto the kept background); a new ``width`` is a new layout (``layout_key``)."""
+
+    figsize = (3.0, 2.0)
+    layout = None
+
+    def __init__(self, value: float = 1.0, width: int = 1):
+        self.draws = self.updates = 0
+        self.fail = False
+        super().__init__({"value": base.slider("value", value, 0.0, 5.0, 0.5),
+                          "width": base.int_slider("width", width, 1, 3)})
+
+    def compute(self, value, width):
+        return value, width
+
+    def draw(self, fig, result):
+        self.draws += 1
+        ax = fig.subplots()
+        ax.set(xlim=(0, result[1]), ylim=(0, 5))
+        (self.line,) = ax.plot([0, result[1]], [0, 0], lw=3)
+        self.animated = [self.line]
+        return self.update_artists(fig, result)
+
+    def update_artists(self, fig, result):
+        if self.fail:
+            raise RuntimeError("boom")
+        self.updates += 1
+        self.line.set_ydata([result[0], result[0]])
+        return f"<p>{result[0]}</p>"
+
+    def layout_key(self, result):
+        return result[1]
+
+
+def test_update_artists_blits_like_a_full_redraw_and_recovers_from_an_error():
+    p = Level()
+    assert (p.draws, p.updates) == (1, 1)
+    p.set(value=3.0)
+    assert (p.draws, p.updates) == (1, 2)  # the hook alone: no new axes
+    assert p.image.value == Level(value=3.0).image.value  # the same pixels as a fresh full draw
+    assert p.html.value == "<p>3.0</p>"
+    p.set(width=2)
+    assert p.draws == 2  # a new layout key: full redraw
+    p.fail = True
+    p.set(value=4.0)
+    assert isinstance(p.error, RuntimeError)  # shown in the panel ...
+    p.fail = False
+    p.set(value=2.0)
+    assert p.error is None and p.draws == 3  # ... and the next change builds the figure again
+    assert p.image.value == Level(value=2.0, width=2).image.value
+
+
+def test_render_png_is_rgb_for_an_opaque_figure():
+    import io
+
+    from PIL import Image
+
+    p = Level()
+    assert Image.open(io.BytesIO(p.image.value)).mode == "RGB"
+    p.figure.patch.set_alpha(0.0)
+    assert Image.open(io.BytesIO(base.render_png(p.figure))).mode == "RGBA"
