@@ -123,6 +123,47 @@ assert sim[20, 21] > sim[20, 25] > sim[20, 40], "nearby positions are more simil
 assert abs(sim[5, 9] - sim[30, 34]) < 1e-5, "similarity depends only on the offset"
 
 # %% [markdown]
+# Why does the similarity depend only on the offset? Vaswani et al. (section 3.5) chose sines and cosines
+# because "for any fixed offset $k$, $PE_{pos+k}$ can be represented as a linear function of $PE_{pos}$".
+# The map is a rotation: each (sin, cos) pair of frequency $\omega_i$ turns by the angle $k\omega_i$, by
+# the angle-sum identities
+# $\sin((p+k)\omega) = \sin(p\omega)\cos(k\omega) + \cos(p\omega)\sin(k\omega)$ and
+# $\cos((p+k)\omega) = \cos(p\omega)\cos(k\omega) - \sin(p\omega)\sin(k\omega)$.
+# One matrix $M_k$ moves *every* position $k$ steps on, so a layer can learn "look 3 tokens back" once,
+# whatever the absolute position. A rotation keeps lengths and angles, hence the offset-only similarity.
+
+# %%
+d_pe, k = 64, 3
+pe = A.sinusoidal_positional_encoding(60, d_pe).double()  # (positions, d)
+M = A.position_shift(k, d_pe).double()  # (d, d), built from k alone, never from a position
+moved = pe[:-k] @ M.T  # row p is M @ PE[p]
+shift_error = (moved - pe[k:]).abs().max().item()
+print(f"max |M_{k} PE[p] - PE[p+{k}]| over all {len(moved)} positions: {shift_error:.1e}")
+assert shift_error < 1e-5, "one matrix moves every position k steps on"  # float32 tables
+assert torch.allclose(M @ M.T, torch.eye(d_pe, dtype=M.dtype), atol=1e-6), "M_k is a rotation (orthogonal)"
+assert torch.allclose(A.position_shift(2, d_pe).double() @ A.position_shift(5, d_pe).double(),
+                      A.position_shift(7, d_pe).double(), atol=1e-6), "shifting by 2 then 5 is shifting by 7"
+# the angle each feature pair turns by: fast pairs (left) turn far, slow pairs hardly at all
+angles = torch.atan2(M[0::2, 1::2].diagonal(), M[0::2, 0::2].diagonal())  # (d/2,) = k * w_i, wrapped
+assert torch.allclose(torch.cos(angles), torch.cos(k / 10000 ** (torch.arange(0, d_pe, 2) / d_pe)).double(), atol=1e-6)
+
+import matplotlib.pyplot as plt
+
+from xaikit.plotting import OKABE_ITO, show_signed
+
+fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.4), gridspec_kw={"width_ratios": [1, 1.6]})
+show_signed(ax0, M[:16, :16].numpy(), title=f"$M_{k}$, first 8 feature pairs: 2x2 rotations")
+p0 = 20
+ax1.plot(pe[p0 + k, :24].numpy(), "o", color=OKABE_ITO[0], label=f"PE[{p0 + k}]")
+ax1.plot((M @ pe[p0])[:24].numpy(), "x", color=OKABE_ITO[5], markersize=9, label=f"$M_{k}$ PE[{p0}]")
+ax1.plot(pe[p0, :24].numpy(), ":", color="0.55", label=f"PE[{p0}]")
+ax1.set_xlabel("feature")
+ax1.set_title("the same matrix moves every position on by k")
+ax1.legend(loc="lower right", fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
 # ## 2. Scaled dot-product attention, written out
 #
 # $Q = XW_Q,\ K = XW_K,\ V = XW_V,\quad A = \mathrm{softmax}(QK^\top/\sqrt{d_k}),\quad \text{out} = AV.$

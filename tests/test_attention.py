@@ -216,3 +216,19 @@ def test_bad_inputs_raise_clear_errors():
         A.sinusoidal_positional_encoding(8, 4.5)
     with pytest.raises(ValueError, match="only 0"):
         A.padding_mask(torch.tensor([[1, 2, 0]]))
+
+
+@pytest.mark.parametrize("d_model,k", [(2, 1), (16, 3), (64, 11), (128, -4)])
+def test_position_shift_moves_every_position_by_k(d_model, k):
+    """Oracle: the angle-sum identities, checked numerically on the encoding itself (Vaswani et al. 3.5)."""
+    pe = A.sinusoidal_positional_encoding(80, d_model).double()  # (P, d)
+    m = A.position_shift(k, d_model).double()
+    lo, hi = max(0, -k), 80 - max(0, k)
+    assert torch.allclose(pe[lo:hi] @ m.T, pe[lo + k:hi + k], atol=2e-6)  # float32 tables
+    assert torch.allclose(m @ m.T, torch.eye(d_model, dtype=m.dtype), atol=1e-6)
+    assert torch.allclose(A.position_shift(0, d_model).double(), torch.eye(d_model, dtype=m.dtype))
+
+
+def test_position_shift_rejects_odd_width():
+    with pytest.raises(ValueError, match="d_model must be even"):
+        A.position_shift(1, 7)

@@ -26,7 +26,7 @@ from xaikit._validate import check_int
 
 __all__ = [
     "scaled_dot_product_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
-    "sinusoidal_positional_encoding", "position_similarity", "row_entropy", "max_weight",
+    "sinusoidal_positional_encoding", "position_shift", "position_similarity", "row_entropy", "max_weight",
     "softmax_jacobian_norm", "qk_variance", "worked_example", "AttentionSteps",
 ]
 
@@ -269,6 +269,30 @@ def sinusoidal_positional_encoding(n_positions: int, d_model: int, base: float =
     pe[:, 0::2] = torch.sin(angle)  # even features
     pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])  # odd features
     return pe.to(torch.get_default_dtype())
+
+
+def position_shift(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
+    """The ``(d_model, d_model)`` matrix ``M_k`` with ``PE[p + k] = M_k @ PE[p]`` for *every* position ``p``
+    (Vaswani et al. 2017, section 3.5: "for any fixed offset k, PE_{pos+k} can be represented as a linear
+    function of PE_pos").
+
+    Each (sin, cos) feature pair of frequency ``w_i = base^(-2i/d)`` turns by the angle ``k * w_i``:
+    ``sin((p+k)w) = sin(pw)cos(kw) + cos(pw)sin(kw)`` and ``cos((p+k)w) = cos(pw)cos(kw) - sin(pw)sin(kw)``,
+    so ``M_k`` is block diagonal with 2x2 rotations, orthogonal, and ``M_a @ M_b = M_(a+b)``. It depends on
+    the offset only, which is what lets attention read relative positions with one linear map. Notebook 03.
+    """
+    k = check_int(k, "k", None)
+    d_model = check_int(d_model, "d_model", 2)
+    if d_model % 2:
+        raise ValueError(f"d_model must be even for the shift to be a rotation, got {d_model}: the last sine "
+                         "feature of an odd d_model has no cosine partner; use e.g. 64")
+    w = 1.0 / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,) frequencies
+    c, s = torch.cos(k * w), torch.sin(k * w)  # (d/2,)
+    m = torch.zeros(d_model, d_model, dtype=torch.float64)
+    even, odd = torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)
+    m[even, even], m[even, odd] = c, s  # new sin =  cos(kw) sin + sin(kw) cos
+    m[odd, even], m[odd, odd] = -s, c  # new cos = -sin(kw) sin + cos(kw) cos
+    return m.to(torch.get_default_dtype())
 
 
 def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tensor:
