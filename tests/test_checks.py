@@ -11,6 +11,7 @@ import torch
 from matplotlib.figure import Figure
 
 from xaikit.course import checks
+from xaikit.course.checks.gradsam import _synthetic_attention
 
 # --- Integrated Gradients ------------------------------------------------------------------------------------
 
@@ -336,7 +337,7 @@ def test_exercise_stub_is_todo_and_falls_back_to_the_reference(capsys):
     result = checks.check_gradsam(my_gradsam)
     assert result and not result.passed and result.todo  # truthy: the sheet's assert lets it run on
     assert "NOT WRITTEN YET" in capsys.readouterr().out
-    a, g = checks._synthetic_attention()
+    a, g = _synthetic_attention()
     torch.testing.assert_close(my_gradsam(a, g), gradsam_scores(a, g))  # a later cell gets the reference ...
     assert "NOTE: my_gradsam is not written yet" in capsys.readouterr().out  # ... and is told so
     assert my_gradsam.n_fallbacks == 1 and my_gradsam.__name__ == "my_gradsam"
@@ -349,7 +350,7 @@ def test_exercise_written_wrong_is_graded_and_never_replaced():
 
     result = checks.check_gradsam(no_relu, verbose=False)
     assert not result and not result.todo and result.mistake == "missing_relu"
-    a, g = checks._synthetic_attention()
+    a, g = _synthetic_attention()
     torch.testing.assert_close(no_relu(a, g), no_relu.student(a, g))  # the student's own answer, no fallback
     assert no_relu.n_fallbacks == 0
 

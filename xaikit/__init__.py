@@ -47,9 +47,10 @@ _EXPORTS: dict[str, str] = {
     "tcav": "concepts.tcav",
     "tcav_significance": "concepts.significance",
     # homework self-checks (xaikit.course.checks)
-    "check_grad_times_input": "course.checks", "check_ig_riemann": "course.checks",
-    "check_attention": "course.checks", "check_gradsam": "course.checks", "check_cls_share": "course.checks",
-    "check_head_plots": "course.checks", "check_cav": "course.checks", "check_tcav_score": "course.checks",
+    "check_grad_times_input": "course.checks.gradients", "check_ig_riemann": "course.checks.gradients",
+    "check_attention": "course.checks.attention", "check_gradsam": "course.checks.gradsam",
+    "check_cls_share": "course.checks.gradsam", "check_head_plots": "course.checks.gradsam",
+    "check_cav": "course.checks.concepts", "check_tcav_score": "course.checks.concepts",
     "exercise": "course.checks",
 }
 

@@ -1,0 +1,163 @@
+"""What every check of :mod:`xaikit.course.checks` shares: the report (:class:`CheckResult`), calling the
+student's function (:func:`_call`), the exercise wrapper that falls back to the reference while a body is a stub
+(:class:`ExerciseFunction`), the comparison helpers, and the skeleton every check runs (:func:`_run_check`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+__all__ = ["CheckResult", "ExerciseFunction"]
+
+
+# -- the report --------------------------------------------------------------------------------------------
+@dataclass
+class CheckResult:
+    """The outcome of one check: ``passed``, the report ``lines``, and ``mistake``, a short name for a
+    recognised classic mistake (``"missing_relu"``, ``"softmax_wrong_dim"``, ...) or ``None``.
+
+    ``todo`` is True when the function is an :func:`exercise` whose body is still a stub: nothing was
+    checked (``passed`` is False), yet the result is truthy so that an exercise sheet runs on, on the
+    reference. A real mistake is always falsy."""
+
+    name: str
+    passed: bool = True
+    lines: list[str] = field(default_factory=list)
+    mistake: str | None = None
+    todo: bool = False
+
+    def __bool__(self) -> bool:
+        return self.passed or self.todo
+
+    def ok(self, text: str) -> None:
+        self.lines.append(f"  ok    {text}")
+
+    def fail(self, text: str, mistake: str | None = None) -> None:
+        self.passed = False
+        self.lines.append(f"  FAIL  {text}")
+        if mistake and self.mistake is None:
+            self.mistake = mistake
+
+    def hint(self, text: str) -> None:
+        self.lines.append(f"        hint: {text}")
+
+    def report(self) -> str:
+        verdict = ("all checks passed" if self.passed else
+                   "NOT WRITTEN YET (the cells below use xaikit's reference)" if self.todo else "some checks failed")
+        return "\n".join([f"{self.name}: {verdict}", *self.lines])
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def _finish(result: CheckResult, verbose: bool) -> CheckResult:
+    if verbose:
+        print(result.report())
+    return result
+
+
+def _call(result: CheckResult, fn, *args):
+    """Run the student's function; on an exception, record it and return None.
+
+    ``NotImplementedError`` (an exercise stub not filled in yet): for an :func:`exercise` function the result
+    is marked ``todo`` (and not passed) and None is returned, so the check stops there and the sheet runs on;
+    for a plain function it is re-raised after one line of report, so the sheet stops at the stub itself,
+    not at a failed check further on.
+    """
+    student = fn.student if isinstance(fn, ExerciseFunction) else fn
+    try:
+        return student(*args)
+    except NotImplementedError:
+        if isinstance(fn, ExerciseFunction):
+            result.passed, result.todo = False, True
+            result.lines.append(f"  TODO  {fn.__name__} still raises NotImplementedError: replace the stub with "
+                                "your code and run this cell again")
+            return None
+        print(f"{result.name}: your function still raises NotImplementedError: replace the stub with your code")
+        raise
+    except Exception as err:  # noqa: BLE001 - reported to the student, never swallowed silently
+        result.fail(f"your function raised {type(err).__name__}: {err}", "raised")
+    return None
+
+
+class ExerciseFunction:
+    """An exercise function and the reference that stands in for it while its body is a stub (see
+    :func:`exercise`). Calling it calls the student's function; if that raises ``NotImplementedError``, it
+    prints a note and returns the reference's answer instead."""
+
+    def __init__(self, student, check, reference):
+        functools.update_wrapper(self, student)
+        self.student, self.check, self.reference = student, check, reference
+        self.n_fallbacks = 0
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return self.student(*args, **kwargs)
+        except NotImplementedError:
+            self.n_fallbacks += 1
+            print(f"NOTE: {self.__name__} is not written yet (it raises NotImplementedError), so this cell used "
+                  f"xaikit's reference instead. Write it and check it with {self.check.__name__}({self.__name__}).")
+            return self.reference(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<exercise {self.__name__}, graded by {self.check.__name__}>"
+
+
+def _tensor(value, dtype=torch.float64) -> torch.Tensor | None:
+    """A student's answer as a CPU tensor (their function may compute on a GPU), or None."""
+    if value is None:
+        return None
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().to(dtype)
+    try:
+        return torch.as_tensor(np.asarray(value), dtype=dtype)
+    except (TypeError, ValueError):
+        return None
+
+
+def _reshaped(result, got: torch.Tensor | None, shape, where: str, what: str) -> torch.Tensor | None:
+    """``got`` reshaped to ``shape``, or ``None`` after recording a "shape" failure on ``result`` (with
+    ``where``: which case, ``what``: e.g. "one attribution per input")."""
+    shape = tuple(shape)
+    if got is None or got.numel() != math.prod(shape):
+        result.fail(f"{where}: expected {what}, shape {shape}; got {None if got is None else tuple(got.shape)}",
+                    "shape")
+        return None
+    return got.reshape(shape)
+
+
+def _close(a: torch.Tensor | None, b: torch.Tensor, rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+    return a is not None and a.shape == b.shape and bool(torch.allclose(a, b.to(a.dtype), rtol=rtol, atol=atol))
+
+
+def _where(diff: torch.Tensor) -> tuple:
+    idx = np.unravel_index(int(diff.argmax()), tuple(diff.shape))
+    return tuple(int(i) for i in idx)
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _run_check(name: str, student_fn, cases: Iterable[tuple[tuple, tuple]], grade: Callable[..., None],
+               verbose: bool) -> CheckResult:
+    """The skeleton of every check. ``cases`` yields ``(args, context)``, one pair per case, built lazily (a
+    case is only set up once the cases before it passed). The student's function is called on ``args``
+    (:func:`_call`: an exception is reported as a failure, an exercise stub marks the result ``todo``); if that
+    went through, ``grade(result, answer, *context)`` compares the answer with the reference and records its
+    ``ok``, ``fail`` and ``hint`` lines. The check stops at the first case that fails, and the report is
+    printed when ``verbose``."""
+    result = CheckResult(name)
+    for args, context in cases:
+        answer = _call(result, student_fn, *args)
+        if result.passed:
+            grade(result, answer, *context)
+        if not result.passed:
+            break
+    return _finish(result, verbose)

@@ -1,0 +1,139 @@
+"""Checks of notebook 05: a concept activation vector (``check_cav``) and the TCAV score (``check_tcav_score``),
+Kim et al. 2018, with the references an exercise falls back to while it is a stub. The skeleton they share is
+:func:`xaikit.course.checks._core._run_check`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from xaikit.course.checks._core import CheckResult, _run_check, _tensor
+
+__all__ = ["check_cav", "check_tcav_score"]
+
+
+# -- CAV and TCAV (notebook 05) ------------------------------------------------------------------------------
+def _cav_case(seed: int = 0, n: int = 40, d: int = 6):
+    """Concept activations shifted along a known direction u; negatives around the origin."""
+    rng = np.random.default_rng(seed)
+    u = np.zeros(d)
+    u[1], u[3] = 0.8, -0.6  # unit
+    concept = rng.normal(size=(n, d)) + 2.5 * u
+    negative = rng.normal(size=(n, d))
+    return concept, negative, u
+
+
+def check_cav(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(concept_acts (N, D), negative_acts (N, D)) -> cav (D,)`` (Kim et al. 2018; notebook
+    05): a unit vector normal to a linear boundary between the two sets, pointing towards the concept.
+    The concept set is shifted along a known direction, so the check knows where the CAV should point.
+    Compared with :func:`xaikit.concepts.cav.train_cav` (cosine similarity, not exact: solvers differ)."""
+    from xaikit.concepts.cav import train_cav
+
+    concept, negative, u = _cav_case()
+    ref = train_cav(concept, negative).vector.astype(np.float64)
+    cases = [((concept.copy(), negative.copy()), (ref, u))]
+    return _run_check("check_cav", student_fn, cases, _grade_cav, verbose)
+
+
+def _grade_cav(result: CheckResult, got, ref: np.ndarray, u: np.ndarray) -> None:
+    """The student's CAV against xaikit's ``ref`` and the direction ``u`` the concept was shifted along."""
+    v = np.asarray(_tensor(got).numpy() if _tensor(got) is not None else [], dtype=np.float64).reshape(-1)
+    if v.shape != ref.shape:
+        result.fail(f"expected a vector of {ref.shape[0]} numbers (one per activation dimension), got shape "
+                    f"{v.shape}", "shape")
+        return
+    norm = float(np.linalg.norm(v))
+    if norm == 0 or not np.isfinite(norm):
+        result.fail(f"the CAV has length {norm}: it must be a direction", "zero_vector")
+        return
+    cos_ref, cos_u = float(v @ ref / norm), float(v @ u / norm)
+    if cos_ref < -0.9:
+        result.fail(f"your CAV points away from the concept (cosine with xaikit's CAV {cos_ref:.3f}): label the "
+                    "concept examples 1 and the negatives 0, or flip the sign", "sign_flipped")
+    elif cos_ref < 0.9:
+        result.fail(f"your CAV is not the normal of a boundary between the sets: cosine with xaikit's CAV "
+                    f"{cos_ref:.3f} (want > 0.9), with the true concept direction {cos_u:.3f}", "wrong_direction")
+    else:
+        result.ok(f"points towards the concept: cosine {cos_ref:.3f} with xaikit's CAV, {cos_u:.3f} with the "
+                  "direction the concept was shifted along")
+    if not math.isclose(norm, 1.0, rel_tol=1e-3):
+        result.fail(f"normalise the CAV to length 1 (yours has length {norm:.4g}): directional derivatives are "
+                    "then comparable across concepts and layers", "not_normalised")
+    elif result.passed:
+        result.ok("unit length")
+
+
+def _tcav_case(seed: int = 1, n: int = 12, d: int = 5):
+    rng = np.random.default_rng(seed)
+    cav = np.zeros(d)
+    cav[0] = 1.0
+    grads = rng.normal(size=(n, d))
+    grads[:, 0] += 0.3
+    grads[2, 0] = 0.0  # exactly zero directional derivative: neither positive nor negative
+    grads[7, 0] = 0.0
+    return grads, cav
+
+
+def check_tcav_score(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(grads (N, D), cav (D,)) -> float``: the TCAV score, the fraction of class images
+    whose directional derivative ``S(x) = grad . cav`` is strictly positive (Kim et al. 2018; notebook 05).
+    Images whose derivative is exactly zero are included, to catch ``>= 0``; each image is also checked on
+    its own, so the report names the images your function counts differently."""
+    grads, cav = _tcav_case()
+    s = grads @ cav  # (N,)
+    ref = float((s > 0).mean())
+    cases = [((grads.copy(), cav.copy()), (grads, cav, s, ref, student_fn))]
+    return _run_check("check_tcav_score", student_fn, cases, _grade_tcav_score, verbose)
+
+
+def _grade_tcav_score(result: CheckResult, got, grads: np.ndarray, cav: np.ndarray, s: np.ndarray, ref: float,
+                      student_fn) -> None:
+    """The student's score of ``grads`` along ``cav``; ``student_fn`` is run again on one image at a time."""
+    try:
+        got = float(np.asarray(_tensor(got).numpy()).reshape(()))
+    except (AttributeError, TypeError, ValueError):
+        result.fail(f"return one number (the fraction of images with S > 0), got {type(got).__name__}", "shape")
+        return
+    if math.isclose(got, ref, abs_tol=1e-9):
+        result.ok(f"TCAV score {ref:.4g} = {int((s > 0).sum())} of {len(s)} images with S(x) > 0")
+        return
+    result.fail(f"expected {ref:.4g} ({int((s > 0).sum())} of {len(s)} images with S > 0), got {got:.4g}")
+    positive = s[s > 0].sum()
+    variants = {
+        "greater_equal": ("images with S(x) = 0 are counted: TCAV counts only S > 0", float((s >= 0).mean())),
+        "count_not_fraction": ("return the fraction of images, not the count", float((s > 0).sum())),
+        "sign_flipped": ("you count S < 0: the score counts images whose logit rises along the CAV",
+                         float((s < 0).mean())),
+        "magnitude": ("this is the magnitude variant (sum of positive S over sum of |S|); the TCAV score is "
+                      "the fraction of images with S > 0", float(positive / np.abs(s).sum())),
+        "mean_derivative": ("this is the mean directional derivative, not a fraction", float(s.mean())),
+    }
+    for name, (message, value) in variants.items():
+        if math.isclose(got, value, abs_tol=1e-9):
+            result.fail(message, name)
+            break
+    disagree = []
+    for i in range(len(s)):
+        try:
+            one = float(np.asarray(_tensor(student_fn(grads[i:i + 1].copy(), cav.copy())).numpy()).reshape(()))
+        except Exception:  # noqa: BLE001 - a function that needs several images: skip locating
+            disagree = []
+            break
+        if not math.isclose(one, float(s[i] > 0), abs_tol=1e-9):
+            disagree.append(f"image {i} (S = {s[i]:.3g}): you give {one:.3g}, expected {float(s[i] > 0):.0f}")
+    if disagree:
+        result.hint("on one image at a time: " + "; ".join(disagree[:4]))
+
+
+# -- the references an exercise falls back to while it is a stub ------------------------------------------------
+def _cav_reference(concept_acts, negative_acts):
+    from xaikit.concepts.cav import train_cav
+
+    return train_cav(concept_acts, negative_acts).vector
+
+
+def _tcav_score_reference(grads, cav):
+    return float((np.asarray(grads) @ np.asarray(cav) > 0).mean())
