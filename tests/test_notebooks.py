@@ -36,12 +36,24 @@ def test_notebooks_in_sync_and_clean():
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs(path: Path):
+def test_notebook_runs(path: Path, tmp_path: Path):
     nb, seconds = _nbtools.execute(path, timeout=600)
     record_notebook_time(path.stem, seconds)
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.get("output_type") == "error"]
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors, f"{path.name} produced errors: {errors[:1]}"
+    # every panel carries a picture of its figure for renderers without widgets (issue 16), and the
+    # headless HTML export shows one image per picture, with no empty widget view left
+    from xaikit.widgets.base import PANEL_METADATA
+
+    panels = [o for o in outputs if PANEL_METADATA in o.get("metadata", {})]
+    assert panels, f"{path.name} displays no panel"
+    blind = [o["metadata"][PANEL_METADATA] for o in panels
+             if _nbtools.WIDGET_VIEW not in o["data"] or not {"image/png", "text/html"} & set(o["data"])]
+    assert not blind, f"{path.name}: panels without a live widget and a static picture: {blind}"
+    pictures = sum("image/png" in o.get("data", {}) for o in outputs)
+    page = _nbtools.export_html(nb, tmp_path / f"{path.stem}.html").read_text()
+    assert page.count("<img") >= pictures and _nbtools.WIDGET_VIEW not in page
     n_asserts = sum(c.source.count("assert ") + c.source.count("check_") for c in nb.cells
                     if c.cell_type == "code")
     assert n_asserts >= 3, f"{path.name} asserts too little ({n_asserts}): every claim should be checked"

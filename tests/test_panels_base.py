@@ -112,8 +112,28 @@ def test_expensive_controls_update_on_release():
     assert base.slider("s", 1, 0, 2, 0.1, continuous=True).continuous_update is True
 
 
-def test_display_hook_exists():
-    assert callable(Doubler()._ipython_display_)
+def test_display_carries_the_live_widget_and_a_picture_of_the_figure_as_it_is_now():
+    import base64
+
+    p = Doubler()
+    bundle, meta = p._repr_mimebundle_()
+    assert meta == {base.PANEL_METADATA: "Doubler"}
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == p.widget.model_id
+    assert base64.b64decode(bundle["image/png"]) == p.image.value  # what the panel shows now
+    p.set(value=3.0)
+    assert base64.b64decode(p._repr_mimebundle_()[0]["image/png"]) == p.image.value != base64.b64decode(
+        bundle["image/png"])
+
+
+def test_a_panel_without_figure_carries_its_html():
+    class Words(Doubler):
+        has_figure = False
+
+        def draw(self, fig, result):
+            return f"<p>just {result}</p>"
+
+    bundle, _ = Words()._repr_mimebundle_()
+    assert "image/png" not in bundle and bundle["text/html"] == "<p>just 6.0</p>"
 
 
 class Level(Panel):

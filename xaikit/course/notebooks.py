@@ -291,9 +291,27 @@ def export_html(nb, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     url = offline_mathjax(path.parent)
-    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(nb)
+    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(static_pictures(nb))
     path.write_text(body)
     return path
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def static_pictures(nb):
+    """A copy of ``nb`` without live widget views: each output keeps what a page without a kernel can
+    show, a panel's picture of its figure (``image/png``, or ``text/html``; see
+    ``widgets.base.Panel._repr_mimebundle_``) or a progress bar's text. A page opened from disk has no
+    kernel and no widget manager (nbconvert would load one from a CDN), so a widget view there is empty
+    space; the picture is what the panel showed when it ran. The widget state goes too, so the page loads
+    no widget manager."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            out.get("data", {}).pop(WIDGET_VIEW, None)
+    nb.metadata.pop("widgets", None)
+    return nb
 
 
 def offline_mathjax(folder: Path) -> str:

@@ -42,6 +42,7 @@ headless test (or an HTML export) can see.
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 import math
@@ -146,6 +147,10 @@ def render_png(fig: Figure, *, draw: bool = True) -> bytes:
     buf = io.BytesIO()
     image.save(buf, format="png", compress_level=1)
     return buf.getvalue()
+
+
+#: the output metadata key that marks a displayed panel (tests count them in executed notebooks)
+PANEL_METADATA = "xaikit-panel"
 
 
 class Panel:
@@ -294,10 +299,16 @@ class Panel:
         self.widget.add_class("xk-has-error")
 
     # -- display -----------------------------------------------------------------------------------------
-    def _ipython_display_(self):
-        from IPython.display import display
-
-        display(self.widget)
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The live widget, plus a picture of the figure as it is now (``image/png``; ``text/html`` for a
+        panel that only shows HTML) for everything that cannot run a widget: an HTML export, GitHub,
+        nbviewer, VS Code without a kernel, a PDF. Jupyter shows the widget and ignores the picture."""
+        bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
+        if self.has_figure and self.image.value:
+            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
+        elif self.html.value:
+            bundle["text/html"] = self.html.value
+        return bundle, {PANEL_METADATA: type(self).__name__}
 
     def layout_key(self, result):
         """What fixes the figure's layout (a sentence's tokens, a number of heads): a full redraw whenever it
