@@ -160,6 +160,15 @@ def _layer_count(model) -> int:
     return n_layers(model)
 
 
+def _target_labels(sets, model, target: str) -> list[str]:
+    """The classes a panel can show (those with images), after checking that ``target`` is one of them."""
+    labels = sets.classes(_labels(model))
+    if target not in labels:
+        raise ValueError(f"target {target!r} has no images here: this panel can show {labels}; pass class_images "
+                         f"with images of {target!r}, or one of those as target")
+    return labels
+
+
 class TCAVPanel(Panel):
     """TCAV scores of the chosen concepts for a class, over R runs, against random CAVs.
 
@@ -178,10 +187,7 @@ class TCAVPanel(Panel):
         self.sets = _Sets(concept_sets, class_images, world)
         self.random_sets = random_sets
         names = list(self.sets.concepts)
-        labels = self.sets.classes(_labels(model))
-        if target not in labels:
-            raise ValueError(f"target {target!r} has no images here: this panel can show {labels}; pass class_images "
-                             f"with images of {target!r}, or one of those as target")
+        labels = _target_labels(self.sets, model, target)
         controls = {
             "target": dropdown("class", labels, target),
             "concepts": widgets.SelectMultiple(options=names, value=tuple(c for c in concepts if c in names),
@@ -243,10 +249,7 @@ class LayerSweepPanel(Panel):
         self.sets = _Sets(concept_sets, class_images, world)
         self.concepts = [c for c in concepts if c in self.sets.concepts]
         self.random_sets = random_sets
-        labels = self.sets.classes(_labels(model))
-        if target not in labels:
-            raise ValueError(f"target {target!r} has no images here: this panel can show {labels}; pass class_images "
-                             f"with images of {target!r}, or one of those as target")
+        labels = _target_labels(self.sets, model, target)
         controls = {
             "target": dropdown("class", labels, target),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
