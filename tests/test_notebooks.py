@@ -89,3 +89,25 @@ def test_notebook_runs_with_float64_models(path: Path, monkeypatch):
     printed = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     assert "torch.float64" in printed, f"{path.name} did not run on a float64 model (it prints the dtype)"
 
+
+
+@pytest.mark.notebook
+def test_exported_panel_shows_its_last_figure(tmp_path: Path):
+    """A panel displayed in one cell and changed by set() in a later one: the HTML export shows the figure
+    as it ended (from the saved widget state), like the live widget in Jupyter, not the one at display."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from xaikit.widgets import GradientSaturationPanel\n"
+                                          "p = GradientSaturationPanel()\np"),
+                nbformat.v4.new_code_cell("import base64\np.set(x1=0.3, x2=0.4)\n"
+                                          "print(base64.b64encode(p.image.value).decode())")]
+    path = tmp_path / "two_cells.ipynb"
+    nbformat.write(nb, path)
+    ran, _ = _nbtools.execute(path, timeout=300)
+    at_display = ran.cells[0].outputs[0]["data"]["image/png"]
+    last = ran.cells[1].outputs[0]["text"].strip()
+    assert at_display != last
+    static = _nbtools.static_pictures(ran)
+    assert static.cells[0].outputs[0]["data"]["image/png"] == last
+    assert _nbtools.WIDGET_VIEW not in static.cells[0].outputs[0]["data"] and "widgets" not in static.metadata

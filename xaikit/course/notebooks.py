@@ -302,16 +302,45 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 def static_pictures(nb):
     """A copy of ``nb`` without live widget views: each output keeps what a page without a kernel can
     show, a panel's picture of its figure (``image/png``, or ``text/html``; see
-    ``widgets.base.Panel._repr_mimebundle_``) or a progress bar's text. A page opened from disk has no
+    ``widgets.base.Panel._repr_mimebundle_``), updated to the figure the panel showed last when the
+    notebook carries its widget state, or a progress bar's text. A page opened from disk has no
     kernel and no widget manager (nbconvert would load one from a CDN), so a widget view there is empty
     space; the picture is what the panel showed when it ran. The widget state goes too, so the page loads
     no widget manager."""
     nb = copy.deepcopy(nb)
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     for cell in nb.cells:
         for out in cell.get("outputs", []):
-            out.get("data", {}).pop(WIDGET_VIEW, None)
+            data = out.get("data", {})
+            view = data.pop(WIDGET_VIEW, None)
+            if view and "image/png" in data:
+                # the figure as the panel last showed it (a later cell's set() included), as Jupyter would
+                # draw the live widget after a run; the picture taken at display time otherwise
+                data["image/png"] = _last_figure(state, view.get("model_id", "")) or data["image/png"]
     nb.metadata.pop("widgets", None)
     return nb
+
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def _last_figure(state: dict, model_id: str, depth: int = 0) -> str | None:
+    """The base64 PNG of the panel figure (the ``Image`` widget with CSS class ``xk-figure``) at or under
+    widget ``model_id`` in a notebook's saved widget state, or None."""
+    model = state.get(model_id)
+    if model is None or depth > 5:
+        return None
+    fields = model.get("state", {})
+    if model.get("model_name") == "ImageModel" and "xk-figure" in fields.get("_dom_classes", []):
+        for buffer in model.get("buffers", []):
+            if buffer.get("path") == ["value"] and buffer.get("encoding", "base64") == "base64":
+                return buffer["data"]
+        return None
+    for child in fields.get("children", []):
+        found = _last_figure(state, str(child).removeprefix("IPY_MODEL_"), depth + 1)
+        if found:
+            return found
+    return None
 
 
 def offline_mathjax(folder: Path) -> str:
