@@ -96,7 +96,8 @@ assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
 # An embedding says *what* a token is, not *where* it is. The fixed positional encoding of Vaswani et al.
 # adds a position-dependent pattern:
 # $PE(pos, 2i) = \sin(pos / 10000^{2i/d})$, $PE(pos, 2i+1) = \cos(pos / 10000^{2i/d})$.
-# (BERT learns its position table instead; the idea is the same.)
+# (BERT, and the embedded MiniLM, learn a table of absolute positions instead: the next cell asserts it.
+# The properties below belong to the sinusoidal table only.)
 
 # %%
 pe = A.sinusoidal_positional_encoding(50, 64)  # (positions, d_model)
@@ -123,14 +124,20 @@ assert sim[20, 21] > sim[20, 25] > sim[20, 40], "nearby positions are more simil
 assert abs(sim[5, 9] - sim[30, 34]) < 1e-5, "similarity depends only on the offset"
 
 # %% [markdown]
-# Why does the similarity depend only on the offset? Vaswani et al. (section 3.5) chose sines and cosines
-# because "for any fixed offset $k$, $PE_{pos+k}$ can be represented as a linear function of $PE_{pos}$".
-# The map is a rotation: each (sin, cos) pair of frequency $\omega_i$ turns by the angle $k\omega_i$, by
-# the angle-sum identities
+# Why does the similarity depend only on the offset? Directly: with $\omega_i = 10000^{-2i/d}$, the dot
+# product is $PE(p) \cdot PE(q) = \sum_i \cos((p-q)\omega_i)$, a function of $p - q$ alone. Vaswani et al.
+# (section 3.5) chose sines and cosines because "for any fixed offset $k$, $PE_{pos+k}$ can be represented
+# as a linear function of $PE_{pos}$". That map is a rotation: each (sin, cos) pair turns by the angle
+# $k\omega_i$, by the angle-sum identities
 # $\sin((p+k)\omega) = \sin(p\omega)\cos(k\omega) + \cos(p\omega)\sin(k\omega)$ and
 # $\cos((p+k)\omega) = \cos(p\omega)\cos(k\omega) - \sin(p\omega)\sin(k\omega)$.
-# One matrix $M_k$ moves *every* position $k$ steps on, so a layer can learn "look 3 tokens back" once,
-# whatever the absolute position. A rotation keeps lengths and angles, hence the offset-only similarity.
+# (Our features are stored as (sin, cos), so each 2x2 block reads $[[\cos, \sin], [-\sin, \cos]]$, the
+# transpose of the textbook rotation matrix.) One matrix $M_k$ moves *every* position $k$ steps on. Used
+# as a query-key map, it makes each position score the position $k$ back highest: one fixed matrix could
+# express "look 3 back" everywhere, which Vaswani et al. *hypothesised* would make relative attention easy
+# to learn (they found learned positions about as good, their Table 3, row E). This holds for the bare
+# sinusoidal vectors: once a token embedding is added, or with a learned table like our MiniLM's, nothing
+# makes one position's vector a rotation of another's.
 
 # %%
 d_pe, k = 64, 3
@@ -145,7 +152,14 @@ assert torch.allclose(A.position_shift(2, d_pe).double() @ A.position_shift(5, d
                       A.position_shift(7, d_pe).double(), atol=1e-6), "shifting by 2 then 5 is shifting by 7"
 # the angle each feature pair turns by: fast pairs (left) turn far, slow pairs hardly at all
 angles = torch.atan2(M[0::2, 1::2].diagonal(), M[0::2, 0::2].diagonal())  # (d/2,) = k * w_i, wrapped
-assert torch.allclose(torch.cos(angles), torch.cos(k / 10000 ** (torch.arange(0, d_pe, 2) / d_pe)).double(), atol=1e-6)
+want = k / 10000 ** (torch.arange(0, d_pe, 2, dtype=torch.float64) / d_pe)  # (d/2,) k * w_i
+assert torch.allclose(torch.cos(angles), torch.cos(want), atol=1e-6)
+assert torch.allclose(torch.sin(angles), torch.sin(want), atol=1e-6)  # the sign of the turn too
+# M_k as a query-key map: score[p, q] = PE[p] . M_k PE[q] = PE[p] . PE[q + k], highest at q = p - k
+score = pe @ M @ pe.T  # (positions, positions)
+assert torch.equal(score.argmax(1)[k:], torch.arange(len(pe) - k)), "every position scores k back highest"
+print(f"score of position 30 on 27 (3 back): {score[30, 27]:.1f}, on 26 and 28: {score[30, 26]:.1f}, "
+      f"{score[30, 28]:.1f} (a shallow peak: d/2 = {d_pe // 2} at best)")
 
 import matplotlib.pyplot as plt
 
@@ -158,7 +172,7 @@ ax1.plot(pe[p0 + k, :24].numpy(), "o", color=OKABE_ITO[0], label=f"PE[{p0 + k}]"
 ax1.plot((M @ pe[p0])[:24].numpy(), "x", color=OKABE_ITO[5], markersize=9, label=f"$M_{k}$ PE[{p0}]")
 ax1.plot(pe[p0, :24].numpy(), ":", color="0.55", label=f"PE[{p0}]")
 ax1.set_xlabel("feature")
-ax1.set_title("the same matrix moves every position on by k")
+ax1.set_title(f"$M_{k}$ PE[{p0}] lands on PE[{p0 + k}] (asserted above for every position)")
 ax1.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 plt.show()

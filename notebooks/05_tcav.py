@@ -324,13 +324,20 @@ print(f"striped for zebra on the control: mean {striped_c.mean:.2f} vs random CA
 # trained on a GPU, one draw gave the control 0.0023 and the main model 0.0033. So this notebook asserts
 # nothing about the control's p-value; it prints it.
 #
-# We also tried closing the last leak we could see: a control world in which the zebra has the cat's short
-# dark legs and a textured tail, so that no long thin dark bar (which is what a stripe is) belongs to one
-# class. Three training seeds, not shipped, because it did not help. On one seed the striped score stayed
-# near random (p = 0.99-1 over four image draws). On another it fell far *below* random (mean 0.02-0.08,
-# corrected p from 5e-5 to 0.04 on every draw). On the third, one draw of three rose to 0.94 (p = 0.04).
-# Even the *sign* of a control model's sensitivity to a concept it never needed changes with the training
-# run.
+# We also tried closing the last leak we could see. The shipped control zebra has the main world's long
+# dark legs and a thin dark tail, and long thin dark bars are what a stripe is. So we tried a control world
+# in which the zebra has the cat's short dark legs and a textured tail (three training seeds; not shipped,
+# and its recipe is not in the repository, because it did not help):
+#
+# * seed 0: the striped score stayed near random (mean 0.39-0.63 over four image draws, p = 0.99-1);
+# * seed 1: it fell far *below* random on every draw (mean 0.02-0.08, corrected p from 5e-5 to 0.04). The
+#   test is two-sided, so the summary calls that significant too: here the striped direction *lowers* the
+#   zebra logit. Read the mean, not only the verdict;
+# * seed 2: one draw of three rose to 0.94 (p = 0.04), the other two did not (0.58 and 0.33, p = 1 and
+#   0.78).
+#
+# Whether a control model's logit moves with a concept it never needed, and in which direction, depends
+# on the training run, and on one seed on the image draw as well.
 #
 # A directional derivative measures *sensitivity*: how the logit would move if the activations moved
 # towards the concept, and a model can be sensitive to a direction it never needed. A significant TCAV

@@ -110,4 +110,5 @@ def test_exported_panel_shows_its_last_figure(tmp_path: Path):
     assert at_display != last
     static = _nbtools.static_pictures(ran)
     assert static.cells[0].outputs[0]["data"]["image/png"] == last
+    assert last in static.cells[0].outputs[0]["data"]["text/html"]  # the still picture HTML shows it too
     assert _nbtools.WIDGET_VIEW not in static.cells[0].outputs[0]["data"] and "widgets" not in static.metadata

@@ -133,7 +133,16 @@ def test_a_panel_without_figure_carries_its_html():
             return f"<p>just {result}</p>"
 
     bundle, _ = Words()._repr_mimebundle_()
-    assert "image/png" not in bundle and bundle["text/html"] == "<p>just 6.0</p>"
+    assert "image/png" not in bundle and "<p>just 6.0</p>" in bundle["text/html"] and "<img" not in bundle["text/html"]
+
+
+def test_the_still_picture_keeps_the_html_area_and_the_error_line():
+    p = Doubler()
+    p.set(value=-1.0)  # compute raises: the panel shows the error and keeps the last good figure
+    bundle, _ = p._repr_mimebundle_()
+    page = bundle["text/html"]
+    assert "value must be &gt;= 0" in page or "value must be >= 0" in page
+    assert page.index("value must be") < page.index("<img") < page.index("<p>result 6.0</p>")
 
 
 class Level(Panel):

@@ -278,8 +278,10 @@ def position_shift(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
 
     Each (sin, cos) feature pair of frequency ``w_i = base^(-2i/d)`` turns by the angle ``k * w_i``:
     ``sin((p+k)w) = sin(pw)cos(kw) + cos(pw)sin(kw)`` and ``cos((p+k)w) = cos(pw)cos(kw) - sin(pw)sin(kw)``,
-    so ``M_k`` is block diagonal with 2x2 rotations, orthogonal, and ``M_a @ M_b = M_(a+b)``. It depends on
-    the offset only, which is what lets attention read relative positions with one linear map. Notebook 03.
+    so ``M_k`` is block diagonal with 2x2 rotations (``[[cos, sin], [-sin, cos]]``, since the features are
+    stored as (sin, cos)), orthogonal, and ``M_a @ M_b = M_(a+b)``. It depends on the offset only: what
+    Vaswani et al. hypothesised would let attention learn relative positions with one linear map. It holds
+    for the bare sinusoidal table, not once token embeddings are added. Notebook 03.
     """
     k = check_int(k, "k", None)
     d_model = check_int(d_model, "d_model", 2)

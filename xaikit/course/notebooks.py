@@ -300,23 +300,29 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def static_pictures(nb):
-    """A copy of ``nb`` without live widget views: each output keeps what a page without a kernel can
-    show, a panel's picture of its figure (``image/png``, or ``text/html``; see
-    ``widgets.base.Panel._repr_mimebundle_``), updated to the figure the panel showed last when the
-    notebook carries its widget state, or a progress bar's text. A page opened from disk has no
-    kernel and no widget manager (nbconvert would load one from a CDN), so a widget view there is empty
-    space; the picture is what the panel showed when it ran. The widget state goes too, so the page loads
-    no widget manager."""
+    """A copy of ``nb`` without live widget views, for a page that has no kernel and no widget manager
+    (nbconvert would load one from a CDN; a widget view there is empty space). Each panel output keeps
+    its still picture (``widgets.base.Panel._repr_mimebundle_``), redrawn from the notebook's saved widget
+    state when it has one: the figure, status line and HTML area as the panel showed them *last* (a later
+    cell's ``set()`` included), which is what the live widget shows after a run. Other widgets (progress
+    bars) keep their text. The widget state goes too, so the page loads no widget manager."""
+    from xaikit.widgets.base import still_html
+
     nb = copy.deepcopy(nb)
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             data = out.get("data", {})
             view = data.pop(WIDGET_VIEW, None)
-            if view and "image/png" in data:
-                # the figure as the panel last showed it (a later cell's set() included), as Jupyter would
-                # draw the live widget after a run; the picture taken at display time otherwise
-                data["image/png"] = _last_figure(state, view.get("model_id", "")) or data["image/png"]
+            if not view or not ({"image/png", "text/html"} & set(data)):
+                continue
+            last = _panel_state(state, view.get("model_id", ""))
+            if last is None:
+                continue  # no saved state: the picture taken at display time stays
+            png, status, extra = last
+            if png:
+                data["image/png"] = png
+            data["text/html"] = still_html(png, status, extra)
     nb.metadata.pop("widgets", None)
     return nb
 
@@ -324,23 +330,31 @@ def static_pictures(nb):
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
-def _last_figure(state: dict, model_id: str, depth: int = 0) -> str | None:
-    """The base64 PNG of the panel figure (the ``Image`` widget with CSS class ``xk-figure``) at or under
-    widget ``model_id`` in a notebook's saved widget state, or None."""
-    model = state.get(model_id)
-    if model is None or depth > 5:
+def _panel_state(state: dict, model_id: str) -> tuple[str | None, str, str] | None:
+    """``(figure PNG as base64 or None, status HTML, HTML area)`` of the panel whose outer box is widget
+    ``model_id`` in a notebook's saved widget state (its children with CSS classes ``xk-figure``,
+    ``xk-status`` and ``xk-html``), or None when the state does not hold that panel."""
+    found: dict[str, object] = {}
+
+    def walk(mid: str, depth: int) -> None:
+        model = state.get(mid)
+        if model is None or depth > 5:
+            return
+        fields = model.get("state", {})
+        classes = fields.get("_dom_classes", [])
+        if "xk-figure" in classes:
+            found["png"] = next((b["data"] for b in model.get("buffers", []) if b.get("path") == ["value"]
+                                 and b.get("encoding", "base64") == "base64"), None)
+        for name in ("xk-status", "xk-html"):
+            if name in classes:
+                found[name] = fields.get("value", "")
+        for child in fields.get("children", []):
+            walk(str(child).removeprefix("IPY_MODEL_"), depth + 1)
+
+    walk(model_id, 0)
+    if not found:
         return None
-    fields = model.get("state", {})
-    if model.get("model_name") == "ImageModel" and "xk-figure" in fields.get("_dom_classes", []):
-        for buffer in model.get("buffers", []):
-            if buffer.get("path") == ["value"] and buffer.get("encoding", "base64") == "base64":
-                return buffer["data"]
-        return None
-    for child in fields.get("children", []):
-        found = _last_figure(state, str(child).removeprefix("IPY_MODEL_"), depth + 1)
-        if found:
-            return found
-    return None
+    return found.get("png"), str(found.get("xk-status", "")), str(found.get("xk-html", ""))
 
 
 def offline_mathjax(folder: Path) -> str:

@@ -153,6 +153,17 @@ def render_png(fig: Figure, *, draw: bool = True) -> bytes:
 PANEL_METADATA = "xaikit-panel"
 
 
+def still_html(png_base64: str | None, status: str = "", extra: str = "") -> str:
+    """A panel as one still HTML block: its status line, its figure (a base64 PNG) and its HTML area; ""
+    when all three are empty. Used for the picture beside the live widget and by the HTML export."""
+    parts = [status or ""]
+    if png_base64:
+        parts.append(f'<img src="data:image/png;base64,{png_base64}" alt="panel figure"/>')
+    parts.append(extra or "")
+    body = "".join(parts)
+    return f'<div class="xk-still">{body}</div>' if body else ""
+
+
 class Panel:
     """Controls plus a fixed-size figure, an HTML area and an error box. Subclass and implement
     :meth:`compute` and :meth:`draw`; call ``super().__init__(controls)`` at the end of ``__init__``."""
@@ -300,14 +311,19 @@ class Panel:
 
     # -- display -----------------------------------------------------------------------------------------
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """The live widget, plus a picture of the figure as it is now (``image/png``; ``text/html`` for a
-        panel that only shows HTML) for everything that cannot run a widget: an HTML export, GitHub,
-        nbviewer, VS Code without a kernel, a PDF. Jupyter shows the widget and ignores the picture."""
+        """The live widget, plus a still picture of the panel as it is when displayed, for what cannot run
+        a widget: ``image/png`` of the figure, and ``text/html`` with that picture, the status line and the
+        HTML area (tables, token heatmaps). Jupyter shows the widget. xaikit's HTML export
+        (:func:`xaikit.course.notebooks.export_html`) shows the picture instead, redrawn from the saved
+        widget state so that it is the panel's *last* state; a plain ``jupyter nbconvert`` or nbviewer
+        prefers the (empty) widget view. The sliders of a picture do nothing."""
         bundle = dict(self.widget._repr_mimebundle_(include=include, exclude=exclude) or {})
-        if self.has_figure and self.image.value:
-            bundle["image/png"] = base64.b64encode(self.image.value).decode("ascii")
-        elif self.html.value:
-            bundle["text/html"] = self.html.value
+        png = base64.b64encode(self.image.value).decode("ascii") if self.has_figure and self.image.value else None
+        if png:
+            bundle["image/png"] = png
+        page = still_html(png, self.status.value, self.html.value)
+        if page:
+            bundle["text/html"] = page
         return bundle, {PANEL_METADATA: type(self).__name__}
 
     def layout_key(self, result):
