@@ -75,6 +75,22 @@ def test_tcav_is_one_along_and_zero_against_the_logit_direction():
     np.testing.assert_allclose(s, np.full(20, 2.0), rtol=1e-5)
 
 
+def test_magnitude_score_is_the_papers_formula_and_flips_exactly():
+    """Kim et al. (2018) 3.3: TCAV^mag = sum of positive S over sum of |S|, computed here by hand from the
+    directional derivatives; swapping concept and counterpart negates the CAV, so the two add up to 1."""
+    model = tiny_vit(seed=3, image_size=32)
+    stripes = iw.concept_images("striped", 12, seed=0)[:, ::2, ::2]
+    dots = iw.concept_images("dotted", 12, seed=0)[:, ::2, ::2]
+    zebras = iw.class_images("zebra", 10, "main", seed=0)[:, ::2, ::2]
+    one = tcav.tcav(model, stripes, dots, zebras, 0, 1, "flatten")
+    other = tcav.tcav(model, dots, stripes, zebras, 0, 1, "flatten")
+    s = one.derivatives
+    assert one.magnitude == pytest.approx(s[s > 0].sum() / np.abs(s).sum(), abs=1e-12)
+    np.testing.assert_allclose(other.derivatives, -s, rtol=1e-5, atol=1e-7)
+    assert one.magnitude + other.magnitude == pytest.approx(1.0, abs=1e-6)
+    assert 0.0 <= one.magnitude <= 1.0
+
+
 def test_directional_derivative_matches_finite_difference():
     model = tiny_vit(seed=3, image_size=32)
     imgs = iw.make_dataset(6, "main", seed=1)[0][:, ::2, ::2]  # (6, 32, 32, 3)
