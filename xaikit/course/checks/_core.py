@@ -145,6 +145,14 @@ def _fmt(v: float) -> str:
     return f"{v:.6g}"
 
 
+def _largest_gap(got: torch.Tensor, want: torch.Tensor) -> tuple[tuple[int, ...], str]:
+    """Where ``got`` is furthest from ``want`` (an index tuple) and the words every check uses for it:
+    ``"expected <want>, got <got> (off by <gap>)"``."""
+    diff = (got - want).abs()
+    at = _where(diff)
+    return at, f"expected {_fmt(float(want[at]))}, got {_fmt(float(got[at]))} (off by {_fmt(float(diff[at]))})"
+
+
 def _run_check(name: str, student_fn, cases: Iterable[tuple[tuple, tuple]], grade: Callable[..., None],
                verbose: bool) -> CheckResult:
     """The skeleton of every check. ``cases`` yields ``(args, context)``, one pair per case, built lazily (a

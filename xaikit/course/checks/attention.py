@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from xaikit.course.checks._core import CheckResult, _close, _fmt, _run_check, _tensor, _where
+from xaikit.course.checks._core import CheckResult, _close, _largest_gap, _run_check, _tensor
 
 __all__ = ["check_attention", "check_scaled_dot_product_attention"]
 
@@ -68,11 +68,8 @@ def _grade_attention(result: CheckResult, got, label: str, v: torch.Tensor, d_k:
             result.fail(f"{label}: weights should be (queries, keys) = {tuple(weights.shape)}, got "
                         f"{tuple(got_w.shape)}", "shape")
         elif not _close(got_w, weights):
-            diff = (got_w - weights).abs()
-            i, j = _where(diff)
-            result.fail(f"{label}: weight of query {i} on key {j} differs: expected "
-                        f"{_fmt(float(weights[i, j]))}, got {_fmt(float(got_w[i, j]))} (off by "
-                        f"{_fmt(float(diff[i, j]))}); your row sums: "
+            (i, j), gap = _largest_gap(got_w, weights)
+            result.fail(f"{label}: weight of query {i} on key {j} differs: {gap}; your row sums: "
                         f"{[round(float(s), 4) for s in got_w.sum(-1)]}")
             _attention_mistake(result, got_w, scores * math.sqrt(d_k), d_k, v.shape[-1])
         else:
@@ -81,11 +78,8 @@ def _grade_attention(result: CheckResult, got, label: str, v: torch.Tensor, d_k:
         result.fail(f"{label}: out should be (queries, d_v) = {tuple(out.shape)}, got "
                     f"{None if got_out is None else tuple(got_out.shape)}", "shape")
     elif not _close(got_out, out):
-        diff = (got_out - out).abs()
-        i, j = _where(diff)
-        result.fail(f"{label}: out[{i}, {j}] (query {i}, feature {j}) differs: expected "
-                    f"{_fmt(float(out[i, j]))}, got {_fmt(float(got_out[i, j]))} (off by "
-                    f"{_fmt(float(diff[i, j]))})")
+        (i, j), gap = _largest_gap(got_out, out)
+        result.fail(f"{label}: out[{i}, {j}] (query {i}, feature {j}) differs: {gap}")
         if got_w is None:
             for name, (message, cand) in _attention_variants(scores * math.sqrt(d_k), d_k, v.shape[-1]).items():
                 if _close(got_out, cand @ v):

@@ -9,7 +9,7 @@ import functools
 
 import torch
 
-from xaikit.course.checks._core import CheckResult, _close, _fmt, _reshaped, _run_check, _tensor
+from xaikit.course.checks._core import CheckResult, _close, _fmt, _largest_gap, _reshaped, _run_check, _tensor
 
 __all__ = ["check_grad_times_input", "check_ig_riemann"]
 
@@ -139,10 +139,8 @@ def _grade_ig_riemann(result: CheckResult, answer, steps: int, x: torch.Tensor, 
                     f"k = 1..m", matched.replace("riemann_", "") + "_sum")
         return
     ref = refs["riemann_right"]
-    diff = (got - ref).abs()
-    i = int(diff.argmax())
-    result.fail(f"steps={steps}: feature {i} differs: expected {_fmt(float(ref[i]))}, got "
-                f"{_fmt(float(got[i]))} (off by {_fmt(float(diff[i]))}); "
+    (i,), gap = _largest_gap(got, ref)
+    result.fail(f"steps={steps}: feature {i} differs: {gap}; "
                 f"all features: expected {[round(float(v), 5) for v in ref]}, got "
                 f"{[round(float(v), 5) for v in got]}")
     xd, bd = x.double(), baseline.double()

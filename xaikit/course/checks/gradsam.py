@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from xaikit.course.checks._core import CheckResult, _close, _fmt, _reshaped, _run_check, _tensor
+from xaikit.course.checks._core import CheckResult, _close, _largest_gap, _reshaped, _run_check, _tensor
 
 __all__ = ["check_gradsam", "check_cls_share", "check_head_plots"]
 
@@ -97,10 +97,8 @@ def _grade_gradsam(result: CheckResult, answer, label: str, a: torch.Tensor, g: 
         top = int(ref.argmax())
         result.ok(f"{label}: all {len(ref)} token scores match (top token {tokens[top]!r})")
         return
-    diff = (got - ref).abs()
-    i = int(diff.argmax())
-    result.fail(f"{label}: token {i} ({tokens[i]!r}) differs: expected {_fmt(float(ref[i]))}, got "
-                f"{_fmt(float(got[i]))} (off by {_fmt(float(diff[i]))})")
+    (i,), gap = _largest_gap(got, ref)
+    result.fail(f"{label}: token {i} ({tokens[i]!r}) differs: {gap}")
     for name, (message, cand) in _gradsam_variants(a, g).items():
         if _close(got, cand):
             result.fail(message, name)
@@ -165,10 +163,8 @@ def _grade_cls_share(result: CheckResult, answer, label: str, a: torch.Tensor, g
             result.ok(f"{label}: in the last layer the [CLS] row holds {float(ref[-1]):.0%} of the mass: "
                       "only [CLS]'s output reaches the classifier")
         return
-    diff = (got - ref).abs()
-    layer = int(diff.argmax())
-    result.fail(f"{label}: layer {layer} differs: expected {_fmt(float(ref[layer]))}, got "
-                f"{_fmt(float(got[layer]))} (off by {_fmt(float(diff[layer]))})")
+    (layer,), gap = _largest_gap(got, ref)
+    result.fail(f"{label}: layer {layer} differs: {gap}")
     h_relu, h_raw = a * torch.relu(g), a * g
     column = h_relu.sum(dim=(1, 2))  # attention *to* [CLS]: the column
     variants = {
