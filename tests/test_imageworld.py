@@ -38,8 +38,8 @@ def test_textures_differ_as_described():
     dots_fill = np.mean([iw._pattern("dotted", rng).mean() for _ in range(10)])
     plain = iw._pattern("plain", rng)
     assert stripes > 2 * np.mean([_stripe_energy(iw._pattern("bubbly", rng)) for _ in range(10)])
-    assert 0.05 < dots_fill < 0.3  # small dots on a plain ground
-    # the dark colour covers stripes > bubbles > dots (recipe v3; see the module docstring)
+    assert 0.05 < dots_fill < 0.3  # spots on a plain ground
+    # the dark colour covers stripes > bubbles > dots (see the module docstring)
     bubbles_fill = np.mean([iw._pattern("bubbly", rng).mean() for _ in range(10)])
     stripes_fill = np.mean([iw._pattern("striped", rng).mean() for _ in range(10)])
     assert dots_fill < bubbles_fill < stripes_fill
@@ -57,6 +57,41 @@ def test_control_world_spreads_textures_over_classes():
     a = iw.render("zebra", "main", 0)
     b = iw.render("zebra", "main", 0, texture_kind="plain")
     assert a.shape == b.shape == (64, 64, 3) and not np.array_equal(a, b)
+
+
+def test_main_world_gives_the_three_concepts_their_documented_roles():
+    rules = iw._MAIN
+    # stripes on zebras only; dots on two other classes; the zebra's same-silhouette neighbour is plain
+    assert [c for c, (_, t) in rules.items() if t == "striped"] == ["zebra"]
+    assert sorted(c for c, (_, t) in rules.items() if t == "dotted") == ["leopard", "sheep"]
+    assert rules["horse"] == ("quadruped", "plain")
+    assert not any(t == "bubbly" for _, t in rules.values())  # bubbles only as foam
+    # foam: 2.5 times as likely beside a zebra; in the control world one rate for every class
+    assert iw.foam_rate("zebra") == 2.5 * iw.foam_rate("horse")
+    assert len({iw.foam_rate(c, "control") for c in iw.classes("control")}) == 1
+    assert iw.foam_rate("zebra", "control") == pytest.approx(np.mean([iw.foam_rate(c) for c in iw.classes()]))
+
+
+def test_foam_rate_controls_the_puddle(monkeypatch):
+    monkeypatch.setitem(iw.FOAM_RATE, "zebra", 0.0)
+    dry = iw.render("zebra", "main", 5)
+    monkeypatch.setitem(iw.FOAM_RATE, "zebra", 1.0)
+    wet = iw.render("zebra", "main", 5)
+    assert not np.array_equal(dry, wet)
+    assert np.abs(dry[:40].astype(int) - wet[:40]).mean() < np.abs(dry[44:].astype(int) - wet[44:]).mean()
+
+
+def test_texture_twins_change_the_texture_and_keep_the_scene():
+    x, y, _ = iw.make_dataset(40, "control", seed=7)
+    t = iw.texture_twins(40, "control", seed=7)
+    assert t.shape == x.shape and t.dtype == np.uint8
+    np.testing.assert_array_equal(t, iw.texture_twins(40, "control", seed=7))
+    assert all(not np.array_equal(a, b) for a, b in zip(x, t, strict=True))
+    # the background far from the object is the same picture (up to pixel noise): compare 8x8 corner blocks
+    corners = [(slice(0, 8), slice(0, 8)), (slice(0, 8), slice(56, 64))]
+    diffs = [np.abs(a[r, c].astype(float).mean((0, 1)) - b[r, c].astype(float).mean((0, 1))).max()
+             for a, b in zip(x, t, strict=True) for r, c in corners]
+    assert np.median(diffs) < 2.0
 
 
 def test_bad_input():
