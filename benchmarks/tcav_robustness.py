@@ -11,7 +11,8 @@ claims at every block and pooling (the table notebook 05 quotes beside its chose
     python benchmarks/tcav_robustness.py --jobs 8 --sweep   # on a bigger machine, every layer too
     python benchmarks/tcav_robustness.py --device cuda --seeds 0  # one more pair trained on a GPU
 
-Each model takes about 2 CPU-minutes to train on one thread (10 models: about 10 minutes on 2 cores).
+Each main model takes about 2.5 CPU-minutes to train on one thread, each control model about 5 (it also
+trains on every picture's texture twin): 10 models take about 15 minutes on 2 cores.
 Models are kept under ``--out`` (default ``<cache>/robustness``) and reused by the next run of the same
 recipe version; ``--retrain`` trains again. The exit status is 0 when every seed keeps the asserted claims
 (``vitworld.ASSERTED_CLAIMS``); the table also shows the lecture's claims that are printed only.
