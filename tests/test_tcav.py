@@ -75,8 +75,8 @@ def test_tcav_is_one_along_and_zero_against_the_logit_direction():
     np.testing.assert_allclose(s, np.full(20, 2.0), rtol=1e-5)
 
 
-def test_magnitude_score_is_the_papers_formula_and_flips_exactly():
-    """Kim et al. (2018) 3.3: TCAV^mag = sum of positive S over sum of |S|, computed here by hand from the
+def test_magnitude_score_is_captums_formula_and_flips_exactly():
+    """Captum's TCAV magnitude score (Kim et al. 2018, 3.4, suggest a magnitude metric): TCAV^mag = sum of positive S over sum of |S|, computed here by hand from the
     directional derivatives; swapping concept and counterpart negates the CAV, so the two add up to 1."""
     model = tiny_vit(seed=3, image_size=32)
     stripes = iw.concept_images("striped", 12, seed=0)[:, ::2, ::2]

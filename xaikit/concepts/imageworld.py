@@ -338,7 +338,9 @@ def make_dataset(n: int, world: str = "main", seed: int = 0) -> tuple[np.ndarray
 def texture_twins(n: int, world: str = "control", seed: int = 0) -> np.ndarray:
     """The images of ``make_dataset(n, world, seed)`` drawn again with another body texture each: the same
     class, silhouette, pose, background and foam (the random numbers drawn before the texture are the
-    same), a texture chosen uniformly among the other five. Training the control ViT to give an image and
+    same), a texture chosen uniformly among the other five. What is drawn after the texture (the colour
+    of the dark legs, head or pole, and the pixel noise) comes out different too, as two textures use
+    different numbers of random draws: that is class-free variation as well. Training the control ViT to give an image and
     its twin the same logits (``RECIPE["control_invariance"]`` in :mod:`xaikit.models.vitworld`) makes
     "the control model does not use texture" hold for the model and not only for its data."""
     check_choice(world, "world", WORLDS)

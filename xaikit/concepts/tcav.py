@@ -11,7 +11,8 @@ For a layer l of a model, a concept C (a set of example images, e.g. "striped") 
 3. **Directional derivative** of the class logit ``h_k`` along the CAV, for each image x of class k:
    ``S_C,k,l(x) = grad h_k(a_l(x)) . v_C`` (:mod:`xaikit.concepts.activations`).
 4. **TCAV score**: ``TCAV_Q = |{x in X_k : S(x) > 0}| / |X_k|``, the fraction of class images whose logit
-   rises when the concept is added; the magnitude variant is ``sum_{S>0} S / sum |S|``.
+   rises when the concept is added; the magnitude variant is ``sum_{S>0} S / sum |S|`` (Captum's
+   ``magnitude`` score; Kim et al. 2018, section 3.4, only suggest using magnitudes).
 5. **Significance** (:func:`tcav_significance`, :mod:`xaikit.concepts.significance`): repeat with R random
    counterpart sets, compare the R scores with R scores of random-vs-random CAVs by a two-sided t-test, and
    Bonferroni-correct across the concepts tested.
