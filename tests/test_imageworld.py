@@ -125,3 +125,12 @@ def test_control_training_holds_a_picture_and_its_texture_twin_to_one_answer():
         gaps[weight] = float((a - b).abs().mean())
         assert metrics["recipe"]["control_invariance"] == weight
     assert gaps[100.0] < 0.5 * gaps[0.0], gaps
+
+
+def test_dataset_with_twins_is_make_dataset_and_texture_twins_in_one_pass():
+    x, y, names, t = iw.dataset_with_twins(12, "control", seed=4)
+    x0, y0, names0 = iw.make_dataset(12, "control", seed=4)
+    np.testing.assert_array_equal(x, x0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(t, iw.texture_twins(12, "control", seed=4))
+    assert names == names0

@@ -71,8 +71,8 @@ import numpy as np
 from xaikit._validate import check_choice, check_int
 
 __all__ = [
-    "SIZE", "TEXTURES", "WORLDS", "classes", "make_dataset", "render", "class_images", "concept_images", "random_images",
-    "texture", "to_pil",
+    "SIZE", "TEXTURES", "WORLDS", "classes", "make_dataset", "texture_twins", "dataset_with_twins", "render",
+    "class_images", "concept_images", "random_images", "texture", "to_pil", "foam_rate",
 ]
 
 SIZE = 64
@@ -286,6 +286,11 @@ def render(label: str, world: str = "main", rng: np.random.Generator | int | Non
     check_choice(world, "world", WORLDS)
     check_choice(label, "label", classes(world))
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return _render(label, world, rng, texture_kind)[0]
+
+
+def _render(label: str, world: str, rng: np.random.Generator, texture_kind: str | None) -> tuple[np.ndarray, str]:
+    """:func:`render` without the argument checks; also returns the body texture it used."""
     shape, rule = _RULES[world][label]
     # the control world draws its texture before looking at texture_kind, so that a texture twin
     # (:func:`texture_twins`) takes the same random numbers for everything else in the scene
@@ -299,7 +304,7 @@ def render(label: str, world: str = "main", rng: np.random.Generator | int | Non
     angle = rng.uniform(0.6 * np.pi, 1.4 * np.pi) if shape == "quadruped" and kind == "striped" else None
     img = np.where(textured[..., None], texture(kind, rng, angle), img)
     img = np.where(dark[..., None], _hsv(rng.random(), 0.3, rng.uniform(0.05, 0.25)), img)
-    return _finish(img, rng)
+    return _finish(img, rng), kind
 
 
 def foam_rate(label: str, world: str = "main") -> float:
@@ -327,12 +332,7 @@ def make_dataset(n: int, world: str = "main", seed: int = 0) -> tuple[np.ndarray
     Returns ``(images, labels, class_names)``: uint8 ``(n, 64, 64, 3)``, int64 ``(n,)`` indices into
     ``class_names``.
     """
-    n = check_int(n, "n", 1)
-    names = classes(world)
-    rng = np.random.default_rng(check_int(seed, "seed", 0))
-    labels = rng.permutation(np.arange(n) % len(names))
-    images = np.stack([render(names[y], world, rng) for y in labels])
-    return images, labels.astype(np.int64), names
+    return _dataset(n, world, seed, twins=False)[:3]
 
 
 def texture_twins(n: int, world: str = "control", seed: int = 0) -> np.ndarray:
@@ -340,28 +340,37 @@ def texture_twins(n: int, world: str = "control", seed: int = 0) -> np.ndarray:
     class, silhouette, pose, background and foam (the random numbers drawn before the texture are the
     same), a texture chosen uniformly among the other five. What is drawn after the texture (the colour
     of the dark legs, head or pole, and the pixel noise) comes out different too, as two textures use
-    different numbers of random draws: that is class-free variation as well. Training the control ViT to give an image and
-    its twin the same logits (``RECIPE["control_invariance"]`` in :mod:`xaikit.models.vitworld`) makes
-    "the control model does not use texture" hold for the model and not only for its data."""
+    different numbers of random draws: that is class-free variation as well. Training the control ViT to
+    give an image and its twin the same logits (``RECIPE["control_invariance"]`` in
+    :mod:`xaikit.models.vitworld`) makes "the control model does not use texture" hold for the model and
+    not only for its data. :func:`dataset_with_twins` gives both in one pass."""
+    return _dataset(n, world, seed, twins=True)[3]
+
+
+def dataset_with_twins(n: int, world: str = "control", seed: int = 0):
+    """``make_dataset(n, world, seed)`` and ``texture_twins(n, world, seed)`` together, drawing each scene
+    once: ``(images, labels, class_names, twins)``."""
+    return _dataset(n, world, seed, twins=True)
+
+
+def _dataset(n: int, world: str, seed: int, twins: bool):
     check_choice(world, "world", WORLDS)
     n = check_int(n, "n", 1)
     names = classes(world)
     rng = np.random.default_rng(check_int(seed, "seed", 0))
-    labels = rng.permutation(np.arange(n) % len(names))  # the same draws as make_dataset
-    pick = np.random.default_rng([seed, 41])
-    out = []
+    labels = rng.permutation(np.arange(n) % len(names))
+    pick = np.random.default_rng([seed, 41])  # the twins' textures, apart from the scenes' stream
+    images, others = [], []
     for y in labels:
         state = rng.bit_generator.state
-        scratch = np.random.default_rng()
-        scratch.bit_generator.state = state
-        rule = _RULES[world][names[y]][1]
-        own = rule or TEXTURES[scratch.integers(len(TEXTURES))]
-        other = [t for t in TEXTURES if t != own][pick.integers(len(TEXTURES) - 1)]
-        twin = np.random.default_rng()
-        twin.bit_generator.state = state
-        out.append(render(names[y], world, twin, texture_kind=other))
-        render(names[y], world, rng)  # advance the stream as make_dataset does
-    return np.stack(out)
+        img, kind = _render(names[y], world, rng, None)
+        images.append(img)
+        if twins:
+            other = [t for t in TEXTURES if t != kind][pick.integers(len(TEXTURES) - 1)]
+            replay = np.random.default_rng()
+            replay.bit_generator.state = state  # the same scene's random numbers, from the start
+            others.append(_render(names[y], world, replay, other)[0])
+    return np.stack(images), labels.astype(np.int64), names, (np.stack(others) if twins else None)
 
 
 def class_images(label: str, n: int = 40, world: str = "main", seed: int = 0) -> np.ndarray:

@@ -153,19 +153,17 @@ def is_built(world: str = "main") -> bool:
 def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     from tqdm.auto import tqdm
 
-    from xaikit.concepts.imageworld import make_dataset
+    from xaikit.concepts.imageworld import dataset_with_twins, make_dataset
 
     epochs, lr = _epochs_and_lr(world, recipe)
     seed = recipe["seed"]
     t0, c0 = time.perf_counter(), time.process_time()
-    x_train, y_train, names = make_dataset(recipe["n_train"], world, seed=seed)
-    x_test, y_test, _ = make_dataset(recipe["n_test"], world, seed=seed + 10_000)
     invariance = recipe["control_invariance"] if world == "control" else 0.0
-    twins = None
     if invariance > 0:
-        from xaikit.concepts.imageworld import texture_twins
-
-        twins = texture_twins(recipe["n_train"], world, seed=seed)
+        x_train, y_train, names, twins = dataset_with_twins(recipe["n_train"], world, seed=seed)
+    else:
+        (x_train, y_train, names), twins = make_dataset(recipe["n_train"], world, seed=seed), None
+    x_test, y_test, _ = make_dataset(recipe["n_test"], world, seed=seed + 10_000)
     t_data = time.perf_counter() - t0
 
     device = torch.device("cpu") if device is None else torch.device(device)
