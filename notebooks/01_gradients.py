@@ -95,7 +95,7 @@ panel1.set(x1=1.0, x2=-0.5)
 assert panel1.error is None
 panel1
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_grad_times_input-task", "locked": true, "schema_version": 3, "solution": false}
 # **Exercise 1.1.** At which points is gradient × input zero for an input whose gradient is not?
 # Write gradient × input from `xaikit.gradient` yourself: `my_grad_times_input(f, x)` returns one number per
 # input; `xaikit.check_grad_times_input` compares it with the reference and says what differs.
@@ -107,7 +107,7 @@ panel1
 # input by a constant changes its attribution): it implicitly uses the baseline 0.
 # </details>
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "my_grad_times_input", "locked": false, "schema_version": 3, "solution": true}
 @xaikit.exercise(xaikit.check_grad_times_input)  # while the body is a stub, later cells use xaikit's and say so
 def my_grad_times_input(f, x):
     ### BEGIN SOLUTION
@@ -115,7 +115,13 @@ def my_grad_times_input(f, x):
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "my_grad_times_input-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert xaikit.check_grad_times_input(my_grad_times_input), "see the report above: which point, which mistake"
+### BEGIN HIDDEN TESTS
+assert xaikit.check_grad_times_input(my_grad_times_input, verbose=False).passed, "graded: my_grad_times_input must be written and pass every case"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": false, "grade_id": "my_grad_times_input-use", "locked": true, "schema_version": 3, "solution": false}
 x = torch.tensor([0.0, 1.5])
 mine = my_grad_times_input(f, x)
 assert torch.allclose(mine, xaikit.grad_times_input(f, x))

@@ -152,12 +152,12 @@ print(f"right Riemann sum: gap {100 * coarse:.2f}% at 4 steps, {100 * fine:.3f}%
 assert fine < coarse and fine < 0.05
 steps_panel
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_ig-task", "locked": true, "schema_version": 3, "solution": false}
 # **Exercise.** Write the IG paper's right Riemann sum yourself: `my_ig(f, x, baseline, steps)` returns
 # $(x - x') \cdot \frac{1}{m} \sum_{k=1}^{m} \nabla F(x' + \tfrac{k}{m}(x - x'))$ for a batched `f`
 # (`(B, d) -> (B,)`). `xaikit.check_ig_riemann` compares it with the reference and says what differs.
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "my_ig", "locked": false, "schema_version": 3, "solution": true}
 @xaikit.exercise(xaikit.check_ig_riemann)  # while the body is a stub, the check says so and the notebook runs on
 def my_ig(f, x, baseline, steps):
     ### BEGIN SOLUTION
@@ -168,7 +168,11 @@ def my_ig(f, x, baseline, steps):
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "my_ig-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert xaikit.check_ig_riemann(my_ig), "see the report above: which feature, which mistake"
+### BEGIN HIDDEN TESTS
+assert xaikit.check_ig_riemann(my_ig, verbose=False).passed, "graded: my_ig must be written and pass every case"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # **"Enough steps."** `steps_for_tolerance` doubles the steps until the gap is within a tolerance. For the

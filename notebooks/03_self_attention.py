@@ -177,7 +177,7 @@ ax1.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 plt.show()
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_attention-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 2. Scaled dot-product attention, written out
 #
 # $Q = XW_Q,\ K = XW_K,\ V = XW_V,\quad A = \mathrm{softmax}(QK^\top/\sqrt{d_k}),\quad \text{out} = AV.$
@@ -193,6 +193,7 @@ X, W_Q, W_K, W_V = ex["x"], ex["w_q"], ex["w_k"], ex["w_v"]  # (3, 4), (4, 3) x 
 assert X.tolist() == [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]  # the lecture's three inputs
 
 
+# %% nbgrader={"grade": false, "grade_id": "my_attention", "locked": false, "schema_version": 3, "solution": true}
 @exercise(check_attention)  # while the body is a stub, later cells use xaikit's reference and say so
 def my_attention(x, w_q, w_k, w_v):
     ### BEGIN SOLUTION
@@ -205,7 +206,13 @@ def my_attention(x, w_q, w_k, w_v):
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "my_attention-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert check_attention(my_attention), "see the report above: which input, which mistake"
+### BEGIN HIDDEN TESTS
+assert check_attention(my_attention, verbose=False).passed, "graded: my_attention must be written and pass every case"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": false, "grade_id": "my_attention-use", "locked": true, "schema_version": 3, "solution": false}
 out, weights = my_attention(X, W_Q, W_K, W_V)
 steps = A.self_attention(X, W_Q, W_K, W_V)
 print("Q =\n", steps.q, "\nK =\n", steps.k, "\nV =\n", steps.v)

@@ -150,11 +150,11 @@ assert explorer.error is None and view.weights.shape == (len(view.tokens), len(v
 assert ((view.weights.sum(-1) - 1).abs() < 1e-5).all()  # every row a distribution over the keys
 explorer
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "plot_heads-task", "locked": true, "schema_version": 3, "solution": false}
 # **Homework 3.** Choose two layers and plot the attention of one head in each. Here: head 0 of the
 # first layer and of the last layer on one sentence.
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "plot_heads", "locked": false, "schema_version": 3, "solution": true}
 @exercise(checks.check_head_plots)  # while the body is a stub, later calls use xaikit's reference and say so
 def plot_heads(attentions, tokens, picks):
     """One heatmap per (layer, head) in picks, queries as rows, token labels, fixed 0-1 colours."""
@@ -166,7 +166,13 @@ def plot_heads(attentions, tokens, picks):
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "plot_heads-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert checks.check_head_plots(plot_heads)
+### BEGIN HIDDEN TESTS
+assert checks.check_head_plots(plot_heads, verbose=False).passed, "graded: plot_heads must be written and pass every case"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": false, "grade_id": "plot_heads-use", "locked": true, "schema_version": 3, "solution": false}
 text = "I cannot wait for next time"
 tokens = tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
 with torch.no_grad():
@@ -188,7 +194,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 # is exactly why a single head is a weak explanation of the prediction.
 # </details>
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_gradsam-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 3. Grad-SAM
 #
 # For a text with $N$ tokens and a model with $L$ layers of $M$ heads, with $S$ the logit of the
@@ -207,7 +213,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 #
 # **Homework 1.** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`.
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "my_gradsam", "locked": false, "schema_version": 3, "solution": true}
 @exercise(checks.check_gradsam)
 def my_gradsam(attentions, gradients):
     """Grad-SAM scores (N,) from attention and dS/dA, both (L, M, N, N)."""
@@ -218,7 +224,11 @@ def my_gradsam(attentions, gradients):
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "my_gradsam-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert checks.check_gradsam(my_gradsam)
+### BEGIN HIDDEN TESTS
+assert checks.check_gradsam(my_gradsam, verbose=False).passed, "graded: my_gradsam must be written and pass every case"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Now on the model: one forward pass keeps the attention of every layer, one backward pass from the
@@ -434,12 +444,12 @@ compare
 # words move the output?".
 # </details>
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "cls_share-task", "locked": true, "schema_version": 3, "solution": false}
 # **Homework 2, in numbers.** For each layer, what share of that layer's Grad-SAM mass
 # $\sum_m\sum_j [A^{lm}\circ\mathrm{ReLU}(G^{lm})]_{ij}$ (summed over all tokens $i$) falls on the `[CLS]`
 # row $i = 0$? Write `cls_share(attentions, gradients) -> (L,)`.
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "cls_share", "locked": false, "schema_version": 3, "solution": true}
 @exercise(checks.check_cls_share)
 def cls_share(attentions, gradients):
     """Per layer, the fraction of the Grad-SAM mass on the [CLS] row (query 0)."""
@@ -449,7 +459,13 @@ def cls_share(attentions, gradients):
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "cls_share-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert checks.check_cls_share(cls_share)
+### BEGIN HIDDEN TESTS
+assert checks.check_cls_share(cls_share, verbose=False).passed, "graded: cls_share must be written and pass every case"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": false, "grade_id": "cls_share-use", "locked": true, "schema_version": 3, "solution": false}
 share = cls_share(A, G)
 print("share of each layer's Grad-SAM mass on [CLS]:", [f"{float(v):.2f}" for v in share])
 assert abs(float(share[-1]) - 1.0) < 1e-6  # last layer: only [CLS]'s output reaches the classifier

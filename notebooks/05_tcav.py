@@ -146,12 +146,12 @@ cav = tcav.train_cav(a_striped, a_dotted, "logistic", concept="striped", negativ
 print(f"CAV striped vs dotted: held-out accuracy {cav.accuracy:.2f}")
 assert cav.accuracy >= 0.9
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_cav-task", "locked": true, "schema_version": 3, "solution": false}
 # **Exercise.** Write a CAV yourself: fit a linear classifier that tells the concept activations (label 1)
 # from the counterpart activations (label 0), and return the unit normal of its boundary, pointing towards
 # the concept.
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "my_cav", "locked": false, "schema_version": 3, "solution": true}
 def my_cav(concept_acts, negative_acts):
     ### BEGIN SOLUTION
     from sklearn.linear_model import LogisticRegression
@@ -163,19 +163,21 @@ def my_cav(concept_acts, negative_acts):
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "my_cav-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert xaikit.check_cav(my_cav).passed
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_tcav_score-task", "locked": true, "schema_version": 3, "solution": false}
 # **Exercise.** Write the TCAV score yourself: given the gradients `grads` (N, D) of the class logit at
 # the layer and a CAV (D,), return the fraction of images whose directional derivative is positive.
 
-# %%
+# %% nbgrader={"grade": false, "grade_id": "my_tcav_score", "locked": false, "schema_version": 3, "solution": true}
 def my_tcav_score(grads, cav):
     ### BEGIN SOLUTION
     return float(np.mean(grads @ cav > 0))
     ### END SOLUTION
 
 
+# %% nbgrader={"grade": true, "grade_id": "my_tcav_score-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
 assert xaikit.check_tcav_score(my_tcav_score).passed
 
 # %% [markdown]

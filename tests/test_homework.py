@@ -12,7 +12,17 @@ import pytest
 
 from xaikit.course import homework
 from xaikit.course import notebooks as _nbtools
-from xaikit.course.homework import BEGIN, END, STUB_COMMENT, STUB_MESSAGE, strip_answers, stub_solutions
+from xaikit.course.homework import (
+    BEGIN,
+    END,
+    HIDDEN_BEGIN,
+    HIDDEN_END,
+    STUB_COMMENT,
+    STUB_MESSAGE,
+    strip_answers,
+    strip_hidden_tests,
+    stub_solutions,
+)
 
 SOURCES = homework.sources()
 
@@ -51,6 +61,63 @@ def test_unbalanced_markers_are_named(src, message):
     with pytest.raises(ValueError, match=message) as info:
         stub_solutions(src, where="07_demo.py, cell 3")
     assert "07_demo.py, cell 3" in str(info.value)
+
+
+def test_hidden_tests_are_removed_like_nbgrader_does():
+    src = f"assert check(f)\n{HIDDEN_BEGIN}\nassert check(f, verbose=False).passed\n{HIDDEN_END}\n"
+    assert strip_hidden_tests(src) == ("assert check(f)", 1)
+    assert strip_hidden_tests("x = 1\n") == ("x = 1\n", 0)
+    src = f"a = 1\n{HIDDEN_BEGIN}\nb = 2\n{HIDDEN_END}\nc = 3\n"
+    assert homework.student_code(src) == ("a = 1\nc = 3", 0)
+    with pytest.raises(ValueError, match="never closed"):
+        strip_hidden_tests(f"{HIDDEN_BEGIN}\nb = 2\n", where="07_demo.py, cell 3")
+
+
+def _cell(kind, source, **nbgrader):
+    cell = nbformat.v4.new_code_cell(source) if kind == "code" else nbformat.v4.new_markdown_cell(source)
+    if nbgrader:
+        cell.metadata["nbgrader"] = {"grade": False, "locked": False, "solution": False, "schema_version": 3,
+                                     **nbgrader}
+    return cell
+
+
+def test_nbgrader_problems_name_what_nbgrader_would_reject():
+    sol = f"def f(x):\n    {BEGIN}\n    return x\n    {END}\n"
+    test = f"assert check(f)\n{HIDDEN_BEGIN}\nassert check(f).passed\n{HIDDEN_END}"
+    good = nbformat.v4.new_notebook(cells=[
+        _cell("markdown", "Write f.", grade_id="f-task", locked=True),
+        _cell("code", sol, grade_id="f", solution=True),
+        _cell("code", test, grade_id="f-check", grade=True, locked=True, points=2),
+        _cell("code", "print(f(1))")])
+    assert homework.nbgrader_problems(good) == []
+    assert homework.nbgrader_problems(nbformat.v4.new_notebook(cells=[_cell("code", sol)])) == []  # no nbgrader
+    bad = nbformat.v4.new_notebook(cells=[
+        _cell("code", sol, grade_id="f", locked=True),               # markers outside a solution cell
+        _cell("code", test, grade_id="f", locked=True),              # hidden tests outside a grade cell; id twice
+        _cell("code", "assert 1", grade_id="g", grade=True),          # no points
+        _cell("code", "x = 1", grade_id="h i", locked=True)])         # a space in the id
+    problems = "\n".join(homework.nbgrader_problems(bad, "07_demo.ipynb"))
+    for text in ("cell 0: a solution block outside a solution cell", "cell 1: hidden tests outside a grade cell",
+                 "cell 1: grade_id 'f' is used twice", "cell 2: a grade cell without points",
+                 "cell 3: grade_id 'h i'"):
+        assert text in problems, problems
+    homework.lock_cells(good)
+    assert [(c.metadata.get("editable"), c.metadata.get("deletable")) for c in good.cells] == [
+        (False, False), (None, False), (False, False), (None, None)]
+
+
+def test_lecture_metadata_passes_nbgrader_validator():
+    """The lecture notebooks' metadata as nbgrader itself reads it (its schema-3 validator), and by the rules
+    of homework.nbgrader_problems; every required exercise sits in a solution cell and is graded in a grade
+    cell, so `nbgrader autograde` grades it (tests/test_nbgrader.py runs it on two notebooks)."""
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    for src in SOURCES:
+        nb = homework._source_notebook(src)
+        assert homework.nbgrader_problems(nb, src.name) == []
+        MetadataValidator().validate_nb(nb)
+    states = homework.coverage()
+    assert {f"{e.notebook} {e.function}": s for e, s in states.items() if s != "ok"} == {}
 
 
 def test_strip_answers_removes_answer_keeps_question():
@@ -107,8 +174,13 @@ def test_solution_functions_and_coverage_states(tmp_path):
         "assert xaikit.check_attention(my_attention)\n")
     (folder / "02_demo.py").write_text("# %%\ndef my_ig(f, x, baseline, steps):\n    return x\n")
     (folder / "04_demo.py").write_text(f"# %%\ndef my_gradsam(a, g):\n    {BEGIN}\n    return a\n    {END}\n")
+    (folder / "01_demo.py").write_text(
+        '# %% nbgrader={"grade": false, "grade_id": "g", "locked": false, "schema_version": 3, "solution": true}\n'
+        f"def my_grad_times_input(f, x):\n    {BEGIN}\n    return x\n    {END}\n\n\n"
+        "# %%\nassert xaikit.check_grad_times_input(my_grad_times_input)\n")
     states = {(e.notebook, e.check): s for e, s in homework.coverage(folder).items()}
     assert states[("03", "check_attention")] == "ok"
+    assert states[("01", "check_grad_times_input")] == "not autograded"  # its check is not in a grade cell
     assert states[("02", "check_ig_riemann")] == "not marked"
     assert states[("04", "check_gradsam")] == "unchecked"
     assert states[("04", "check_head_plots")] == "missing"
@@ -155,8 +227,12 @@ def test_sheets_match_their_notebook(sheets):
         original = _nbtools.to_notebook(src) if src.suffix == ".py" else nbformat.read(src, as_version=4)
         assert _code(sheet.solution) == _code(original), src.stem
         for ex_code, code in zip(_code(sheet.exercise), _code(original), strict=True):
-            assert ex_code == stub_solutions(code)[0]
-            assert BEGIN not in ex_code and END not in ex_code
+            assert ex_code == homework.student_code(code)[0]
+            assert BEGIN not in ex_code and END not in ex_code and HIDDEN_BEGIN not in ex_code
+        for ex_cell, cell in zip(sheet.exercise.cells[1:], original.cells, strict=True):  # cells nbgrader locks
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade") or (meta.get("locked") and not meta.get("solution")):
+                assert ex_cell.metadata.get("editable") is False, f"{src.stem}: {meta['grade_id']} not locked"
         for cell in sheet.exercise.cells:
             assert "xk-answer" not in cell.source, f"{src.stem}: an answer is left in the exercise sheet"
         n_answers = sum(len(re.findall(r"class=[\"'][^\"']*xk-answer", c.source)) for c in original.cells

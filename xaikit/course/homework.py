@@ -2,7 +2,8 @@
 
 Each lecture notebook (``notebooks/NN_name.py``, jupytext ``py:percent``; or the built ``.ipynb`` when
 there is no source) is the single source of two generated notebooks, in the spirit of fastbook's
-``tools/clean.py`` and nbgrader's solution markers:
+``tools/clean.py``, read from the same markers and cell metadata that nbgrader reads (a course that runs
+nbgrader generates and autogrades the same notebooks, see :mod:`xaikit.course.nbgrading`):
 
 * ``exercises/NN_name.ipynb``: every code region between the comment lines ``### BEGIN SOLUTION`` and
   ``### END SOLUTION`` becomes ``# YOUR CODE HERE`` plus ``raise NotImplementedError(...)`` (at the
@@ -10,8 +11,20 @@ there is no source) is the single source of two generated notebooks, in the spir
   ``@exercise(check)`` then runs xaikit's reference with a note, so the sheet runs to the end, see
   :mod:`xaikit.course.checks`), and every hidden answer
   ``<details class="xk-answer">...</details>`` is removed (a question written in its ``<summary>`` is
-  kept as plain text, the answer is not).
+  kept as plain text, the answer is not). Code between ``### BEGIN HIDDEN TESTS`` and
+  ``### END HIDDEN TESTS`` (nbgrader's hidden tests: the grader's strict ``check(...).passed``, which a stub
+  fails) is removed, and the cells nbgrader locks are locked the way nbgrader's ``LockCells`` does it
+  (``editable``/``deletable`` false in the cell metadata, which Jupyter honours without nbgrader).
 * ``solutions/NN_name.ipynb``: the full notebook, answers kept.
+
+**Cell metadata.** A lecture notebook marks its exercises with nbgrader's cell metadata (schema 3), written on
+the jupytext cell marker, e.g. ``# %% nbgrader={"grade": false, "grade_id": "my_ig", ...}``: per exercise a
+locked task cell (the question), a solution cell (the function, its body between the solution markers), a
+grade cell worth points (the check, with its hidden strict assert) and, where later code uses the function,
+a locked cell. A notebook that carries nbgrader metadata must keep nbgrader's rules, checked here as
+nbgrader checks them: solution markers only in solution cells, hidden tests only in grade cells, unique
+``grade_id`` values (:func:`nbgrader_problems`). A notebook with no nbgrader metadata is cut by its markers
+alone.
 
 Both are written without outputs. ``python -m xaikit homework build [NN ...] [--out DIR]`` writes them
 under ``DIR`` (default: the repository root); ``exercises/`` and ``solutions/`` are build outputs, not
@@ -36,6 +49,8 @@ from pathlib import Path
 
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
+HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
+HIDDEN_END = "### END HIDDEN TESTS"
 STUB_COMMENT = "# YOUR CODE HERE"
 STUB_MESSAGE = "Exercise: replace this line with your solution."
 
@@ -94,22 +109,31 @@ def solution_functions(source: str) -> set[str]:
 def coverage(notebooks_dir: Path | None = None) -> dict[Exercise, str]:
     """For each required exercise, its state in the notebooks:
 
-    * ``"ok"``: a function defined in a solution block is graded by ``xaikit.<check>(...)`` in the notebook;
+    * ``"ok"``: a function defined in a solution block is graded by ``xaikit.<check>(...)`` in the notebook
+      (in a notebook with nbgrader metadata: the block sits in a solution cell and the check in a grade cell);
+    * ``"not autograded"``: as "ok", but the notebook carries nbgrader metadata and the function is not in a
+      solution cell or its check not in a grade cell, so nbgrader would not grade it;
     * ``"unchecked"``: the function is in a solution block but the notebook never calls the check on it;
     * ``"not marked"``: the function exists but is not inside a solution block;
     * ``"missing"``: no such function; ``"no notebook"``: that notebook is not written yet.
     """
-    texts = {path.stem[:2]: _nbtools_text(path) for path in sources(None, notebooks_dir)}
+    notebooks = {path.stem[:2]: _source_notebook(path) for path in sources(None, notebooks_dir)}
     status = {}
     for ex in EXERCISES:
-        text = texts.get(ex.notebook)
-        if text is None:
+        nb = notebooks.get(ex.notebook)
+        if nb is None:
             status[ex] = "no notebook"
             continue
+        text = _code_text(nb)
         solved = solution_functions(text)
         graded = set(re.findall(rf"\b{ex.check}\(\s*([A-Za-z_]\w*)", text))
         if solved & graded:
             status[ex] = "ok"
+            if uses_nbgrader(nb):
+                in_solution_cells = solution_functions(_code_text(nb, "solution"))
+                in_grade_cells = set(re.findall(rf"\b{ex.check}\(\s*([A-Za-z_]\w*)", _code_text(nb, "grade")))
+                if not solved & graded & in_solution_cells & in_grade_cells:
+                    status[ex] = "not autograded"
         elif ex.function in solved:
             status[ex] = "unchecked"
         elif re.search(rf"def\s+{ex.function}\s*\(", text):
@@ -119,9 +143,71 @@ def coverage(notebooks_dir: Path | None = None) -> dict[Exercise, str]:
     return status
 
 
-def _nbtools_text(path: Path) -> str:
-    nb = _source_notebook(path)
-    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+def _code_text(nb, kind: str | None = None) -> str:
+    """The code of ``nb``'s code cells, or of its nbgrader ``"solution"`` or ``"grade"`` cells only."""
+    return "\n".join(c.source for c in nb.cells
+                     if c.cell_type == "code" and (kind is None or _nbgrader(c).get(kind)))
+
+
+# --- nbgrader cell metadata -----------------------------------------------------------------------------
+
+def _nbgrader(cell) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return meta if isinstance(meta, dict) else {}
+
+
+def uses_nbgrader(nb) -> bool:
+    """Whether any cell of ``nb`` carries nbgrader metadata."""
+    return any(_nbgrader(cell) for cell in nb.cells)
+
+
+def _has_line(source: str, marker: str) -> bool:
+    return any(line.strip() == marker for line in source.splitlines())
+
+
+def nbgrader_problems(nb, where: str = "notebook") -> list[str]:
+    """What nbgrader would reject in ``nb``'s cell metadata (empty for a notebook without any): solution
+    markers outside a solution cell, hidden tests outside a grade cell, a grade cell without points, a
+    solution, grade or locked cell without a ``grade_id``, a ``grade_id`` used twice. The same rules as
+    nbgrader's ``ClearSolutions``, ``ClearHiddenTests`` and ``CheckCellMetadata``, without importing it."""
+    if not uses_nbgrader(nb):
+        return []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for index, cell in enumerate(nb.cells):
+        meta = _nbgrader(cell)
+        here = f"{where}, cell {index}"
+        if cell.cell_type == "code" and _has_line(cell.source, BEGIN) and not meta.get("solution"):
+            problems.append(f"{here}: a solution block outside a solution cell (nbgrader metadata "
+                            "\"solution\": true)")
+        if cell.cell_type == "code" and _has_line(cell.source, HIDDEN_BEGIN) and not meta.get("grade"):
+            problems.append(f"{here}: hidden tests outside a grade cell (nbgrader metadata \"grade\": true)")
+        if not meta:
+            continue
+        if meta.get("schema_version") != 3:
+            problems.append(f"{here}: nbgrader metadata without \"schema_version\": 3")
+        if meta.get("grade") and not isinstance(meta.get("points"), int | float):
+            problems.append(f"{here}: a grade cell without points")
+        if meta.get("grade") or meta.get("solution") or meta.get("locked"):
+            grade_id = meta.get("grade_id")
+            if not grade_id or not re.fullmatch(r"[A-Za-z0-9_\-]+", str(grade_id)):
+                problems.append(f"{here}: grade_id {grade_id!r} is empty or not letters, digits, _ and -")
+            elif grade_id in seen:
+                problems.append(f"{here}: grade_id {grade_id!r} is used twice")
+            seen.add(grade_id)
+    return problems
+
+
+def lock_cells(nb) -> None:
+    """Lock ``nb``'s cells as nbgrader's ``LockCells`` does (its defaults): grade and locked cells can be
+    neither edited nor deleted, solution cells not deleted."""
+    for cell in nb.cells:
+        meta = _nbgrader(cell)
+        if meta.get("solution"):
+            cell.metadata["deletable"] = False
+        elif meta.get("grade") or meta.get("locked"):
+            cell.metadata["deletable"] = False
+            cell.metadata["editable"] = False
 
 
 class SheetChangedError(FileExistsError):
@@ -174,6 +260,37 @@ def stub_solutions(source: str, where: str = "cell") -> tuple[str, int]:
     if inside:
         raise ValueError(f"{where}: '{BEGIN}' is never closed; add a line '{END}' after the solution")
     return "".join(out), n
+
+
+def strip_hidden_tests(source: str, where: str = "cell") -> tuple[str, int]:
+    """Remove each ``### BEGIN HIDDEN TESTS`` ... ``### END HIDDEN TESTS`` region of a code cell's source, as
+    nbgrader's ``ClearHiddenTests`` does for the student version. Returns ``(new source, number of regions)``;
+    raises ``ValueError`` naming ``where`` if the markers do not pair up."""
+    out: list[str] = []
+    n = 0
+    inside = False
+    for lineno, line in enumerate(source.splitlines(keepends=True), 1):
+        marker = line.strip()
+        if marker == HIDDEN_BEGIN:
+            if inside:
+                raise ValueError(f"{where}, line {lineno}: '{HIDDEN_BEGIN}' inside another hidden block")
+            inside, n = True, n + 1
+        elif marker == HIDDEN_END:
+            if not inside:
+                raise ValueError(f"{where}, line {lineno}: '{HIDDEN_END}' without a '{HIDDEN_BEGIN}' before it")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"{where}: '{HIDDEN_BEGIN}' is never closed; add a line '{HIDDEN_END}'")
+    return "".join(out).rstrip("\n") if n else source, n
+
+
+def student_code(source: str, where: str = "cell") -> tuple[str, int]:
+    """A code cell as the exercise sheet has it: hidden tests removed, solution blocks stubbed. Returns
+    ``(new source, number of solution blocks)``."""
+    source, _ = strip_hidden_tests(source, where)
+    return stub_solutions(source, where)
 
 
 def strip_answers(markdown: str) -> tuple[str, int]:
@@ -246,12 +363,16 @@ def make_sheets(path: Path) -> Sheet:
     path = Path(path)
     name = path.stem
     nb = _source_notebook(path)
+    problems = nbgrader_problems(nb, path.name)
+    if problems:
+        raise ValueError("the notebook's nbgrader metadata does not fit its markers:\n  " + "\n  ".join(problems))
     exercise = copy.deepcopy(nb)
+    lock_cells(exercise)
     stubs: list[int] = []
     answers = 0
     for index, cell in enumerate(exercise.cells):
         if cell.cell_type == "code":
-            cell.source, n = stub_solutions(cell.source, where=f"{path.name}, cell {index}")
+            cell.source, n = student_code(cell.source, where=f"{path.name}, cell {index}")
             if n:
                 stubs.append(index)
         elif cell.cell_type == "markdown":
