@@ -1,4 +1,4 @@
-"""Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build``.
+"""Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build|nbgrader``.
 
 * ``prepare`` builds and caches the embedded default models (see :mod:`xaikit.models.build`).
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
@@ -7,6 +7,8 @@
   sync or has outputs; ``notebooks run`` executes notebooks headless and can write HTML.
 * ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
+* ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and
+  ``nbgrader_config.py``; see :mod:`xaikit.course.nbgrading`), keeping files changed there unless ``--force``.
 """
 
 from __future__ import annotations
@@ -47,11 +49,13 @@ def _main(argv: list[str] | None) -> int:
                          "it, edited cells are copied into the .py when only the .ipynb changed, and both "
                          "files are kept (exit status 1) when both changed")
 
-    hw = sub.add_parser("homework", help="build exercise and solution sheets from the notebooks")
-    hw.add_argument("action", choices=["build"])
+    hw = sub.add_parser("homework", help="build exercise and solution sheets, or an nbgrader course, from the "
+                                         "notebooks")
+    hw.add_argument("action", choices=["build", "nbgrader"])
     hw.add_argument("names", nargs="*", help="notebook stems or numbers, e.g. 02 or 04_gradsam_shap")
     hw.add_argument("--out", default=None,
-                    help="folder to write exercises/ and solutions/ into (default: the repository root)")
+                    help="build: folder to write exercises/ and solutions/ into (default: the repository "
+                         "root); nbgrader: the course folder (default: nbgrader-course/ in the repository)")
     hw.add_argument("--force", action="store_true",
                     help="overwrite sheets that were changed since they were built (e.g. filled in by a "
                          "student), after copying each to backup-NN_name-<time>.ipynb beside it. Without "
@@ -66,6 +70,16 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "homework":
         from xaikit.course import homework
 
+        if args.action == "nbgrader":
+            from xaikit.course import nbgrading
+            from xaikit.course.notebooks import ROOT
+
+            course = nbgrading.make_course(args.out or ROOT / "nbgrader-course", args.names or None,
+                                           force=args.force)
+            for path in course.kept:
+                print(f"xaikit homework nbgrader: {path} was changed since it was written and was NOT "
+                      "overwritten; rerun with --force to replace it (a backup is made first)", file=sys.stderr)
+            return 1 if course.kept else 0
         try:
             homework.build(args.out, args.names or None, force=args.force)
         except homework.SheetChangedError as err:

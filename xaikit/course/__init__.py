@@ -1,5 +1,6 @@
-"""Course tools, not methods: homework self-checks, homework sheets, presenter mode and the notebook builds."""
+"""Course tools, not methods: homework self-checks, homework sheets, the nbgrader course, presenter mode and the
+notebook builds."""
 
 from xaikit._lazy import attach
 
-__getattr__, __dir__ = attach(__name__, {}, ("checks", "homework", "presenter", "notebooks"))
+__getattr__, __dir__ = attach(__name__, {}, ("checks", "homework", "nbgrading", "presenter", "notebooks"))
