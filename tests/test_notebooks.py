@@ -42,6 +42,12 @@ def test_notebook_runs(path: Path, tmp_path: Path):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     errors = [o for o in outputs if o.get("output_type") == "error"]
     assert not errors, f"{path.name} produced errors: {errors[:1]}"
+    # nbgrader gives a grade cell no points if it writes to stderr (nbgrader.utils.determine_grade), so with
+    # the solutions in, a grade cell must print no warning (tests/test_nbgrader.py autogrades 01 and 03 only)
+    noisy = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells
+             if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+             and any(o.get("name") == "stderr" for o in c.get("outputs", []))]
+    assert not noisy, f"{path.name}: grade cells that write to stderr, which nbgrader scores 0: {noisy}"
     # every panel carries a picture of its figure for renderers without widgets (issue 16), and the
     # headless HTML export shows one image per picture, with no empty widget view left
     from xaikit.widgets.base import PANEL_METADATA
