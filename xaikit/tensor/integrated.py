@@ -355,7 +355,7 @@ class ToleranceSearch:
 @in_float32()
 def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolerance: float = 0.05,
                         start: int = 2, max_steps: int = 1024, target=None,
-                        batch_size: int | None = None) -> ToleranceSearch:
+                        batch_size: int | None = None, shared: _PathCache | None = None) -> ToleranceSearch:
     """The fewest steps in a doubling sequence whose relative completeness gap is within ``tolerance``.
 
     The steps tried are ``start, 2 start, 4 start, ...`` (for the trapezoid rule the intervals double:
@@ -364,6 +364,10 @@ def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolera
     points at ``n`` are among those at ``2n``); the midpoint and Gauss-Legendre nodes do not nest and are
     evaluated afresh. The IG paper suggests a tolerance of 5% (``tolerance=0.05``). ``evaluations`` counts
     the gradient evaluations spent; ``converged`` is False if ``max_steps`` was reached first.
+
+    ``shared``: a path cache (``_PathCache(f, target, batch_size)``) that searches with other rules on the
+    same ``f``, ``x``, baseline and target also use, so a node two rules share is computed once;
+    ``evaluations`` still counts every node this search used, as if it ran alone.
 
     Notebook 02, section 4.
     """
@@ -375,18 +379,20 @@ def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolera
         batch_size = check_int(batch_size, "batch_size", 1)
     x, target, _ = setup(f, x, target, "steps_for_tolerance")
     b = as_baseline(baseline, x)
-    cache = _PathCache(f, target, batch_size)
+    cache = _PathCache(f, target, batch_size) if shared is None else shared
+    used: set[float] = set()  # the nodes this search evaluated (or found in the shared cache)
     history = []
     steps = start
     while True:
         alphas, weights = alphas_and_weights(rule, steps)
         result = integrate_path(f, x, b, alphas, weights, target, batch_size, rule, cache=cache)
+        used.update(float(a) for a in alphas)
         history.append((steps, result.relative_gap))
         if result.relative_gap <= tolerance:
-            return ToleranceSearch(steps, result, history, cache.evaluations, True)
+            return ToleranceSearch(steps, result, history, len(used), True)
         following = 2 * steps - 1 if rule == "riemann_trapezoid" else 2 * steps
         if following > max_steps:
-            return ToleranceSearch(steps, result, history, cache.evaluations, False)
+            return ToleranceSearch(steps, result, history, len(used), False)
         steps = following
 
 

@@ -21,11 +21,21 @@ import torch
 from xaikit._fn import ensure_eval, in_float32, model_device
 from xaikit._validate import check_choice, check_int, check_text
 from xaikit.models.arch import embeddings_module
-from xaikit.tensor.integrated import RULES, IGResult, alphas_and_weights, integrate_path, warn_gap
+from xaikit.tensor.integrated import (
+    RULES,
+    IGResult,
+    ToleranceSearch,
+    _PathCache,
+    alphas_and_weights,
+    integrate_path,
+    steps_for_tolerance,
+    warn_gap,
+)
 from xaikit.text.encoding import check_pair, fit_text, max_tokens
 from xaikit.text.tokens import TokenScores
 
-__all__ = ["TEXT_BASELINES", "text_integrated_gradients", "embedding_integrated_gradients", "baseline_ids"]
+__all__ = ["TEXT_BASELINES", "text_integrated_gradients", "embedding_integrated_gradients", "baseline_ids",
+           "text_steps_for_tolerance"]
 
 TEXT_BASELINES = ("pad", "mask", "unk", "zero")
 
@@ -192,11 +202,22 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
 
     Sundararajan, Taly & Yan (2017); notebook 02, section 8.
     """
+    ids, base, mask, zero_rows = _encode(model, tokenizer, text, baseline, max_length, "text_integrated_gradients")
+    result = embedding_integrated_gradients(model, ids, base, mask, target, steps, rule,
+                                            batch_size, zero_rows, fast_attention, progress)
+    scores = result.attributions.sum(-1)  # (T,)
+    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())
+    return TokenScores(tokens, scores, "Integrated Gradients", result.target, True, result)
+
+
+def _encode(model, tokenizer, text, baseline, max_length, method):
+    """Check and encode ``text``: its ids ``(1, T)``, the baseline's ids, the attention mask and the rows a
+    ``"zero"`` baseline sets to zero (``None`` for the others)."""
     text = check_text(text, "text")
     baseline = check_choice(baseline, "baseline", TEXT_BASELINES)
     if max_length is not None:
         max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
-    check_pair(model, tokenizer, "text_integrated_gradients")
+    check_pair(model, tokenizer, method)
     text = fit_text(model, tokenizer, text, "text", max_length)
     enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_tokens(model, tokenizer))
     ids = enc["input_ids"]  # (1, T)
@@ -207,11 +228,43 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
         for i in _kept_ids(tokenizer):
             kept |= ids[0] == i
         zero_rows = ~kept
-    result = embedding_integrated_gradients(model, ids, base, enc.get("attention_mask"), target, steps, rule,
-                                            batch_size, zero_rows, fast_attention, progress)
-    scores = result.attributions.sum(-1)  # (T,)
-    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())
-    return TokenScores(tokens, scores, "Integrated Gradients", result.target, True, result)
+    return ids, base, enc.get("attention_mask"), zero_rows
+
+
+@in_float32("model")
+def text_steps_for_tolerance(model, tokenizer, text: str, rules=RULES, tolerance: float = 0.05, target=None,
+                             baseline: str = "pad", start: int = 2, max_steps: int = 1024,
+                             batch_size: int | None = None, max_length: int | None = None,
+                             fast_attention: bool = True) -> dict[str, ToleranceSearch]:
+    """The doubling search of :func:`xaikit.tensor.integrated.steps_for_tolerance`, one per rule in ``rules``,
+    on the path that :func:`text_integrated_gradients` integrates (the embedding outputs of ``text`` and of
+    its baseline text): ``{rule: ToleranceSearch}``.
+
+    Each search's ``evaluations`` counts the gradient evaluations (a forward and a backward pass per path
+    point) it would spend alone; the searches share one path cache, so a node that two rules use (the
+    Riemann rules' nodes lie on one grid) is computed once. ``steps`` is where a search stopped. The
+    attributions are per hidden unit ``(T, H)``; sum over the last axis for tokens. Notebook 02, section 8.
+    """
+    rules = [check_choice(r, "rules", RULES) for r in ([rules] if isinstance(rules, str) else rules)]
+    ids, base, mask, zero_rows = _encode(model, tokenizer, text, baseline, max_length, "text_steps_for_tolerance")
+    ensure_eval(model, "text_steps_for_tolerance")
+    dev = model_device(model)
+    ids, base = ids.to(dev), base.to(dev)
+    mask = torch.ones_like(ids) if mask is None else mask.to(dev)
+    swap = _EmbeddingSwap(model, ids, mask)
+    with _fast_attention(model, fast_attention):
+        emb, logits = swap.embed(torch.cat([ids, base]))  # (2, T, H), (2, C)
+        x, b = emb[0], emb[1].clone()
+        if zero_rows is not None:
+            b[zero_rows.to(b.device)] = 0.0
+        n_classes = logits.shape[1]
+        target = int(logits[0].argmax()) if target is None else check_int(
+            target, "target", 0, n_classes - 1, hint=f"the model has {n_classes} classes")
+        shared = _PathCache(swap, target, batch_size)
+        return {r: steps_for_tolerance(swap, x, b, rule=r, tolerance=tolerance, start=start if r != "riemann_trapezoid"
+                                       else max(start, 2), max_steps=max_steps, target=target,
+                                       batch_size=batch_size, shared=shared)
+                for r in rules}
 
 
 def _as_ids(ids, name: str) -> torch.Tensor:

@@ -23,6 +23,7 @@ _PANELS: dict[str, str] = {
     "AttentionExplorer": "attention",
     "MethodComparisonPanel": "text_methods", "LabPanel": "text_methods",
     "IGStepsPanel": "integrated",
+    "IGErrorPanel": "integrated",
     "IGPathPanel": "integrated",
     "IGBaselinePanel": "integrated",
     "IGCompletenessPanel": "integrated",

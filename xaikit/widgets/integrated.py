@@ -2,6 +2,9 @@
 
 * :class:`IGStepsPanel`: steps slider (1-300) and rule picker; the live completeness gap against the IG
   paper's 5% band, and the log-log plot of the gap against the steps for every rule.
+* :class:`IGErrorPanel`: steps slider and rule picker on a model with a closed-form IG: every feature's
+  error next to the completeness gap (their sum), and each rule's largest per-feature error against the
+  steps on a log-log plot.
 * :class:`IGPathPanel`: path picker (straight, x1 first, x2 first, powers of alpha) drawn on the contour
   plot of ``f``, with the attributions each path gives.
 * :class:`IGBaselinePanel`: baseline picker with its parameter, on a digit image: the image, the baseline
@@ -26,10 +29,11 @@ from xaikit.plotting import OKABE_ITO, show_signed, signed_bars
 from xaikit.tensor.baselines import BASELINES, PARAMETERS, baseline_attributions
 from xaikit.tensor.integrated import RULES, gap_curves, integrated_gradients
 from xaikit.tensor.paths import path_integrated_gradients
+from xaikit.tensor.quadrature import additive_toy, quadrature_errors
 from xaikit.tensor.toys import digits_setup
 from xaikit.widgets.base import Panel, dropdown, int_slider, slider
 
-__all__ = ["IGStepsPanel", "IGPathPanel", "IGBaselinePanel", "IGCompletenessPanel"]
+__all__ = ["IGStepsPanel", "IGErrorPanel", "IGPathPanel", "IGBaselinePanel", "IGCompletenessPanel"]
 
 TOLERANCE = 0.05  # the IG paper: attributions should add up to F(x) - F(x') within 5%
 
@@ -95,6 +99,76 @@ class IGStepsPanel(Panel):
         right.set_ylabel("relative gap")
         right.set_title("completeness gap against steps", fontsize=10)
         right.legend(fontsize=7, ncol=2)
+
+
+# -- per-feature errors against the gap ----------------------------------------------------------------------
+@dataclass
+class ErrorView:
+    """One rule at one step count: the signed per-feature errors, the gap (their sum), and every curve."""
+
+    rule: str
+    steps: int
+    errors: np.ndarray  # (d,) IG_i(rule, steps) - IG_i(exact)
+    gap: float
+    output_change: float
+    curves: dict
+
+    @property
+    def relative_gap(self) -> float:
+        return abs(self.gap) / abs(self.output_change)
+
+    @property
+    def relative_max_error(self) -> float:
+        return float(np.abs(self.errors).max()) / abs(self.output_change)
+
+
+class IGErrorPanel(Panel):
+    """A small gap can hide large per-feature errors: the errors, their sum (the gap), and their decay."""
+
+    figsize = (10.0, 3.6)
+    title = "Per-feature error and completeness gap (closed-form IG)"
+    grid = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+
+    def __init__(self, model=None, x=None, baseline=None, steps: int = 2, rule: str = "riemann_right"):
+        if model is None:
+            model = additive_toy()
+            x = torch.tensor([1.0, -0.7, 2.0, 0.4], dtype=torch.float64)
+        self.model, self.x, self.baseline = model, x, baseline
+        self.exact = model.exact_ig(x, baseline)
+        # once: the log-log curves (Gauss-Legendre also at 1-8 steps, before it reaches round-off)
+        self.curves = quadrature_errors(model, self.exact, x, baseline, sorted({*self.grid, *range(1, 9)}), RULES)
+        controls = {"steps": int_slider("steps", steps, 1, 300), "rule": dropdown("rule", RULES, rule)}
+        super().__init__(controls)
+
+    def compute(self, steps, rule):
+        if rule == "riemann_trapezoid" and steps < 2:
+            raise ValueError("steps must be >= 2 for rule='riemann_trapezoid' (it needs both end points)")
+        errors = quadrature_errors(self.model, self.exact, self.x, self.baseline, [steps], [rule])[rule]
+        return ErrorView(rule, steps, errors.errors[0], float(errors.gaps[0]), errors.output_change, self.curves)
+
+    def draw(self, fig, view):
+        bars, curves = fig.subplots(1, 2, width_ratios=(2, 3))
+        labels = [*self.model.names, "gap = sum"]
+        values = np.append(view.errors, view.gap)
+        signed_bars(bars, labels, values)
+        bars.patches[-1].set_hatch("//")
+        bars.tick_params(axis="x", labelsize=8, labelrotation=30)
+        bars.set_ylabel("IG(rule, n) - exact IG")
+        bars.set_title(f"{view.rule}, {view.steps} steps: gap {100 * view.relative_gap:.2f}%, largest feature "
+                       f"error {100 * view.relative_max_error:.1f}% of |F(x)-F(x')|", fontsize=8)
+        for colour, (rule, errors) in zip(OKABE_ITO, view.curves.items(), strict=False):
+            grid = [i for i, n in enumerate(errors.steps) if n in self.grid or rule == "gausslegendre"]
+            ns = np.asarray(errors.steps)[grid]
+            curves.loglog(ns, np.maximum(errors.relative_max_error[grid], 1e-16), "o-", color=colour, ms=3,
+                          label=rule)
+            curves.loglog(ns, np.maximum(errors.relative_gap[grid], 1e-16), ":", color=colour, lw=1)
+        curves.plot([view.steps], [max(view.relative_max_error, 1e-16)], "k*", ms=12, label="current")
+        curves.axhline(TOLERANCE, color="0.4", ls="--", lw=1)
+        curves.set_ylim(1e-16, 10)
+        curves.set_xlabel("steps (gradient evaluations)")
+        curves.set_ylabel("relative to |F(x) - F(x')|")
+        curves.set_title("largest per-feature error (solid) and gap (dotted)", fontsize=9)
+        curves.legend(fontsize=7, ncol=2, loc="lower left")
 
 
 # -- paths and symmetry ---------------------------------------------------------------------------------------
