@@ -380,6 +380,31 @@ def test_lab_panel_views(model, tok):
         LabPanel()
 
 
+def test_use_numba_leaves_shap_alone_when_its_helpers_are_not_the_expected_ones(monkeypatch):
+    """A SHAP release without one of the helpers xaikit switches: one warning, nothing switched, SHAP's own
+    (compiled) code stays in place; a second call does not warn again."""
+    import warnings
+
+    import shap.utils._masked_model as mm
+
+    from xaikit.text import shaptext
+
+    shaptext.use_numba(True)  # SHAP as it ships
+    try:
+        monkeypatch.setattr(shaptext, "_NUMBA_MISMATCH", [])
+        monkeypatch.setitem(shaptext._NUMBA_EXPECTED, "shap.utils._masked_model", ("_renamed_in_a_new_release",))
+        with pytest.warns(RuntimeWarning, match=r"does not have the numba helpers .*_renamed_in_a_new_release"):
+            assert shaptext.use_numba(False) == 0
+        assert hasattr(mm._build_fixed_single_output, "py_func")  # numba's dispatcher, untouched
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert shaptext.use_numba(False) == 0
+    finally:
+        monkeypatch.undo()
+        shaptext.use_numba(False)  # xaikit's default again, for the tests after this one
+    assert not hasattr(mm._build_fixed_single_output, "py_func")
+
+
 def test_use_numba_switches_and_restores():
     import shap.utils._masked_model as mm
 

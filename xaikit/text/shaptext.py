@@ -32,6 +32,7 @@ comparison with Grad-SAM and the attention views.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -59,6 +60,43 @@ _NUMBA_CHOSEN: list[bool] = []  # non-empty once use_numba ran (xaikit's default
 # compared by identity, so they must stay as they are)
 _NUMBA_MODULES = ("shap.utils._masked_model", "shap.explainers._partition", "shap.utils._clustering",
                   "shap.maskers._text")
+#: the numba helpers that must be there (checked on shap 0.45-0.51) before any is switched: if a SHAP release
+#: moves or renames one, :func:`use_numba` switches nothing and SHAP runs its own code, with one warning
+_NUMBA_EXPECTED = {
+    "shap.utils._masked_model": ("_build_fixed_single_output", "_build_fixed_multi_output", "_init_masks",
+                                 "_rec_fill_masks"),
+    "shap.explainers._partition": ("lower_credit",),
+    "shap.utils._clustering": ("_pt_shuffle_rec", "delta_minimization_order", "_reverse_window"),
+}
+_NUMBA_MISMATCH: list[str] = []  # what the check found missing (filled once; empty when SHAP matches)
+
+
+def _is_dispatcher(value) -> bool:
+    return hasattr(value, "py_func") and type(value).__name__.endswith("Dispatcher")
+
+
+def _numba_mismatch() -> list[str]:
+    """The expected numba helpers this SHAP lacks (module.name), checked once per process."""
+    import importlib
+
+    if not _NUMBA_MISMATCH:
+        missing = []
+        for name, helpers in _NUMBA_EXPECTED.items():
+            try:
+                module = importlib.import_module(name)
+            except ImportError:
+                missing.append(name)
+                continue
+            missing += [f"{name}.{h}" for h in helpers if not _is_dispatcher(vars(module).get(h))]
+        _NUMBA_MISMATCH[:] = missing or [""]
+        if missing:
+            import shap
+
+            warnings.warn(f"xaikit: shap {shap.__version__} does not have the numba helpers xaikit runs as plain "
+                          f"Python ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); SHAP's own "
+                          "code runs unchanged (the same values; its first call in a process compiles for "
+                          "30-50 s)", RuntimeWarning, stacklevel=3)
+    return [m for m in _NUMBA_MISMATCH if m]
 
 
 def use_numba(enable: bool = False) -> int:
@@ -68,7 +106,8 @@ def use_numba(enable: bool = False) -> int:
     and does not cache them: 30-50 s on a busy 2-core machine, far longer than explaining a short sentence
     (about a second). The plain-Python versions are the same functions (numba's ``py_func``), so the values
     are identical; for long documents ``use_numba(True)`` brings the compiled versions back.
-    Returns the number of functions switched.
+    Returns the number of functions switched. The helpers are checked first (:data:`_NUMBA_EXPECTED`): on a
+    SHAP release that lacks one, nothing is switched and SHAP's own code runs, with one warning.
     """
     import sys
 
@@ -76,13 +115,15 @@ def use_numba(enable: bool = False) -> int:
 
     _NUMBA_CHOSEN[:] = [bool(enable)]
     switched = 0
+    if _numba_mismatch():
+        return switched
     for name in _NUMBA_MODULES:
         module = sys.modules.get(name)
         if module is None:
             continue
         for attr, value in list(vars(module).items()):
             key = (name, attr)
-            if not enable and hasattr(value, "py_func") and type(value).__name__.endswith("Dispatcher"):
+            if not enable and _is_dispatcher(value):
                 _NUMBA_ORIGINALS[key] = value
                 setattr(module, attr, value.py_func)
                 switched += 1
