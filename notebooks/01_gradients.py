@@ -24,6 +24,12 @@
 # Every claim about a number is an executed `assert`: if this notebook runs, its claims hold.
 
 # %%
+# Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
+# figures, fixed seeds, fast mode); xaikit.course.presenter.off() switches it back (README: "Presenter mode").
+# import xaikit.course.presenter
+# xaikit.course.presenter.on()
+
+# %%
 import math
 
 import torch

@@ -30,6 +30,12 @@
 # (the maths), `xaikit.attention.capture` (hooks into a real model) and `xaikit.widgets` (the panels).
 
 # %%
+# Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
+# figures, fixed seeds, fast mode); xaikit.course.presenter.off() switches it back (README: "Presenter mode").
+# import xaikit.course.presenter
+# xaikit.course.presenter.on()
+
+# %%
 import math
 from collections import Counter
 

@@ -27,6 +27,12 @@
 # numbers in the text are those of the embedded model; with another model the same cells print its own.
 
 # %%
+# Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
+# figures, fixed seeds, fast mode); xaikit.course.presenter.off() switches it back (README: "Presenter mode").
+# import xaikit.course.presenter
+# xaikit.course.presenter.on()
+
+# %%
 import numpy as np
 import shap
 import torch

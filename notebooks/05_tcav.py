@@ -33,6 +33,12 @@
 # `xaikit.widgets`.
 
 # %%
+# Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
+# figures, fixed seeds, fast mode); xaikit.course.presenter.off() switches it back (README: "Presenter mode").
+# import xaikit.course.presenter
+# xaikit.course.presenter.on()
+
+# %%
 import numpy as np
 
 import xaikit

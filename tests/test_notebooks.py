@@ -33,6 +33,25 @@ def test_notebooks_in_sync_and_clean():
                     f"{path.name} is committed with outputs")
 
 
+def test_first_code_cell_is_the_instructors_presenter_switch(monkeypatch):
+    """Every notebook opens with the presenter-mode lines, commented out; uncommented, they switch it on."""
+    from xaikit.course import presenter
+
+    monkeypatch.delenv("XAIKIT_FAST", raising=False)
+    for path in NOTEBOOKS:
+        first = next(c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+        source = "".join(first["source"])
+        assert "# xaikit.course.presenter.on()" in source, path.name
+        code = "\n".join(line[2:] for line in source.splitlines() if line.startswith("# import xaikit")
+                         or line.startswith("# xaikit.course.presenter.on()"))
+        try:
+            exec(compile(code, path.name, "exec"), {})
+            assert presenter.is_on()
+        finally:
+            presenter.off()
+        assert not presenter.is_on()
+
+
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
