@@ -27,6 +27,7 @@ default, 30 s, is less than training a model takes); and the stub is the one ``h
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,9 +124,11 @@ def make_course(out: str | Path, names: list[str] | None = None, force: bool = F
         target.parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(target, text)
     if verbose:
+        # nbgrader must be this environment's (the config imports xaikit) with its alembic on PATH
         print(f"nbgrader course in {course.root}: {len(course.assignments)} assignment(s), "
-              f"{', '.join(course.assignments)}. In that folder: `nbgrader generate_assignment NAME`, then "
-              "`nbgrader autograde NAME`.")
+              f"{', '.join(course.assignments)}. With this environment active (`source "
+              f"{Path(sys.executable).parent / 'activate'}`), in that folder: `nbgrader generate_assignment NAME`, "
+              "then `nbgrader autograde NAME`.")
         if importlib.util.find_spec("nbgrader") is None:
             print("note: nbgrader is not installed here: `pip install nbgrader` (this repository's dev extra has it)")
     return course
