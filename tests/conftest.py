@@ -42,7 +42,10 @@ def _seeded():
 
 def pytest_terminal_summary(terminalreporter):
     if TIMES_FILE.exists():
-        terminalreporter.section("notebook run times (headless, fast mode)")
+        from xaikit._config import fast_mode
+
+        mode = "fast mode" if fast_mode() else "fast mode off"
+        terminalreporter.section(f"notebook run times (headless, {mode})")
         for line in sorted(TIMES_FILE.read_text().splitlines()):
             name, seconds = line.rsplit(" ", 1)
             terminalreporter.write_line(f"{name:40s} {float(seconds):6.1f} s")
