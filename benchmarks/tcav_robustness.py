@@ -10,6 +10,11 @@ claims at every block and pooling (the table notebook 05 quotes beside its chose
     python benchmarks/tcav_robustness.py                    # 5 seeds, CPU, 2 training processes
     python benchmarks/tcav_robustness.py --jobs 8 --sweep   # on a bigger machine, every layer too
     python benchmarks/tcav_robustness.py --device cuda --seeds 0  # one more pair trained on a GPU
+    python benchmarks/tcav_robustness.py --fixed-random 60  # is the t-test calibrated on these models?
+
+``--fixed-random K`` scores K fixed random image sets as if they were concepts, on each seed's main and control
+model: a calibrated test calls 5% of them significant. It also ranks "striped" among them (p = (1 + number of
+fixed sets at least as far from the random CAVs' mean) / (K + 1)), a null that is one fixed set like the concept.
 
 Each main model takes about 2.5 CPU-minutes to train on one thread, each control model about 5 (it also
 trains on every picture's texture twin): 10 models take about 15 minutes on 2 cores.
@@ -76,6 +81,39 @@ def _evaluate(job: tuple[int, str, str, list[tuple[int, str]]]) -> list[dict]:
     return rows
 
 
+def _calibrate(job: tuple[int, str, str, int]) -> list[str]:
+    """How often Kim et al.'s t-test calls a *fixed random image set* posing as a concept significant on one
+    seed's models, and where "striped" ranks among such sets (a null that, like the concept, is one fixed set)."""
+    seed, device, out, k = job
+    import numpy as np
+    import torch
+    from transformers import ViTForImageClassification
+
+    from xaikit.concepts import imageworld as iw
+    from xaikit.concepts import tcav
+    from xaikit.models import vitworld
+
+    torch.set_num_threads(1)
+    concepts, zebras, control_zebras, randoms = vitworld._claim_images(seed, 50, vitworld.N_CLASS_IMAGES, 10)
+    fakes = {f"fixed{i}": iw.random_images(50, seed=777_000 + 100 * seed + i) for i in range(k)}
+    lines = []
+    for world, zebra_set in (("main", zebras), ("control", control_zebras)):
+        model = ViTForImageClassification.from_pretrained(
+            Path(out) / f"seed{seed}-{device}-{world}", attn_implementation="eager").eval()
+        r = tcav.tcav_significance(model, {"striped": concepts["striped"], **fakes}, zebra_set, "zebra",
+                                   vitworld.TCAV_LAYER, random_sets=randoms, R=10, pooling=vitworld.TCAV_POOLING,
+                                   processor=vitworld.image_processor())
+        m = len(vitworld.CLAIM_CONCEPTS)  # Bonferroni as in the claims: three concepts
+        flagged = np.mean([min(1.0, m * r[f].p_value) < 0.05 for f in fakes])
+        centre = r.random_scores.mean()
+        far = sum(abs(r[f].mean - centre) >= abs(r["striped"].mean - centre) for f in fakes)
+        p_rank = min(1.0, m * (1 + far) / (k + 1))
+        lines.append(f"{seed:>4} {world:>8}   {flagged:>6.0%} of {k} fixed random sets 'significant' (t-test)   "
+                     f"striped: mean {r['striped'].mean:.2f}, t-test p {min(1.0, m * r['striped'].p_value):.2g}, "
+                     f"rank p {p_rank:.2g}")
+    return lines
+
+
 def _print_table(rows: list[dict]) -> None:
     from xaikit.models.vitworld import CLAIMS
 
@@ -102,6 +140,9 @@ def main() -> int:
     parser.add_argument("--sweep", action="store_true", help="also every block with each pooling")
     parser.add_argument("--retrain", action="store_true")
     parser.add_argument("--json", default=None, help="write every row to this file")
+    parser.add_argument("--fixed-random", type=int, default=0, metavar="K",
+                        help="also score K fixed random image sets as if they were concepts (the t-test's false "
+                             "alarms, and striped's rank among them); 60 or more for a rank p below 0.05/3")
     args = parser.parse_args()
 
     from xaikit._config import cache_dir
@@ -145,6 +186,12 @@ def main() -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(
             [{**r, "pairs": {f"{a} vs {b}": v for (a, b), v in r["pairs"].items()}} for r in rows], indent=1))
+    if args.fixed_random:
+        print(f"\nFixed random sets as concepts (K={args.fixed_random}, Bonferroni x3 as in the claims; a calibrated "
+              "test flags 5%):")
+        with ProcessPoolExecutor(max_workers=min(args.jobs, len(args.seeds)), mp_context=mp.get_context("spawn")) as pool:
+            for lines in pool.map(_calibrate, [(s, args.device, str(out), args.fixed_random) for s in args.seeds]):
+                print("\n".join(lines), flush=True)
     held = sum(r["checks"]["asserted"] for r in default)
     print(f"{held} of {len(default)} seeds keep every asserted claim (vitworld.ASSERTED_CLAIMS)")
     return 0 if held == len(default) else 1
