@@ -185,7 +185,7 @@ def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int |
             T = v.shape[0]
             dense = outputs[i]
             w_o = dense.weight.T.reshape(n_heads, -1, dense.out_features)  # (nh, d_head, d_model): W_O^h
-            f = torch.einsum("thk,hkd->htd", v.view(T, n_heads, -1), w_o)  # (nh, T, d_model)
+            f = torch.bmm(v.view(T, n_heads, -1).transpose(0, 1), w_o)  # (nh, T, d_model): per head v_h W_O^h
             transformed.append(f)
             biases.append(dense.bias if dense.bias is not None else torch.zeros_like(dense.weight[:, 0]))
         f_all = torch.stack(transformed)  # (L, nh, T, d_model)
