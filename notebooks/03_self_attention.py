@@ -25,9 +25,11 @@
 # 6. Permutation equivariance
 # 7. From scratch to a real model
 # 8. A transformer block, once: residual stream, LayerNorm, feed-forward network
+# 9. Attention is not the whole story: weights vs what is moved
 #
 # Reference: Vaswani et al. (2017), *Attention Is All You Need*. The code lives in `xaikit.attention.scratch`
-# (the maths), `xaikit.attention.capture` (hooks into a real model) and `xaikit.widgets` (the panels).
+# (the maths), `xaikit.attention.capture` (hooks into a real model), `xaikit.attention.norms` (section 9) and
+# `xaikit.widgets` (the panels).
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -46,9 +48,11 @@ import xaikit
 from xaikit import pick
 from xaikit.attention import scratch as A
 from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
+from xaikit.attention.norms import attention_norms
 from xaikit.models import arch
 from xaikit.widgets import (
     AttentionExplorer,
+    AttentionNormsPanel,
     HeadsPanel,
     MaskPanel,
     PositionalEncodingPanel,
@@ -520,3 +524,94 @@ cosine = F.cosine_similarity(layer0[:, None, :], before[None, :, :], dim=-1)  # 
 print("each token's cosine with its own input:", [f"{t} {c:.2f}" for t, c in zip(tokens, cosine.diag(), strict=True)])
 assert torch.equal(cosine.argmax(dim=1), torch.arange(T)), "every output is closest to its own input"
 assert cosine.diag().min() > 0.5, "and still points mostly the same way: attention added context to it"
+
+# %% [markdown]
+# ## 9. Attention is not the whole story: weights vs what is moved
+#
+# A heatmap of $\alpha$ shows how much each query *weighs* each key. It does not show what the head
+# *moves*. Written per head (Kobayashi et al. 2020, "Attention is Not Only a Weight: Analyzing Transformers
+# with Vector Norms", EMNLP, section 3), the attention sublayer's output for token $i$ before dropout,
+# residual and LayerNorm is
+#
+# $$y_i = \sum_{h} \sum_j \alpha^h_{ij}\, f^h(x_j) + b_O, \qquad f^h(x) = (x W_V^h + b_V^h)\, W_O^h,$$
+#
+# where $W_V^h, b_V^h$ are head $h$'s slice of the value projection (its bias included) and $W_O^h$ is the
+# block of rows of the output matrix $W_O$ that head $h$'s $d_{head}$ features meet. The output bias
+# $b_O$ belongs to no head and no token, so it stays apart. Token $j$ reaches token $i$ as the vector
+# $\alpha_{ij} f(x_j)$, and its size is $\|\alpha_{ij} f(x_j)\| = \alpha_{ij}\|f(x_j)\|$
+# ($\alpha \ge 0$): a large weight on a token whose $f(x_j)$ is short moves little. First the identity,
+# on layer 0 and by hand, against `attended` of section 8 (which matched the model number for number):
+
+# %%
+norms = attention_norms(model, tokenizer, SENTENCE)  # every layer and head, on the CPU
+dense = att_out.dense  # W_O and b_O of layer 0, on the model's device
+with torch.no_grad():
+    d_head = C // n_heads_model
+    f_by_hand = torch.stack([  # (nh, T, d_model): f^h(x_j) for every head h and token j
+        V[hd] @ dense.weight[:, hd * d_head:(hd + 1) * d_head].T for hd in range(n_heads_model)])
+    moved = torch.einsum("hij,hjd->id", by_hand.to(V.device, V.dtype), f_by_hand) + dense.bias  # (T, d_model)
+moved, f_by_hand = moved.cpu(), f_by_hand.cpu()
+norm_error = (moved - attended.cpu()).abs().max().item()
+print(f"max |sum_h sum_j alpha f(x_j) + b_O - attention output of layer 0| = {norm_error:.1e}")
+assert norm_error < 1e-5, "what the heads move, plus b_O, is the attention output"
+assert (f_by_hand - norms.transformed[0].to(f_by_hand.dtype)).abs().max() < 1e-5, "xaikit's f(x) is ours"
+assert torch.allclose(norms.weights[0], cap.attentions[0].to(norms.weights.dtype)), "and alpha is the model's"
+
+# %% [markdown]
+# **Panel.** Left the weights $\alpha$, right the norms $\|\alpha_{ij} f(x_j)\|$ divided by their row sum,
+# so both are on the same 0-1 scale and each row says where the moved vector of query $i$ comes from.
+# Under the figure: $\|f(x_j)\|$ per token. It opens on the head that gives `[CLS]`/`[SEP]` the most
+# weight in this sentence; compare the `[CLS]` column on the left and on the right.
+
+# %%
+weight_share, norm_share = norms.shares()  # (layers, heads): share of weight / of norm on [CLS] and [SEP]
+top = int(weight_share.argmax())
+top_layer, top_head = divmod(top, norms.n_heads)
+norms_panel = AttentionNormsPanel(model, tokenizer, text=SENTENCE, layer=top_layer, head=top_head)
+norms_panel
+
+# %%
+shown = norms_panel.set(text=SENTENCE, layer=top_layer, head=top_head)  # whatever was picked since
+print(f"layer {top_layer}, head {top_head}: [CLS]/[SEP] get {shown.special_weight:.0%} of the weight, "
+      f"{shown.special_norm:.0%} of the norm")
+assert abs(shown.special_weight - weight_share[top_layer, top_head].item()) < 1e-5  # the panel's numbers
+
+# %% [markdown]
+# Kobayashi et al. found that BERT puts much weight on `[CLS]`, `[SEP]` and punctuation but that these
+# tokens' $\|f(x)\|$ is small, so little is moved from them: a head with nothing useful to fetch parks its
+# weight there. Measured over several sentences and, to be robust, in aggregate: over the heads that put
+# more than 30% of their weight on `[CLS]`/`[SEP]`, the mean share of weight against the mean share of norm.
+
+# %%
+SENTENCES = [SENTENCE, "I like the movie", "The film was a total waste of time.",
+             "A moving, beautifully acted story.", "The plot was dull, but the actors were great!",
+             "I would not watch it again."][:pick(6, 3)]
+print(f"{'sentence':46s} heads  weight share  norm share   ||f|| [CLS]/[SEP] vs other tokens")
+measured = []
+for text in SENTENCES:
+    r = attention_norms(model, tokenizer, text)
+    w_share, n_share = r.shares()  # (layers, heads) each
+    heavy = w_share > 0.3  # the [CLS]/[SEP]-heavy heads
+    f_special, f_other = r.f_norms[..., r.special].mean().item(), r.f_norms[..., ~r.special].mean().item()
+    measured.append((w_share[heavy].mean().item(), n_share[heavy].mean().item(), f_special / f_other))
+    print(f"{text[:46]:46s} {int(heavy.sum()):2d}/{heavy.numel()}      {measured[-1][0]:.2f}        "
+          f"{measured[-1][1]:.2f}        {f_special:.2f} vs {f_other:.2f}")
+if MODEL == "embedded":  # every sentence, wide margin: ratios 0.35-0.54, f ratio 0.46-0.52; the pretrained
+    # MiniLM before fine-tuning gives 0.29-0.49 and 0.44-0.50: it comes with the pretrained weights
+    for w_mean, n_mean, f_ratio in measured:
+        assert n_mean < 0.75 * w_mean, "[CLS]/[SEP]-heavy heads move much less from them than they weigh"
+        assert f_ratio < 0.8, "[CLS]/[SEP] have shorter transformed vectors f(x) than the other tokens"
+else:
+    print("another model: compare the columns yourself (asserted for the embedded model only)")
+
+# %% [markdown]
+# <details class="xk-answer"><summary>Question: a head gives [CLS] 90% of its weight. What does it do to
+# the sentence's representation?</summary>
+#
+# Less than the weight suggests: $\|f(x_{[CLS]})\|$ is small, so the 90% moves a short vector, and the
+# other tokens' longer vectors can dominate what the head adds even with 10% of the weight between them.
+# Weight is one factor; the vector it multiplies is the other. Norms are still not an explanation of the
+# prediction (the residual stream, LayerNorm, the FFN and later layers follow); notebook 04 turns to
+# gradients. Kobayashi et al. (2020), sections 4-5.
+# </details>
+

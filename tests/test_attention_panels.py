@@ -15,6 +15,7 @@ from xaikit.attention import scratch as A
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 from xaikit.widgets import (
     AttentionExplorer,
+    AttentionNormsPanel,
     HeadsPanel,
     MaskPanel,
     PositionalEncodingPanel,
@@ -176,3 +177,50 @@ def test_explorer_errors(explorer_model):
         AttentionExplorer(model, tok, query="dog")
     with pytest.raises(ValueError, match="text is empty"):
         AttentionExplorer(model, tok, text="")
+
+
+def test_norms_panel_shows_weights_and_norms_without_new_forward_passes(explorer_model):
+    from xaikit.attention.norms import attention_norms
+
+    model, tok = explorer_model
+    p = AttentionNormsPanel(model, tok, text=SENTENCE, layer=0, head=1)
+    assert p.error is None and p.n_forward == 1
+    oracle = attention_norms(model, tok, SENTENCE)
+    for layer, head in [(1, 0), (1, 3), (0, 2)]:
+        v = p.set(layer=layer, head=head)
+        assert p.error is None
+        torch.testing.assert_close(v.weights, oracle.weights[layer, head])
+        torch.testing.assert_close(v.norms, oracle.weights[layer, head] * oracle.f_norms[layer, head])
+        torch.testing.assert_close(v.norm_share.sum(-1), torch.ones(len(v.tokens)))
+        # the figure shows exactly these two matrices
+        np.testing.assert_allclose(p.figure.axes[0].images[0].get_array(), v.weights.numpy())
+        np.testing.assert_allclose(p.figure.axes[1].images[0].get_array(), v.norm_share.numpy())
+        assert p.figure.axes[0].get_title() == f"weights \u03b1 (layer {layer}, head {head})"
+    assert p.n_forward == 1, "a layer/head switch ran the model again"
+    assert "of the norm" in p.html.value and "xk-token" in p.html.value
+    # the blitted update has the pixels of a panel drawn from scratch at the same head
+    fresh = AttentionNormsPanel(model, tok, text=SENTENCE, layer=0, head=2)
+    a = np.asarray(Image.open(io.BytesIO(fresh.image.value)).convert("RGB"), dtype=float)
+    b = np.asarray(Image.open(io.BytesIO(p.image.value)).convert("RGB"), dtype=float)
+    assert a.shape == b.shape and np.abs(a - b).mean() < 1.0
+    p.set(text="i like the movie")
+    assert p.n_forward == 2 and p.result.tokens == ["[CLS]", "i", "like", "the", "movie", "[SEP]"]
+    assert p.figure.axes[0].get_xticklabels()[2].get_text() == "like"
+    p.set(text=SENTENCE)
+    assert p.n_forward == 2  # cached
+
+
+def test_norms_panel_errors(explorer_model):
+    model, tok = explorer_model
+    p = AttentionNormsPanel(model, tok, text=SENTENCE)
+    p.set(text="   ")
+    assert isinstance(p.error, ValueError) and "empty" in str(p.error)
+    assert "xk-error" in p.status.value
+    p.set(text="i like the movie", layer=1)
+    assert p.error is None and p.result.layer == 1
+    with pytest.raises(ValueError, match="layer must be an int <= 1"):
+        AttentionNormsPanel(model, tok, layer=7)
+    with pytest.raises(ValueError, match="head must be an int <= 3"):
+        AttentionNormsPanel(model, tok, head=4)
+    with pytest.raises(ValueError, match="text is empty"):
+        AttentionNormsPanel(model, tok, text="")

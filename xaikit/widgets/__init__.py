@@ -21,6 +21,7 @@ _PANELS: dict[str, str] = {
     "MaskPanel": "attention",
     "HeadsPanel": "attention",
     "AttentionExplorer": "attention",
+    "AttentionNormsPanel": "norms",
     "MethodComparisonPanel": "text_methods", "LabPanel": "text_methods",
     "IGStepsPanel": "integrated",
     "IGErrorPanel": "integrated",
