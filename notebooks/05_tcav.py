@@ -331,12 +331,12 @@ panel
 CONTROL_LAYER = vitworld.TCAV_LAYER
 control, control_processor = load_vit("embedded-control")
 # the control model must have learned its world, or the check means nothing
-xc_test, yc_test, _ = iw.make_dataset(pick(200, 100), "control", seed=123)
+# held-out pictures and their texture twins (the same scenes with another body texture), drawn in one pass
+xc_test, yc_test, _, twins = iw.dataset_with_twins(pick(200, 100), "control", seed=123)
 control_acc = accuracy(control, xc_test, yc_test)
 print(f"control model held-out accuracy: {control_acc:.3f}")
 assert control_acc >= 0.85  # seeds 0-4 of the recipe: 0.94-0.96
 # the ground truth, checked without TCAV: give every held-out picture another body texture
-twins = iw.texture_twins(pick(200, 100), "control", seed=123)
 with torch.no_grad():
     z_pic = control(**control_processor(images=list(xc_test), return_tensors="pt").to(control.device)).logits.cpu()
     z_twin = control(**control_processor(images=list(twins), return_tensors="pt").to(control.device)).logits.cpu()
