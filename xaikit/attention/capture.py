@@ -104,6 +104,30 @@ def _device(model: nn.Module) -> torch.device:
         return torch.device("cpu")
 
 
+def _checked_text(model: nn.Module, tokenizer, text, max_length, caller: str) -> str:
+    """The checks every text call here makes: a tokenizer that belongs to ``model``, a non-empty ``text``
+    (cut to the model's limit, with a warning) and a sane ``max_length``. Returns the text to encode."""
+    if tokenizer is None:
+        raise ValueError(f"tokenizer is required for a text model: {caller}(model, tokenizer, text)")
+    text = check_text(text, "text")
+    if max_length is not None:
+        max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
+    check_pair(model, tokenizer, caller)
+    return fit_text(model, tokenizer, text, "text", max_length)
+
+
+def _run_with_hooks(model: nn.Module, inputs: dict, handles: list) -> tuple:
+    """One forward pass without gradients, asking for attentions; removes ``handles`` (forward hooks) however
+    it ends. Returns ``(output, attentions)``, the attentions checked (:func:`arch.assert_attentions`)."""
+    try:
+        with torch.no_grad():
+            out = model(**inputs, output_attentions=True)
+    finally:
+        for h in handles:
+            h.remove()
+    return out, arch.assert_attentions(getattr(out, "attentions", None), model)
+
+
 @in_float32("model")
 def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None, *, pixel_values=None,
                       layer: int = 0, max_length: int | None = None) -> AttentionCapture:
@@ -137,13 +161,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         if pv.dim() != 4 or pv.shape[0] != 1:
             raise ValueError(f"pixel_values must be (3, H, W) or (1, 3, H, W), got {tuple(pv.shape)}")
     else:
-        if tokenizer is None:
-            raise ValueError("tokenizer is required for a text model: capture_attention(model, tokenizer, text)")
-        text = check_text(text, "text")
-        if max_length is not None:
-            max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
-        check_pair(model, tokenizer, "capture_attention")
-        text = fit_text(model, tokenizer, text, "text", max_length)
+        text = _checked_text(model, tokenizer, text, max_length, "capture_attention")
     layer = arch.check_layer(model, layer)
     arch.ensure_eager(model)
     ensure_eval(model, "capture_attention")
@@ -171,13 +189,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
     handles = [q_lin.register_forward_hook(keep("q")), k_lin.register_forward_hook(keep("k")),
                v_lin.register_forward_hook(keep("v")),
                arch.embeddings_module(model).register_forward_hook(keep_embeddings)]
-    try:
-        with torch.no_grad():
-            out = model(**inputs, output_attentions=True)
-    finally:
-        for h in handles:
-            h.remove()
-    attentions = arch.assert_attentions(getattr(out, "attentions", None), model)
+    out, attentions = _run_with_hooks(model, inputs, handles)
     att = to_cpu(torch.stack([a[0] for a in attentions]))  # (L, nh, T, T)
 
     n_heads = att.shape[1]

@@ -27,10 +27,10 @@ import torch
 from torch import nn
 
 from xaikit._fn import ensure_eval, in_float32, to_cpu
-from xaikit._validate import check_int, check_text
-from xaikit.attention.capture import qkv_projections
+from xaikit._validate import check_int
+from xaikit.attention.capture import _checked_text, _run_with_hooks, qkv_projections
 from xaikit.models import arch
-from xaikit.text.encoding import check_pair, fit_text, max_tokens
+from xaikit.text.encoding import max_tokens
 
 __all__ = ["AttentionNorms", "attention_norms", "output_projection"]
 
@@ -143,13 +143,7 @@ def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int |
         raise TypeError(f"model must be a transformers model (torch nn.Module), got {type(model).__name__}")
     if arch.is_vision_model(model):
         raise ValueError("attention_norms takes a BERT-family text model; this is an image model (ViT)")
-    if tokenizer is None:
-        raise ValueError("tokenizer is required: attention_norms(model, tokenizer, text)")
-    text = check_text(text, "text")
-    if max_length is not None:
-        max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
-    check_pair(model, tokenizer, "attention_norms")
-    text = fit_text(model, tokenizer, text, "text", max_length)
+    text = _checked_text(model, tokenizer, text, max_length, "attention_norms")
     arch.ensure_eager(model)
     ensure_eval(model, "attention_norms")
 
@@ -170,13 +164,7 @@ def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int |
         return hook
 
     handles = [v.register_forward_hook(keep(i)) for i, v in enumerate(values)]
-    try:
-        with torch.no_grad():
-            out = model(**inputs, output_attentions=True)
-    finally:
-        for h in handles:
-            h.remove()
-    attentions = arch.assert_attentions(getattr(out, "attentions", None), model)
+    _, attentions = _run_with_hooks(model, inputs, handles)
 
     transformed, biases = [], []
     with torch.no_grad():
