@@ -397,6 +397,21 @@ def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolera
 
 
 @in_float32()
+def shared_path(f, x, b, target, batch_size, rules, steps):
+    """Every rule's nodes at every step count, evaluated in one pass along the straight path (each node
+    once, the ends 0 and 1 included). Returns ``(plan, cache, ends)``: ``plan[rule]`` lists
+    ``(steps, alphas, weights)`` (the trapezoid from 2 steps), ``cache`` holds the evaluations for
+    :func:`integrate_path`, ``ends`` is ``(F(x'), F(x))``. Used by :func:`gap_curves` and
+    :func:`xaikit.tensor.quadrature.quadrature_errors`."""
+    plan = {r: [(n, *alphas_and_weights(r, n)) for n in steps if n >= (2 if r == "riemann_trapezoid" else 1)]
+            for r in rules}
+    union = np.unique(np.concatenate([[0.0, 1.0]] + [a for r in plan for _, a, _ in plan[r]]))
+    a = torch.as_tensor(union, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
+    cache = _PathCache(f, target, batch_size)
+    cache.evaluate(union, lambda idx: b + a[idx] * (x - b))
+    return plan, cache, (float(cache.store[0.0][0]), float(cache.store[1.0][0]))
+
+
 def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), rules=RULES, target=None,
                batch_size: int | None = None) -> dict[str, tuple[list[int], list[float]]]:
     """The relative completeness gap of every rule at every step count: ``{rule: (steps, gaps)}``.
@@ -408,13 +423,7 @@ def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), ru
     steps = [check_int(n, "steps", 1) for n in steps]
     x, target, _ = setup(f, x, target, "gap_curves")
     b = as_baseline(baseline, x)
-    plan = {r: [(n, *alphas_and_weights(r, n)) for n in steps if n >= (2 if r == "riemann_trapezoid" else 1)]
-            for r in rules}
-    union = np.unique(np.concatenate([[0.0, 1.0]] + [a for r in plan for _, a, _ in plan[r]]))
-    a = torch.as_tensor(union, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
-    cache = _PathCache(f, target, batch_size)
-    cache.evaluate(union, lambda idx: b + a[idx] * (x - b))
-    ends = (float(cache.store[0.0][0]), float(cache.store[1.0][0]))
+    plan, cache, ends = shared_path(f, x, b, target, batch_size, rules, steps)
     return {r: ([n for n, _, _ in plan[r]],
                 [integrate_path(f, x, b, al, w, target, batch_size, r, cache=cache, ends=ends).relative_gap
                  for _, al, w in plan[r]])

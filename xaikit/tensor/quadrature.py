@@ -35,7 +35,7 @@ import torch
 
 from xaikit._fn import as_baseline, setup, to_cpu
 from xaikit._validate import check_choice, check_int
-from xaikit.tensor.integrated import RULES, _PathCache, alphas_and_weights, integrate_path, path_gradients
+from xaikit.tensor.integrated import RULES, integrate_path, path_gradients, shared_path
 
 __all__ = ["AdditiveModel", "additive_toy", "RuleErrors", "quadrature_errors", "convergence_slope",
            "riemann_end_term", "path_slopes"]
@@ -139,13 +139,7 @@ def quadrature_errors(f, exact, x, baseline=None, steps: Sequence[int] = (2, 4, 
     exact = torch.as_tensor(exact, dtype=x.dtype, device=x.device)
     if exact.shape != x.shape:
         raise ValueError(f"exact must have x's shape {tuple(x.shape)}, got {tuple(exact.shape)}")
-    plan = {r: [(n, *alphas_and_weights(r, n)) for n in steps if n >= (2 if r == "riemann_trapezoid" else 1)]
-            for r in rules}
-    union = np.unique(np.concatenate([[0.0, 1.0]] + [a for r in plan for _, a, _ in plan[r]]))
-    a = torch.as_tensor(union, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
-    cache = _PathCache(f, target, None)
-    cache.evaluate(union, lambda idx: b + a[idx] * (x - b))
-    ends = (float(cache.store[0.0][0]), float(cache.store[1.0][0]))
+    plan, cache, ends = shared_path(f, x, b, target, None, rules, steps)
     out = {}
     for r, runs in plan.items():
         results = [integrate_path(f, x, b, al, w, target, None, r, cache=cache, ends=ends) for _, al, w in runs]
