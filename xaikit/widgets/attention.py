@@ -25,7 +25,7 @@ import torch
 from xaikit._fn import to_cpu
 from xaikit.attention import scratch as A
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, token_heatmap_html
-from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, text_box, toggle
+from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, lru_get, text_box, toggle
 
 __all__ = ["PositionalEncodingPanel", "WorkedExamplePanel", "SaturationPanel", "MaskPanel", "HeadsPanel",
            "AttentionExplorer", "draw_attention"]
@@ -457,14 +457,9 @@ class AttentionExplorer(Panel):
 
     # cache ------------------------------------------------------------------------------------------------
     def _capture(self, text):
-        if text in self._cache:
-            self._cache.move_to_end(text)
-            return self._cache[text]
-        cap = self._capture_fn(self.model, self.tokenizer, text)
-        self.n_forward += 1
-        self._cache[text] = cap
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        cap, made = lru_get(self._cache, text, self.cache_size,
+                            lambda: self._capture_fn(self.model, self.tokenizer, text))
+        self.n_forward += made
         return cap
 
     @staticmethod

@@ -126,6 +126,18 @@ def checkbox(description: str, value: bool = False, **kwargs) -> widgets.Checkbo
     return widgets.Checkbox(value=value, description=description, indent=False, **kwargs)
 
 
+def lru_get(cache, key, size: int, make) -> tuple[object, bool]:
+    """``cache[key]`` from an ``OrderedDict`` kept as a least-recently-used cache of ``size`` entries, made by
+    ``make()`` on a miss. Returns ``(value, made)``; panels count their forward passes with ``made``."""
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key], False
+    value = cache[key] = make()
+    while len(cache) > size:
+        cache.popitem(last=False)
+    return value, True
+
+
 def render_png(fig: Figure, *, draw: bool = True) -> bytes:
     """The figure's pixels as PNG bytes: the one encoder of every panel.
 

@@ -12,7 +12,7 @@ import torch
 
 from xaikit.plotting import token_heatmap_html
 from xaikit.widgets.attention import draw_attention
-from xaikit.widgets.base import Panel, int_slider, text_box
+from xaikit.widgets.base import Panel, int_slider, lru_get, text_box
 
 __all__ = ["AttentionNormsPanel", "NormsView"]
 
@@ -70,14 +70,9 @@ class AttentionNormsPanel(Panel):
         })
 
     def _norms(self, text):
-        if text in self._cache:
-            self._cache.move_to_end(text)
-            return self._cache[text]
-        r = self._norms_fn(self.model, self.tokenizer, text)
-        self.n_forward += 1
-        self._cache[text] = r
-        while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        r, made = lru_get(self._cache, text, self.cache_size,
+                          lambda: self._norms_fn(self.model, self.tokenizer, text))
+        self.n_forward += made
         return r
 
     def compute(self, text, layer, head):
