@@ -55,3 +55,26 @@ def test_token_heatmap_checks_lengths():
 
 def test_okabe_ito_palette_has_eight_distinct_colours():
     assert len(plotting.OKABE_ITO) == 8 and len(set(plotting.OKABE_ITO)) == 8
+
+
+def test_rank_null_marks_each_concept_among_the_random_concepts():
+    from xaikit.concepts.significance import ConceptSignificance, SignificanceResult
+
+    rnd = np.array([0.4, 0.5, 0.6])
+    null = np.tile(np.linspace(0.2, 0.8, 9)[:, None], (1, 3))  # (K=9, R=3)
+
+    def concept(name, mean, sig):
+        return ConceptSignificance(name, np.full(3, mean), np.full(3, mean), np.ones(3), rnd, 0.0, 0.1, 0.2, sig,
+                                   "rank", null.mean(1))
+
+    res = SignificanceResult({"striped": concept("striped", 0.95, True), "dotted": concept("dotted", 0.3, False)},
+                             "zebra", 2, "flatten", "logistic", "random", 3, 0.05, rnd, "rank", null)
+    ax = _ax()
+    plotting.rank_null(ax, res, title="main")
+    lines = ax.get_lines()  # the random CAVs' mean, then one line per concept
+    assert [ln.get_xdata()[0] for ln in lines] == pytest.approx([0.5, 0.95, 0.3])
+    assert lines[1].get_linestyle() == "-" and lines[2].get_linestyle() == ":"
+    assert sum(p.get_height() for p in ax.patches) == 9  # every random concept in the histogram
+    res.null_scores = None
+    with pytest.raises(ValueError, match='test="rank"'):
+        plotting.rank_null(_ax(), res)

@@ -244,6 +244,62 @@ def test_t_test_agrees_with_scipy():
     assert tcav.t_test([0.5, 0.5], [0.5, 0.5]) == (0.0, 1.0)
 
 
+# -- the rank test: random image sets posing as concepts -----------------------------------------------------
+def test_rank_p_counts_the_null_values_at_least_as_far_from_the_centre():
+    null = np.array([0.1, 0.3, 0.45, 0.55, 0.7, 0.9])
+    assert tcav.rank_p(0.95, null, 0.5) == pytest.approx(1 / 7)  # beyond every null value
+    assert tcav.rank_p(0.05, null, 0.5) == pytest.approx(1 / 7)  # two-sided: the far left counts too
+    assert tcav.rank_p(0.8, null, 0.5) == pytest.approx(3 / 7)  # 0.1 and 0.9 are as far or further
+    assert tcav.rank_p(0.5, null, 0.5) == 1.0
+    assert tcav.rank_p(0.9, null, 0.5) == pytest.approx(3 / 7)  # ties count against the value
+
+
+def test_rank_p_holds_its_level_when_the_concept_is_one_more_null_set():
+    # exchangeable values from a skewed, bounded distribution (like TCAV means): the leave-one-out rank
+    # p-value must be at most alpha with probability at most alpha, for any distribution
+    rng = np.random.default_rng(0)
+    hits = {0.05: 0, 0.2: 0}
+    trials = 4000
+    for _ in range(trials):
+        values = rng.beta(5, 2, size=31)
+        p = tcav.rank_p(values[0], values[1:], 0.5)
+        for alpha in hits:
+            hits[alpha] += p <= alpha
+    for alpha, n in hits.items():
+        # the exact level: floor(alpha (K+1)) / (K+1) with K = 30; 4000 trials give a standard error of 0.0035-0.006
+        exact = np.floor(alpha * 31) / 31
+        assert abs(n / trials - exact) < 4 * np.sqrt(exact * (1 - exact) / trials), (alpha, n / trials, exact)
+
+
+def test_significance_rank_test_ranks_each_concept_among_the_random_concepts():
+    model = tiny_vit(seed=3, image_size=32)
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
+    nulls = [iw.random_images(8, seed=500 + k)[:, ::2, ::2] for k in range(19)]
+    concepts = {"striped": iw.concept_images("striped", 8)[:, ::2, ::2],
+                "one more random set": iw.random_images(8, seed=600)[:, ::2, ::2]}
+    cls_imgs = iw.make_dataset(10, seed=4)[0][:, ::2, ::2]
+    r = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean",
+                               test="rank", null_sets=nulls)
+    assert r.test == "rank" and r.null_means.shape == (19,)
+    t_only = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean")
+    for name, c in r.concepts.items():
+        # the same runs as the t-test's; only the p-value differs: the rank among the 19 random concepts
+        np.testing.assert_array_equal(c.scores, t_only[name].scores)
+        assert c.p_value == tcav.rank_p(c.mean, r.null_means, r.random_scores.mean())
+        assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value)) and c.p_value >= 1 / 20
+    # each random concept's mean is the mean over R runs of exactly the concept's procedure
+    again = tcav.tcav_significance(model, {"null 0": nulls[0]}, cls_imgs, "zebra", 1, random_sets=randoms, R=3,
+                                   pooling="mean")
+    assert r.null_means[0] == pytest.approx(again["null 0"].mean)
+    assert "rank among 19 random concepts" in r.summary()
+    red = iw.concept_images("striped", 8)[:, ::2, ::2]
+    with pytest.raises(ValueError, match="test must be one of"):
+        tcav.tcav_significance(model, {"red": red}, cls_imgs, "zebra", 1, random_sets=randoms, R=3, test="z")
+    with pytest.raises(ValueError, match="n_null must be an int >= 1"):
+        tcav.tcav_significance(model, {"red": red}, cls_imgs, "zebra", 1, random_sets=randoms, R=3, test="rank",
+                               n_null=0)
+
+
 # -- bad input ------------------------------------------------------------------------------------------------
 def test_bad_inputs_raise_clear_errors():
     model = tiny_vit(image_size=32)

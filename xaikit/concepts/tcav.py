@@ -40,12 +40,18 @@ from xaikit.concepts.activations import (
 )
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, prepare_images, resolve_class
-from xaikit.concepts.significance import ConceptSignificance, SignificanceResult, t_test, tcav_significance
+from xaikit.concepts.significance import (
+    ConceptSignificance,
+    SignificanceResult,
+    rank_p,
+    t_test,
+    tcav_significance,
+)
 
 __all__ = [
     "POOLINGS", "CLASSIFIERS", "CHANCE_ACCURACY", "CAV", "TCAVResult", "ConceptSignificance", "SignificanceResult",
     "LayerSweep", "prepare_images", "pixel_values", "activations", "train_cav", "directional_derivatives", "tcav",
-    "tcav_significance", "layer_sweep", "pair_scores", "LECTURE_PAIRS", "t_test", "resolve_class", "clear_cache",
+    "tcav_significance", "rank_p", "layer_sweep", "pair_scores", "LECTURE_PAIRS", "t_test", "resolve_class", "clear_cache",
 ]
 
 
