@@ -18,7 +18,7 @@
 # inside a real BERT-family model. Every claim below is an executed `assert`.
 #
 # 1. Tokens, embeddings and positions
-# 2. Scaled dot-product attention, written out
+# 2. Scaled dot-product attention, written out (and additive attention beside it)
 # 3. Why divide by $\sqrt{d_k}$
 # 4. Masks: bidirectional, causal, padding
 # 5. Multi-head attention
@@ -27,9 +27,9 @@
 # 8. A transformer block, once: residual stream, LayerNorm, feed-forward network
 # 9. Attention is not the whole story: weights vs what is moved
 #
-# Reference: Vaswani et al. (2017), *Attention Is All You Need*. The code lives in `xaikit.attention.scratch`
-# (the maths), `xaikit.attention.capture` (hooks into a real model), `xaikit.attention.norms` (section 9) and
-# `xaikit.widgets` (the panels).
+# References: Vaswani et al. (2017), *Attention Is All You Need*; Bahdanau et al. (2015) for additive
+# attention. The code lives in `xaikit.attention.scratch` (the maths), `xaikit.attention.capture` (hooks into
+# a real model), `xaikit.attention.norms` (section 9) and `xaikit.widgets` (the panels).
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -238,6 +238,73 @@ torch.testing.assert_close(weights, steps.weights)
 torch_out = F.scaled_dot_product_attention(steps.q, steps.k, steps.v)
 assert (torch_out - steps.out).abs().max() < 1e-6
 assert torch.allclose(steps.weights.sum(dim=-1), torch.ones(3), atol=1e-6), "rows of A sum to 1"
+
+# %% [markdown]
+# ### Additive (Bahdanau) attention, beside the dot product
+#
+# The first attention models scored a (query, key) pair with a small network, not a dot product: Bahdanau,
+# Cho & Bengio (2015), *Neural Machine Translation by Jointly Learning to Align and Translate* (ICLR), use
+# $e_{ij} = v_a^\top \tanh(W_a q_i + U_a k_j)$, then the same softmax over $j$ and weighted sum of values
+# (Luong et al. 2015 call it "concat"; our code multiplies from the right, `q @ W_a`). The network runs once
+# per pair, $T_q T_k$ evaluations of a $d_a$-wide tanh layer, where the dot product gets every score from one
+# matrix product $QK^\top$: similar in theory, but the dot product is faster and leaner, so the transformer
+# uses it (Vaswani et al. 2017, section 3.2.1). The tanh bounds $|e_{ij}| \le \|v_a\|_1$, while dot products
+# grow with $d_k$: without the $1/\sqrt{d_k}$, additive attention did better for large $d_k$ (same section).
+#
+# Below, the worked example's queries and keys with random (untrained) $W_a, U_a, v_a$; the bottom row makes
+# every key 10 times longer.
+
+# %%
+from xaikit.plotting import show_weights
+
+gen = torch.Generator().manual_seed(0)
+d_a = 4  # hidden units of the scoring network
+W_a = torch.randn(3, d_a, generator=gen) / math.sqrt(3)  # (d_k, d_a): projects a query
+U_a = torch.randn(3, d_a, generator=gen) / math.sqrt(3)  # (d_k, d_a): projects a key
+v_a = torch.randn(d_a, generator=gen)  # (d_a,): d_a hidden units -> one score
+
+add_out, add_weights = A.additive_attention(steps.q, steps.k, steps.v, W_a, U_a, v_a)  # (3, 3), (3, 3)
+by_hand = torch.stack([v_a @ torch.tanh(steps.q[0] @ W_a + key @ U_a) for key in steps.k])  # query 1's scores
+assert torch.allclose(add_weights[0], torch.softmax(by_hand, -1)), "one row by hand: e_1j, then a softmax"
+assert torch.allclose(add_weights.sum(-1), torch.ones(3), atol=1e-6), "rows sum to 1, as for the dot product"
+assert torch.allclose(add_out, add_weights @ steps.v), "the output is the same weighted sum of the values"
+_, blind = A.additive_attention(steps.q, steps.k, steps.v, W_a, torch.zeros(3, d_a), v_a)
+assert torch.equal(blind, torch.full((3, 3), 1 / 3)), "U_a = 0: every key looks alike, every weight is 1/3"
+
+floor = math.exp(-2 * v_a.abs().sum().item()) / 3  # |e_ij| <= ||v_a||_1 gives w_ij >= e^(-2||v_a||_1) / T_k
+weights_at = {}  # key scale c -> (dot-product weights, additive weights), each (T_q, T_k)
+for c in (1, 10, 1000):
+    weights_at[c] = (A.scaled_dot_product_attention(steps.q, c * steps.k, steps.v)[1],
+                     A.additive_attention(steps.q, c * steps.k, steps.v, W_a, U_a, v_a)[1])
+for c, (_, add_w) in weights_at.items():
+    assert add_w.min() >= floor, f"keys x {c}: additive weights never drop below the floor"
+dot_10 = weights_at[10][0]
+assert dot_10[1:].amax(-1).min() > 0.99 and dot_10.min() < floor, "keys x 10: the dot product saturates"
+assert A.softmax_jacobian_norm(dot_10[1:]).max() < 1e-3, "...and its softmax passes almost no gradient"
+assert torch.allclose(dot_10[0, 1:], torch.full((2,), 0.5), atol=1e-4)  # input 1's tie (section 3) stays
+hidden_in = (steps.q @ W_a).unsqueeze(1) + (1000 * steps.k @ U_a).unsqueeze(0)  # (T_q, T_k, d_a), keys x 1000
+assert (1 - torch.tanh(hidden_in) ** 2).max() < 1e-6, "keys x 1000: every tanh is flat, its derivative ~ 0"
+add_1000 = weights_at[1000][1]
+assert torch.allclose(add_1000, add_1000[0].expand(3, -1)), "keys x 1000: the query no longer matters"
+print(f"smallest weight with keys x 10: dot product {dot_10.min():.1e}, additive "
+      f"{weights_at[10][1].min():.2f} (floor {floor:.1e})")
+
+fig, axes = plt.subplots(2, 2, figsize=(8, 6.4))
+for row, c in enumerate((1, 10)):
+    for col, (name, w) in enumerate(zip(("dot product (scaled)", "additive"), weights_at[c], strict=True)):
+        ax = axes[row, col]
+        show_weights(ax, w, title=f"{name}, keys x {c}")
+        ax.set_xticks(range(3), ["key 1", "key 2", "key 3"])
+        ax.set_yticks(range(3), ["query 1", "query 2", "query 3"])
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Ten times longer keys make the dot-product rows collapse onto one key (input 1 keeps its tie), and the
+# softmax's Jacobian goes to 0, as in section 3. The additive weights stay above the floor, which is not the
+# same as staying trainable: every tanh is pushed to $\pm 1$, its derivative to 0, and at $\times 1000$ the
+# query no longer changes the weights at all. Both kinds want inputs of moderate size; for the dot product,
+# dividing by $\sqrt{d_k}$ is the cheap way to get it.
 
 # %% [markdown]
 # ## 3. Why divide by $\sqrt{d_k}$

@@ -1,5 +1,6 @@
 """xaikit.attention.scratch against torch's own attention (F.scaled_dot_product_attention, nn.MultiheadAttention),
-analytic facts (rows sum to 1, permutation equivariance, PE formula, softmax Jacobian) and bad input."""
+additive attention against a pair-by-pair loop, analytic facts (rows sum to 1, permutation equivariance, PE
+formula, softmax Jacobian, uniform additive weights when the keys are ignored) and bad input."""
 
 from __future__ import annotations
 
@@ -185,6 +186,142 @@ def test_qk_variance_grows_with_d_k_and_scaling_fixes_it():
     for d, raw, scaled in zip(res["d_k"], res["raw"], res["scaled"], strict=True):
         assert raw == pytest.approx(d, rel=0.1)
         assert scaled == pytest.approx(1.0, rel=0.1)
+
+
+# -- additive (Bahdanau) attention ----------------------------------------------------------------------------
+def _additive_setup(seed=0, batch=(2,), t_q=5, t_k=7, d_q=6, d_k=4, d_a=8, d_v=3):
+    """Queries and keys of different widths (allowed in additive attention) and random weights, float64."""
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(*batch, t_q, d_q, generator=g, dtype=torch.float64)
+    k = torch.randn(*batch, t_k, d_k, generator=g, dtype=torch.float64)
+    v = torch.randn(*batch, t_k, d_v, generator=g, dtype=torch.float64)
+    w_q = torch.randn(d_q, d_a, generator=g, dtype=torch.float64) / math.sqrt(d_q)
+    w_k = torch.randn(d_k, d_a, generator=g, dtype=torch.float64) / math.sqrt(d_k)
+    v_a = torch.randn(d_a, generator=g, dtype=torch.float64)
+    return q, k, v, w_q, w_k, v_a
+
+
+def _additive_by_loop(q, k, v, w_q, w_k, v_a, allowed=None):
+    """The oracle: Bahdanau's alignment model for one (T_q, d_q) x (T_k, d_k) problem, pair by pair, in Python
+    floats (float64) with no tensor operation. ``allowed[i][j]`` False drops key j for query i."""
+    q, k, v, w_q, w_k, v_a = (t.tolist() for t in (q, k, v, w_q, w_k, v_a))
+    d_a = len(v_a)
+    out, weights = [], []
+    for i, q_i in enumerate(q):
+        scores = {}
+        for j, k_j in enumerate(k):
+            if allowed is not None and not allowed[i][j]:
+                continue
+            e_ij = 0.0
+            for a in range(d_a):
+                pre = sum(q_i[c] * w_q[c][a] for c in range(len(q_i))) + sum(k_j[c] * w_k[c][a]
+                                                                             for c in range(len(k_j)))
+                e_ij += v_a[a] * math.tanh(pre)
+            scores[j] = e_ij
+        top = max(scores.values())
+        total = sum(math.exp(s - top) for s in scores.values())
+        row = [math.exp(scores[j] - top) / total if j in scores else 0.0 for j in range(len(k))]
+        weights.append(row)
+        out.append([sum(row[j] * v[j][c] for j in range(len(k))) for c in range(len(v[0]))])
+    return torch.tensor(out, dtype=torch.float64), torch.tensor(weights, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_additive_matches_a_loop_over_every_pair(batch):
+    q, k, v, w_q, w_k, v_a = _additive_setup(batch=batch)
+    out, weights = A.additive_attention(q, k, v, w_q, w_k, v_a)
+    assert out.shape == (*batch, 5, 3) and weights.shape == (*batch, 5, 7)
+    flat = (lambda t: t.reshape(-1, *t.shape[-2:])) if batch else (lambda t: t.unsqueeze(0))
+    for qb, kb, vb, ob, wb in zip(flat(q), flat(k), flat(v), flat(out), flat(weights), strict=True):
+        ref_out, ref_w = _additive_by_loop(qb, kb, vb, w_q, w_k, v_a)
+        assert (wb - ref_w).abs().max() < 1e-12
+        assert (ob - ref_out).abs().max() < 1e-12
+    torch.testing.assert_close(weights.sum(-1), torch.ones(*batch, 5, dtype=torch.float64), **TOL)
+
+
+def test_additive_with_keys_ignored_is_uniform_and_with_queries_ignored_is_the_same_for_every_query():
+    q, k, v, w_q, w_k, v_a = _additive_setup(batch=())
+    # w_k = 0: e_ij = v_a . tanh(q_i W_q) does not depend on j, so every key gets 1 / T_k
+    out, weights = A.additive_attention(q, k, v, w_q, torch.zeros_like(w_k), v_a)
+    torch.testing.assert_close(weights, torch.full((5, 7), 1 / 7, dtype=torch.float64), atol=1e-15, rtol=0)
+    torch.testing.assert_close(out, v.mean(0).expand(5, -1), atol=1e-15, rtol=1e-14)
+    # w_q = 0: e_ij = v_a . tanh(k_j W_k) does not depend on i, so every row is softmax of the same scores
+    _, weights = A.additive_attention(q, k, v, torch.zeros_like(w_q), w_k, v_a)
+    one_row = torch.softmax(torch.tanh(k @ w_k) @ v_a, dim=-1)  # (T_k,)
+    torch.testing.assert_close(weights, one_row.expand(5, -1), atol=1e-15, rtol=0)
+    # one key: all the weight goes to it, whatever the scores
+    out, weights = A.additive_attention(q, k[:1], v[:1], w_q, w_k, v_a)
+    assert torch.all(weights == 1) and torch.equal(out, v[:1].expand(5, -1))
+
+
+def test_additive_masks_give_exact_zeros_and_renormalise_the_rest():
+    q, k, v, w_q, w_k, v_a = _additive_setup(batch=(2,), t_q=6, t_k=6)
+    causal = A.causal_mask(6)
+    out, weights = A.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)
+    assert torch.all(weights.triu(1) == 0), "a masked key gets weight exactly 0"
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64), **TOL)
+    ref_out, ref_w = _additive_by_loop(q[1], k[1], v[1], w_q, w_k, v_a, allowed=causal.tolist())
+    assert (weights[1] - ref_w).abs().max() < 1e-12 and (out[1] - ref_out).abs().max() < 1e-12
+    pad = A.padding_mask(torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]]))  # (2, 1, 6)
+    _, weights = A.additive_attention(q, k, v, w_q, w_k, v_a, mask=pad)
+    assert torch.all(weights[0, :, 4:] == 0) and torch.all(weights[1] > 0)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64), **TOL)
+    # the same masks as 0/1 integers and as an additive float mask give the same weights
+    as_float = torch.zeros(6, 6, dtype=torch.float64).masked_fill(~causal, float("-inf"))
+    for same in (causal.int(), as_float):
+        torch.testing.assert_close(A.additive_attention(q, k, v, w_q, w_k, v_a, mask=same)[1],
+                                   A.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)[1], atol=0, rtol=0)
+
+
+def test_additive_scores_stay_bounded_where_dot_product_scores_grow_with_the_keys():
+    """What the tanh buys (Vaswani et al. 2017, 3.2.1: unscaled dot products grow large): |e_ij| <= ||v_a||_1,
+    so no additive weight falls below exp(-2 ||v_a||_1) / T_k however the keys are scaled, while multiplying
+    the keys by c multiplies dot-product scores by c, which pushes the softmax past that floor for large c."""
+    q, k, v, w_q, w_k, v_a = _additive_setup(batch=(), d_q=4, d_k=4)
+    t_k = k.shape[0]
+    floor = math.exp(-2 * v_a.abs().sum().item()) / t_k
+    for c in (0.0, 1.0, 10.0, 1e3, 1e6):
+        _, additive = A.additive_attention(q, c * k, v, w_q, w_k, v_a)
+        assert additive.min() >= floor, f"keys x {c}: an additive weight fell below the floor"
+        torch.testing.assert_close(additive.sum(-1), torch.ones(5, dtype=torch.float64), **TOL)
+    # dot product: log(w_ij / w_il) = c (s_ij - s_il) exactly, so the spread of log-weights scales with c
+    _, base = A.scaled_dot_product_attention(q, k, v)
+    _, times_3 = A.scaled_dot_product_attention(q, 3 * k, v)
+    log_base, log_3 = base.log(), times_3.log()
+    torch.testing.assert_close(log_3 - log_3[:, :1], 3 * (log_base - log_base[:, :1]), atol=1e-10, rtol=1e-10)
+    # pick c from the data so that every row's spread c * (s_max - s_min) exceeds 2 ||v_a||_1 + log T_k + 1
+    spread = (log_base.amax(-1) - log_base.amin(-1)).min().item()  # min over rows of s_max - s_min, > 0
+    assert spread > 0, "no row has all its scores equal"
+    c = (2 * v_a.abs().sum().item() + math.log(t_k) + 1) / spread
+    _, dot = A.scaled_dot_product_attention(q, c * k, v)
+    assert torch.all(dot.amin(-1) < floor), "scaled keys push dot-product weights below additive's floor"
+    _, additive = A.additive_attention(q, c * k, v, w_q, w_k, v_a)
+    assert additive.min() >= floor
+
+
+def test_additive_bad_shapes_raise_clear_errors():
+    q, k, v, w_q, w_k, v_a = _additive_setup(batch=())  # d_q = 6, d_k = 4, d_a = 8
+    with pytest.raises(ValueError, match=r"w_q must be \(d_q, d_a\) with d_q = q.shape\[-1\] = 6"):
+        A.additive_attention(q, k, v, w_k, w_k, v_a)
+    with pytest.raises(ValueError, match=r"w_q must be .*got shape \(8,\)"):
+        A.additive_attention(q, k, v, v_a, w_k, v_a)
+    with pytest.raises(ValueError, match=r"w_k must be \(d_k, d_a\) with d_k = k.shape\[-1\] = 4.*weight.T"):
+        A.additive_attention(q, k, v, w_q, w_q, v_a)
+    with pytest.raises(ValueError, match=r"same number of hidden units d_a.*w_k is \(4, 5\)"):
+        A.additive_attention(q, k, v, w_q, w_k[:, :5], v_a)
+    with pytest.raises(ValueError, match=r"v_a must be a vector \(d_a,\) = \(8,\).*v_a.reshape\(-1\)"):
+        A.additive_attention(q, k, v, w_q, w_k, v_a.unsqueeze(1))
+    with pytest.raises(ValueError, match=r"v_a must be a vector .*got shape \(7,\)"):
+        A.additive_attention(q, k, v, w_q, w_k, v_a[:7])
+    with pytest.raises(ValueError, match="k and v must have the same number of tokens"):
+        A.additive_attention(q, k, v[:3], w_q, w_k, v_a)
+    with pytest.raises(ValueError, match="mask has shape"):
+        A.additive_attention(q, k, v, w_q, w_k, v_a, mask=torch.ones(5, 5, dtype=torch.bool))
+    with pytest.raises(TypeError, match="w_k must be a torch tensor"):
+        A.additive_attention(q, k, v, w_q, "abc", v_a)
+    # nested lists work like tensors, in the default dtype, promoted to the tensors' float64
+    out, _ = A.additive_attention(q, k, v, w_q.tolist(), w_k, v_a.tolist())
+    assert out.dtype == torch.float64
 
 
 # -- bad input ---------------------------------------------------------------------------------------------

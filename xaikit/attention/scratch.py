@@ -1,15 +1,21 @@
-"""Self-attention written out by hand: scaled dot-product attention, multi-head attention, masks,
-sinusoidal positional encodings and the measures of softmax saturation. Used by notebook 03.
+"""Self-attention written out by hand: scaled dot-product attention, additive attention, multi-head attention,
+masks, sinusoidal positional encodings and the measures of softmax saturation. Used by notebook 03.
 
 Vaswani et al. (2017), "Attention Is All You Need", NeurIPS: ``Attention(Q, K, V) = softmax(Q K^T /
 sqrt(d_k)) V``, multi-head attention ``Concat(head_1, ..., head_h) W_O`` and the fixed positional encoding
 ``PE(pos, 2i) = sin(pos / 10000^(2i/d))``, ``PE(pos, 2i+1) = cos(pos / 10000^(2i/d))``.
 
+Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and Translate",
+ICLR: additive attention, whose scores come from a network with one hidden layer,
+``e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)`` (Luong et al. 2015 call it "concat"); Vaswani et al. (2017,
+section 3.2.1) compare it with dot-product attention.
+
 The code follows the lecture's notation (``Q = X W_Q``: weights are ``(d_in, d_out)`` matrices that
 multiply from the right) and comments the shape of every tensor, in the style of Karpathy's minGPT.
 It is the readable reference: the tests check it against ``torch.nn.functional.scaled_dot_product_attention``
-and ``torch.nn.MultiheadAttention`` given the same weights, and against the attention weights that a real
-BERT-family model returns (:mod:`xaikit.attention.capture`).
+and ``torch.nn.MultiheadAttention`` given the same weights, against the attention weights that a real
+BERT-family model returns (:mod:`xaikit.attention.capture`), and additive attention against a plain loop over
+every (query, key) pair.
 
 Masks are boolean with ``True`` meaning "may attend" (the convention of torch's
 ``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite one).
@@ -25,7 +31,7 @@ import torch
 from xaikit._validate import check_int
 
 __all__ = [
-    "scaled_dot_product_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
+    "scaled_dot_product_attention", "additive_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
     "sinusoidal_positional_encoding", "position_shift", "position_similarity", "row_entropy", "max_weight",
     "softmax_jacobian_norm", "qk_variance", "worked_example", "AttentionSteps",
 ]
@@ -46,13 +52,13 @@ def _as_tensor(x, name: str) -> torch.Tensor:
     return t
 
 
-def _check_qkv(q, k, v):
+def _check_qkv(q, k, v, same_width: bool = True):
     q, k, v = _as_tensor(q, "q"), _as_tensor(k, "k"), _as_tensor(v, "v")
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.dim() < 2:
             raise ValueError(f"{name} must have at least 2 dimensions (..., tokens, features), got shape "
                              f"{tuple(t.shape)}; for one token pass t.unsqueeze(0)")
-    if q.shape[-1] != k.shape[-1]:
+    if same_width and q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last dimension d_k (a query is compared with every key "
                          f"by a dot product): q is {tuple(q.shape)}, k is {tuple(k.shape)}")
     if k.shape[-2] != v.shape[-2]:
@@ -232,6 +238,66 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, b_q=Non
     if unbatched:
         return out[0], att[0]  # (T, C), (nh, T, T)
     return out, att
+
+
+# -- additive (Bahdanau) attention ----------------------------------------------------------------------------
+def additive_attention(q, k, v, w_q, w_k, v_a, mask=None):
+    """Additive attention: a small network with one tanh layer scores every (query, key) pair.
+
+    ``e_ij = v_a . tanh(q_i W_q + k_j W_k)``, ``weights_i = softmax_j(e_ij)``, ``out_i = sum_j weights_ij v_j``:
+    the alignment model ``a(s_{i-1}, h_j) = v_a^T tanh(W_a s_{i-1} + U_a h_j)`` of Bahdanau, Cho & Bengio
+    (2015), written, like the rest of this module, with weights that multiply from the right (``w_q`` is
+    their ``W_a`` transposed, ``w_k`` their ``U_a`` transposed). Luong et al. (2015) call it "concat".
+
+    Queries and keys may have different widths: each gets its own projection to the ``d_a`` hidden units.
+    There is no ``1/sqrt(d)`` factor: tanh keeps every hidden unit in (-1, 1), so ``|e_ij| <= ||v_a||_1``
+    however large ``q`` and ``k`` grow. The price is a ``(..., T_q, T_k, d_a)`` hidden tensor, one tanh layer
+    per pair, where :func:`scaled_dot_product_attention` needs a single ``(T_q, d_k) @ (d_k, T_k)`` product
+    (Vaswani et al. 2017, section 3.2.1). Fine for a lecture's few tokens; not how long texts are handled.
+
+    Args:
+        q: queries ``(..., T_q, d_q)``; k: keys ``(..., T_k, d_k)``; v: values ``(..., T_k, d_v)``.
+        w_q: ``(d_q, d_a)``, projects the queries; w_k: ``(d_k, d_a)``, projects the keys.
+        v_a: ``(d_a,)``, turns the hidden units of a pair into one score.
+        mask: optional, as in :func:`scaled_dot_product_attention`: broadcastable to ``(..., T_q, T_k)``,
+            boolean (``True`` = may attend) or an additive float mask.
+
+    Returns:
+        ``(out, weights)`` as :func:`scaled_dot_product_attention` returns them: ``out`` is ``(..., T_q, d_v)``;
+        ``weights`` is ``(..., T_q, T_k)``, each row a probability distribution over the keys (rows of fully
+        masked queries are NaN).
+    """
+    q, k, v = _check_qkv(q, k, v, same_width=False)
+    w_q, w_k, v_a = _as_tensor(w_q, "w_q"), _as_tensor(w_k, "w_k"), _as_tensor(v_a, "v_a")
+    for name, w, of, width in (("w_q", w_q, "q", q.shape[-1]), ("w_k", w_k, "k", k.shape[-1])):
+        if w.dim() != 2 or w.shape[0] != width:
+            raise ValueError(f"{name} must be (d_{of}, d_a) with d_{of} = {of}.shape[-1] = {width}, got shape "
+                             f"{tuple(w.shape)}; it multiplies from the right ({of} @ {name}), so an "
+                             f"nn.Linear's weight is passed as linear.weight.T")
+    d_a = w_q.shape[1]
+    if w_k.shape[1] != d_a:
+        raise ValueError(f"w_q and w_k must project to the same number of hidden units d_a (the two "
+                         f"projections are added before the tanh): w_q is {tuple(w_q.shape)}, w_k is "
+                         f"{tuple(w_k.shape)}")
+    if v_a.dim() != 1 or v_a.shape[0] != d_a:
+        raise ValueError(f"v_a must be a vector (d_a,) = ({d_a},), one weight per hidden unit, got shape "
+                         f"{tuple(v_a.shape)}; a ({d_a}, 1) column or (1, {d_a}) row can be passed as "
+                         f"v_a.reshape(-1)")
+    dtype = q.dtype
+    for t in (k, v, w_q, w_k, v_a):
+        dtype = torch.promote_types(dtype, t.dtype)
+    q, k, v, w_q, w_k, v_a = (t.to(dtype) for t in (q, k, v, w_q, w_k, v_a))
+    q_a = q @ w_q  # (..., T_q, d_q) @ (d_q, d_a) -> (..., T_q, d_a)
+    k_a = k @ w_k  # (..., T_k, d_k) @ (d_k, d_a) -> (..., T_k, d_a)
+    hidden = torch.tanh(q_a.unsqueeze(-2) + k_a.unsqueeze(-3))  # (..., T_q, 1, d_a) + (..., 1, T_k, d_a)
+    #                                                             -> (..., T_q, T_k, d_a), every pair
+    scores = hidden @ v_a  # (..., T_q, T_k, d_a) @ (d_a,) -> (..., T_q, T_k)
+    if mask is not None:
+        mask = _check_mask(mask, tuple(scores.shape))
+    scores = _apply_mask(scores, mask)  # (..., T_q, T_k)
+    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
+    out = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
+    return out, weights
 
 
 # -- masks -------------------------------------------------------------------------------------------------
