@@ -372,8 +372,8 @@ assert sig["striped"].p_value < striped_c.p_value, (sig["striped"].p_value, stri
 # through exactly the same R runs, land as far from the random CAVs as "striped" does?**
 #
 # The cell draws K = 100 random sets of 50 images, runs each as if it were a concept, and ranks every
-# concept among them: $p = (1 + \#\{\text{random concepts at least as far from the random CAVs' mean}\})
-# / (K + 1)$, then Bonferroni as before. This is a Monte Carlo test (Davison & Hinkley 1997, *Bootstrap
+# concept among them: $p = (1 + \#\{\text{random concepts at least as far from the centre}\}) / (K + 1)$,
+# two-sided about the median of all K + 1 mean scores, then Bonferroni as before. This is a Monte Carlo test (Davison & Hinkley 1997, *Bootstrap
 # methods and their application*, section 4.2): if the concept set were one more random set, all K + 1
 # ranks would be equally likely, so $p \le \alpha$ would happen with probability at most $\alpha$, for
 # any model. The price is resolution: the smallest p is 1/(K+1), and three concepts under Bonferroni need
@@ -394,24 +394,33 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), sharey=True)
 for ax, (name, r) in zip(axes, rank.items(), strict=True):
     plotting.rank_null(ax, r, title=f"{name} model: zebra, block {LAYER}")
 plt.show()
-# held for training seeds 0-4 (and 5-7) of the recipe, one fresh image draw each (benchmarks/tcav_robustness.py)
+# held for training seeds 0-7 of the recipe, one fresh image draw each (benchmarks/tcav_robustness.py)
 assert rank["main"]["striped"].significant, rank["main"]["striped"].p_corrected
 assert not rank["control"]["striped"].significant, rank["control"]["striped"].p_corrected
 
 # %% [markdown]
 # **What the two tests said over training runs.** `benchmarks/tcav_robustness.py` trained the main and
-# control ViTs with training seeds 0-4 and drew fresh concept, zebra and random images for each (mean
+# control ViTs with training seeds 0-7 and drew fresh concept, zebra and random images for each (mean
 # score of "striped" for zebra / Bonferroni-corrected p by the rank test / by the t-test):
 #
-# | training seed | 0 | 1 | 2 | 3 | 4 |
-# | --- | --- | --- | --- | --- | --- |
-# | main | 0.92 / 0.03 / 1e-7 | 0.95 / 0.03 / 2e-5 | 0.99 / 0.03 / 2e-8 | 0.82 / 0.03 / 4e-7 | 0.97 / 0.03 / 2e-5 |
-# | control | 0.61 / 1 / 1 | 0.81 / 0.24 / **0.022** | 0.78 / 0.83 / 0.42 | 0.30 / 0.95 / 0.11 | 0.68 / 1 / 0.44 |
+# | training seed | main | control |
+# | --- | --- | --- |
+# | 0 | 0.92 / 0.03 / 1e-7 | 0.61 / 1 / 1 |
+# | 1 | 0.95 / 0.03 / 2e-5 | 0.81 / 0.53 / **0.022** |
+# | 2 | 0.99 / 0.03 / 2e-8 | 0.78 / 0.27 / 0.42 |
+# | 3 | 0.82 / 0.03 / 4e-7 | 0.30 / 1 / 0.11 |
+# | 4 | 0.97 / 0.03 / 2e-5 | 0.68 / 1 / 0.44 |
+# | 5 | 0.98 / 0.03 / 7e-4 | 0.71 / 1 / **0.038** |
+# | 6 | 0.88 / 0.03 / 1e-3 | 0.71 / 1 / 0.78 |
+# | 7 | 1.00 / 0.03 / 3e-3 | 0.40 / 1 / 1 |
 #
 # On every main model "striped" lay beyond all 100 random concepts (p = 3/101, the smallest the test can
-# give); on every control it sat among them. The t-test agreed on the main models but called the control
-# of seed 1 significant, and the same seeds' random concepts were flagged by it far more often than 5%.
-# SEEDS_5_7
+# give); on every control it sat among them. The t-test agreed on the main models but called the controls
+# of seeds 1 and 5 significant. On seeds 5-7 it also called 10%, 50% and 2% of the random concepts
+# significant on the main models and 12%, 2% and 12% on the controls, where a calibrated test would call
+# 5%: its yardstick, R = 10 random-vs-random scores, is itself one noisy draw (on seed 6's main model
+# their mean was 0.67 while the random concepts' median was 0.43), and the concept's R runs all share one
+# image set. The rank test centres on the median of all K + 1 means, which the concept cannot drag far.
 #
 # Two things had to change before the control came out clean on every seed, and both are lessons.
 #

@@ -252,6 +252,10 @@ def test_rank_p_counts_the_null_values_at_least_as_far_from_the_centre():
     assert tcav.rank_p(0.8, null, 0.5) == pytest.approx(3 / 7)  # 0.1 and 0.9 are as far or further
     assert tcav.rank_p(0.5, null, 0.5) == 1.0
     assert tcav.rank_p(0.9, null, 0.5) == pytest.approx(3 / 7)  # ties count against the value
+    # by default the centre is the median of all seven values: with 0.05 it is 0.45, and 0.05 (0.40 away)
+    # is beaten by 0.9 (0.45 away) only; with 0.6 it is 0.55, and five of six null values are further out
+    assert tcav.rank_p(0.05, null) == pytest.approx(2 / 7)
+    assert tcav.rank_p(0.6, null) == pytest.approx(6 / 7)
 
 
 def test_rank_p_holds_its_level_when_the_concept_is_one_more_null_set():
@@ -262,7 +266,7 @@ def test_rank_p_holds_its_level_when_the_concept_is_one_more_null_set():
     trials = 4000
     for _ in range(trials):
         values = rng.beta(5, 2, size=31)
-        p = tcav.rank_p(values[0], values[1:], 0.5)
+        p = tcav.rank_p(values[0], values[1:])  # centred on the median of all 31: exchangeable
         for alpha in hits:
             hits[alpha] += p <= alpha
     for alpha, n in hits.items():
@@ -285,7 +289,7 @@ def test_significance_rank_test_ranks_each_concept_among_the_random_concepts():
     for name, c in r.concepts.items():
         # the same runs as the t-test's; only the p-value differs: the rank among the 19 random concepts
         np.testing.assert_array_equal(c.scores, t_only[name].scores)
-        assert c.p_value == tcav.rank_p(c.mean, r.null_means, r.random_scores.mean())
+        assert c.p_value == tcav.rank_p(c.mean, r.null_means)
         assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value)) and c.p_value >= 1 / 20
     # each random concept's mean is the mean over R runs of exactly the concept's procedure
     again = tcav.tcav_significance(model, {"null 0": nulls[0]}, cls_imgs, "zebra", 1, random_sets=randoms, R=3,

@@ -70,14 +70,14 @@ def signed_bars(ax, labels: Sequence[str], values, title: str | None = None, hor
 def rank_null(ax, result, title: str | None = None):
     """Where each concept's mean TCAV score falls among random image sets posing as concepts (a
     :func:`xaikit.tcav_significance` result with ``test="rank"``; notebook 05, section 6): a grey histogram
-    of the random concepts' means, a dashed line at the random CAVs' mean (the centre of the two-sided
-    test), and one Okabe-Ito line per concept, solid when significant and dotted when not."""
+    of the random concepts' means, a dashed line at their median (about where the two-sided test centres),
+    and one Okabe-Ito line per concept, solid when significant and dotted when not."""
     if result.null_scores is None:
         raise ValueError("result has no random concepts: call tcav_significance(..., test=\"rank\")")
     means = result.null_means
     ax.hist(means, bins=np.linspace(0, 1, 26), color="#BBBBBB", edgecolor="white",
             label=f"{len(means)} random concepts")
-    ax.axvline(result.random_scores.mean(), color="0.3", ls="--", lw=1, label="random CAVs' mean")
+    ax.axvline(float(np.median(means)), color="0.3", ls="--", lw=1, label="their median")
     for i, c in enumerate(result.concepts.values()):
         ax.axvline(c.mean, color=OKABE_ITO[i % len(OKABE_ITO)], lw=2.5, ls="-" if c.significant else ":",
                    label=f"{c.concept}: p={c.p_corrected:.2g}{'' if c.significant else ' (n.s.)'}")
