@@ -1,7 +1,8 @@
 """Notebook 04's methods: Grad-SAM, SHAP for text, attention views, attention editing and the lab.
 
 Oracles: the plain triple loop (Grad-SAM), SHAP additivity and a direct ``shap.Explainer`` call, the
-identity (rollout), the model's own attention mask (erasure = masking the key), the unedited model.
+identity (rollout), the model's own attention mask (erasure = masking the key), the unedited model; for Jain &
+Wallace's rank agreement, scipy's Kendall tau-b, a loop of single deletions and a finite difference.
 """
 
 from __future__ import annotations
@@ -416,3 +417,132 @@ def test_use_numba_switches_and_restores():
     assert hasattr(mm._build_fixed_single_output, "py_func")  # numba's dispatcher is back
     use_numba(False)
     assert not hasattr(mm._build_fixed_single_output, "py_func")
+
+
+# -- Jain & Wallace's rank agreement (section 4.1) -----------------------------------------------------------
+def test_word_tau_is_scipys_tau_b_over_the_words_only():
+    """Oracle: scipy.stats.kendalltau (tau-b) on the word entries alone, ties included; whatever the special
+    positions hold does not count, and |score| is ranked."""
+    from scipy.stats import kendalltau
+
+    from xaikit.text.faithfulness import word_tau
+
+    words = [1, 2, 3, 4, 5, 6]  # [CLS] = 0, [SEP] = 7
+    cases = [([0.1, 0.5, 0.5, 0.2, 0.9, 0.3], [0.2, 0.4, 0.4, 0.1, 0.8, 0.1]),  # ties in both
+             ([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]),  # reversed: -1
+             ([0.3, 0.3, 0.3, 0.1, 0.2, 0.7], [0.5, 0.1, 0.9, 0.9, 0.9, 0.2]),  # many ties
+             ([0.4, -0.9, 0.1, -0.2, 0.6, 0.05], [0.3, 0.2, -0.8, 0.1, -0.5, 0.0])]  # signed: |score| ranks
+    for x, y in cases:
+        a, b = np.array([99.0, *x, -50.0]), np.array([-7.0, *y, 1e6])  # special positions hold junk
+        expected = kendalltau(np.abs(x), np.abs(y), variant="b").statistic
+        assert word_tau(a, b, words) == pytest.approx(expected, abs=1e-12)
+    assert word_tau(np.arange(8.0), np.arange(8.0) ** 2, words) == pytest.approx(1.0)
+    tied = kendalltau([1, 1, 2, 2], [1, 2, 3, 4]).statistic  # tau-b, not tau-a: 4 / sqrt(4 * 6)
+    assert tied == pytest.approx(4 / np.sqrt(24)) and word_tau([0, 1, 1, 2, 2, 0], [0, 1, 2, 3, 4, 0],
+                                                               [1, 2, 3, 4]) == pytest.approx(tied)
+    assert np.isnan(word_tau([0, 2, 2, 2, 0], [0, 1, 2, 3, 0], [1, 2, 3]))  # all ties: no order, NaN like scipy
+
+
+def test_leave_one_out_equals_a_loop_of_separate_passes(model, tok):
+    """Oracle: for each word, its id removed from the input and the model run on that shorter input alone."""
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.faithfulness import leave_one_out
+
+    for text in SENTENCES:
+        enc = encode_one(model, tok, text)
+        ids = enc.inputs["input_ids"][0].tolist()
+        with torch.no_grad():
+            p = torch.softmax(model(input_ids=torch.tensor([ids])).logits.double(), -1)[0, enc.target].item()
+        expected = np.full(len(ids), np.nan)
+        for i in range(1, len(ids) - 1):  # every word; [CLS] and [SEP] stay
+            shorter = torch.tensor([ids[:i] + ids[i + 1:]])
+            with torch.no_grad():
+                q = torch.softmax(model(input_ids=shorter).logits.double(), -1)[0, enc.target].item()
+            expected[i] = p - q
+        got = leave_one_out(model, enc, tok, batch_size=3)  # several batches
+        assert np.isnan(got[[0, -1]]).all()
+        np.testing.assert_allclose(got[1:-1], expected[1:-1], atol=1e-6, rtol=0)
+
+
+def test_input_gradient_is_the_derivative_along_the_word_embedding():
+    """Oracle: e_t . dp/de_t is d/ds p(word embedding t scaled by 1 + s) at s = 0, by a central difference
+    in float64 (the derivative along the one-hot input at the token's own word)."""
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.faithfulness import input_gradient
+
+    model, tok = tiny_bert(seed=5).double(), tiny_tokenizer()
+    enc = encode_one(model, tok, "i cannot wait for next time")
+    got = input_gradient(model, enc)
+
+    def prob(t, s):
+        def scale(module, args, output):
+            output = output.clone()
+            output[0, t] *= 1 + s
+            return output
+
+        handle = model.get_input_embeddings().register_forward_hook(scale)
+        try:
+            with torch.no_grad():
+                return torch.softmax(model(**enc.inputs).logits, -1)[0, enc.target].item()
+        finally:
+            handle.remove()
+
+    h = 1e-5
+    expected = [(prob(t, h) - prob(t, -h)) / (2 * h) for t in range(enc.n_tokens)]
+    np.testing.assert_allclose(got, expected, atol=1e-8, rtol=0)
+    assert np.abs(got).max() > 1e-4  # not trivially zero
+
+
+def test_rank_agreement_taus_and_the_labs(model, tok):
+    """The taus are word_tau of the three rankings (attention view, |gradient|, |LOO|), and the lab keeps
+    the same numbers."""
+    from xaikit.text import faithfulness as fa
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.views import all_views
+
+    r = fa.rank_agreement(model, tok, SENTENCES)
+    assert r.sentences == SENTENCES and r.layer == 1 and tuple(r.tau) == fa.TAU_PAIRS
+    assert list(r.n_words) == [len(s.split()) for s in SENTENCES]
+    for k, text in enumerate(SENTENCES):
+        enc = encode_one(model, tok, text)
+        words = fa.content_positions(enc, tok)
+        att = all_views(model, tok, text, methods=("attention",))["attention"].scores
+        grad, loo = fa.input_gradient(model, enc), fa.leave_one_out(model, enc, tok)
+        assert r.tau["attention-gradient"][k] == pytest.approx(fa.word_tau(att, grad, words), abs=1e-12)
+        assert r.tau["attention-LOO"][k] == pytest.approx(fa.word_tau(att, loo, words), abs=1e-12)
+        assert r.tau["gradient-LOO"][k] == pytest.approx(fa.word_tau(grad, loo, words), abs=1e-12)
+    for v in r.tau.values():
+        assert isinstance(v, np.ndarray) and v.shape == (4,) and ((v >= -1) & (v <= 1)).all()
+    lab = fa.run_lab(model, tok, SENTENCES, rankings=("attention", "random"), n_permutations=2, progress=False)
+    assert lab.agreement.sentences == SENTENCES and lab.agreement.seconds > 0
+    for pair in fa.TAU_PAIRS:
+        np.testing.assert_allclose(lab.agreement.tau[pair], r.tau[pair], atol=1e-12, rtol=0)
+    assert r.medians() == {pair: pytest.approx(float(np.median(r.tau[pair]))) for pair in fa.TAU_PAIRS}
+
+
+def test_rank_agreement_bad_input(model, tok):
+    from xaikit.text.faithfulness import rank_agreement, word_tau
+
+    with pytest.raises(ValueError, match="sentences is an empty list"):
+        rank_agreement(model, tok, [])
+    with pytest.raises(TypeError, match="sentences must be a str or a list"):
+        rank_agreement(model, tok, 3)
+    with pytest.raises(ValueError, match=r"sentences\[1\] is empty"):
+        rank_agreement(model, tok, ["i like the movie", "  "])
+    with pytest.raises(ValueError, match="sentences: none had at least two word tokens"):
+        rank_agreement(model, tok, ["movie", "book"])
+    with pytest.raises(ValueError, match="layer must be an int >= -2"):
+        rank_agreement(model, tok, SENTENCES, layer=-3)
+    with pytest.raises(TypeError, match="model must be a transformers"):
+        rank_agreement("bert", tok, SENTENCES)
+    with pytest.raises(ValueError, match="a has 3 scores, b has 4"):
+        word_tau([1, 2, 3], [1, 2, 3, 4], [0, 1])
+    with pytest.raises(ValueError, match="positions must name at least 2 tokens"):
+        word_tau([1, 2, 3], [1, 2, 3], [1])
+    with pytest.raises(ValueError, match="positions must be distinct token indices in 0..2"):
+        word_tau([1, 2, 3], [1, 2, 3], [1, 3])
+    with pytest.raises(ValueError, match="positions must be distinct"):
+        word_tau([1, 2, 3], [1, 2, 3], [1, 1])
+    with pytest.raises(ValueError, match="a and b must be finite"):
+        word_tau([1, np.nan, 3], [1, 2, 3], [0, 1, 2])

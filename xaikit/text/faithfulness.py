@@ -29,6 +29,9 @@ The experiments:
   class's probability when the top k% of the words are deleted (comprehensiveness; high = faithful) or when
   all but them are deleted (sufficiency; low = faithful), averaged over ERASER's bins k = 1, 5, 10, 20 and
   50% (AOPC; at least one word per bin, ``ceil(k * n_words)`` as in ERASER's scorer).
+* **Rank agreement** (Jain & Wallace 2019, section 4.1): per sentence, Kendall's tau-b between the
+  attention ranking and (a) the input gradient, (b) leave-one-out deletion, and (c) between those two
+  (:func:`rank_agreement`, and ``LabResult.agreement`` in the lab).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import inputs_to_model
+from xaikit._fn import in_float32, inputs_to_model
 from xaikit._validate import check_choice, check_float, check_int
 from xaikit.models.arch import attention_modules, check_layer
 from xaikit.policies import method_threads
@@ -50,13 +53,17 @@ from xaikit.text.encoding import check_model, check_texts, encode_one
 from xaikit.text.registry import TEXT_METHODS, lab_rankings
 from xaikit.text.tokens import TokenScores
 
-__all__ = ["RANKINGS", "ERASER_BINS", "js_divergence", "content_positions", "erasure", "flip_fraction", "aopc",
-           "permutation_change", "LabResult", "run_lab"]
+__all__ = ["RANKINGS", "ERASER_BINS", "TAU_PAIRS", "js_divergence", "content_positions", "erasure", "flip_fraction",
+           "aopc", "permutation_change", "word_tau", "input_gradient", "leave_one_out", "RankAgreement",
+           "rank_agreement", "LabResult", "run_lab"]
 
 #: the rankings compared by the lab (SHAP and IG are the slow ones), read from :mod:`xaikit.text.registry`.
 RANKINGS = lab_rankings()
 #: ERASER's bins for the area over the perturbation curve: 1, 5, 10, 20 and 50% of the words.
 ERASER_BINS = (0.01, 0.05, 0.1, 0.2, 0.5)
+#: Jain & Wallace's three comparisons (section 4.1): attention with the gradient, attention with leave-one-out,
+#: and the gradient with leave-one-out, by the names :class:`RankAgreement` keys them with.
+TAU_PAIRS = ("attention-gradient", "attention-LOO", "gradient-LOO")
 
 
 def js_divergence(p, q) -> np.ndarray:
@@ -207,6 +214,147 @@ def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed:
     return {"median_tvd": float(np.median(tvd)), "flips": float(np.mean(q.argmax(-1) != p.argmax()))}
 
 
+def word_tau(a, b, positions) -> float:
+    """Kendall's tau-b between ``|a|`` and ``|b|`` over the token ``positions`` only (the word tokens).
+
+    ``a`` and ``b`` are one score per token, ``(N,)``; the other positions ([CLS], [SEP]) are left out
+    whatever they hold. Ties are handled as tau-b does (:func:`scipy.stats.kendalltau`); the result is NaN
+    when either ranking is all ties (no order to compare), as scipy gives it.
+    """
+    from scipy.stats import kendalltau
+
+    a = np.asarray(a, dtype=float).reshape(-1)
+    b = np.asarray(b, dtype=float).reshape(-1)
+    if len(a) != len(b):
+        raise ValueError(f"a and b must score the same tokens: a has {len(a)} scores, b has {len(b)}")
+    idx = [int(i) for i in positions]
+    if len(idx) < 2:
+        raise ValueError(f"positions must name at least 2 tokens to rank, got {len(idx)}")
+    if len(set(idx)) != len(idx) or min(idx) < 0 or max(idx) >= len(a):
+        raise ValueError(f"positions must be distinct token indices in 0..{len(a) - 1}, got {idx}")
+    x, y = np.abs(a[idx]), np.abs(b[idx])
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("a and b must be finite at the word positions")
+    with warnings.catch_warnings():  # a constant input: scipy warns and returns NaN, which is the answer
+        warnings.simplefilter("ignore")
+        return float(kendalltau(x, y).statistic)
+
+
+@in_float32("model")
+def input_gradient(model, enc) -> np.ndarray:
+    """Jain & Wallace's gradient importance of every token, ``(N,)``, signed (their tau uses ``|g|``).
+
+    The derivative of the explained class's probability (``enc.target``) with respect to the token's one-hot
+    input, taken at the token's own word: since the word embedding is linear in the one-hot vector, that
+    is ``e_t . dp/de_t``, the word embedding row times the gradient at it (before position embeddings).
+    Unlike Jain & Wallace's BiLSTM, where the single attention layer was cut from the gradient, every path
+    is kept: in a transformer attention is in every layer, so there is no one module to cut.
+    """
+    captured = []
+
+    def keep(module, args, output):  # the word embeddings become the leaf the gradient is taken at
+        leaf = output.detach().requires_grad_(True)
+        captured.append(leaf)
+        return leaf
+
+    handle = model.get_input_embeddings().register_forward_hook(keep)
+    try:
+        with torch.enable_grad():
+            logits = model(**inputs_to_model(model, enc.inputs)).logits[0]  # (C,)
+            p = torch.softmax(logits.double(), dim=-1)[int(enc.target)]
+            (grad,) = torch.autograd.grad(p, captured[0])
+    finally:
+        handle.remove()
+    e = captured[0][0].detach()  # (N, d)
+    return (grad[0].double() * e.double()).sum(-1).cpu().numpy()
+
+
+def leave_one_out(model, enc, tokenizer, batch_size: int = 64) -> np.ndarray:
+    """Leave-one-out importance ``(N,)``: ``p(x) - p(x without token t)`` for the explained class
+    (``enc.target``), each word token deleted from the input ids on its own (the rest move up), all of a
+    sentence's deletions in one batched pass. Special tokens are never deleted: NaN there.
+    """
+    positions = content_positions(enc, tokenizer)
+    masks = torch.zeros(len(positions), enc.n_tokens, dtype=torch.bool)
+    masks[torch.arange(len(positions)), positions] = True
+    probs = _probs_deleted(model, enc, masks, _pad_id(model, tokenizer), batch_size)  # (words, C)
+    c = int(enc.target)
+    p = float(torch.softmax(enc.logits.double(), -1)[c])
+    out = np.full(enc.n_tokens, np.nan)
+    out[positions] = p - probs[:, c]
+    return out
+
+
+def _agreement_row(model, enc, tokenizer, attention: TokenScores) -> dict[str, float]:
+    """The three taus of one sentence, over its word tokens."""
+    positions = content_positions(enc, tokenizer)
+    grad = input_gradient(model, enc)
+    loo = leave_one_out(model, enc, tokenizer)
+    att = attention.scores
+    return {"attention-gradient": word_tau(att, grad, positions), "attention-LOO": word_tau(att, loo, positions),
+            "gradient-LOO": word_tau(grad, loo, positions)}
+
+
+@dataclass
+class RankAgreement:
+    """Jain & Wallace's rank agreement (section 4.1), one Kendall tau-b per sentence and comparison.
+
+    ``tau[pair]`` ``(sentences,)`` for each pair of :data:`TAU_PAIRS`: attention (the [CLS] row of attention
+    layer ``layer``, mean of the heads), the input gradient (:func:`input_gradient`) and leave-one-out
+    (:func:`leave_one_out`), ranked by magnitude over the word tokens ([CLS] and [SEP] excluded: they are
+    never deleted, and [CLS]'s attention to itself is not a word's importance). ``n_words``: word tokens
+    per sentence. NaN where a ranking was all ties. ``seconds``: the time the gradients and deletions took.
+    """
+
+    sentences: list[str]
+    tau: dict[str, np.ndarray]
+    n_words: np.ndarray
+    layer: int = -1
+    seconds: float = 0.0
+
+    def medians(self) -> dict[str, float]:
+        """The median tau of each comparison over the sentences (NaN ones left out)."""
+        return {k: float(np.nanmedian(v)) for k, v in self.tau.items()}
+
+
+def _agreement(rows: list[dict], kept: list[str], n_words: list[int], layer: int, seconds: float) -> RankAgreement:
+    tau = {k: np.array([r[k] for r in rows], dtype=float) for k in TAU_PAIRS}
+    return RankAgreement(list(kept), tau, np.array(n_words, dtype=int), layer, seconds)
+
+
+def rank_agreement(model, tokenizer, sentences, layer: int = -1, progress: bool = False) -> RankAgreement:
+    """Jain & Wallace's correlation analysis over ``sentences``: per sentence, Kendall's tau-b of attention
+    (``layer``'s [CLS] row) with the input gradient, of attention with leave-one-out, and of the gradient
+    with leave-one-out.
+
+    The same numbers :func:`run_lab` keeps in ``LabResult.agreement``. Sentences with fewer than two word
+    tokens are skipped (nothing to rank); all arrays are NumPy, on the CPU.
+    """
+    from tqdm.auto import tqdm
+
+    from xaikit.text.views import all_views
+
+    sentences = check_texts(sentences, "sentences")
+    check_model(model, tokenizer, "rank_agreement")
+    layer = check_layer(model, layer)
+    rows, kept, n_words, spent = [], [], [], 0.0
+    with method_threads():
+        for text in tqdm(sentences, desc="rank agreement", disable=not progress):
+            enc = encode_one(model, tokenizer, text, None, method="rank_agreement")
+            positions = content_positions(enc, tokenizer)
+            if len(positions) < 2:
+                continue
+            attention = all_views(model, tokenizer, enc.text, enc.target, ("attention",), layer=layer)["attention"]
+            start = time.perf_counter()
+            rows.append(_agreement_row(model, enc, tokenizer, attention))
+            spent += time.perf_counter() - start
+            kept.append(text)
+            n_words.append(len(positions))
+    if not rows:
+        raise ValueError("sentences: none had at least two word tokens; pass real sentences")
+    return _agreement(rows, kept, n_words, layer, spent)
+
+
 @dataclass
 class LabResult:
     """Everything the lab measured, one entry per sentence (arrays) or per ranking (dicts of arrays).
@@ -217,6 +365,8 @@ class LabResult:
     ``permutation_by_layer`` ``(sentences, layers)``: the same with one layer at a time shuffled.
     ``ig_relative_gap``: IG's relative completeness gap per sentence, or ``None`` without an IG ranking (the
     IG ranking uses only its order).
+    ``agreement``: Jain & Wallace's Kendall taus between attention, the input gradient and leave-one-out
+    (:class:`RankAgreement`).
     """
 
     sentences: list[str]
@@ -239,6 +389,7 @@ class LabResult:
     bins: tuple[float, ...] = ERASER_BINS
     seconds: float = 0.0
     ig_relative_gap: np.ndarray | None = None
+    agreement: RankAgreement | None = None
 
     @property
     def flip_table(self) -> np.ndarray:
@@ -286,8 +437,8 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
         view_names = ("attention", *view_names)
     start = time.perf_counter()
     with method_threads():
-        rows, kept, ig_gaps = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations,
-                                        shap_evals, ig_steps, layer, bins, progress)
+        rows, kept, ig_gaps, agreement = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng,
+                                                   n_permutations, shap_evals, ig_steps, layer, bins, progress)
     if not rows:
         raise ValueError("no sentence had at least two word tokens; pass real sentences")
 
@@ -305,7 +456,7 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
         per_ranking("deleted", 1, bool), per_ranking("aopc", 0), per_ranking("aopc", 1),
         col(lambda r: r["perm"]["median_tvd"]), np.array([r["perm_by_layer"] for r in rows]),
         col(lambda r: r["max_attention"]), layer=layer, bins=bins, seconds=time.perf_counter() - start,
-        ig_relative_gap=np.array(ig_gaps) if ig_gaps else None)
+        ig_relative_gap=np.array(ig_gaps) if ig_gaps else None, agreement=agreement)
 
 
 def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals, ig_steps, layer,
@@ -315,7 +466,7 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
     from xaikit.tensor.integrated import CompletenessWarning
     from xaikit.text.views import all_views, explain
 
-    rows, kept, ig_gaps = [], [], []
+    rows, kept, ig_gaps, taus, n_words, spent = [], [], [], [], [], 0.0
     n_layers = len(attention_modules(model))
     for text in tqdm(sentences, desc="attention lab", disable=not progress):
         enc = encode_one(model, tokenizer, text, None, method="run_lab")
@@ -346,9 +497,14 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
         row["perm"] = {"median_tvd": by_layer[layer]}
         row["perm_by_layer"] = by_layer
         row["max_attention"] = float(views["attention"].scores[positions].max())
+        start = time.perf_counter()
+        taus.append(_agreement_row(model, enc, tokenizer, views["attention"]))
+        spent += time.perf_counter() - start
+        n_words.append(len(positions))
         rows.append(row)
         kept.append(text)
-    return rows, kept, ig_gaps
+    agreement = _agreement(taus, kept, n_words, layer, spent) if rows else None
+    return rows, kept, ig_gaps, agreement
 
 
 def _one_sentence(model, enc, tokenizer, views: dict, rankings, rng, layer: int = -1, bins=ERASER_BINS) -> dict:
