@@ -27,8 +27,10 @@
 # 8. A transformer block, once: residual stream, LayerNorm, feed-forward network
 # 9. Attention is not the whole story: weights vs what is moved
 #
-# References: Vaswani et al. (2017), *Attention Is All You Need*; Bahdanau et al. (2015) for additive
-# attention. The code lives in `xaikit.attention.scratch` (the maths), `xaikit.attention.capture` (hooks into
+# References: Vaswani et al. (2017), *Attention Is All You Need*; Bahdanau et al. (2015), *Neural machine
+# translation by jointly learning to align and translate*, Luong et al. (2015), *Effective approaches to
+# attention-based neural machine translation*, and Britz et al. (2017), *Massive exploration of neural
+# machine translation architectures*, for additive attention. The code lives in `xaikit.attention.scratch` (the maths), `xaikit.attention.capture` (hooks into
 # a real model), `xaikit.attention.norms` (section 9) and `xaikit.widgets` (the panels).
 
 # %%
@@ -245,11 +247,15 @@ assert torch.allclose(steps.weights.sum(dim=-1), torch.ones(3), atol=1e-6), "row
 # The first attention models scored a (query, key) pair with a small network, not a dot product: Bahdanau,
 # Cho & Bengio (2015), *Neural Machine Translation by Jointly Learning to Align and Translate* (ICLR), use
 # $e_{ij} = v_a^\top \tanh(W_a q_i + U_a k_j)$, then the same softmax over $j$ and weighted sum of values
-# (Luong et al. 2015 call it "concat"; our code multiplies from the right, `q @ W_a`). The network runs once
+# (Luong et al. 2015 call it "concat"; our code multiplies from the right, `q @ W_a`). In their translation
+# model the query is the decoder's previous state $s_{i-1}$ and the keys and values are both the encoder's
+# annotations $h_j$; here they are the worked example's $q$, $k$ and $v$. The network runs once
 # per pair, $T_q T_k$ evaluations of a $d_a$-wide tanh layer, where the dot product gets every score from one
-# matrix product $QK^\top$: similar in theory, but the dot product is faster and leaner, so the transformer
-# uses it (Vaswani et al. 2017, section 3.2.1). The tanh bounds $|e_{ij}| \le \|v_a\|_1$, while dot products
-# grow with $d_k$: without the $1/\sqrt{d_k}$, additive attention did better for large $d_k$ (same section).
+# matrix product $QK^\top$: similar in theoretical complexity, but the dot product is faster and leaner in
+# practice, so the transformer uses it (Vaswani et al. 2017, section 3.2.1). The tanh bounds
+# $|e_{ij}| \le \|v_a\|_1$, while dot products grow with $d_k$: without the $1/\sqrt{d_k}$, additive attention
+# did better for large $d_k$ (Britz et al. 2017, *Massive exploration of neural machine translation
+# architectures*, the study Vaswani et al. cite there).
 #
 # Below, the worked example's queries and keys with random (untrained) $W_a, U_a, v_a$; the bottom row makes
 # every key 10 times longer.
@@ -282,12 +288,19 @@ dot_10 = weights_at[10][0]
 assert dot_10[1:].amax(-1).min() > 0.99 and dot_10.min() < floor, "keys x 10: the dot product saturates"
 assert A.softmax_jacobian_norm(dot_10[1:]).max() < 1e-3, "...and its softmax passes almost no gradient"
 assert torch.allclose(dot_10[0, 1:], torch.full((2,), 0.5), atol=1e-4)  # input 1's tie (section 3) stays
-hidden_in = (steps.q @ W_a).unsqueeze(1) + (1000 * steps.k @ U_a).unsqueeze(0)  # (T_q, T_k, d_a), keys x 1000
-assert (1 - torch.tanh(hidden_in) ** 2).max() < 1e-6, "keys x 1000: every tanh is flat, its derivative ~ 0"
+def tanh_slopes(c):  # tanh'(W_a q_i + U_a c k_j) for every pair and hidden unit, (T_q, T_k, d_a)
+    return 1 - torch.tanh((steps.q @ W_a).unsqueeze(1) + (c * steps.k @ U_a).unsqueeze(0)) ** 2
+
+
+assert tanh_slopes(10).median() < 0.05, "keys x 10: most tanh units are already flat"
+assert (tanh_slopes(1000).max() < 1e-6), "keys x 1000: every tanh is flat, its derivative ~ 0"
+add_10 = weights_at[10][1]
+assert add_10.max() - add_10.min() < 0.1, "keys x 10: the additive weights are nearly uniform"
 add_1000 = weights_at[1000][1]
 assert torch.allclose(add_1000, add_1000[0].expand(3, -1)), "keys x 1000: the query no longer matters"
-print(f"smallest weight with keys x 10: dot product {dot_10.min():.1e}, additive "
-      f"{weights_at[10][1].min():.2f} (floor {floor:.1e})")
+print(f"smallest weight with keys x 10: dot product {dot_10.min():.1e}, additive {add_10.min():.2f} "
+      f"(floor {floor:.1e}); additive weights {add_10.min():.2f}-{add_10.max():.2f}; median tanh slope "
+      f"{tanh_slopes(10).median():.2g}, largest {tanh_slopes(10).max():.2f}")
 
 fig, axes = plt.subplots(2, 2, figsize=(8, 6.4))
 for row, c in enumerate((1, 10)):
@@ -301,10 +314,12 @@ plt.show()
 
 # %% [markdown]
 # Ten times longer keys make the dot-product rows collapse onto one key (input 1 keeps its tie), and the
-# softmax's Jacobian goes to 0, as in section 3. The additive weights stay above the floor, which is not the
-# same as staying trainable: every tanh is pushed to $\pm 1$, its derivative to 0, and at $\times 1000$ the
-# query no longer changes the weights at all. Both kinds want inputs of moderate size; for the dot product,
-# dividing by $\sqrt{d_k}$ is the cheap way to get it.
+# softmax's Jacobian goes to 0, as in section 3. The additive weights fail the other way: they go nearly
+# *uniform* (bottom right), because most tanh units are pushed to $\pm 1$ and every key gets about the same
+# score, so attention stops telling the keys apart. Staying above the floor is not the same as staying
+# useful or trainable: those flat units pass almost no gradient, and at $\times 1000$ every unit is flat and
+# the query no longer changes the weights at all. Both kinds want inputs of moderate size; for the dot
+# product, dividing by $\sqrt{d_k}$ is the cheap way to get it.
 
 # %% [markdown]
 # ## 3. Why divide by $\sqrt{d_k}$

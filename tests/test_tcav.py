@@ -282,9 +282,19 @@ def test_significance_rank_test_ranks_each_concept_among_the_random_concepts():
     concepts = {"striped": iw.concept_images("striped", 8)[:, ::2, ::2],
                 "one more random set": iw.random_images(8, seed=600)[:, ::2, ::2]}
     cls_imgs = iw.make_dataset(10, seed=4)[0][:, ::2, ::2]
-    r = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean",
-                               test="rank", null_sets=nulls)
+    # 19 random concepts can give p = 1/20 at best, 2/20 after Bonferroni: a warning says it can never reject
+    with pytest.warns(UserWarning, match="can never reach a corrected p below alpha=0.05.*n_null >= 40"):
+        r = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean",
+                                   test="rank", null_sets=nulls)
     assert r.test == "rank" and r.null_means.shape == (19,)
+    assert 0 <= r.null_false_alarms() <= 1 and r.nominal_false_alarms() == pytest.approx(0.025)
+    # a random set of another size could not have been the concept set: the test would not be exact
+    with pytest.raises(ValueError, match="null_sets must hold sets of 8 images"):
+        tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean",
+                               test="rank", null_sets=[n[:5] for n in nulls])
+    with pytest.raises(ValueError, match="concept sets differ in size"):
+        tcav.tcav_significance(model, {"a": concepts["striped"], "b": concepts["striped"][:6]}, cls_imgs, "zebra",
+                               1, random_sets=randoms, R=3, test="rank", n_null=100)
     t_only = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean")
     for name, c in r.concepts.items():
         # the same runs as the t-test's; only the p-value differs: the rank among the 19 random concepts

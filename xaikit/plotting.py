@@ -81,10 +81,14 @@ def rank_null(ax, result, title: str | None = None):
     for i, c in enumerate(result.concepts.values()):
         ax.axvline(c.mean, color=OKABE_ITO[i % len(OKABE_ITO)], lw=2.5, ls="-" if c.significant else ":",
                    label=f"{c.concept}: p={c.p_corrected:.2g}{'' if c.significant else ' (n.s.)'}")
-    ax.set_xlim(0, 1)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_xlim(-0.02, 1.02)  # a score of 0 or 1 stays visible
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # counts of sets
     ax.set_xlabel("mean TCAV score over R runs")
     ax.set_ylabel("random concepts")
-    ax.legend(fontsize="small", loc="upper left")
+    # below the axes: over the bars the legend would hide the very sets it is compared with
+    ax.legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     if title:
         ax.set_title(title)
 
