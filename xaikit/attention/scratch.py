@@ -101,6 +101,17 @@ def _apply_mask(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor
 
 
 # -- the two core functions -------------------------------------------------------------------------------
+def _weigh(scores: torch.Tensor, v: torch.Tensor, mask) -> tuple[torch.Tensor, torch.Tensor]:
+    """The step every attention shares once its (..., T_q, T_k) scores exist: mask, softmax over the keys,
+    weighted sum of the values. Returns ``(out, weights)``."""
+    if mask is not None:
+        mask = _check_mask(mask, tuple(scores.shape))
+    scores = _apply_mask(scores, mask)  # (..., T_q, T_k)
+    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
+    out = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
+    return out, weights
+
+
 def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None):
     """``softmax(q k^T * scale) v`` with ``scale = 1 / sqrt(d_k)`` by default.
 
@@ -123,12 +134,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
         if not math.isfinite(scale):
             raise ValueError(f"scale must be a finite number (1 / temperature), got {scale}")
     scores = (q @ k.transpose(-2, -1)) * scale  # (..., T_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
-    if mask is not None:
-        mask = _check_mask(mask, tuple(scores.shape))
-    scores = _apply_mask(scores, mask)  # (..., T_q, T_k)
-    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
-    out = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
-    return out, weights
+    return _weigh(scores, v, mask)
 
 
 @dataclass
@@ -292,12 +298,7 @@ def additive_attention(q, k, v, w_q, w_k, v_a, mask=None):
     hidden = torch.tanh(q_a.unsqueeze(-2) + k_a.unsqueeze(-3))  # (..., T_q, 1, d_a) + (..., 1, T_k, d_a)
     #                                                             -> (..., T_q, T_k, d_a), every pair
     scores = hidden @ v_a  # (..., T_q, T_k, d_a) @ (d_a,) -> (..., T_q, T_k)
-    if mask is not None:
-        mask = _check_mask(mask, tuple(scores.shape))
-    scores = _apply_mask(scores, mask)  # (..., T_q, T_k)
-    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
-    out = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
-    return out, weights
+    return _weigh(scores, v, mask)
 
 
 # -- masks -------------------------------------------------------------------------------------------------
