@@ -29,6 +29,35 @@
 # import xaikit.course.presenter
 # xaikit.course.presenter.on()
 
+# %% cellView="form" jupyter={"source_hidden": true}
+#@title Colab setup: on Google Colab this installs xaikit and builds its models; elsewhere it does nothing
+import sys
+
+if "google.colab" in sys.modules:
+    import glob
+    import importlib.util
+    import os
+    import subprocess
+
+    if importlib.util.find_spec("xaikit") is None:
+        clones = [os.path.dirname(p) for p in sorted(glob.glob("/content/*/pyproject.toml"))
+                  if 'name = "xaikit"' in open(p).read()]
+        wheels = sorted(glob.glob("/content/xaikit-*.whl"))
+        source = (os.environ.get("XAIKIT_SOURCE") or (wheels[-1] if wheels else None)
+                  or (clones[0] if clones else None))
+        if source is None:
+            raise RuntimeError(
+                "xaikit is not installed on this Colab runtime and no copy of it was found. Either upload "
+                "its wheel (`pip wheel --no-deps .` in the repository) to /content, or clone the repository "
+                "into /content, or set os.environ['XAIKIT_SOURCE'] to a pip requirement (e.g. "
+                "'git+https://<host>/<owner>/xaikit.git'); then run this cell again.")
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", source])
+        importlib.invalidate_caches()
+    subprocess.check_call([sys.executable, "-m", "xaikit", "prepare"])
+    from google.colab import output
+
+    output.enable_custom_widget_manager()
+
 # %%
 import math
 

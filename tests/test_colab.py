@@ -1,0 +1,129 @@
+"""The Colab setup cell (xaikit.course.colab.CELL), run against a stand-in ``google.colab`` module: it does
+nothing outside Colab, installs from the first source it finds, builds the models, turns on Colab's widget
+manager, and says how to give a source when there is none."""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import subprocess
+import sys
+import types
+
+import pytest
+
+from xaikit.course import colab
+from xaikit.course import notebooks as nbtools
+
+
+class FakeColab:
+    """``google.colab`` as the cell sees it, recording every command it would run."""
+
+    def __init__(self, monkeypatch, installed: bool, files: dict[str, list[str]] | None = None):
+        self.calls: list[list[str]] = []
+        self.widget_manager = 0
+        google = types.ModuleType("google")
+        colab_mod = types.ModuleType("google.colab")
+        output = types.ModuleType("google.colab.output")
+        output.enable_custom_widget_manager = self._enable
+        colab_mod.output = output
+        google.colab = colab_mod
+        for name, mod in {"google": google, "google.colab": colab_mod, "google.colab.output": output}.items():
+            monkeypatch.setitem(sys.modules, name, mod)
+        monkeypatch.setattr(subprocess, "check_call", lambda cmd: self.calls.append(list(cmd)) or 0)
+        real_find_spec = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec",
+                            lambda name, *a: None if name == "xaikit" and not installed else real_find_spec(name, *a))
+        files = files or {}
+        monkeypatch.setattr(glob, "glob", lambda pattern: list(files.get(pattern, [])))
+        monkeypatch.delenv("XAIKIT_SOURCE", raising=False)
+
+    def _enable(self):
+        self.widget_manager += 1
+
+    def run(self):
+        exec(compile(colab.CELL, "colab-cell", "exec"), {"__name__": "__main__"})
+
+    @property
+    def installs(self):
+        return [c[c.index("install") + 2:] for c in self.calls if "pip" in c]
+
+    @property
+    def prepares(self):
+        return [c for c in self.calls if c[-2:] == ["xaikit", "prepare"]]
+
+
+def test_outside_colab_it_does_nothing(monkeypatch):
+    calls = []
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    monkeypatch.setattr(subprocess, "check_call", lambda cmd: calls.append(cmd))
+    exec(compile(colab.CELL, "colab-cell", "exec"), {"__name__": "__main__"})
+    assert calls == []
+
+
+def test_installs_from_xaikit_source_then_prepares(monkeypatch):
+    fake = FakeColab(monkeypatch, installed=False,
+                     files={"/content/xaikit-*.whl": ["/content/xaikit-0.1.0-py3-none-any.whl"]})
+    monkeypatch.setenv("XAIKIT_SOURCE", "git+https://example.org/course/xaikit.git")
+    fake.run()
+    assert fake.installs == [["git+https://example.org/course/xaikit.git"]]  # the variable wins over a wheel
+    assert fake.calls[0][:4] == [sys.executable, "-m", "pip", "install"]
+    assert fake.prepares == [[sys.executable, "-m", "xaikit", "prepare"]]
+    assert fake.calls.index(fake.prepares[0]) > 0  # after the install
+    assert fake.widget_manager == 1
+
+
+def test_newest_uploaded_wheel_before_a_clone(monkeypatch, tmp_path):
+    clone = tmp_path / "xaikit-main"
+    clone.mkdir()
+    (clone / "pyproject.toml").write_text('[project]\nname = "xaikit"\n')
+    fake = FakeColab(monkeypatch, installed=False, files={
+        "/content/xaikit-*.whl": ["/content/xaikit-0.1.0-py3-none-any.whl", "/content/xaikit-0.2.0-py3-none-any.whl"],
+        "/content/*/pyproject.toml": [str(clone / "pyproject.toml")]})
+    fake.run()
+    assert fake.installs == [["/content/xaikit-0.2.0-py3-none-any.whl"]]
+
+
+def test_a_clone_of_the_repository_and_not_another_project(monkeypatch, tmp_path):
+    other, ours = tmp_path / "a-other", tmp_path / "b-ours"
+    for folder, name in ((other, "something-else"), (ours, "xaikit")):
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(f'[project]\nname = "{name}"\n')
+    fake = FakeColab(monkeypatch, installed=False, files={
+        "/content/*/pyproject.toml": [str(other / "pyproject.toml"), str(ours / "pyproject.toml")]})
+    fake.run()
+    assert fake.installs == [[str(ours)]]
+
+
+def test_already_installed_skips_pip_but_prepares(monkeypatch):
+    fake = FakeColab(monkeypatch, installed=True)
+    fake.run()
+    assert fake.installs == [] and len(fake.prepares) == 1 and fake.widget_manager == 1
+
+
+def test_no_source_says_how_to_give_one(monkeypatch):
+    fake = FakeColab(monkeypatch, installed=False)
+    with pytest.raises(RuntimeError, match="XAIKIT_SOURCE") as err:
+        fake.run()
+    assert "/content" in str(err.value) and "pip wheel" in str(err.value)
+    assert fake.calls == []
+
+
+def test_the_clone_test_matches_this_repository():
+    """The cell recognises a clone by its pyproject.toml; this repository's must pass that test."""
+    assert 'name = "xaikit"' in (nbtools.project_root() / "pyproject.toml").read_text()
+
+
+def test_every_notebook_has_the_cell_as_a_collapsed_form(monkeypatch, tmp_path):
+    for src in nbtools.sources():
+        code = [c for c in nbtools.to_notebook(src).cells if c.cell_type == "code"]
+        assert code[1].source.strip() == colab.CELL.strip(), src.name
+        assert code[1].source.startswith("#@title"), src.name  # Colab shows the title, not the code
+        assert code[1].metadata.get("cellView") == "form", src.name
+        assert code[1].metadata.get("jupyter", {}).get("source_hidden") is True, src.name
+    # and check() reports a notebook that lost it
+    broken = tmp_path / "09_broken.py"
+    text = nbtools.sources()[0].read_text()
+    broken.write_text(text.replace(colab.CELL.strip(), "pass"))
+    monkeypatch.setattr(nbtools, "sources", lambda names=None: [broken])
+    assert any("Colab setup cell" in p for p in nbtools.check())

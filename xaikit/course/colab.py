@@ -1,0 +1,59 @@
+"""Running the lecture notebooks on Google Colab: the setup lines at the top of every notebook.
+
+Colab starts each runtime bare: xaikit is not installed and its models are not built. The second code
+cell of every lecture notebook, right after the instructors' presenter switch, is therefore :data:`CELL`,
+shown by Colab as a collapsed form titled "Colab setup". On Colab, which it recognises by the
+``google.colab`` module that only a Colab kernel has loaded, it
+
+1. installs xaikit with pip, unless it is importable already (the second notebook of a session), from the
+   first source it finds, in this order: the ``XAIKIT_SOURCE`` environment variable (any pip requirement:
+   ``git+https://...``, a path, a wheel's URL), the newest ``xaikit-*.whl`` uploaded to ``/content``, or a
+   clone of the repository in ``/content/<folder>/`` (a ``pyproject.toml`` that names xaikit). Colab's own
+   torch (a CUDA build) satisfies xaikit's ``torch>=2.2``, so nothing large is downloaded;
+2. builds the embedded models with ``python -m xaikit prepare`` (a no-op once they are cached);
+3. turns on Colab's widget manager for ipywidgets 8 (``google.colab.output.enable_custom_widget_manager``),
+   which the panels need there.
+
+Anywhere else the lines do nothing. When no source is found they raise an error that says the three
+ways to give one. The cell cannot import xaikit before it is installed, so its code lives in the
+notebooks as text; :func:`xaikit.course.notebooks.check` keeps every notebook's copy identical to
+:data:`CELL`, and ``tests/test_colab.py`` runs it against a stand-in ``google.colab``.
+
+README: "Running on Colab".
+"""
+
+from __future__ import annotations
+
+__all__ = ["CELL", "MARK"]
+
+#: the first line of the setup block, by which the notebook tools find it
+MARK = "#@title Colab setup: on Google Colab this installs xaikit and builds its models; elsewhere it does nothing"
+
+CELL = MARK + '''
+import sys
+
+if "google.colab" in sys.modules:
+    import glob
+    import importlib.util
+    import os
+    import subprocess
+
+    if importlib.util.find_spec("xaikit") is None:
+        clones = [os.path.dirname(p) for p in sorted(glob.glob("/content/*/pyproject.toml"))
+                  if 'name = "xaikit"' in open(p).read()]
+        wheels = sorted(glob.glob("/content/xaikit-*.whl"))
+        source = (os.environ.get("XAIKIT_SOURCE") or (wheels[-1] if wheels else None)
+                  or (clones[0] if clones else None))
+        if source is None:
+            raise RuntimeError(
+                "xaikit is not installed on this Colab runtime and no copy of it was found. Either upload "
+                "its wheel (`pip wheel --no-deps .` in the repository) to /content, or clone the repository "
+                "into /content, or set os.environ['XAIKIT_SOURCE'] to a pip requirement (e.g. "
+                "'git+https://<host>/<owner>/xaikit.git'); then run this cell again.")
+        subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", source])
+        importlib.invalidate_caches()
+    subprocess.check_call([sys.executable, "-m", "xaikit", "prepare"])
+    from google.colab import output
+
+    output.enable_custom_widget_manager()
+'''
