@@ -146,7 +146,7 @@ def markdown_cells(source: str) -> list[tuple[int, list[str]]]:
             start = number + 1
         elif current is not None:
             if line.strip() == "":
-                continue  # a blank line ends the cell's text in jupytext
+                continue  # blank lines separate the cells; a blank line of markdown is a bare "#"
             if not line.startswith("#"):
                 raise ValueError(f"line {number}: markdown cell line without '#': {line!r}")
             current.append(line[2:] if line.startswith("# ") else line[1:])
@@ -212,19 +212,22 @@ def collect(paths: list[Path]) -> Collected:
             if any("Pause here." in line for line in lines):
                 out.problems.append(f"{where_cell}: a pause marker is a markdown cell of its own, starting "
                                     f"'{PAUSE_START}'")
+            consumed = set()  # the index of each heading's reference line in this cell
             for i, line in enumerate(lines):
                 heading = HEADING.match(line)
                 if heading:
                     section = f"{path.name} §{heading[1]} ({line!r}, line {start})"
                     out.sections.append(section)
-                    following = lines[i + 1] if i + 1 < len(lines) else ""
-                    refs_in_cell = [x for x in lines[i + 1:] if REF_START.match(x)]
-                    if not REF_START.match(following):
-                        what = "has no reference line" if not refs_in_cell else "has its reference line not directly under the heading"
+                    after = [j for j in range(i + 1, len(lines)) if lines[j].strip()]  # blank lines may sit between
+                    if after and REF_START.match(lines[after[0]]):
+                        consumed.add(after[0])
+                        _read_reference(section, lines[after[0]], out)
+                    else:
+                        later = any(REF_START.match(lines[j]) for j in after)
+                        what = "has its reference line not directly under the heading" if later else "has no reference line"
                         out.problems.append(f"{section} {what}: {HOW_TO_ADD}; a lecture reference also "
                                             "needs its keywords in KEYWORDS in tests/test_lecture_refs.py")
-                    _read_reference(section, following, out)
-                elif REF_START.match(line) and not (i > 0 and HEADING.match(lines[i - 1])):
+                elif REF_START.match(line) and i not in consumed:
                     out.problems.append(f"{section or where_cell}: a second or stray reference line {line!r}; "
                                         "each section has exactly one, directly under its heading")
     return out
@@ -236,8 +239,6 @@ def _join_quote(lines: list[str]) -> str:
 
 
 def _read_reference(section: str, line: str, out: Collected) -> None:
-    if not REF_START.match(line):
-        return
     if line.startswith("*Lecture"):
         m = LECTURE_LINE.match(line)
         if m is None:
@@ -383,9 +384,10 @@ def test_every_section_has_exactly_one_reference_line(found):
     assert len(found.references) + len(found.beyond) == len(found.sections)
 
 
-def test_references_point_at_what_they_claim(found, seeds):
+def test_references_and_pause_questions_are_found_in_the_lectures(found, seeds):
     problems = check_against_lectures(found, seeds, KEYWORDS)
     assert problems == [], "\n".join(problems)
+    assert all(r.text for r in found.references + [p.ref for p in found.pauses])  # every place was read
 
 
 def test_every_stored_keyword_entry_is_cited(found):
@@ -394,13 +396,11 @@ def test_every_stored_keyword_entry_is_cited(found):
     assert stale == [], f"KEYWORDS entries that no section cites any more (remove them): {stale}"
 
 
-def test_pause_markers(found, seeds):
-    """About six questions to the room, spread over the notebooks, each asked by the lecture where cited."""
+def test_pause_markers_are_spread_over_the_notebooks(found):
+    """About six questions to the room (issue 17), in at least four notebooks, none asked twice."""
     assert len(found.pauses) >= 6, [p.where_in_notebook for p in found.pauses]
-    assert len({p.where_in_notebook.split()[0] for p in found.pauses}) >= 4  # in at least four notebooks
-    assert len({p.question for p in found.pauses}) == len(found.pauses), "a question is asked twice"
-    problems = [p for p in check_against_lectures(found, seeds, KEYWORDS) if "pause marker" in p]
-    assert problems == [], "\n".join(problems)
+    assert len({p.where_in_notebook.split()[0] for p in found.pauses}) >= 4
+    assert len({normalise(p.question) for p in found.pauses}) == len(found.pauses), "a question is asked twice"
 
 
 # ---- the checker, on a made-up notebook and made-up lecture texts ----------------------------------------
@@ -473,7 +473,7 @@ def test_checker_says_what_to_add_to_a_section_without_a_line(tmp_path):
     (("seeds/000, p. 3)", "seeds/000, p. 2)"), "is not asked in seeds/000, p. 2"),
     (("# > (Gradient", "# (Gradient"), "every line starting '>'"),
     (("# *Lecture: Gradient/attention-based explanations (seeds/000), p. 2.*\n#\n# Text.",
-      "#\n# *Lecture: Gradient/attention-based explanations (seeds/000), p. 2.*"), "not directly under the heading"),
+      "# Text.\n# *Lecture: Gradient/attention-based explanations (seeds/000), p. 2.*"), "not directly under the heading"),
     (("# Text.", "# Text.\n# *Beyond the lectures: Other, B paper, 2023.*"), "second or stray reference line"),
 ])
 def test_checker_catches(tmp_path, change, expected):
@@ -488,6 +488,11 @@ def test_checker_catches_a_reference_to_the_wrong_place(tmp_path):
     problems = _all_problems(tmp_path, GOOD.replace("p. 2.*", "p. 3.*"), wrong)
     assert problems == ["09_fake.py §1 ('## 1. Saturation', line 5): 'saturation' is not in seeds/000, p. 3: "
                         "does the reference point at the right place?"]
+
+
+def test_checker_allows_a_blank_line_under_the_heading(tmp_path):
+    found = _fake(tmp_path, GOOD.replace("# ## 1. Saturation\n", "# ## 1. Saturation\n#\n"))
+    assert found.problems == [] and len(found.references) == 2
 
 
 def test_checker_asks_for_keywords_of_a_new_place(tmp_path):
