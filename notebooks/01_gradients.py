@@ -77,6 +77,7 @@ N_SAMPLES = pick(50, 20)  # SmoothGrad samples (fast mode uses fewer)
 
 # %% [markdown]
 # ## 1. Gradient and gradient × input
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 6-11.*
 #
 # Our first model takes two inputs: $f(x_1, x_2) = \sigma(1.5 x_1 - x_2 + 0.8 x_1 x_2 + 0.2)$, a logistic
 # unit with an interaction. The **gradient** $\nabla f(x)$ points where $f$ rises fastest; **gradient ×
@@ -164,6 +165,7 @@ assert mine[0] == 0 and xaikit.gradient(f, x)[0] != 0  # an input at 0 gets noth
 
 # %% [markdown]
 # ## 2. Saturation
+# *Lecture: Gradient/attention-based explanations (seeds/000), p. 12.*
 #
 # Shrikumar et al. (2017): $f(x_1, x_2) = x_1 + x_2$ if $x_1 + x_2 < 1$, else $1$, i.e.
 # $\min(1, x_1 + x_2)$. At $x_1 = x_2 = 1$ the output has saturated: both partial derivatives are 0, so
@@ -224,6 +226,7 @@ assert torch.allclose(at_08["IG preview (64 steps)"], torch.tensor([0.5, 0.5]), 
 
 # %% [markdown]
 # ## 3. Thresholding: gradients that jump
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 13-14.*
 #
 # $f(x) = \max(0, x - 10)$, a ReLU shifted to 10. Its gradient is 0 just below 10 and 1 just above: an
 # input of 9.99 and one of 10.01 get completely different explanations although the outputs barely
@@ -279,6 +282,7 @@ panel3
 
 # %% [markdown]
 # ## 4. Noisy gradients and SmoothGrad
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 15-17.*
 #
 # On a real image classifier the raw gradient ("saliency map", Simonyan et al. 2014) looks noisy, and it
 # can change a lot when the input changes imperceptibly: the partial derivatives of a ReLU network
@@ -386,6 +390,7 @@ panel4
 
 # %% [markdown]
 # ## 5. Summary: how gradients fail, and what answers each failure
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 12-18.*
 #
 # | failure | seen in | why | what answers it | where |
 # | --- | --- | --- | --- | --- |

@@ -81,6 +81,7 @@ MODEL = "embedded"
 
 # %% [markdown]
 # ## 1. Sensitivity
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 21-22.*
 #
 # *If the input and the baseline differ in one feature and the outputs differ, that feature must get a
 # non-zero attribution.* The lecture's counter-example: $f(x) = \min(1, x) = 1 - \mathrm{ReLU}(1 - x)$ at
@@ -102,6 +103,7 @@ assert abs(ig.attributions.item() - 1.0) < 1e-6      # IG gives the whole change
 
 # %% [markdown]
 # ## 2. Implementation invariance
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 23-26.*
 #
 # *Two networks that compute the same function must get the same attributions.* Here are two ReLU
 # networks with different insides (after the IG paper's figure 7):
@@ -147,6 +149,7 @@ assert torch.allclose(dl_g, torch.tensor([2.0, -1.0]), atol=1e-6)
 
 # %% [markdown]
 # ## 3. The definition, on an image
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 27-30.*
 #
 # We explain a small CNN trained in seconds on scikit-learn's bundled 8x8 digits. Top: the
 # interpolation strip $x' + \alpha (x - x')$ from a black image to the digit. Bottom left: the model's
@@ -171,6 +174,7 @@ path_panel
 
 # %% [markdown]
 # ## 4. Approximating the integral
+# *Lecture: Gradient/attention-based explanations (seeds/000), p. 40.*
 #
 # The integral is a sum over `steps` points, with a quadrature **rule**: left, right (the paper's),
 # midpoint and trapezoid Riemann sums, or Gauss-Legendre. The completeness gap
@@ -302,6 +306,7 @@ error_panel
 
 # %% [markdown]
 # ## 5. Completeness and Shapley values
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 30, 33.*
 #
 # With $F(x') \approx 0$ the attributions split the prediction $F(x)$ itself. On an **additive** model
 # $F(x) = \sum_i g_i(x_i)$ each partial derivative depends on its own coordinate only, so
@@ -361,6 +366,7 @@ assert abs(float(ig_sq.sum()) - 1.0) < 1e-8 and abs(float(shapley_sq.sum()) - 1.
 
 # %% [markdown]
 # ## 6. Path methods and symmetry
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 35-39.*
 #
 # Any monotone path from $x'$ to $x$ gives a method that satisfies sensitivity, implementation invariance
 # and completeness. On $f(x) = \sigma(x_1 + x_2)$, which treats $x_1$ and $x_2$ alike, at $x = (1, 1)$
@@ -394,7 +400,12 @@ assert torch.allclose(symmetry_panel.result.attributions, straight.attributions)
 symmetry_panel
 
 # %% [markdown]
+# > **Pause here.** The lecture asks: "Why the straightline path chosen by integrated gradients is canonical?"
+# > (Gradient/attention-based explanations, seeds/000, p. 37)
+
+# %% [markdown]
 # ## 7. Baselines
+# *Beyond the lectures: Sturmfels, Lundberg & Lee, Visualizing the impact of feature attribution baselines, 2020.*
 #
 # The baseline is part of the question IG answers. Sturmfels, Lundberg & Lee (2020) compare black,
 # constant, uniform noise, Gaussian, blurred and maximum-distance baselines, and expected gradients
@@ -430,6 +441,7 @@ baseline_panel
 
 # %% [markdown]
 # ## 8. IG on the sentiment transformer
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 21, 27.*
 #
 # Token ids are integers, so IG moves instead between the outputs of the **embedding layer** for the
 # input and for a baseline text, and sums each token's attributions over the hidden size. The text

@@ -109,6 +109,7 @@ print(type(model).__name__, "|", arch.n_layers(model), "layers,", arch.n_heads(m
 
 # %% [markdown]
 # ## 1. Tokens, embeddings and positions
+# *Lecture: XAI for transformers (seeds/002), lines 35-93.*
 #
 # The tokenizer cuts a sentence into tokens and maps each to a row index of the embedding matrix $E$.
 # "Looking up" a token is multiplying its one-hot vector by $E$.
@@ -220,6 +221,7 @@ plt.show()
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_attention-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 2. Scaled dot-product attention, written out
+# *Lecture: Attention-based explainability (seeds/003), lines 50-61, 71-80.*
 #
 # $Q = XW_Q,\ K = XW_K,\ V = XW_V,\quad A = \mathrm{softmax}(QK^\top/\sqrt{d_k}),\quad \text{out} = AV.$
 #
@@ -269,6 +271,10 @@ torch.testing.assert_close(weights, steps.weights)
 torch_out = F.scaled_dot_product_attention(steps.q, steps.k, steps.v)
 assert (torch_out - steps.out).abs().max() < 1e-6
 assert torch.allclose(steps.weights.sum(dim=-1), torch.ones(3), atol=1e-6), "rows of A sum to 1"
+
+# %% [markdown]
+# > **Pause here.** The lecture asks: "Why do we call them “attention weights”?"
+# > (XAI for transformers, seeds/002, line 139)
 
 # %% [markdown]
 # ### Additive (Bahdanau) attention, beside the dot product
@@ -352,6 +358,7 @@ plt.show()
 
 # %% [markdown]
 # ## 3. Why divide by $\sqrt{d_k}$
+# *Lecture: XAI for transformers (seeds/002), lines 150-153.*
 #
 # For random $q, k$ with unit-variance entries, $q\cdot k$ is a sum of $d_k$ products, so its variance
 # grows like $d_k$. Measured:
@@ -405,6 +412,7 @@ assert one_query.weights.max() > 0.9, "unscaled, d_k = 1024: one key takes almos
 
 # %% [markdown]
 # ## 4. Masks: bidirectional, causal, padding
+# *Lecture: XAI for transformers (seeds/002), lines 199-206.*
 #
 # BERT lets every token see every other token. GPT's *causal* mask hides later tokens. A *padding* mask
 # hides the `[PAD]` tokens that make a batch rectangular. Masked scores become $-\infty$, so their
@@ -428,6 +436,7 @@ assert (ours - F.scaled_dot_product_attention(q, k, v, is_causal=True)).abs().ma
 
 # %% [markdown]
 # ## 5. Multi-head attention
+# *Lecture: XAI for transformers (seeds/002), lines 154-196.*
 #
 # Split $Q, K, V$ into $h$ slices of $d_{model}/h$ features, attend in each, concatenate, project with
 # $W_O$. Our 20-line version gives the same output and per-head weights as `torch.nn.MultiheadAttention`
@@ -461,6 +470,7 @@ for h in (1, 2, 8):  # compute() is the panel's pure function: the numbers witho
 
 # %% [markdown]
 # ## 6. Permutation equivariance
+# *Lecture: Attention-based explainability (seeds/003), lines 81-90.*
 #
 # Attention has no idea of order: shuffle the input rows and the output rows are shuffled the same way,
 # $f(PX) = P f(X)$. Positional encodings break this symmetry, which is why transformers add them.
@@ -483,6 +493,7 @@ assert gap > 1e-2, "with positions: no longer equivariant"
 
 # %% [markdown]
 # ## 7. From scratch to a real model
+# *Lecture: XAI for transformers (seeds/002), lines 94-127.*
 #
 # Now the same maths inside the model chosen at the top. `capture_attention` runs it once with forward
 # hooks and returns the tokens, the attention weights of every layer and head, and one layer's Q, K, V.
@@ -548,6 +559,10 @@ if MODEL == "embedded":  # held for training seeds 0 and 1 of the embedded model
     assert cat_in_top3 >= 10                                  # many heads weigh "cat" among their top three
 
 # %% [markdown]
+# > **Pause here.** The lecture asks: "Do you think there is any local or global information for interpretation or explanation here?"
+# > (XAI for transformers, seeds/002, line 565)
+
+# %% [markdown]
 # <details class="xk-answer"><summary>Question: does "it" attend to "cat"? Does that explain the
 # model's sentiment prediction?</summary>
 #
@@ -566,6 +581,7 @@ if MODEL == "embedded":  # held for training seeds 0 and 1 of the embedded model
 
 # %% [markdown]
 # ## 8. A transformer block, once
+# *Lecture: Attention-based explainability (seeds/003), lines 123-134.*
 #
 # Attention is one of the two sublayers of an encoder block. For the token vectors $H$ ($T \times d$) that
 # enter it, BERT's block (Devlin et al. 2019, the "post-LayerNorm" block of Vaswani et al.) computes
@@ -638,6 +654,7 @@ assert cosine.diag().min() > 0.5, "and still points mostly the same way: attenti
 
 # %% [markdown]
 # ## 9. Attention is not the whole story: weights vs what is moved
+# *Beyond the lectures: Kobayashi et al., Attention is not only a weight, 2020.*
 #
 # A heatmap of $\alpha$ shows how much each query *weighs* each key. It does not show what the head
 # *moves*. Written per head (Kobayashi et al. 2020, "Attention is Not Only a Weight: Analyzing Transformers

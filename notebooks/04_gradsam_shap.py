@@ -103,6 +103,7 @@ print(type(model).__name__, "| attention:", model.config._attn_implementation,
 
 # %% [markdown]
 # ## 1. The model and its attention
+# *Lecture: XAI for transformers (seeds/002), lines 363-400.*
 #
 # The lecture's five sentences and the labels the lecture's model gave them (1 = positive). The model
 # must run with **eager** attention: transformers' default SDPA kernel never forms the attention matrix,
@@ -173,6 +174,7 @@ if MODEL == "embedded":  # the embedded model's training text, counted
 
 # %% [markdown]
 # ## 2. The attention explorer
+# *Lecture: XAI for transformers (seeds/002), line 646.*
 #
 # Layer and head pickers, a heatmap with the tokens as labels (rows are queries, columns keys), and the
 # row of one query token shaded under it. Try the lecture's *"The cat drank the milk because it was
@@ -231,6 +233,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_gradsam-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 3. Grad-SAM
+# *Lecture: XAI for transformers (seeds/002), lines 254-362, 403-448, 647-656.*
 #
 # For a text with $N$ tokens and a model with $L$ layers of $M$ heads, with $S$ the logit of the
 # predicted class and $A^{lm}$ the $N\times N$ attention of head $m$ in layer $l$:
@@ -292,6 +295,10 @@ for ax, (s, r) in zip(fig.subplots(1, 5), grad_sam.items(), strict=False):
 fig
 
 # %% [markdown]
+# > **Pause here.** The lecture asks: "What do we see? Which token is always important? What does “token importance” mean here?"
+# > (XAI for transformers, seeds/002, lines 431-433)
+
+# %% [markdown]
 # **What a Grad-SAM score counts.** Token $i$'s score sums **row $i$** of $A^{lm} \circ \mathrm{ReLU}(G^{lm})$:
 # the attention that token $i$ *pays*, as the query, to every key $j$, where the prediction would rise if
 # that weight rose. It is not the attention token $i$ *receives* from the other tokens (column $i$). The
@@ -328,6 +335,7 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # ## 4. SHAP with the tokenizer as masker
+# *Lecture: XAI for transformers (seeds/002), lines 449-513, 657-675.*
 #
 # SHAP's Partition explainer hides groups of tokens (replacing them by `[MASK]`) and asks the model about
 # each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
@@ -425,6 +433,7 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP
+# *Lecture: XAI for transformers (seeds/002), lines 514-521.*
 #
 # Side by side on the same tokens, with the rank correlation of |score| (Spearman and Kendall). Both must
 # explain the **same number**: Grad-SAM explains the logit of the predicted class, so SHAP does too here
@@ -507,6 +516,7 @@ assert abs(float(share[-1]) - 1.0) < 1e-6  # last layer: only [CLS]'s output rea
 
 # %% [markdown]
 # ## 6. More views of the same sentence
+# *Lecture: Attention-based explainability (seeds/003), lines 165-186.*
 #
 # * **raw attention**: the last layer's `[CLS]` row, mean of the heads;
 # * **attention rollout** (Abnar & Zuidema 2020): each layer's head-mean plus the identity for the
@@ -550,6 +560,7 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # ## 7. Is attention explanation? A small lab
+# *Lecture: Attention is not not explanation (seeds/001), lines 127-253.*
 #
 # Held-out movie sentences the model never saw. A word can be removed in two ways, and they are different
 # experiments (`xaikit.text.faithfulness`, `xaikit.text.editing`):
@@ -578,6 +589,10 @@ if MODEL == "embedded":
 # sentences. The full lab, 120 sentences of up to 16 words with more IG steps and shuffles, takes several
 # minutes (about 6 of one core's time on the machine that tests xaikit): set `FULL_LAB = True` and run the
 # cell again; the progress bar shows the time left. The claims below hold for both.
+
+# %% [markdown]
+# > **Pause here.** The lecture asks: "The highest attention weight indicates the most important feature?"
+# > (Gradient/attention-based explanations, seeds/000, p. 74)
 
 # %%
 FULL_LAB = False  # True: the full lab, 120 sentences, several minutes (the progress bar shows the time left)
@@ -719,7 +734,12 @@ fig
 # the numbers with care: five words give only ten pairs to order, and a gradient sees only small changes.
 
 # %% [markdown]
+# > **Pause here.** The lecture asks: "Do you see any weaknesses in demanding property 1, or in the analysis?"
+# > (XAI for transformers, seeds/002, line 595)
+
+# %% [markdown]
 # ## 8. Faithfulness of each method: comprehensiveness and sufficiency
+# *Beyond the lectures: DeYoung et al., ERASER: a benchmark to evaluate rationalized NLP models, 2020.*
 #
 # DeYoung et al. (2020), ERASER: delete the top k% of the words from the input (comprehensiveness: how much
 # does the predicted class's probability drop? higher is better) or keep only them (sufficiency: how much

@@ -98,6 +98,7 @@ print(type(model).__name__, "|", arch.n_layers(model), "blocks |", len(model.con
 
 # %% [markdown]
 # ## 1. ViT recap: an image as a sequence of patches
+# *Lecture: XAI for transformers (seeds/002), lines 242-248.*
 #
 # A ViT cuts the image into $P \times P$ patches, embeds each patch linearly, prepends a learned [CLS]
 # token, adds position embeddings and runs a transformer encoder. The classifier reads the [CLS] token of
@@ -151,6 +152,7 @@ if MODEL.startswith("embedded"):
 
 # %% [markdown]
 # ## 2. Concepts: example images
+# *Lecture: XAI for transformers (seeds/002), lines 538-541, 555-559.*
 #
 # A concept is a set of example images. The lecture takes texture photos from the Describable Textures
 # Dataset; xaikit draws textures of the same kinds, at random colours, scales and angles, so that colour
@@ -168,6 +170,7 @@ gallery
 
 # %% [markdown]
 # ## 3. Activations and CAVs
+# *Lecture: XAI for transformers (seeds/002), lines 524-527, 542-548.*
 #
 # At layer $l$ the activations $a_l(x)$ of the concept images and of counterpart images are separated by
 # a linear classifier. The **CAV** $v_C$ is the unit normal of its decision boundary, pointing towards the
@@ -219,6 +222,7 @@ assert xaikit.check_tcav_score(my_tcav_score).passed
 
 # %% [markdown]
 # ## 4. Directional derivatives and the TCAV score
+# *Lecture: XAI for transformers (seeds/002), lines 528-529, 549-560.*
 #
 # For an image $x$ of class $k$, the directional derivative
 # $S_{C,k,l}(x) = \nabla h_{l,k}(a_l(x)) \cdot v_C$ says whether nudging the activations towards the
@@ -235,6 +239,10 @@ if MODEL.startswith("embedded"):
     for name, holds in vitworld.pair_checks(pairs).items():
         assert name in vitworld.ASSERTED_CLAIMS and holds, (name, pairs)
         print(f"{name:<26} holds for this model")
+
+# %% [markdown]
+# > **Pause here.** The lecture asks: "Do these make sense for zebra classification?"
+# > (XAI for transformers, seeds/002, line 560)
 
 # %% [markdown]
 # **What holds for every training run.** A result that one training run gives and the next does not is
@@ -297,6 +305,7 @@ if MODEL.startswith("embedded"):
 
 # %% [markdown]
 # ## 5. Significance against random concepts
+# *Beyond the lectures: Kim et al., Interpretability beyond feature attribution (TCAV), 2018.*
 #
 # A single score can be luck: a CAV trained on two sets of *random* images also gets some score. TCAV
 # repeats the experiment with R random counterpart sets, compares the concept's R scores with R scores
@@ -347,6 +356,7 @@ panel
 
 # %% [markdown]
 # ## 6. A ground-truth control, and random image sets as the yardstick
+# *Beyond the lectures: Kim et al., TCAV, 2018; Davison & Hinkley, Bootstrap methods and their application, 1997.*
 #
 # Does a significant TCAV score really mean the model uses the concept? xaikit trained a second ViT,
 # same architecture, on a **control world** with four classes, each with its own silhouette: zebra (the
@@ -501,6 +511,7 @@ assert not rank["control"]["striped"].significant, rank["control"]["striped"].p_
 
 # %% [markdown]
 # ## 7. TCAV by layer
+# *Lecture: XAI for transformers (seeds/002), lines 542-543.*
 #
 # Concepts are not equally visible at every depth. The sweep runs the significance test at each block;
 # hollow markers are not significant.
