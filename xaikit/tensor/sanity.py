@@ -306,11 +306,12 @@ def data_randomised_digits(seed: int = 0, epochs: int | None = None, progress: b
                            disk_cache: bool = True):
     """The digits CNN trained on labels permuted before training, for the data randomisation test.
 
-    Same architecture, recipe, epochs and seed as :func:`xaikit.tensor.toys.digits_classifier`, whose
-    ``shuffle_labels=True`` it calls (seeded and cached: a few seconds the first time, with a progress
-    bar). Its test accuracy is near chance (0.1): it cannot have learned what a digit looks like, so a
-    map that still shows the digit shows the input, not the model. Adebayo et al. (2018), section 4;
-    notebook 01, section 5.
+    The architecture and seed of :func:`xaikit.tensor.toys.digits_classifier`, whose ``shuffle_labels=True``
+    it calls (seeded and cached: a few seconds the first time, with a progress bar; a smaller learning rate
+    and more epochs, so that it fits part of the permuted labels instead of collapsing to a constant).
+    Its test accuracy is near chance (0.1): it cannot have learned what a digit looks like, so a map that
+    still shows the digit shows the input, not the model. Adebayo et al. (2018), section 4; notebook 01,
+    section 5.
     """
     from xaikit.tensor.toys import digits_classifier
 
