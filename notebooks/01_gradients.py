@@ -434,7 +434,7 @@ assert zero_share > 0.3
 shuffled = sanity.data_randomised_digits(seed=0)
 print(f"trained on shuffled labels: {shuffled.train_accuracy:.0%} of its (random) training labels, "
       f"{shuffled.accuracy:.0%} of the true test labels (chance: 10%)")
-assert shuffled.accuracy < 0.3 and shuffled.train_accuracy > 0.2
+assert shuffled.accuracy < 0.2 and shuffled.train_accuracy > 0.2
 data_sims = {m: [] for m in sanity.METHODS}
 for x in sanity_images:
     target = int(model(x[None]).argmax())

@@ -277,3 +277,53 @@ def test_bad_input(trained):
         S.spearman(torch.ones(0), torch.ones(0))
     with pytest.raises(TypeError, match="shuffle_labels must be True or False"):
         toys.digits_classifier(seed=0, epochs=1, shuffle_labels="yes")
+
+
+# -- the panel ---------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def panel(trained):
+    from xaikit import widgets as W
+
+    shuffled = toys.digits_classifier(seed=0, epochs=3, progress=False, disk_cache=False, shuffle_labels=True)
+    return W.SanityCheckPanel(trained, shuffled, n=6, steps=8)
+
+
+def test_panel_follows_the_slider(panel, trained):
+    p = panel
+    r0 = p.set(layers=0, image=0, values="absolute")
+    assert p.error is None, p.error_traceback
+    for m in S.METHODS:  # layers=0 is the trained model: the same maps, similarity exactly 1
+        assert torch.equal(r0.maps["randomised"][m], r0.maps["trained"][m])
+        assert r0.similarity["randomised"][m] == S.Similarity(1.0, 1.0, 1.0)
+    png = p.image.value
+    r2 = p.set(layers=2)
+    assert p.error is None and p.image.value != png
+    assert r2.randomised == ["head", "conv2"]
+    x = trained.data.test_x[0]
+    expected = S.sanity_maps(S.cascading_randomisation(trained.model, 2, seed=0), x, r2.target, n=6, steps=8)
+    for m in S.METHODS:  # the panel shows the library's maps for the model the slider names (the panel
+        # computes on one thread, so the last bits may differ)
+        torch.testing.assert_close(r2.maps["randomised"][m], expected[m], rtol=1e-5, atol=1e-7)
+        assert r2.similarity["randomised"][m] == S.similarity(r2.maps["trained"][m], r2.maps["randomised"][m])
+    title = p._axes[1, 1].get_title()
+    assert f"{r2.similarity['randomised']['gradient'].spearman_abs:.2f}" in title
+    # the figure shows the maps: absolute values scaled to [0, 1]
+    shown = np.asarray(p._ims[1][0].get_array())
+    g = r2.maps["randomised"]["gradient"][0].abs()
+    np.testing.assert_allclose(shown, (g / g.max()).numpy(), rtol=1e-6)
+    r3 = p.set(values="signed")
+    assert p.error is None and float(np.asarray(p._ims[1][0].get_array()).min()) < 0
+    assert p._ims[1][0].get_cmap().name == "RdBu_r"
+    assert r3.target == int(trained.model(x[None]).argmax())  # every row explains the trained model's class
+    p.set(values="absolute")
+
+
+def test_panel_clamps_and_reports(panel):
+    p = panel
+    p.set(layers=99)  # beyond the slider: clamped to every layer, with a note
+    assert p.error is None and p.result.layers == 3
+    assert "above its maximum" in p.status.value
+    p.set(image="seven")  # not among the images: an error in the panel, nothing changed
+    assert p.error is not None and "image" in str(p.error)
+    p.set(layers=1)
+    assert p.error is None and p.result.layers == 1
