@@ -59,14 +59,7 @@ def main() -> None:
             print("   all layers, per-image spearman_abs range: " + ", ".join(
                 f"{name} {np.nanmin(last[m]):.2f}..{np.nanmax(last[m]):.2f}" for m, name in enumerate(scores.methods)))
         shuffled = S.data_randomised_digits(seed=train_seed, progress=False, disk_cache=not args.no_cache)
-        targets = trained.model(images).argmax(1).tolist()
-        sims = np.zeros((len(S.METHODS), n_images, 3))
-        for i, (x, t) in enumerate(zip(images, targets, strict=True)):
-            a = S.sanity_maps(trained.model, x, t, **opts)
-            b = S.sanity_maps(shuffled.model, x, t, **opts)
-            for m, name in enumerate(S.METHODS):
-                s = S.similarity(a[name], b[name])
-                sims[m, i] = (s.spearman, s.spearman_abs, s.ssim)
+        sims = S.compare_models(trained.model, shuffled.model, images, **opts)
         mean = np.nanmean(sims, axis=1)
         print(f"-- data randomisation: shuffled-label CNN test accuracy {shuffled.accuracy:.3f}, train accuracy "
               f"on its shuffled labels {shuffled.train_accuracy:.3f}")

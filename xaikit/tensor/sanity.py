@@ -14,7 +14,8 @@ The similarity of two maps (:func:`similarity`) is measured as in the paper: Spe
 the maps with and without absolute values (:func:`spearman`) and the structural similarity index SSIM
 (Wang et al. 2004) of the maps scaled to [0, 1] (:func:`ssim`, scikit-image's implementation).
 :func:`sanity_maps` computes the four maps the notebook compares (gradient, gradient x input, SmoothGrad,
-Integrated Gradients) and :func:`cascade_scores` the similarities of a whole cascade over many images.
+Integrated Gradients), :func:`cascade_scores` the similarities of a whole cascade over many images and
+:func:`compare_models` those of two models (the data randomisation test).
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ from torch import nn
 
 from xaikit import _fn
 from xaikit._validate import check_choice, check_int, check_same_shape
+from xaikit.policies import method_threads
 from xaikit.tensor import gradients as G
 
 __all__ = ["METHODS", "layers_from_top", "cascading_randomisation", "randomised_layers", "spearman", "ssim",
            "Similarity", "similarity", "sanity_maps", "CascadeScores", "cascade_scores",
-           "data_randomised_digits"]
+           "compare_models", "data_randomised_digits"]
 
 #: the maps the notebook checks, in the order the panel shows them
 METHODS = ("gradient", "gradient x input", "SmoothGrad", "Integrated Gradients")
@@ -283,6 +285,42 @@ def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, method
     ``map_options`` go to :func:`sanity_maps`. Adebayo et al. (2018), figure 2; notebook 01, section 5."""
     layers = layers_from_top(model)
     methods = tuple(methods)
+    targets = _targets(model, images, targets)
+    values = np.ones((len(layers) + 1, len(methods), len(images), 3))
+    with method_threads():  # hundreds of tiny backward passes: one thread, unless XAIKIT_THREADS says otherwise
+        originals = [sanity_maps(model, x, int(t), methods, **map_options)
+                     for x, t in zip(images, targets, strict=True)]
+        for k in range(1, len(layers) + 1):
+            randomised = cascading_randomisation(model, k, seed=seed)
+            for i, (x, t) in enumerate(zip(images, targets, strict=True)):
+                maps = sanity_maps(randomised, x, int(t), methods, **map_options)
+                for m, name in enumerate(methods):
+                    s = similarity(originals[i][name], maps[name])
+                    values[k, m, i] = (s.spearman, s.spearman_abs, s.ssim)
+    return CascadeScores(values, layers, methods, seed)
+
+
+def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, methods: Sequence[str] = METHODS,
+                   targets: Sequence[int] | None = None, **map_options) -> np.ndarray:
+    """The similarity of ``other``'s maps to ``model``'s on a batch of images ``(N, ...)``: an array
+    ``(len(methods), N, 3)`` of (Spearman, Spearman of absolute values, SSIM), as :class:`CascadeScores`
+    holds them. ``targets`` defaults to ``model``'s predictions, for both models. The data randomisation
+    test compares the trained model with :func:`data_randomised_digits`. Notebook 01, section 5."""
+    _check_model(model)
+    _check_model(other)
+    targets = _targets(model, images, targets)
+    values = np.empty((len(methods), len(images), 3))
+    with method_threads():
+        for i, (x, t) in enumerate(zip(images, targets, strict=True)):
+            a = sanity_maps(model, x, int(t), methods, **map_options)
+            b = sanity_maps(other, x, int(t), methods, **map_options)
+            for m, name in enumerate(methods):
+                s = similarity(a[name], b[name])
+                values[m, i] = (s.spearman, s.spearman_abs, s.ssim)
+    return values
+
+
+def _targets(model, images, targets) -> list[int]:
     if not isinstance(images, torch.Tensor) or images.ndim < 2 or len(images) == 0:
         raise ValueError("images must be a non-empty batch tensor (N, ...) of inputs, e.g. data.test_x[:12]")
     if targets is None:
@@ -290,16 +328,7 @@ def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, method
             targets = _fn.call(model, images).argmax(1).tolist()
     if len(targets) != len(images):
         raise ValueError(f"targets must have one class per image: {len(images)} images, {len(targets)} targets")
-    values = np.ones((len(layers) + 1, len(methods), len(images), 3))
-    originals = [sanity_maps(model, x, int(t), methods, **map_options) for x, t in zip(images, targets, strict=True)]
-    for k in range(1, len(layers) + 1):
-        randomised = cascading_randomisation(model, k, seed=seed)
-        for i, (x, t) in enumerate(zip(images, targets, strict=True)):
-            maps = sanity_maps(randomised, x, int(t), methods, **map_options)
-            for m, name in enumerate(methods):
-                s = similarity(originals[i][name], maps[name])
-                values[k, m, i] = (s.spearman, s.spearman_abs, s.ssim)
-    return CascadeScores(values, layers, methods, seed)
+    return [int(t) for t in targets]
 
 
 def data_randomised_digits(seed: int = 0, epochs: int | None = None, progress: bool = True,
