@@ -19,7 +19,8 @@
 # 2. **saturation** (Shrikumar et al. 2017): the gradient is 0 although the input matters;
 # 3. **thresholding**: the gradient jumps, and a softplus makes it continuous;
 # 4. **noise** (Smilkov et al. 2017): a tiny input change moves the saliency map a lot; SmoothGrad helps;
-# 5. a summary of the failures and the later methods that answer them.
+# 5. **sanity checks** (Adebayo et al. 2018): which maps change when the model forgets what it learned;
+# 6. a summary of the failures and the later methods that answer them.
 #
 # Every claim about a number is an executed `assert`: if this notebook runs, its claims hold.
 
@@ -74,6 +75,7 @@ xaikit.set_seed(0)
 # 8x8 digits (no download; cached afterwards). The toys of sections 1-3 are fixed functions.
 MODEL = "digits"
 N_SAMPLES = pick(50, 20)  # SmoothGrad samples (fast mode uses fewer)
+N_SANITY_IMAGES = pick(12, 8)  # test digits of the sanity checks (section 5)
 
 # %% [markdown]
 # ## 1. Gradient and gradient × input
@@ -389,7 +391,122 @@ panel4
 # </details>
 
 # %% [markdown]
-# ## 5. Summary: how gradients fail, and what answers each failure
+# ## 5. Sanity checks: does the map depend on what the model learned?
+# *Beyond the lectures: Adebayo et al., 2018.*
+#
+# A saliency map is meant to show what the *model* uses. Adebayo et al. (2018, "Sanity Checks for Saliency
+# Maps") ask what happens to it when the model no longer knows anything:
+#
+# * **cascading model randomisation**: re-initialise the output layer's weights, then also the layer below,
+#   and so on down to the input, and compare each map with the trained model's map;
+# * **data randomisation**: train the same network on labels shuffled before training, so no digit keeps a
+#   reason for its label, and compare again.
+#
+# A method whose map barely changes fails the check: it shows the input (or the architecture), not what the
+# weights learned; an edge detector would draw much the same picture. Similarity is measured as in the
+# paper: the **Spearman rank correlation** of the two maps, with and without absolute values, and **SSIM**
+# (structural similarity, Wang et al. 2004) of the maps scaled to [0, 1]. Every model is asked about the
+# class the trained model predicts. The digits CNN has three layers; from the top:
+
+# %%
+from xaikit.tensor import sanity
+
+print(sanity.layers_from_top(model))
+assert sanity.layers_from_top(model) == ["head", "conv2", "conv1"]
+weights_before = {k: v.clone() for k, v in model.state_dict().items()}
+randomised = sanity.cascading_randomisation(model, upto=1, seed=0)  # a copy with a new output layer
+changed = [k for k, v in randomised.state_dict().items() if not torch.equal(v, weights_before[k])]
+assert changed == ["head.weight", "head.bias"]  # exactly the top layer's parameters ...
+assert all(torch.equal(v, weights_before[k]) for k, v in model.state_dict().items())  # ... of a copy
+
+# %% [markdown]
+# Now the whole cascade on several test digits, for three randomisation seeds: the table gives the mean
+# Spearman correlation of the *absolute* maps with the trained model's, as more layers are re-drawn.
+
+# %%
+sanity_images = data.test_x[:N_SANITY_IMAGES]
+cascades = [sanity.cascade_scores(model, sanity_images, seed=s, n=N_SAMPLES, steps=16) for s in range(3)]
+steps_names = ["none", *(" + ".join(cascades[0].layers[:k]) for k in range(1, 4))]
+table = sum(c.mean("spearman_abs") for c in cascades) / len(cascades)  # (4 steps, 4 methods)
+print("mean Spearman |map| with the trained model's, 3 randomisation seeds; rows: layers randomised")
+print(f"{'':20s}" + "".join(f"{m:>22s}" for m in sanity.METHODS))
+for k, name in enumerate(steps_names):
+    print(f"{name:20s}" + "".join(f"{v:22.2f}" for v in table[k]))
+ssim_all = sum(c.mean("ssim")[-1] for c in cascades) / len(cascades)
+print("SSIM with every layer randomised: " + ", ".join(f"{m} {v:.2f}" for m, v in zip(sanity.METHODS, ssim_all, strict=True)))
+
+# %% [markdown]
+# Gradient and SmoothGrad pass the check: re-drawing the output layer alone leaves their maps almost
+# uncorrelated with the trained model's. Gradient × input and Integrated Gradients (black baseline) keep a
+# rank correlation near 0.9 whatever is randomised, and an SSIM near 0.5. Both multiply the gradient
+# by the input (IG by $x - x'$ with $x' = 0$): every background pixel is 0, so it gets 0 from *any* model,
+# and the digit's strokes dominate the magnitudes. Without absolute values all four correlations drop near
+# 0: the signs do follow the model. The asserts below hold for each seed separately; over training seeds
+# 0-2, randomisation seeds 0-2, 8 or 12 digits and two CPU kernel sets (`benchmarks/sanity_checks.py`)
+# the gradient's and SmoothGrad's means stayed within 0.25 of 0 and gradient × input's and IG's between
+# 0.89 and 0.93.
+
+# %%
+G_, GXI, SG, IG_ = (sanity.METHODS.index(m) for m in ("gradient", "gradient x input", "SmoothGrad",
+                                                      "Integrated Gradients"))  # the tables' columns
+for c in cascades:
+    rank_abs, rank, ssim = c.mean("spearman_abs")[1:], c.mean("spearman")[1:], c.mean("ssim")[1:]  # k = 1..3
+    assert (rank_abs[:, [G_, SG]] < 0.4).all() and (rank_abs[-1, [G_, SG]] < 0.3).all()  # the map changes ...
+    assert (rank_abs[:, [GXI, IG_]] > 0.8).all()  # ... but the input's structure stays in these two
+    assert (ssim[:, [G_, SG]] < 0.3).all() and (ssim[:, [GXI, IG_]] > 0.25).all()
+    assert (abs(rank) < 0.3).all()  # with signs, every method's map changes
+zero_share = float((sanity_images == 0).float().mean())
+print(f"{zero_share:.0%} of these digits' pixels are exactly 0")
+assert zero_share > 0.3
+
+# %% [markdown]
+# **Data randomisation.** The same CNN trained on shuffled labels (seeded, a few seconds with a progress bar
+# the first time, then cached). It fits part of its random labels, and it cannot tell digits apart.
+
+# %%
+shuffled = sanity.data_randomised_digits(seed=0)
+print(f"trained on shuffled labels: {shuffled.train_accuracy:.0%} of its (random) training labels, "
+      f"{shuffled.accuracy:.0%} of the true test labels (chance: 10%)")
+assert shuffled.accuracy < 0.2 and shuffled.train_accuracy > 0.2
+data_sims = sanity.compare_models(model, shuffled.model, sanity_images, n=N_SAMPLES, steps=16)  # (4, N, 3)
+data_rank = dict(zip(sanity.METHODS, data_sims[:, :, 1].mean(1).tolist(), strict=True))  # Spearman |map|
+print("mean Spearman |map|, shuffled-label model vs trained: "
+      + ", ".join(f"{m} {v:.2f}" for m, v in data_rank.items()))
+assert data_rank["gradient"] < 0.35 and data_rank["SmoothGrad"] < 0.35
+assert data_rank["gradient x input"] > 0.8 and data_rank["Integrated Gradients"] > 0.8
+
+# %% [markdown]
+# The same verdict: a model that learned nothing about digits gets gradient × input and IG maps that
+# correlate about 0.9 with the trained model's. Explore one digit at a time: the slider re-draws the top
+# layers (0: the trained model), the titles give each map's similarity to the trained model's map.
+
+# %%
+panel5 = widgets.SanityCheckPanel(trained, shuffled, n=N_SAMPLES)
+panel5.set(layers=0)
+assert all(s == sanity.Similarity(1.0, 1.0, 1.0) for s in panel5.result.similarity["randomised"].values())
+panel5.set(layers=3)
+sims5 = panel5.result.similarity["randomised"]
+assert panel5.result.randomised == ["head", "conv2", "conv1"]
+assert sims5["gradient x input"].spearman_abs > sims5["gradient"].spearman_abs + 0.4
+panel5.set(layers=1)
+assert panel5.error is None
+panel5
+
+# %% [markdown]
+# **Exercise 5.1.** Passing the sanity checks is necessary, not sufficient. Name one thing a method that
+# passes them may still get wrong, and one reason gradient × input can still be useful although it fails.
+#
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# The checks only show that the map depends on the weights; a map can depend on them and still point at
+# pixels the prediction does not need (faithfulness is tested by removing pixels, notebook 04), or be
+# noisy (section 4). Gradient × input fails because it multiplies by $x$; where the question is "how much
+# of $f(x) - f(0)$ does each pixel carry?" that factor is the point (it is exact for a linear model, and
+# IG's completeness rests on it), but its *picture* must not be read as evidence of what the model learned.
+# </details>
+
+# %% [markdown]
+# ## 6. Summary: how gradients fail, and what answers each failure
 # *Lecture: Gradient/attention-based explanations (seeds/000), pp. 12-18.*
 #
 # | failure | seen in | why | what answers it | where |
@@ -400,8 +517,9 @@ panel4
 # | **noise**: tiny input changes move the map | §4 | piecewise-linear networks have sharply fluctuating gradients | SmoothGrad and variants; IG with expected-gradient baselines | §4, notebook 02 |
 # | **baseline-free**: "important compared with what?" | §1, gradient × input uses 0 implicitly | a gradient compares with infinitesimal changes only | IG and SHAP make the baseline explicit | notebooks 02, 04 |
 # | **pixels, not concepts** | §4 | a saliency map says where, not what | concept tests (TCAV) | notebook 05 |
+# | **insensitivity to the model**: the map survives randomised weights or labels | §5, gradient × input and IG on the digits CNN | multiplying by the input keeps the input's structure in any model | sanity checks before reading a map (Adebayo et al. 2018); removal tests of faithfulness | §5, notebook 04 |
 #
-# The numbers behind the first four rows, all measured above:
+# The numbers behind the first four rows and the last, all measured above:
 
 # %%
 findings = {
@@ -415,6 +533,9 @@ findings = {
     "softplus -> ReLU: largest gap log(2)/beta < 0.001 at beta = 1000": gaps[1000] < 1e-3,
     f"noise: raw map moves {raw_median:.0%}, SmoothGrad {smooth_median:.0%} (resampling alone "
     f"{resample_median:.0%})": smooth_median < raw_median,
+    f"sanity checks: every layer randomised, mean Spearman |map| gradient {table[-1, G_]:.2f}, gradient x input "
+    f"{table[-1, GXI]:.2f}; shuffled labels: {data_rank['gradient']:.2f} and {data_rank['gradient x input']:.2f}":
+        table[-1, G_] < 0.3 < 0.8 < table[-1, GXI] and data_rank["gradient"] < 0.35 < 0.8 < data_rank["gradient x input"],
 }
 for claim, holds in findings.items():
     print(("holds  " if holds else "FAILS  ") + claim)

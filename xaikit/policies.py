@@ -8,8 +8,8 @@ here, so a reader can see all of it at once. Nothing here imports torch at modul
 policy                    what changes                                 why
 ========================  ==========================================  =================================
 :func:`method_threads`    torch's thread count while a text or         one thread unless the user says
-                          concept method runs (restored afterwards)    otherwise (``XAIKIT_THREADS=N``
-                                                                       or ``auto``, or
+                          concept method, or a ``tensor.sanity``       otherwise (``XAIKIT_THREADS=N``
+                          cascade, runs (restored afterwards)          or ``auto``, or
                                                                        :func:`set_method_threads`): the
                                                                        embedded models are too small to
                                                                        gain from more, and on a machine
@@ -19,6 +19,9 @@ policy                    what changes                                 why
                                                                        0.18 s on 1, at load 10; notebook
                                                                        04 in student mode at load 3-5:
                                                                        284 s with torch's default, 94 s
+                                                                       on one thread; notebook 01's
+                                                                       sanity cascades at load 7: 21 s
+                                                                       with torch's default, under 2 s
                                                                        on one thread)
 :func:`panel_threads`     one torch thread while a panel updates       the panels' tiny models lose more
                           (restored afterwards)                        to thread hand-offs than they gain

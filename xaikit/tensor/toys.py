@@ -8,7 +8,8 @@
   ReLU as beta grows (the gap is at most log(2) / beta, at x = 10).
 * :data:`smooth_model` — a smooth logistic model of two inputs for the first section.
 * :func:`digits_classifier` — a small CNN trained in a few seconds on scikit-learn's bundled 8x8 digits (no
-  download), for SmoothGrad (Smilkov et al. 2017).
+  download), for SmoothGrad (Smilkov et al. 2017); with ``shuffle_labels=True`` the same CNN trained on
+  permuted labels, for the data randomisation test of Adebayo et al. (2018).
 
 Every toy follows the attribution convention of :mod:`xaikit._fn`: it maps a batch ``(B, d)`` to ``(B,)``.
 """
@@ -27,7 +28,7 @@ from xaikit._config import cache_dir, fast_mode, torch_threads
 from xaikit._validate import check_float, check_int
 
 __all__ = ["Toy", "saturating", "thresholded", "softplus_relu", "softplus", "smooth_model", "DigitsClassifier",
-           "DigitsData", "TrainedDigits", "load_digits", "digits_classifier", "digits_setup"]
+           "DigitsData", "TrainedDigits", "load_digits", "digits_classifier", "digits_setup", "shuffled_labels"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,10 @@ class TrainedDigits:
     epochs: int
     seconds: float
     from_cache: bool
+    #: trained on labels permuted before training (Adebayo et al. 2018's data randomisation test)
+    shuffled_labels: bool = False
+    #: accuracy on the labels it was trained on (the permuted ones when ``shuffled_labels``)
+    train_accuracy: float | None = None
 
 
 def load_digits(test_fraction: float = 0.25) -> DigitsData:
@@ -174,11 +179,18 @@ def load_digits(test_fraction: float = 0.25) -> DigitsData:
     return DigitsData(x[train], y[train], x[test], y[test])
 
 
-_MEMORY: dict[tuple[int, int], TrainedDigits] = {}
+_MEMORY: dict[tuple[int, int, bool], TrainedDigits] = {}
+
+
+def shuffled_labels(labels: torch.Tensor, seed: int) -> torch.Tensor:
+    """``labels`` permuted by a generator seeded with ``seed`` (the global RNG is untouched): the same
+    labels in a random order, so no image keeps a reason for its label (Adebayo et al. 2018, section 4)."""
+    generator = torch.Generator().manual_seed(check_int(seed, "seed", 0))
+    return labels[torch.randperm(len(labels), generator=generator)]
 
 
 def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool = True,
-                      disk_cache: bool = True) -> TrainedDigits:
+                      disk_cache: bool = True, shuffle_labels: bool = False) -> TrainedDigits:
     """A :class:`DigitsClassifier` trained on the bundled digits in a few seconds on a laptop CPU.
 
     Seeded (same seed, same weights), cached in memory for the session and, with ``disk_cache``, as
@@ -186,18 +198,31 @@ def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool =
 
     Args:
         seed: seeds the initialisation and the batch order (the global RNG is left untouched).
-        epochs: passes over the training set (default 12; 6 in fast mode).
+        epochs: passes over the training set (default 12; 6 in fast mode; with ``shuffle_labels`` 60, 30 in
+            fast mode).
         progress: show a tqdm bar while training.
         disk_cache: read and write the trained weights in the cache directory.
+        shuffle_labels: train on the training labels permuted by :func:`shuffled_labels` (seeded by
+            ``seed``): the data randomisation test of Adebayo et al. (2018), notebook 01. ``data`` keeps the
+            true labels; ``train_accuracy`` is measured on the permuted ones. Such a model learns more slowly
+            (Adam at 3e-3 instead of 1e-2, which collapsed 4 of 5 seeds to a constant prediction whose gradient
+            is exactly 0 everywhere) and longer: 60 epochs (about 2.5 s) fit 43-50% of the permuted labels
+            (chance: 10%) over seeds 0-4, 30 epochs 30-35%.
     """
     seed = check_int(seed, "seed", 0)
-    epochs = check_int((6 if fast_mode() else 12) if epochs is None else epochs, "epochs", 1)
-    key = (seed, epochs)
+    if not isinstance(shuffle_labels, bool):
+        raise TypeError(f"shuffle_labels must be True or False, got {shuffle_labels!r}")
+    default_epochs = (30 if fast_mode() else 60) if shuffle_labels else (6 if fast_mode() else 12)
+    epochs = check_int(default_epochs if epochs is None else epochs, "epochs", 1)
+    key = (seed, epochs, shuffle_labels)
     if key in _MEMORY:
         return _MEMORY[key]
     t0 = time.perf_counter()
     data = load_digits()
-    path = cache_dir() / "toys" / f"digits_cnn_seed{seed}_epochs{epochs}_v1.safetensors" if disk_cache else None
+    train_y = shuffled_labels(data.train_y, seed) if shuffle_labels else data.train_y
+    kind = "shuffled_" if shuffle_labels else ""
+    path = (cache_dir() / "toys" / f"digits_cnn_{kind}seed{seed}_epochs{epochs}_v1.safetensors" if disk_cache
+            else None)
     model = DigitsClassifier()
     from_cache = False
     if path is not None and path.exists():
@@ -206,7 +231,9 @@ def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool =
         model.load_state_dict(load_file(str(path)))
         from_cache = True
     else:
-        _train(model, data, seed, epochs, progress)
+        _train(model, DigitsData(data.train_x, train_y, data.test_x, data.test_y), seed, epochs, progress,
+               "training the digits CNN on shuffled labels" if shuffle_labels else "training the digits CNN",
+               lr=3e-3 if shuffle_labels else 1e-2)
         if path is not None:
             from safetensors.torch import save_file
 
@@ -217,7 +244,9 @@ def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool =
     model.eval()
     with torch.no_grad():
         accuracy = float((model(data.test_x).argmax(1) == data.test_y).float().mean())
-    trained = TrainedDigits(model, data, accuracy, seed, epochs, time.perf_counter() - t0, from_cache)
+        train_accuracy = float((model(data.train_x).argmax(1) == train_y).float().mean())
+    trained = TrainedDigits(model, data, accuracy, seed, epochs, time.perf_counter() - t0, from_cache,
+                            shuffle_labels, train_accuracy)
     _MEMORY[key] = trained
     return trained
 
@@ -231,26 +260,27 @@ def digits_setup(index: int = 0):
     return trained.model, x, torch.zeros_like(x), trained.data.train_x
 
 
-def _train(model: nn.Module, data: DigitsData, seed: int, epochs: int, progress: bool) -> None:
+def _train(model: nn.Module, data: DigitsData, seed: int, epochs: int, progress: bool,
+           desc: str = "training the digits CNN", lr: float = 1e-2) -> None:
     from tqdm.auto import tqdm
 
     batch = 64
     steps_per_epoch = math.ceil(len(data.train_y) / batch)
     # A model this small trains fastest on one thread; on a busy 2-core machine two threads are ~20x slower.
     with torch_threads(1):
-        _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm)
+        _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm, desc, lr)
 
 
-def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm) -> None:
+def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqdm, desc, lr) -> None:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         for layer in model.modules():  # re-initialise under the seed
             if hasattr(layer, "reset_parameters"):
                 layer.reset_parameters()
         generator = torch.Generator().manual_seed(seed)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+        opt = torch.optim.Adam(model.parameters(), lr=lr)
         model.train()
-        bar = tqdm(total=epochs * steps_per_epoch, desc="training the digits CNN", disable=not progress,
+        bar = tqdm(total=epochs * steps_per_epoch, desc=desc, disable=not progress,
                    leave=False)
         for _ in range(epochs):
             order = torch.randperm(len(data.train_y), generator=generator)

@@ -15,6 +15,7 @@ _PANELS: dict[str, str] = {
     "GradientSaturationPanel": "gradients",
     "ThresholdPanel": "gradients",
     "SmoothGradPanel": "gradients",
+    "SanityCheckPanel": "sanity",
     "PositionalEncodingPanel": "attention",
     "WorkedExamplePanel": "attention",
     "SaturationPanel": "attention",
