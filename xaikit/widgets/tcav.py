@@ -1,5 +1,6 @@
 """Panels for notebook 05, TCAV on a Vision Transformer (Kim et al. 2018; Dosovitskiy et al. 2021):
-a patch-grid view of an image, a concept gallery, the TCAV panel with significance, and a layer sweep.
+a patch-grid view of an image, a concept gallery, the TCAV panel with significance, a layer sweep, and a
+class's images sorted by a CAV (Kim et al. 2018, Fig. 2).
 
 Each panel is a thin view over :mod:`xaikit.concepts.tcav`; activations and gradients are cached per model, layer,
 pooling and image set, so moving the layer slider back and forth only retrains (cached) CAVs.
@@ -13,7 +14,7 @@ import numpy as np
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 
-__all__ = ["PatchGridPanel", "ConceptGalleryPanel", "TCAVPanel", "LayerSweepPanel"]
+__all__ = ["PatchGridPanel", "ConceptGalleryPanel", "TCAVPanel", "LayerSweepPanel", "CAVSortPanel"]
 
 _NOT_SIGNIFICANT = "#BBBBBB"
 
@@ -281,4 +282,143 @@ class LayerSweepPanel(Panel):
         ax.set_ylim(-0.05, 1.05)
         ax.set_title(f"class {sweep.results[0].target!r}; hollow = not significant")
         ax.legend(fontsize=8, loc="best")
+        return None
+
+
+_ALL_CLASSES = "all classes"
+
+
+class CAVSortPanel(Panel):
+    """A class's images sorted by the cosine similarity of their activation with a CAV (Kim et al. 2018,
+    section 4.1, Fig. 2): the ``k`` most similar images on top, the ``k`` least similar below, each with its
+    similarity, and a strip of every image in sorted order coloured by its class.
+
+    The CAV is the concept against a random set (``vs`` = random) or against another concept (a relative CAV).
+    ``class`` = "all classes" pools the images of every class the panel has (e.g. zebras and horses), so the
+    strip shows whether one class comes first. Activations and CAVs are cached: after the first look at a
+    layer, a change of concept, class or ``k`` only trains (or reuses) one CAV and sorts.
+    """
+
+    title = "Images sorted by a CAV: the most and the least concept-like"
+    figsize = (8.0, 3.6)
+    layout = None  # a fixed grid placed by hand: constrained layout would cost most of the redraw
+
+    def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
+                 target: str = _ALL_CLASSES, concept: str = "striped", layer: int = 0, pooling: str = "flatten",
+                 k: int = 5, max_k: int = 10, random_set=None, seed: int = 0):
+        from xaikit._validate import check_int
+        from xaikit.concepts import imageworld as iw
+
+        self.model, self.processor, self.seed = model, processor, seed
+        self.sets = _Sets(concept_sets, class_images, world)
+        names = list(self.sets.concepts)
+        if concept not in names:
+            raise ValueError(f"concept {concept!r} has no images here; the concept sets are {names}")
+        labels = self.sets.classes(_labels(model))
+        options = [_ALL_CLASSES, *labels] if len(labels) > 1 else labels
+        if target not in options:
+            raise ValueError(f"target {target!r} has no images here: this panel can show {options}")
+        max_k = check_int(max_k, "max_k", 1, hint="the largest number of images a row of the panel may show")
+        n = len(next(iter(self.sets.concepts.values())))
+        self.random = random_set if random_set is not None else iw.random_images(n, seed=10_000 + seed)
+        self._cavs: dict = {}
+        controls = {
+            "concept": dropdown("concept", names, concept),
+            "negative": dropdown("vs", ["random", *names], "random"),
+            "target": dropdown("class", options, target),
+            "layer": int_slider("layer", layer, 0, _layer_count(model) - 1),
+            "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
+            "k": int_slider("k", k, 1, max_k),
+        }
+        super().__init__(controls)
+
+    def _class_set(self, target: str) -> tuple[np.ndarray, list[str]]:
+        labels = self.sets.classes(_labels(self.model))
+        chosen = labels if target == _ALL_CLASSES else [target]
+        images = [np.asarray(self.sets.class_images(c)) for c in chosen]
+        return np.concatenate(images), [c for c, imgs in zip(chosen, images, strict=True) for _ in range(len(imgs))]
+
+    def _cav(self, concept: str, negative: str, layer: int, pooling: str):
+        from xaikit.concepts.tcav import activations, train_cav
+
+        key = (concept, negative, layer, pooling)
+        if key not in self._cavs:
+            if concept == negative:
+                raise ValueError(f"vs must differ from the concept: a CAV of {concept!r} against itself has no "
+                                 "direction; pick 'random' or another concept")
+            other = self.random if negative == "random" else self.sets.concepts[negative]
+            acts = lambda imgs: activations(self.model, imgs, layer, pooling, self.processor)  # noqa: E731
+            self._cavs[key] = train_cav(acts(self.sets.concepts[concept]), acts(other), "logistic", self.seed,
+                                        concept=concept, negative=negative, layer=layer, pooling=pooling)
+        return self._cavs[key]
+
+    def compute(self, concept, negative, target, layer, pooling, k):
+        from xaikit.concepts.tcav import sort_by_cav
+
+        cav = self._cav(concept, negative, layer, pooling)
+        images, labels = self._class_set(target)
+        ranking = sort_by_cav(self.model, images, cav, processor=self.processor)
+        top, bottom = ranking.top(k), ranking.bottom(k)  # k is checked against the number of images here
+        return {"sort": ranking, "cav": cav, "images": images, "labels": labels, "top": top, "bottom": bottom,
+                "k": k, "classes": list(dict.fromkeys(labels)), "target": target}
+
+    def layout_key(self, r):
+        return r["k"], tuple(r["classes"]), len(r["images"])
+
+    @staticmethod
+    def _caption(r, i) -> str:
+        s = r["sort"].similarity[i]
+        return f"{r['labels'][i]} {s:+.2f}" if len(r["classes"]) > 1 else f"{s:+.2f}"
+
+    def _heading(self, r) -> str:
+        cav = r["cav"]
+        return (f"{r['target']} images by cosine with CAV({cav.concept} vs {cav.negative}), block {cav.layer}, "
+                f"{cav.pooling}; CAV held-out acc {cav.accuracy:.2f}")
+
+    def _strip(self, r) -> np.ndarray:
+        index = {c: i for i, c in enumerate(r["classes"])}
+        return np.array([[index[r["labels"][i]] for i in r["sort"].order]])  # (1, N) class of each rank
+
+    def draw(self, fig, r):
+        from matplotlib.colors import ListedColormap
+
+        k = r["k"]
+        left, width, gap = 0.09, 0.89, 0.01
+        side = min((width - gap * (k - 1)) / k, 0.3)
+        self.animated = []
+        for row, (which, y) in enumerate((("top", 0.47), ("bottom", 0.13))):
+            for j in range(k):
+                ax = fig.add_axes((left + j * (side + gap), y, side, 0.33))
+                i = r[which][j]
+                im = ax.imshow(r["images"][i])
+                ax.set_xticks([])
+                ax.set_yticks([])
+                title = ax.set_title(self._caption(r, i), fontsize=7, pad=2)
+                self.animated += [im, title]
+            fig.text(0.01, y + 0.165, "most\nsimilar" if row == 0 else "least\nsimilar", fontsize=8, va="center")
+        strip_ax = fig.add_axes((left, 0.03, width, 0.05))
+        n_cls = len(r["classes"])
+        cmap = ListedColormap([OKABE_ITO[i % len(OKABE_ITO)] for i in range(n_cls)])
+        strip = strip_ax.imshow(self._strip(r), aspect="auto", cmap=cmap, vmin=-0.5, vmax=n_cls - 0.5,
+                                interpolation="nearest")
+        strip_ax.set_xticks([])
+        strip_ax.set_yticks([])
+        for c, name in enumerate(r["classes"]):
+            fig.text(left + width - 0.11 * (n_cls - c), 0.085, f"\u25a0 {name}", color=OKABE_ITO[c % len(OKABE_ITO)],
+                     fontsize=7)
+        fig.text(0.01, 0.04, "all,\nsorted", fontsize=7, va="center")
+        heading = fig.text(0.01, 0.95, self._heading(r), fontsize=8)
+        self.animated += [strip, heading]
+        return None
+
+    def update_artists(self, fig, r):
+        *cells, strip, heading = self.animated
+        k = r["k"]
+        for n, (which, j) in enumerate([("top", j) for j in range(k)] + [("bottom", j) for j in range(k)]):
+            im, title = cells[2 * n], cells[2 * n + 1]
+            i = r[which][j]
+            im.set_data(r["images"][i])
+            title.set_text(self._caption(r, i))
+        strip.set_data(self._strip(r))
+        heading.set_text(self._heading(r))
         return None
