@@ -142,30 +142,42 @@ def test_panel_builds_redraws_and_shows_errors():
     model = tiny_vit(seed=0, image_size=32)
     concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted")}
     classes = {"zebra": iw.class_images("zebra", 6)[:, ::2, ::2], "horse": iw.class_images("horse", 6)[:, ::2, ::2]}
-    panel = CAVSortPanel(model, concept_sets=concepts, class_images=classes, k=3,
+    panel = CAVSortPanel(model, concept_sets=concepts, class_images=classes, k=3, max_k=8,
                          random_set=iw.random_images(8, seed=5)[:, ::2, ::2])
     assert panel.error is None, panel.error
     r = panel.result
-    assert len(r["images"]) == 12 and r["classes"] == ["zebra", "horse"]
+    assert len(r["images"]) == 12 and r["labels"][:6] == ["zebra"] * 6 and r["labels"][6:] == ["horse"] * 6
     np.testing.assert_array_equal(r["top"], r["sort"].order[:3])
-    assert len(panel.figure.axes) == 2 * 3 + 1  # the two rows and the strip
-    # the images shown are the sorted ones, and a new concept only swaps their pixels (no new axes)
-    first = panel.figure.axes[0]
-    np.testing.assert_array_equal(first.images[0].get_array(), r["images"][r["top"][0]])
+    want = tcav.sort_by_cav(model, np.concatenate(list(classes.values())), r["cav"])
+    np.testing.assert_array_equal(r["sort"].order, want.order)
+
+    def shown(row: int, j: int) -> np.ndarray:
+        """The j-th picture of a row (0: most similar, 1: least similar) as the figure shows it."""
+        pixels = np.asarray(panel.animated[row].get_array())  # (32, 8 slots * (32 + 4 white), 3)
+        assert pixels.shape == (32, 8 * 36, 3)
+        return pixels[:, j * 36: j * 36 + 32]
+
+    np.testing.assert_array_equal(shown(0, 0), r["images"][r["top"][0]])
+    np.testing.assert_array_equal(shown(1, 2), r["images"][r["bottom"][2]])
+    assert np.all(shown(0, 3) == 255)  # slot 4 of 8 is empty with k = 3
+    texts = [t.get_text() for t in panel.animated[4:]]
+    assert texts[0] == f"{r['labels'][r['top'][0]]} {r['sort'].similarity[r['top'][0]]:+.2f}" and texts[3] == ""
+    # a relative CAV: only the pixels and captions change, the axes stay (one layout for every setting)
     axes_before = list(panel.figure.axes)
-    r2 = panel.set(concept="dotted", negative="striped")  # a relative CAV
-    assert panel.error is None and r2["cav"].negative == "striped"
+    r2 = panel.set(concept="dotted", negative="striped", k=6)
+    assert panel.error is None and r2["cav"].negative == "striped" and len(r2["top"]) == 6
     assert list(panel.figure.axes) == axes_before
-    np.testing.assert_array_equal(panel.figure.axes[0].images[0].get_array(), r2["images"][r2["top"][0]])
-    want = tcav.sort_by_cav(model, np.concatenate(list(classes.values())), r2["cav"]).order
-    np.testing.assert_array_equal(r2["sort"].order, want)
-    panel.set(target="zebra", k=6)
-    assert panel.error is None and len(panel.figure.axes) == 2 * 6 + 1
+    np.testing.assert_array_equal(shown(0, 5), r2["images"][r2["top"][5]])
+    panel.set(target="zebra")
+    assert panel.error is None and panel.result["labels"] == ["zebra"] * 6
+    assert panel.animated[4].get_text() == f"{panel.result['sort'].similarity[panel.result['top'][0]]:+.2f}"
     panel.set(k=7)  # more than the 6 zebras: an error in the panel, which keeps working
     assert isinstance(panel.error, ValueError) and "k must be an int <= 6" in str(panel.error)
     panel.set(k=2, concept="striped", negative="striped")
     assert isinstance(panel.error, ValueError) and "vs must differ from the concept" in str(panel.error)
     panel.set(negative="random", layer=1, pooling="cls")
-    assert panel.error is None and panel.result["sort"].layer == 1
+    assert panel.error is None and panel.result["sort"].layer == 1 and panel.result["sort"].pooling == "cls"
     with pytest.raises(ValueError, match="concept 'zigzag' has no images here"):
         CAVSortPanel(model, concept_sets=concepts, class_images=classes, concept="zigzag")
+    with pytest.raises(ValueError, match="target 'leopard' has no images here"):
+        CAVSortPanel(model, concept_sets=concepts, class_images=classes, target="leopard")
