@@ -302,7 +302,7 @@ class CAVSortPanel(Panel):
     """
 
     title = "Images sorted by a CAV: the most and the least concept-like"
-    figsize = (8.0, 3.4)
+    figsize = (8.0, 3.0)
     layout = None  # a fixed grid placed by hand: constrained layout would cost most of the redraw
 
     def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
@@ -404,15 +404,18 @@ class CAVSortPanel(Panel):
 
         left, width = 0.1, 0.89
         slot = width / self.max_k
+        h, w = r["images"].shape[1:3]
+        fig_w, fig_h = fig.get_size_inches()
+        height = min(0.3, slot * fig_w * h / (w + _GAP) / fig_h)  # square pixels: a picture is as tall as wide
         rows, captions = [], []
-        for which, y, name in (("top", 0.5, "most\nsimilar"), ("bottom", 0.16, "least\nsimilar")):
-            ax = fig.add_axes((left, y, width, 0.3))
+        for which, y, name in (("top", 0.28 + height, "most\nsimilar"), ("bottom", 0.2, "least\nsimilar")):
+            ax = fig.add_axes((left, y, width, height))
             ax.axis("off")
             rows.append(ax.imshow(self._row(r, which), extent=(0, 1, 0, 1), aspect="auto", interpolation="nearest"))
             ax.set_xlim(0, 1)
             ax.set_ylim(0, 1)
-            fig.text(0.01, y + 0.15, name, fontsize=8, va="center")
-            captions += [fig.text(left + (j + 0.45) * slot, y + 0.31, text, fontsize=6.5, ha="center")
+            fig.text(0.01, y + height / 2, name, fontsize=8, va="center")
+            captions += [fig.text(left + (j + 0.47) * slot, y + height + 0.01, text, fontsize=6.5, ha="center")
                          for j, text in enumerate(self._captions(r, which))]
         strip_ax = fig.add_axes((left, 0.04, width, 0.05))
         strip_ax.set_xticks([])
@@ -425,7 +428,7 @@ class CAVSortPanel(Panel):
         fig.text(0.01, 0.065, "all, by\nsimilarity", fontsize=7, va="center")
         for c, name in enumerate(self.labels):
             fig.text(left + 0.1 * c, 0.1, f"\u25a0 {name}", color=OKABE_ITO[c % len(OKABE_ITO)], fontsize=7)
-        heading = fig.text(0.01, 0.95, self._heading(r), fontsize=8)
+        heading = fig.text(0.01, 0.93, self._heading(r), fontsize=8)
         self.animated = [*rows, strip, heading, *captions]
         return None
 
