@@ -128,6 +128,9 @@ def test_bad_input_raises_clear_errors():
         tcav.sort_by_cav(model, imgs, cav.vector)
     with pytest.raises(ValueError, match="layer=1, but the cav was trained with layer=0"):
         tcav.sort_by_cav(model, imgs, cav, layer=1)
+    with pytest.raises(ValueError, match="pooling='cls', but the cav was trained with pooling='mean'"):
+        tcav.sort_by_cav(model, imgs, cav, pooling="cls")
+    np.testing.assert_array_equal(tcav.sort_by_cav(model, imgs, cav, layer=-2).order, ranking.order)  # -2 is 0
     with pytest.raises(ValueError, match="pooling must be one of"):
         tcav.sort_by_cav(model, imgs, cav.vector, layer=0, pooling="max")
     with pytest.raises(ValueError, match="images has 0 image"):

@@ -105,14 +105,17 @@ def sort_by_cav(model, images, cav, layer: int | None = None, pooling: str | Non
     """
     from xaikit.concepts.activations import POOLINGS, _check_common, activations
     from xaikit.concepts.images import prepare_images
+    from xaikit.models.arch import check_layer
 
     if isinstance(cav, CAV):
-        for name, given, own in (("layer", layer, cav.layer), ("pooling", pooling, cav.pooling)):
-            if given is not None and own not in (-1, "") and given != own:
-                raise ValueError(f"{name}={given!r}, but the cav was trained with {name}={own!r}; leave {name} out to "
-                                 "use the CAV's, or train a CAV there")
+        if pooling is not None and cav.pooling and pooling != cav.pooling:
+            raise ValueError(f"pooling={pooling!r}, but the cav was trained with pooling={cav.pooling!r}; leave pooling "
+                             "out to use the CAV's, or train a CAV with that pooling")
+        if layer is not None and cav.layer != -1 and check_layer(model, layer) != cav.layer:
+            raise ValueError(f"layer={layer!r}, but the cav was trained with layer={cav.layer!r}; leave layer out to use "
+                             "the CAV's, or train a CAV at that layer")
         layer = layer if cav.layer == -1 else cav.layer
-        pooling = pooling if cav.pooling == "" else cav.pooling
+        pooling = cav.pooling or pooling
         if layer is None:
             raise ValueError("the cav does not record its layer (it was trained from bare activations): pass layer=")
     elif layer is None:
