@@ -7,7 +7,8 @@ tokens flattened:
 
 * **sorting**: 20 zebras and 20 horses sorted by R striped-vs-random CAVs (striped against random set i+1,
   CAV seed i, the runs of ``tcav_significance``); per CAV: zebras among the top 10, zebras among the bottom
-  10, and the share of (zebra, horse) pairs in which the zebra is more similar to the CAV (an AUC);
+  10, and the share of (zebra, horse) pairs in which the zebra is more similar to the CAV (an AUC), also
+  for the dot product and for the cosine after subtracting the random images' mean activation;
 * **relative CAVs**: the mean TCAV score of striped, dotted and bubbly against R random sets
   (``tcav_significance``, 100 zebras), the random CAVs' mean, and the relative scores bubbly vs dotted and
   striped vs dotted.
@@ -73,15 +74,26 @@ def sort_metrics(model, concepts, zebras, horses, randoms, R: int) -> list[dict]
     pool = np.concatenate([zebras[:N_GALLERY], horses])
     is_zebra = np.r_[np.ones(N_GALLERY, bool), np.zeros(len(horses), bool)]
     a_striped = tcav.activations(model, concepts["striped"], layer, pooling, proc)
+    a_pool = tcav.activations(model, pool, layer, pooling, proc).astype(np.float64)  # (40, D)
+    a_rand = [tcav.activations(model, r, layer, pooling, proc) for r in randoms[1:R + 1]]
+    centre = np.concatenate(a_rand).mean(0)  # the random images' mean activation
+
+    def share(sim):
+        return float((sim[is_zebra][:, None] > sim[~is_zebra][None, :]).mean())
+
     rows = []
     for i in range(R):
-        cav = tcav.train_cav(a_striped, tcav.activations(model, randoms[i + 1], layer, pooling, proc), seed=i,
-                             concept="striped", negative="random", layer=layer, pooling=pooling)
+        cav = tcav.train_cav(a_striped, a_rand[i], seed=i, concept="striped", negative="random", layer=layer,
+                             pooling=pooling)
         r = tcav.sort_by_cav(model, pool, cav, processor=proc)
-        sim = r.similarity
-        share = float((sim[is_zebra][:, None] > sim[~is_zebra][None, :]).mean())
+        v = cav.vector.astype(np.float64)
+        centred = a_pool - centre
         rows.append({"top10": int(is_zebra[r.top(10)].sum()), "bottom10": int(is_zebra[r.bottom(10)].sum()),
-                     "pair_share": share, "cav_acc": cav.accuracy})
+                     "pair_share": share(r.similarity), "cav_acc": cav.accuracy,
+                     # two variants that are not Kim et al.'s: the dot product (no length), and the cosine
+                     # after subtracting the random images' mean activation
+                     "pair_share_dot": share(a_pool @ v),
+                     "pair_share_centred": share(centred @ v / np.linalg.norm(centred, axis=1))})
     return rows
 
 
@@ -148,6 +160,9 @@ def main() -> int:
           f"bubbly vs random minus random CAVs {min(r['mean']['bubbly'] - r['random'] for r in rels):.2f}-"
           f"{max(r['mean']['bubbly'] - r['random'] for r in rels):.2f}; relative bubbly vs dotted "
           f"{min(r['pairs']['bubbly vs dotted'] for r in rels):.2f}-{max(r['pairs']['bubbly vs dotted'] for r in rels):.2f}")
+    for key in ("pair_share_dot", "pair_share_centred"):
+        print(f"zebra-first pair share by {key[11:]}: {min(r[key] for r in allsort):.2f}-"
+              f"{max(r[key] for r in allsort):.2f}")
     gap = [r["pairs"]["bubbly vs dotted"] - r["mean"]["bubbly"] for r in rels]
     print(f"relative bubbly vs dotted minus bubbly vs random: {min(gap):.2f}-{max(gap):.2f}; mean striped "
           f"{np.min([r['mean']['striped'] for r in rels]):.2f}-{np.max([r['mean']['striped'] for r in rels]):.2f}")
