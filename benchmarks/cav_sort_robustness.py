@@ -17,6 +17,7 @@ Draw 0 is notebook 05's own draw (concepts, zebras and random sets with seed 0 a
 draw d > 0 draws every set afresh. Prints one row per seed and draw, then the range of each number.
 
     python benchmarks/cav_sort_robustness.py --seeds 0 1 2 3 4 --draws 3 --out /tmp/models
+    ATEN_CPU_CAPABILITY=avx2 python benchmarks/cav_sort_robustness.py --no-prepared --out /tmp/avx2-models
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 N_GALLERY = 20  # zebras and horses each, as in notebook 05's section 8
 
 
-def load_main(seed: int, out: Path):
-    """The main ViT of training ``seed``: the prepared model for seed 0, else trained into ``out`` once."""
+def load_main(seed: int, out: Path, prepared: bool = True):
+    """The main ViT of training ``seed``: the prepared model for seed 0 (unless ``prepared`` is false), else
+    trained into ``out`` once."""
     from transformers import ViTForImageClassification
 
     from xaikit.models import vitworld
 
-    if seed == 0:
+    if seed == 0 and prepared:
         folder = vitworld.ensure_embedded_vit("main", progress=False)
     else:
         from benchmarks.tcav_robustness import _train_one
@@ -119,6 +121,8 @@ def main() -> int:
     parser.add_argument("--R", type=int, default=10)
     parser.add_argument("--out", default=None, help="model folder (default <xaikit cache>/robustness/<recipe>)")
     parser.add_argument("--json", default=None)
+    parser.add_argument("--no-prepared", action="store_true", help="seed 0 too from --out, not the prepared model "
+                        "(e.g. models trained under other CPU kernels)")
     args = parser.parse_args()
     import numpy as np
     import torch
@@ -134,7 +138,7 @@ def main() -> int:
           f"{'bubbly':>6} {'random':>6} {'bub-dot':>7} {'rel b/d':>7} {'rel s/d':>7} {'rel s/b':>7}", flush=True)
     for seed in args.seeds:
         t0 = time.perf_counter()
-        model = load_main(seed, out)
+        model = load_main(seed, out, prepared=not args.no_prepared)
         for draw in range(args.draws):
             concepts, zebras, horses, randoms = images_for(draw, args.R)
             srt = sort_metrics(model, concepts, zebras, horses, randoms, args.R)
