@@ -26,6 +26,7 @@
 # 5. Significance against random concepts
 # 6. A ground-truth control, and random image sets as the yardstick
 # 7. TCAV by layer
+# 8. Which images does a CAV point at? Sorting by a CAV, and relative CAVs
 #
 # References: Kim et al. (2018), *Interpretability beyond feature attribution: quantitative testing with
 # concept activation vectors (TCAV)*; Dosovitskiy et al. (2021), *An image is worth 16x16 words*; Cimpoi et
@@ -77,7 +78,7 @@ from xaikit import pick, plotting
 from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
 from xaikit.models import arch, load_vit, vitworld
-from xaikit.widgets import ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
+from xaikit.widgets import CAVSortPanel, ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
 
 xaikit.set_seed(0)
 
@@ -553,3 +554,150 @@ assert sweep.error is None
 assert sweep.result.mean.shape == (3, arch.n_layers(model))
 print(np.round(sweep.result.mean, 2))
 sweep
+
+# %% [markdown]
+# ## 8. Which images does a CAV point at? Sorting by a CAV, and relative CAVs
+#
+# *Beyond the lectures: Kim et al., "Interpretability beyond feature attribution: TCAV", ICML 2018 (Fig. 2, sorting images with CAVs; relative TCAV).*
+#
+# A TCAV score is one number about a direction. Kim et al. also look at what the direction points at: they
+# sort a class's pictures by the **cosine similarity** between each picture's activation at the CAV's layer
+# and the CAV, $\cos(a_l(x), v_C) = a_l(x) \cdot v_C \,/\, (\lVert a_l(x) \rVert \lVert v_C \rVert)$, and show
+# both ends (their Fig. 2: pictures of neckties sorted by a "model women" CAV, pictures of stripes by a
+# "CEO" CAV). The activation is pooled as the CAV's training activations were (here all tokens of block
+# 2), so the two live in one space. The cosine takes no gradient and no class logit: it asks what the
+# CAV *encodes*, where TCAV asks what moving along it *does* to the class.
+#
+# Our test: 20 zebras and 20 horses, the same silhouette with and without stripes, sorted by the ten
+# striped-vs-random CAVs of section 5 (striped against random set $i+1$). If a CAV picked out stripes, and
+# not something else its 50 striped pictures happen to share, the zebras come first.
+
+# %%
+horses = iw.class_images("horse", 20, "main", seed=0)
+herd = np.concatenate([zebras[:20], horses])  # (40, 64, 64, 3): 20 zebras, then 20 horses
+is_zebra = np.arange(len(herd)) < 20
+striped_cavs = [tcav.train_cav(a_striped, tcav.activations(model, r, LAYER, POOLING, processor), seed=i,
+                               concept="striped", negative="random", layer=LAYER, pooling=POOLING)
+                for i, r in enumerate(randoms[1:R + 1])]  # section 5's ten CAVs: striped vs random set i+1
+rankings = [tcav.sort_by_cav(model, herd, c, processor=processor) for c in striped_cavs]
+# the cosine by hand for the first CAV: the pictures' pooled activations against the CAV
+a_herd = tcav.activations(model, herd, LAYER, POOLING, processor)  # (40, D)
+v = striped_cavs[0].vector  # (D,)
+by_hand = a_herd @ v / (np.linalg.norm(a_herd, axis=1) * np.linalg.norm(v))  # (40,)
+assert np.allclose(rankings[0].similarity, by_hand, atol=1e-5)
+assert np.all(np.diff(by_hand[rankings[0].order]) <= 1e-6)  # most similar first
+
+
+def zebra_first(ranking):
+    """Share of (zebra, horse) pairs in which the zebra is more similar to the CAV (1: every zebra first)."""
+    sim = ranking.similarity  # (40,) cosine of each picture with the CAV
+    return float((sim[is_zebra][:, None] > sim[~is_zebra][None, :]).mean())
+
+
+shares = [zebra_first(r) for r in rankings]
+print("zebras among the 10 most striped-like: ", [int(is_zebra[r.top(10)].sum()) for r in rankings])
+print("zebras among the 10 least striped-like:", [int(is_zebra[r.bottom(10)].sum()) for r in rankings])
+print("share of (zebra, horse) pairs with the zebra first:", np.round(shares, 2))
+
+# %% [markdown]
+# The panel shows both ends of the sorted pictures, with each one's cosine, and below them a strip of all
+# 40 in sorted order, coloured by class. Pick another concept, pit it against another concept instead of
+# random images (**vs**), show the zebras alone, or move to another block. Where does the dotted CAV put
+# the zebras? And a CAV of stripes against dots (a relative CAV, below)?
+
+# %%
+sorter = CAVSortPanel(model, processor, concept_sets=concepts, class_images={"zebra": zebras[:20], "horse": horses},
+                      layer=LAYER, pooling=POOLING, k=6, random_set=randoms[1])
+# the panel's CAV is the first of the ten above (striped vs random set 1, CAV seed 0): the same six pictures
+assert sorter.error is None, sorter.error
+assert np.array_equal(sorter.result["images"][sorter.result["top"]], herd[rankings[0].top(6)])
+sorter
+
+# %% [markdown]
+# **A check that does not always pass.** `benchmarks/cav_sort_robustness.py` repeats this cell with
+# training seeds 0-4 of the main model (trained on this machine's CPU) and three image draws each (draw 0
+# is this notebook's), ten striped-vs-random CAVs per draw, 30 per seed:
+#
+# | training seed | zebra-first share of pairs | zebras in the top 10 | zebras in the bottom 10 | striped vs random (TCAV, mean of 10) |
+# | --- | --- | --- | --- | --- |
+# | 0 | 0.91-1.00 (median 0.99) | 9-10 | 0 | 0.97-0.99 |
+# | 1 | 0.70-1.00 (median 0.96) | 7-10 | 0-2 | 0.92-0.97 |
+# | 2 | 0.08-0.97 (median 0.49) | 0-10 | 0-9 | 0.68-0.82 |
+# | 3 | 0.06-1.00 (median 0.69) | 0-10 | 0-10 | 0.85-0.91 |
+# | 4 | 0.49-1.00 (median 0.95) | 5-10 | 0-5 | 0.98 |
+#
+# On seeds 0 and 1 every striped CAV ranked the zebra above the horse in at least 70% of the pairs, as Kim
+# et al.'s Fig. 2 would lead us to expect. On seeds 2 and 3 many CAVs sorted zebras and horses no better
+# than a coin, and some put the horses first, *while the TCAV score of the same CAVs said that stripes
+# raise "zebra"* (0.68-0.91). Nothing about the order is asserted, then: it did not hold for every
+# training run. The two ask different questions. TCAV takes the gradient of the zebra logit, so it looks
+# only at the directions the logit reads. The cosine takes the whole activation (here 65 tokens x 96
+# numbers), most of which describes what zebras and horses share: silhouette, pose, background, foam. And
+# a CAV trained against random collages may carry whatever else tells its 50 striped pictures from those
+# collages (the held-out accuracy of these CAVs was only 0.50-0.92; section 5 says why). The dot product
+# instead of the cosine, or the cosine after subtracting the random images' mean activation, did not rescue
+# seed 2 (the benchmark prints both). A sorted gallery is a qualitative look, worth taking: a CAV whose
+# gallery looks wrong is worth questioning. A gallery that looks right proves no more than that.
+# (Three more main models, seeds 0-2 trained with the AVX2 kernels `ATEN_CPU_CAPABILITY=avx2`, gave shares
+# of 0.41-1.00: the same picture. Sorting with AVX2 kernels did not change a number above.)
+#
+# ### Relative CAVs: a concept against a concept
+#
+# Section 5 trained each CAV against **random** images: "striped vs random" points from pictures of
+# anything towards stripes, and its score asks *does this concept, compared with nothing in particular,
+# push the class up?* The lecture's pairs (section 4) are **relative CAVs** (Kim et al.'s relative TCAV): a
+# CAV of concept A against concept B points from B towards A, and its score asks *does trading B for A
+# push the class up?* That is a comparison, and a comparison comes out high for either of two reasons:
+# A raises the logit, or B lowers it. The relative score alone cannot tell which; the two scores against
+# random images can. Side by side for zebra:
+
+# %%
+vs_random = {c: sig[c].mean for c in tested}  # section 5: each concept against R random sets
+relative = {(a, b): tcav.tcav(model, concepts[a], concepts[b], zebras, "zebra", LAYER, POOLING,
+                              processor=processor, concept=a, negative=b).score
+            for a, b in (("striped", "dotted"), ("bubbly", "dotted"), ("striped", "bubbly"))}
+random_cavs = sig.random_scores.mean()
+print(f"random CAVs (random vs random): {random_cavs:.2f}")
+for c, score in vs_random.items():
+    print(f"  {c:>8} vs random: {score:.2f}  ({'significant' if sig[c].significant else 'not significant'})")
+for (a, b), score in relative.items():
+    print(f"  {a:>8} vs {b}: {score:.2f}  (relative CAV)")
+if MODEL.startswith("embedded"):
+    # held for training seeds 0-4, three image draws each (the table below), and for seeds 0-2 trained with
+    # AVX2 kernels: dots lower "zebra" by at least 0.19 against random CAVs, and concepts set against dots
+    # score high (bubbly vs dotted at least 0.65, striped vs dotted at least 0.84)
+    assert random_cavs - vs_random["dotted"] >= 0.1, (random_cavs, vs_random)
+    assert relative[("bubbly", "dotted")] >= 0.55 and relative[("striped", "dotted")] >= 0.75, relative
+
+# %% [markdown]
+# Over training seeds 0-4 and three image draws each (`benchmarks/cav_sort_robustness.py`; mean scores over
+# R = 10 runs against random sets, as in section 5; "bubbly significant" by section 5's t-test):
+#
+# | training seed | striped vs random | bubbly vs random | dotted vs random | random CAVs | striped vs dotted | bubbly vs dotted | bubbly significant |
+# | --- | --- | --- | --- | --- | --- | --- | --- |
+# | 0 | 0.97-0.99 | 0.35-0.61 | 0.10-0.15 | 0.40-0.53 | 0.93-0.98 | 0.91-0.95 | 0 of 3 |
+# | 1 | 0.92-0.97 | 0.39-0.78 | 0.14-0.24 | 0.49-0.53 | 0.92-0.98 | 0.90-0.96 | 1 of 3 |
+# | 2 | 0.68-0.82 | 0.33-0.45 | 0.28-0.30 | 0.47-0.55 | 0.90-0.91 | 0.65-0.67 | 0 of 3 |
+# | 3 | 0.85-0.91 | 0.47-0.63 | 0.11-0.20 | 0.44-0.52 | 0.84-0.90 | 0.92-0.94 | 0 of 3 |
+# | 4 | 0.98 | 0.61-0.91 | 0.02-0.23 | 0.47-0.53 | 0.99-1.00 | 0.99-1.00 | 2 of 3 |
+#
+# Read as relative scores, "bubbly vs dotted" (0.65-1.00) and "striped vs dotted" (0.84-1.00) are both
+# high: by the lecture's pairs alone, bubbles would seem to make a zebra much as stripes do.
+# Against random images the two come apart: stripes lie far above the random CAVs on every run, bubbles
+# lie above them on some runs and below on others (significant in 3 of 15), and dots lie below them on
+# every run (by 0.19-0.50). The relative score of bubbly vs dotted is high mostly because spots, the mark
+# of leopards and sheep, push "zebra" *down*.
+#
+# Which to ask:
+#
+# - **concept vs random** answers *does this concept, on its own, move the class?* It is the paper's main
+#   test, the one section 5's significance test and section 6's control are built on.
+# - **concept vs concept** answers *between these two, which moves the class more?* Ask it when the choice
+#   is between two named alternatives (stripes or spots on this animal?), and read it beside both concepts'
+#   scores against random images: a high relative score can come entirely from the concept it is compared
+#   with.
+#
+# (The bubbly-minus-dotted gap against random images was positive on all 15 runs, but only 0.05 on one,
+# too thin to assert. The three AVX2-trained models, three draws each: dotted 0.24-0.50 below the random
+# CAVs, bubbly vs dotted 0.81-1.00, striped vs dotted 0.94-0.99, bubbly above the random CAVs on eight of
+# nine runs and significant on four.)

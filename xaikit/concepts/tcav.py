@@ -17,6 +17,9 @@ For a layer l of a model, a concept C (a set of example images, e.g. "striped") 
    counterpart sets, compare the R scores with R scores of random-vs-random CAVs by a two-sided t-test, and
    Bonferroni-correct across the concepts tested.
 
+Beside the score, the paper's qualitative check (its Fig. 2): a class's images sorted by the cosine
+similarity of their activations with the CAV (:func:`sort_by_cav`, :mod:`xaikit.concepts.sorting`).
+
 This module holds the entry points (:func:`tcav`, :func:`pair_scores`, :func:`layer_sweep`) and re-exports
 the names of the modules above, so ``from xaikit.concepts import tcav`` reaches all of them.
 """
@@ -47,11 +50,13 @@ from xaikit.concepts.significance import (
     t_test,
     tcav_significance,
 )
+from xaikit.concepts.sorting import CAVSort, sort_activations, sort_by_cav
 
 __all__ = [
     "POOLINGS", "CLASSIFIERS", "CHANCE_ACCURACY", "CAV", "TCAVResult", "ConceptSignificance", "SignificanceResult",
     "LayerSweep", "prepare_images", "pixel_values", "activations", "train_cav", "directional_derivatives", "tcav",
     "tcav_significance", "rank_p", "layer_sweep", "pair_scores", "LECTURE_PAIRS", "t_test", "resolve_class", "clear_cache",
+    "CAVSort", "sort_by_cav", "sort_activations",
 ]
 
 
