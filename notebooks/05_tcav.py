@@ -558,7 +558,9 @@ sweep
 # %% [markdown]
 # ## 8. Which images does a CAV point at? Sorting by a CAV, and relative CAVs
 #
-# *Beyond the lectures: Kim et al., "Interpretability beyond feature attribution: TCAV", ICML 2018 (Fig. 2, sorting images with CAVs; relative TCAV).*
+# *Beyond the lectures: Kim et al., 2018.*
+#
+# Fig. 2 of the TCAV paper sorts images by a CAV; the lecture's concept pairs are relative CAVs.
 #
 # A TCAV score is one number about a direction. Kim et al. also look at what the direction points at: they
 # sort a class's pictures by the **cosine similarity** between each picture's activation at the CAV's layer
