@@ -252,15 +252,19 @@ if MODEL.startswith("embedded"):
 # for that seed. At block 2 with all tokens flattened, 100 zebras per score. Seeds 0-4 were trained while
 # the world was being designed; seeds 5-9 only after it was fixed, as a check:
 #
-# | claim (zebra) | lecture | seeds 0-4 | seeds 5-9 | asserted here |
-# | --- | --- | --- | --- | --- |
-# | striped vs dotted | ~0.95 | 0.92-1.00 | 0.95-0.99 | yes (>= 0.8) |
-# | bubbly vs striped | ~0.1 | 0.00-0.17 | 0.00-0.15 | yes (<= 0.25) |
-# | dotted vs bubbly | ~0.05 | 0.06-0.25 | 0.02-0.19 | yes (<= 0.25) |
-# | striped vs bubbly | ~0.95 | 0.83-1.00 | 0.85-1.00 | yes (>= 0.8) |
+# | claim (zebra) | lecture | seeds 0-4 | seeds 5-9 | another machine | asserted here |
+# | --- | --- | --- | --- | --- | --- |
+# | striped vs dotted | ~0.95 | 0.92-1.00 | 0.95-0.99 | 0.87-1.00 | yes (>= 0.8) |
+# | bubbly vs striped | ~0.1 | 0.00-0.17 | 0.00-0.15 | 0.01-0.17 | yes (<= 0.25) |
+# | dotted vs bubbly | ~0.05 | 0.06-0.25 | 0.02-0.19 | 0.00-0.31 | yes (<= 0.4) |
+# | striped vs bubbly | ~0.95 | 0.83-1.00 | 0.85-1.00 | 0.83-0.99 | yes (>= 0.8) |
 #
-# (One image draw per seed; the draw in this notebook is another one. The margins are thin in places:
-# seed 4's dotted vs bubbly was exactly 0.25, and on one extra draw seed 3's striped vs bubbly was 0.79.)
+# (One image draw per seed in the first two columns; the draw in this notebook is another one. "Another
+# machine": seeds 1-4 trained there with its default CPU kernels and seeds 0-2 with the AVX2 ones, three
+# draws each. The same seed trained with other kernels is another model: seed 2 gave dotted vs bubbly
+# 0.30 and 0.31 on two draws with the default kernels and at most 0.09 with AVX2, which is why that bound is
+# 0.4, not the 0.25 it was. The margins are thin in places: on one extra draw seed 3's striped vs bubbly
+# was 0.79.)
 # It took a world built for it. In
 # the previous recipe the leopard shared the zebra's silhouette with small, dense spots, and the sheep
 # were bubbly: there "dotted vs bubbly" came out 0.50-0.95 on ten of ten seeds, the *opposite* of the
