@@ -176,7 +176,28 @@ def test_attention_in_batches_equals_raw_attention_alone(model, tok):
     assert (data.attention[~data.mask] == 0).all()
 
 
-def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok):
+def test_the_disk_cache_returns_the_same_data_and_misses_for_a_changed_model(model, tok, tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    fresh = diagnostic_data(model, tok, PAIRS)
+    first = diagnostic_data(model, tok, PAIRS, cache=True)
+    files = list((tmp_path / "diagnostics").glob("*.pt"))
+    assert len(files) == 1
+    again = diagnostic_data(model, tok, PAIRS, cache=True)  # read back from the file
+    for d in (first, again):
+        assert d.texts == fresh.texts and d.layer == fresh.layer
+        for name in ("ids", "mask", "labels", "attention", "predicted"):
+            assert torch.equal(getattr(d, name), getattr(fresh, name)), name
+    changed = copy.deepcopy(model)
+    with torch.no_grad():
+        changed.classifier.bias += 1.0  # another model: its own entry
+    diagnostic_data(changed, tok, PAIRS, cache=True)
+    diagnostic_data(model, tok, PAIRS[:3], cache=True)  # other sentences: another entry
+    diagnostic_data(model, tok, PAIRS, layer=0, cache=True)  # another layer: another entry
+    assert len(list((tmp_path / "diagnostics").glob("*.pt"))) == 4
+
+
+def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
     res = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0, 1), hidden=8, epochs=2, progress=False)
     assert res.accuracy.shape == res.f1.shape == (2, 3) and res.weightings == ("uniform", "learned", "model attention")
     assert ((res.accuracy >= 0) & (res.accuracy <= 1)).all() and res.n_train == 18 and res.n_test == 6
@@ -196,7 +217,8 @@ def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok):
 
 
 # -- bad input ------------------------------------------------------------------------------------------
-def test_bad_input_names_the_parameter(model, tok):
+def test_bad_input_names_the_parameter(model, tok, tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
     h, mask, _ = _ragged()
     w = mask.double()
     with pytest.raises(ValueError, match=r"weights must have shape \(batch, tokens\) = \(5, 7\)"):

@@ -137,9 +137,14 @@ class DiagnosticMLP(nn.Module):
     def learn_weights(self) -> bool:
         return self.score is not None
 
-    def token_outputs(self, ids: torch.Tensor) -> torch.Tensor:
-        """``h_t`` for every position: ``(B, T, hidden)``, each from its own token only."""
-        return torch.tanh(self.token_layer(self.embedding(ids)))  # (B, T, hidden)
+    def token_outputs(self, ids: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``h_t`` ``(B, T, hidden)``, each from its own token only; with a ``mask``, computed at its True
+        positions alone and 0 elsewhere (the same numbers, without the work on padding)."""
+        if mask is None:
+            return torch.tanh(self.token_layer(self.embedding(ids)))  # (B, T, hidden)
+        h = torch.zeros(*ids.shape, self.token_layer.out_features)  # (B, T, hidden)
+        h[mask] = torch.tanh(self.token_layer(self.embedding(ids[mask])))  # (n_real, hidden)
+        return h
 
     @torch.no_grad()
     def weights(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -147,12 +152,12 @@ class DiagnosticMLP(nn.Module):
         if self.score is None:
             raise ValueError("this diagnostic pools with given weights (learn_weights=False); it has none of its own")
         ids, mask = _check_ids(ids, mask, self.embedding.num_embeddings)
-        s = self.score(self.token_outputs(ids)).squeeze(-1)  # (B, T)
+        s = self.score(self.token_outputs(ids, mask)).squeeze(-1)  # (B, T)
         return torch.softmax(s.masked_fill(~mask.bool(), float("-inf")), dim=-1)  # (B, T)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor, weights=None) -> torch.Tensor:
         ids, mask = _check_ids(ids, mask, self.embedding.num_embeddings)
-        h = self.token_outputs(ids)  # (B, T, hidden)
+        h = self.token_outputs(ids, mask)  # (B, T, hidden), 0 at positions the mask leaves out
         if self.score is not None:
             if weights is not None:
                 raise ValueError("this diagnostic learns its own weights (learn_weights=True); call it with "
@@ -271,8 +276,8 @@ class DiagnosticData:
         return self.attention if weighting == "model attention" else None
 
 
-def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 64,
-                    progress: bool = False) -> DiagnosticData:
+def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 64, progress: bool = False,
+                    cache: bool = False) -> DiagnosticData:
     """Tokenize ``(sentence, label)`` pairs and read the model's attention for each, in one batched forward pass.
 
     The attention is the ``layer``'s [CLS] row, mean of the heads: in the last layer (the default) it is the
@@ -280,16 +285,72 @@ def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 
     counterpart of the single attention layer of Wiegreffe & Pinter's LSTMs. It is renormalised over the
     word tokens (the pooling leaves [CLS] and [SEP] out). Sentences of similar length share a batch;
     padding changes nothing (the mask drops it). Notebook 04, section 7.
-    """
-    from tqdm.auto import tqdm
 
-    if isinstance(pairs, (str, tuple)) or not isinstance(pairs, (list,)) or not pairs:
+    ``cache=True`` keeps the result on disk in ``xaikit.cache_dir()/diagnostics/`` (:mod:`xaikit.policies`),
+    keyed by the sentences, labels, layer, tokenizer and a fingerprint of every weight of the model (so a
+    model trained further, or cast to another dtype, reads its own attention again): thousands of
+    sentences cost half a minute of forward passes on a busy CPU, a cached set a fraction of a second.
+    """
+    if cache:
+        return _cached(model, tokenizer, pairs, layer, batch_size, progress)
+    return _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress)
+
+
+def _cache_key(model, tokenizer, pairs, layer: int) -> str:
+    import hashlib
+    import json
+
+    with torch.no_grad():  # a fingerprint of the weights: each parameter's sum and sum of squares
+        prints = [(float(p.double().sum()), float(p.double().square().sum())) for p in model.parameters()]
+    what = {"model": str(getattr(model.config, "_name_or_path", "")), "dtype": str(model.dtype), "layer": layer,
+            "weights": prints, "tokenizer": [str(getattr(tokenizer, "name_or_path", "")), len(tokenizer)],
+            "pairs": [[t, int(y)] for t, y in pairs], "version": 1}
+    return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:24]
+
+
+def _cached(model, tokenizer, pairs, layer, batch_size, progress) -> DiagnosticData:
+    import os
+
+    from xaikit._config import cache_dir
+
+    check_model(model, tokenizer, "diagnostic_data")
+    layer = check_layer(model, layer)
+    folder = cache_dir() / "diagnostics"
+    path = folder / f"attention-{_cache_key(model, tokenizer, _check_pairs(pairs), layer)}.pt"
+    if path.is_file():
+        try:
+            d = torch.load(path, weights_only=True)
+            return DiagnosticData(d["texts"], d["ids"].long(), d["mask"], d["labels"], d["attention"],
+                                  d["predicted"], d["layer"])
+        except (OSError, RuntimeError, KeyError, EOFError, ValueError) as err:  # damaged: compute it anew
+            from xaikit._fn import warn
+
+            warn(f"the cached attention in {path} could not be read ({type(err).__name__}); reading it again")
+    data = _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    torch.save({"texts": data.texts, "ids": data.ids.int(), "mask": data.mask, "labels": data.labels,
+                "attention": data.attention, "predicted": data.predicted, "layer": data.layer}, part)
+    os.replace(part, path)  # atomic: another process reads the whole file or none
+    return data
+
+
+def _check_pairs(pairs) -> list[tuple[str, int]]:
+    if isinstance(pairs, (str, tuple)) or not isinstance(pairs, list) or not pairs:
         raise ValueError("pairs must be a non-empty list of (sentence, label) pairs, e.g. "
                          "xaikit.models.sentiment.load_movie_reviews('test')")
     if not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
         raise ValueError("pairs must hold (sentence, label) pairs; got an item that is not a pair")
     texts = check_texts([p[0] for p in pairs], "pairs' sentences")
-    labels = torch.tensor([check_int(p[1], "label", 0) for p in pairs])  # (N,)
+    return [(t, check_int(p[1], "label", 0)) for t, p in zip(texts, pairs, strict=True)]
+
+
+def _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress) -> DiagnosticData:
+    from tqdm.auto import tqdm
+
+    pairs = _check_pairs(pairs)
+    texts = [t for t, _ in pairs]
+    labels = torch.tensor([y for _, y in pairs])  # (N,)
     check_model(model, tokenizer, "diagnostic_data")
     layer = check_layer(model, layer)
     batch_size = check_int(batch_size, "batch_size", 1)
@@ -391,11 +452,11 @@ class DiagnosticResult:
 
 def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), weightings=WEIGHTINGS,
                    layer: int = -1, hidden: int = 64, epochs: int = 8, lr: float = 3e-3, batch_size: int = 64,
-                   progress: bool = True) -> DiagnosticResult:
+                   progress: bool = True, cache: bool = True) -> DiagnosticResult:
     """Wiegreffe & Pinter's diagnostic (2019, section 4, Table 3) on a transformer classifier: train the
     context-free :class:`DiagnosticMLP` on ``train_pairs`` with each weighting, once per seed, and score it on
-    ``test_pairs``. The model's attention is read once (:func:`diagnostic_data`); every seed and weighting
-    trains on the same data. Notebook 04, section 7.
+    ``test_pairs``. The model's attention is read once (:func:`diagnostic_data`, kept on disk with
+    ``cache=True``); every seed and weighting trains on the same data. Notebook 04, section 7.
     """
     from tqdm.auto import tqdm
 
@@ -404,8 +465,8 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
         raise ValueError("seeds is empty; pass at least one training seed, e.g. seeds=(0, 1, 2)")
     weightings = tuple(check_choice(w, "weightings[i]", WEIGHTINGS) for w in weightings)
     start = time.perf_counter()
-    train = diagnostic_data(model, tokenizer, train_pairs, layer, progress=progress)
-    test = diagnostic_data(model, tokenizer, test_pairs, layer, progress=progress)
+    train = diagnostic_data(model, tokenizer, train_pairs, layer, progress=progress, cache=cache)
+    test = diagnostic_data(model, tokenizer, test_pairs, layer, progress=progress, cache=cache)
     embedding = model.get_input_embeddings().weight
     n_classes = max(int(model.config.num_labels), int(train.labels.max()) + 1)
     acc, f1 = np.zeros((len(seeds), len(weightings))), np.zeros((len(seeds), len(weightings)))
