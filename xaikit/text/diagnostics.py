@@ -142,8 +142,9 @@ class DiagnosticMLP(nn.Module):
         positions alone and 0 elsewhere (the same numbers, without the work on padding)."""
         if mask is None:
             return torch.tanh(self.token_layer(self.embedding(ids)))  # (B, T, hidden)
+        vocab, where = torch.unique(ids[mask], return_inverse=True)  # each distinct token once: (U,), (n_real,)
         h = torch.zeros(*ids.shape, self.token_layer.out_features)  # (B, T, hidden)
-        h[mask] = torch.tanh(self.token_layer(self.embedding(ids[mask])))  # (n_real, hidden)
+        h[mask] = torch.tanh(self.token_layer(self.embedding(vocab)))[where]  # (U, hidden) -> (n_real, hidden)
         return h
 
     @torch.no_grad()
@@ -157,6 +158,10 @@ class DiagnosticMLP(nn.Module):
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor, weights=None) -> torch.Tensor:
         ids, mask = _check_ids(ids, mask, self.embedding.num_embeddings)
+        return self._logits(ids, mask, weights, check=True)
+
+    def _logits(self, ids: torch.Tensor, mask: torch.Tensor, weights, check: bool) -> torch.Tensor:
+        """The forward pass; ``check=False`` trusts weights that were checked already (the training loop)."""
         h = self.token_outputs(ids, mask)  # (B, T, hidden), 0 at positions the mask leaves out
         if self.score is not None:
             if weights is not None:
@@ -171,7 +176,7 @@ class DiagnosticMLP(nn.Module):
             if weights is None:
                 raise ValueError("weights is None: pass the pooling weights (batch, tokens), e.g. mask.float() "
                                  "for uniform, or build the diagnostic with learn_weights=True")
-            real, _ = _check_weights(h, weights, mask)
+            real = _check_weights(h, weights, mask)[0] if check else weights
         return self.classifier(_pool(h, real))  # (B, n_classes)
 
 
@@ -228,7 +233,8 @@ def train_diagnostic(embedding, ids, mask, labels, weights=None, learn_weights: 
     with method_threads():
         for _ in range(epochs):
             for batch in torch.randperm(ids.shape[0], generator=order).split(batch_size):
-                logits = mlp(ids[batch], mask[batch], None if learn_weights else weights[batch])  # (b, C)
+                logits = mlp._logits(ids[batch], mask[batch], None if learn_weights else weights[batch],
+                                     check=False)  # (b, C); the weights were checked above, for every batch
                 loss = loss_fn(logits, labels[batch])
                 opt.zero_grad()
                 loss.backward()
@@ -300,8 +306,9 @@ def _cache_key(model, tokenizer, pairs, layer: int) -> str:
     import hashlib
     import json
 
-    with torch.no_grad():  # a fingerprint of the weights: each parameter's sum and sum of squares
-        prints = [(float(p.double().sum()), float(p.double().square().sum())) for p in model.parameters()]
+    with torch.no_grad():  # a fingerprint of the weights: sum and sum of squares of every 7th value of each
+        prints = [(float(v.sum()), float(v.square().sum()))
+                  for v in (p.detach().flatten()[::7].double() for p in model.parameters())]
     what = {"model": str(getattr(model.config, "_name_or_path", "")), "dtype": str(model.dtype), "layer": layer,
             "weights": prints, "tokenizer": [str(getattr(tokenizer, "name_or_path", "")), len(tokenizer)],
             "pairs": [[t, int(y)] for t, y in pairs], "version": 1}
@@ -418,13 +425,14 @@ class DiagnosticResult:
 
     def table(self) -> str:
         """The per-seed table as text, one row per seed, then the mean."""
-        head = f"{'seed':>6} " + "".join(f"{w + ' acc':>22}{'F1':>7}" for w in self.weightings)
+        width = [max(len(w) + 6, 10) for w in self.weightings]
+        head = f"{'seed':>6} " + "".join(f"{w + ' acc':>{n}}{'F1':>7}" for w, n in zip(self.weightings, width, strict=True))
         rows = [head]
         for i, s in enumerate(self.seeds):
-            rows.append(f"{s:>6} " + "".join(f"{self.accuracy[i, j]:22.3f}{self.f1[i, j]:7.3f}"
-                                            for j in range(len(self.weightings))))
-        rows.append(f"{'mean':>6} " + "".join(f"{self.accuracy[:, j].mean():22.3f}{self.f1[:, j].mean():7.3f}"
-                                              for j in range(len(self.weightings))))
+            rows.append(f"{s:>6} " + "".join(f"{self.accuracy[i, j]:{n}.3f}{self.f1[i, j]:7.3f}"
+                                            for j, n in enumerate(width)))
+        rows.append(f"{'mean':>6} " + "".join(f"{self.accuracy[:, j].mean():{n}.3f}{self.f1[:, j].mean():7.3f}"
+                                              for j, n in enumerate(width)))
         return "\n".join(rows)
 
     def plot(self, ax, metric: str = "accuracy"):
@@ -452,11 +460,14 @@ class DiagnosticResult:
 
 def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), weightings=WEIGHTINGS,
                    layer: int = -1, hidden: int = 64, epochs: int = 8, lr: float = 3e-3, batch_size: int = 64,
-                   progress: bool = True, cache: bool = True) -> DiagnosticResult:
+                   progress: bool = True, cache: bool = True, controls: dict | None = None) -> DiagnosticResult:
     """Wiegreffe & Pinter's diagnostic (2019, section 4, Table 3) on a transformer classifier: train the
     context-free :class:`DiagnosticMLP` on ``train_pairs`` with each weighting, once per seed, and score it on
     ``test_pairs``. The model's attention is read once (:func:`diagnostic_data`, kept on disk with
     ``cache=True``); every seed and weighting trains on the same data. Notebook 04, section 7.
+
+    ``controls``: other models that share the tokenizer, by name (e.g. ``{"pretrained": encoder}``, the
+    encoder before fine-tuning); each adds the weighting ``"<name> attention"``, read the same way.
     """
     from tqdm.auto import tqdm
 
@@ -464,19 +475,30 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
     if not seeds:
         raise ValueError("seeds is empty; pass at least one training seed, e.g. seeds=(0, 1, 2)")
     weightings = tuple(check_choice(w, "weightings[i]", WEIGHTINGS) for w in weightings)
+    controls = dict(controls or {})
+    if not all(isinstance(k, str) and k for k in controls):
+        raise ValueError("controls must map a name (a str, e.g. 'pretrained') to a model that shares the tokenizer")
     start = time.perf_counter()
     train = diagnostic_data(model, tokenizer, train_pairs, layer, progress=progress, cache=cache)
     test = diagnostic_data(model, tokenizer, test_pairs, layer, progress=progress, cache=cache)
+    weights = {w: (train.weights(w), test.weights(w)) for w in weightings}
+    for name, other in controls.items():
+        a = diagnostic_data(other, tokenizer, train_pairs, layer, progress=progress, cache=cache)
+        b = diagnostic_data(other, tokenizer, test_pairs, layer, progress=progress, cache=cache)
+        if not (torch.equal(a.ids, train.ids) and torch.equal(b.ids, test.ids)):
+            raise ValueError(f"controls[{name!r}] reads other token ids: pass models that share the tokenizer")
+        weights[f"{name} attention"] = (a.attention, b.attention)
+    weightings = tuple(weights)
     embedding = model.get_input_embeddings().weight
     n_classes = max(int(model.config.num_labels), int(train.labels.max()) + 1)
     acc, f1 = np.zeros((len(seeds), len(weightings))), np.zeros((len(seeds), len(weightings)))
     runs = [(i, j) for i in range(len(seeds)) for j in range(len(weightings))]
     for i, j in tqdm(runs, desc="diagnostic", disable=not progress):
         w = weightings[j]
-        mlp = train_diagnostic(embedding, train.ids, train.mask, train.labels, train.weights(w),
+        mlp = train_diagnostic(embedding, train.ids, train.mask, train.labels, weights[w][0],
                                learn_weights=w == "learned", seed=seeds[i], hidden=hidden, epochs=epochs, lr=lr,
                                batch_size=batch_size, n_classes=n_classes)
-        scores = evaluate_diagnostic(mlp, test.ids, test.mask, test.labels, test.weights(w))
+        scores = evaluate_diagnostic(mlp, test.ids, test.mask, test.labels, weights[w][1])
         acc[i, j], f1[i, j] = scores["accuracy"], scores["f1"]
     model_acc = float((test.predicted == test.labels).float().mean())
     return DiagnosticResult(weightings, seeds, acc, f1, model_acc, train.layer, len(train), len(test),
