@@ -204,6 +204,12 @@ def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, mon
     np.testing.assert_array_equal(res.gain("model attention", "uniform"),
                                   res.accuracy[:, 2] - res.accuracy[:, 0])
     assert "mean" in res.table()
+    other = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0,), hidden=8, epochs=2, progress=False,
+                           controls={"other": tiny_bert(seed=4)})
+    assert other.weightings[-1] == "other attention" and other.accuracy.shape == (1, 4)
+    np.testing.assert_array_equal(other.accuracy[0, :3], res.accuracy[0])  # the other columns are unchanged
+    with pytest.raises(ValueError, match="controls must map a name"):
+        run_diagnostic(model, tok, PAIRS, PAIRS, controls={3: model}, progress=False)
     again = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0, 1), hidden=8, epochs=2, progress=False)
     np.testing.assert_array_equal(res.accuracy, again.accuracy)
     # a float64 copy on xaikit.device(): the results come back on the CPU, the same up to float rounding
@@ -262,3 +268,21 @@ def test_bad_input_names_the_parameter(model, tok, tmp_path, monkeypatch):
         run_diagnostic(model, tok, PAIRS, PAIRS, weightings=("uniform", "rollout"), progress=False)
     with pytest.raises(ValueError, match="seeds is empty"):
         run_diagnostic(model, tok, PAIRS, PAIRS, seeds=(), progress=False)
+
+
+def test_the_pretrained_control_shares_the_embedded_models_tokens_and_word_embeddings():
+    from xaikit.models.sentiment import is_built, pretrained_encoder
+
+    if not is_built():
+        pytest.skip("the embedded sentiment model is not prepared (python -m xaikit prepare)")
+    import xaikit
+
+    tuned, _ = xaikit.models.load_sentiment()
+    base = pretrained_encoder()
+    assert base.config._attn_implementation == "eager" and not base.training
+    e_base, e_tuned = base.get_input_embeddings().weight, tuned.get_input_embeddings().weight
+    assert e_base.shape == e_tuned.shape
+    torch.testing.assert_close(e_base.float().cpu(), e_tuned.float().cpu(), atol=1e-6, rtol=0)  # frozen by the recipe
+    w_base = base.base_model.encoder.layer[-1].attention.self.query.weight
+    w_tuned = tuned.base_model.encoder.layer[-1].attention.self.query.weight
+    assert not torch.allclose(w_base.float().cpu(), w_tuned.float().cpu())  # the attention itself was fine-tuned
