@@ -204,6 +204,14 @@ def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, mon
     np.testing.assert_array_equal(res.gain("model attention", "uniform"),
                                   res.accuracy[:, 2] - res.accuracy[:, 0])
     assert "mean" in res.table()
+    from matplotlib.figure import Figure
+
+    ax = res.plot(Figure().subplots())
+    assert len(ax.collections) == 2 * 3  # one dot per seed and weighting
+    dots = np.array([c.get_offsets()[0] for c in ax.collections])  # (x, accuracy) of each dot
+    np.testing.assert_allclose(sorted(dots[:, 1]), sorted(res.accuracy.ravel()))
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels[:3] == list(res.weightings) and any("transformer itself" in t for t in labels)
     other = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0,), hidden=8, epochs=2, progress=False,
                            controls={"other": tiny_bert(seed=4)})
     assert other.weightings[-1] == "other attention" and other.accuracy.shape == (1, 4)
