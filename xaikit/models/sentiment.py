@@ -422,8 +422,9 @@ def pretrained_encoder():
     from transformers import AutoModelForSequenceClassification
     from transformers.utils import logging as hf_logging
 
-    verbosity = hf_logging.get_verbosity()
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()  # the head is *meant* to be new and untrained
+    hf_logging.disable_progress_bar()  # a 0.1 s load needs no bar in the notebook
     try:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(RECIPE["seed"])
@@ -432,6 +433,8 @@ def pretrained_encoder():
                 label2id={v: k for k, v in ID2LABEL.items()}, use_safetensors=True, attn_implementation="eager")
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
     return model.eval()
 
 
