@@ -36,6 +36,11 @@ policy                    what changes                                 why
 ``concepts.activations``  activations, gradients and CAVs per model    TCAV's significance runs reuse
                           (weak references; ``clear_cache()`` after    them hundreds of times
                           training a model in place)
+``text.diagnostics``      a model's attention for a set of sentences   Wiegreffe & Pinter's diagnostic
+                          on disk in ``cache_dir()/diagnostics``       reads thousands of sentences:
+                          (``cache=True``; keyed by the sentences,     half a minute of forward passes
+                          layer, tokenizer and a fingerprint of        on a busy CPU, once per model
+                          every weight)
 ``_config.set_seed``      Python's, NumPy's and torch's global seeds   reproducible notebooks
 ========================  ==========================================  =================================
 """

