@@ -330,6 +330,16 @@ def test_panel_clamps_and_reports(panel):
     assert p.error is None and p.result.layers == 1
 
 
+
+def test_panel_constructor_names_a_bad_argument(trained, panel):
+    from xaikit import widgets as W
+
+    with pytest.raises(ValueError, match="values must be one of 'absolute', 'signed'; got 'log'"):
+        W.SanityCheckPanel(trained, panel.shuffled, values="log")  # was a TraitError naming nothing
+    with pytest.raises(ValueError, match="n_images must be an int >= 1"):
+        W.SanityCheckPanel(trained, panel.shuffled, n_images=0)  # was an IndexError
+
+
 def test_compare_models(trained):
     """The data randomisation comparison, entry by entry against sanity_maps and similarity."""
     other = toys.digits_classifier(seed=1, epochs=1, progress=False, disk_cache=False)
