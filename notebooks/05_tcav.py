@@ -567,7 +567,7 @@ sweep
 # Fig. 2 of the TCAV paper sorts images by a CAV; the lecture's concept pairs are relative CAVs.
 #
 # A TCAV score is one number about a direction. Kim et al. also look at what the direction points at: they
-# sort a class's pictures by the **cosine similarity** between each picture's activation at the CAV's layer
+# sort a set of pictures (a class's, or a concept's) by the **cosine similarity** between each picture's activation at the CAV's layer
 # and the CAV, $\cos(a_l(x), v_C) = a_l(x) \cdot v_C \,/\, (\lVert a_l(x) \rVert \lVert v_C \rVert)$, and show
 # both ends (their Fig. 2: pictures of neckties sorted by a "model women" CAV, pictures of stripes by a
 # "CEO" CAV). The activation is pooled as the CAV's training activations were (here all tokens of block
