@@ -274,6 +274,8 @@ def test_bad_input(trained):
         S.sanity_maps(model, trained.data.test_x[0], 0, methods=["LRP"])
     with pytest.raises(ValueError, match="images must be a non-empty batch"):
         S.cascade_scores(model, trained.data.test_x[:0])
+    with pytest.raises(ValueError, match=r"images must be a batch \(N, ...\) of inputs the model takes"):
+        S.cascade_scores(model, trained.data.test_x[0])  # one image, no batch dimension: was a bare RuntimeError
     with pytest.raises(ValueError, match="a is empty"):
         S.spearman(torch.ones(0), torch.ones(0))
     with pytest.raises(TypeError, match="shuffle_labels must be True or False"):
