@@ -3,7 +3,7 @@
 Trains the main and control ViTs of the embedded recipe (:mod:`xaikit.models.vitworld`) with training
 seeds 0-4 (or ``--seeds``), then checks the lecture's claims on each pair with image sets drawn fresh
 from that seed (:func:`xaikit.models.vitworld.lecture_claims`): striped-vs-dotted and striped-vs-bubbly
->= 0.8, bubbly-vs-striped and dotted-vs-bubbly <= 0.25, "striped" significant for zebra on the main model
+>= 0.8, bubbly-vs-striped <= 0.25 and dotted-vs-bubbly <= 0.4 (``vitworld.CLAIM_BOUNDS``), "striped" significant for zebra on the main model
 and not on the control model, by the rank test among 100 random image sets posing as concepts
 (``tcav_significance(test="rank")``; Kim et al.'s t-test is printed beside it). Prints one row per seed with pass/fail, and with ``--sweep`` the same
 claims at every block and pooling (the table notebook 05 quotes beside its chosen layer).

@@ -40,7 +40,8 @@ if "google.colab" in sys.modules:
     import os
     import subprocess
 
-    if importlib.util.find_spec("xaikit") is None:
+    found = importlib.util.find_spec("xaikit")
+    if found is None or found.origin in (None, "namespace"):  # a clone named xaikit in /content is no install
         clones = [os.path.dirname(p) for p in sorted(glob.glob("/content/*/pyproject.toml"))
                   if 'name = "xaikit"' in open(p).read()]
         wheels = sorted(glob.glob("/content/xaikit-*.whl"))

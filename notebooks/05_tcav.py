@@ -50,7 +50,8 @@ if "google.colab" in sys.modules:
     import os
     import subprocess
 
-    if importlib.util.find_spec("xaikit") is None:
+    found = importlib.util.find_spec("xaikit")
+    if found is None or found.origin in (None, "namespace"):  # a clone named xaikit in /content is no install
         clones = [os.path.dirname(p) for p in sorted(glob.glob("/content/*/pyproject.toml"))
                   if 'name = "xaikit"' in open(p).read()]
         wheels = sorted(glob.glob("/content/xaikit-*.whl"))
@@ -567,7 +568,7 @@ sweep
 # Fig. 2 of the TCAV paper sorts images by a CAV; the lecture's concept pairs are relative CAVs.
 #
 # A TCAV score is one number about a direction. Kim et al. also look at what the direction points at: they
-# sort a class's pictures by the **cosine similarity** between each picture's activation at the CAV's layer
+# sort a set of pictures (a class's, or a concept's) by the **cosine similarity** between each picture's activation at the CAV's layer
 # and the CAV, $\cos(a_l(x), v_C) = a_l(x) \cdot v_C \,/\, (\lVert a_l(x) \rVert \lVert v_C \rVert)$, and show
 # both ends (their Fig. 2: pictures of neckties sorted by a "model women" CAV, pictures of stripes by a
 # "CEO" CAV). The activation is pooled as the CAV's training activations were (here all tokens of block

@@ -184,6 +184,12 @@ def test_panel_builds_redraws_and_shows_errors():
         CAVSortPanel(model, concept_sets=concepts, class_images=classes, concept="zigzag")
     with pytest.raises(ValueError, match="target 'leopard' has no images here"):
         CAVSortPanel(model, concept_sets=concepts, class_images=classes, target="leopard")
+    # one class and the default target ("all classes"): the panel shows that class
+    single = CAVSortPanel(model, concept_sets=concepts, class_images={"zebra": classes["zebra"]}, k=3,
+                          random_set=iw.random_images(8, seed=5)[:, ::2, ::2])
+    assert single.error is None and single.result["target"] == "zebra" and len(single.result["images"]) == 6
+    with pytest.raises(ValueError, match="pooling must be one of 'cls', 'mean', 'flatten'; got 'max'"):
+        CAVSortPanel(model, concept_sets=concepts, class_images=classes, pooling="max")  # was a bare TraitError
 
 
 @pytest.mark.prepared

@@ -5,6 +5,7 @@ manager, and says how to give a source when there is none."""
 from __future__ import annotations
 
 import glob
+import importlib.machinery
 import importlib.util
 import subprocess
 import sys
@@ -14,6 +15,8 @@ import pytest
 
 from xaikit.course import colab
 from xaikit.course import notebooks as nbtools
+
+_REAL_FIND_SPEC = importlib.util.find_spec
 
 
 class FakeColab:
@@ -93,6 +96,21 @@ def test_a_clone_of_the_repository_and_not_another_project(monkeypatch, tmp_path
         "/content/*/pyproject.toml": [str(other / "pyproject.toml"), str(ours / "pyproject.toml")]})
     fake.run()
     assert fake.installs == [[str(ours)]]
+
+
+def test_a_clone_named_xaikit_in_the_working_directory_is_not_an_install(monkeypatch, tmp_path):
+    """`!git clone <url>` in Colab's working directory /content makes /content/xaikit, which find_spec
+    reports as a namespace package (origin None): the cell must still install from that clone."""
+    clone = tmp_path / "xaikit"
+    (clone / "xaikit").mkdir(parents=True)
+    (clone / "pyproject.toml").write_text('[project]\nname = "xaikit"\n')
+    namespace = importlib.machinery.PathFinder.find_spec("xaikit", [str(tmp_path)])
+    assert namespace is not None and namespace.origin is None  # what find_spec("xaikit") gives there
+    fake = FakeColab(monkeypatch, installed=False, files={"/content/*/pyproject.toml": [str(clone / "pyproject.toml")]})
+    real = _REAL_FIND_SPEC
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: namespace if name == "xaikit" else real(name, *a))
+    fake.run()
+    assert fake.installs == [[str(clone)]] and len(fake.prepares) == 1
 
 
 def test_already_installed_skips_pip_but_prepares(monkeypatch):

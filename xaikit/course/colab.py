@@ -5,7 +5,9 @@ cell of every lecture notebook, right after the instructors' presenter switch, i
 shown by Colab as a collapsed form titled "Colab setup". On Colab, which it recognises by the
 ``google.colab`` module that only a Colab kernel has loaded, it
 
-1. installs xaikit with pip, unless it is importable already (the second notebook of a session), from the
+1. installs xaikit with pip, unless it is importable already (the second notebook of a session; a folder
+   ``/content/xaikit`` left by ``git clone``, which Colab's working directory ``/content`` makes importable as
+   an empty namespace package, does not count), from the
    first source it finds, in this order: the ``XAIKIT_SOURCE`` environment variable (any pip requirement:
    ``git+https://...``, a path, a wheel's URL), the newest ``xaikit-*.whl`` uploaded to ``/content``, or a
    clone of the repository in ``/content/<folder>/`` (a ``pyproject.toml`` that names xaikit). Colab's own
@@ -38,7 +40,8 @@ if "google.colab" in sys.modules:
     import os
     import subprocess
 
-    if importlib.util.find_spec("xaikit") is None:
+    found = importlib.util.find_spec("xaikit")
+    if found is None or found.origin in (None, "namespace"):  # a clone named xaikit in /content is no install
         clones = [os.path.dirname(p) for p in sorted(glob.glob("/content/*/pyproject.toml"))
                   if 'name = "xaikit"' in open(p).read()]
         wheels = sorted(glob.glob("/content/xaikit-*.whl"))

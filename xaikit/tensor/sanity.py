@@ -325,7 +325,12 @@ def _targets(model, images, targets) -> list[int]:
         raise ValueError("images must be a non-empty batch tensor (N, ...) of inputs, e.g. data.test_x[:12]")
     if targets is None:
         with torch.no_grad():
-            targets = _fn.call(model, images).argmax(1).tolist()
+            try:
+                targets = _fn.call(model, images).argmax(1).tolist()
+            except RuntimeError as err:  # e.g. one image (1, 8, 8) read as a batch of one (8, 8)
+                raise ValueError(f"images must be a batch (N, ...) of inputs the model takes; the model refused "
+                                 f"shape {tuple(images.shape)} ({err}). One image? Pass images[None] or "
+                                 "data.test_x[:1]") from err
     if len(targets) != len(images):
         raise ValueError(f"targets must have one class per image: {len(images)} images, {len(targets)} targets")
     return [int(t) for t in targets]

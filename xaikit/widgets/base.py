@@ -102,17 +102,26 @@ def _noted(control: widgets.Widget, note: str | None) -> widgets.Widget:
     return control
 
 
+def _choice(description: str, options: list, value):
+    """``value``, or the first option when it is None; a value that is not an option is a ValueError naming
+    the control (ipywidgets would raise a TraitError that names nothing)."""
+    values = [o[1] if isinstance(o, tuple) else o for o in options]
+    if value is None:
+        return values[0]
+    if not any(_same(value, v) for v in values):
+        raise ValueError(f"{description} must be one of {', '.join(map(repr, values))}; got {value!r}")
+    return value
+
+
 def dropdown(description: str, options, value=None, **kwargs) -> widgets.Dropdown:
     options = list(options)
-    if value is None:
-        value = options[0][1] if isinstance(options[0], tuple) else options[0]
+    value = _choice(description, options, value)
     return widgets.Dropdown(options=options, value=value, description=description, style=_STYLE, **kwargs)
 
 
 def toggle(description: str, options, value=None, **kwargs) -> widgets.ToggleButtons:
     options = list(options)
-    if value is None:
-        value = options[0][1] if isinstance(options[0], tuple) else options[0]
+    value = _choice(description, options, value)
     return widgets.ToggleButtons(options=options, value=value, description=description, style=_STYLE, **kwargs)
 
 

@@ -69,8 +69,11 @@ class SanityCheckPanel(_ToyPanel):
     def __init__(self, trained: toys.TrainedDigits | None = None, shuffled: toys.TrainedDigits | None = None,
                  n_images: int = 12, layers: int = 0, values: str = "absolute", seed: int = 0, n: int = 20,
                  steps: int = 16):
+        from xaikit._validate import check_int
+
+        n_images = check_int(n_images, "n_images", 1, hint="how many test digits the image menu offers, e.g. 12")
         self.trained = trained or toys.digits_classifier()
-        self.shuffled = shuffled or S.data_randomised_digits(seed=self.trained.seed, epochs=self.trained.epochs)
+        self.shuffled = shuffled or S.data_randomised_digits(seed=self.trained.seed)  # its own, longer training
         self.seed, self.options = seed, dict(n=n, steps=steps)
         self.layer_names = S.layers_from_top(self.trained.model)
         self._models: OrderedDict = OrderedDict()

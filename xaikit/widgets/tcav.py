@@ -318,6 +318,8 @@ class CAVSortPanel(Panel):
             raise ValueError(f"concept {concept!r} has no images here; the concept sets are {names}")
         self.labels = self.sets.classes(_labels(model))
         options = [_ALL_CLASSES, *self.labels] if len(self.labels) > 1 else self.labels
+        if target == _ALL_CLASSES and len(self.labels) == 1:  # the default with one class: that class
+            target = self.labels[0]
         if target not in options:
             raise ValueError(f"target {target!r} has no images here: this panel can show {options}")
         self.max_k = check_int(max_k, "max_k", 1, 20, hint="the most pictures one row of the panel shows")
