@@ -53,8 +53,16 @@ if "google.colab" in sys.modules:
                 "its wheel (`pip wheel --no-deps .` in the repository) to /content, or clone the repository "
                 "into /content, or set os.environ['XAIKIT_SOURCE'] to a pip requirement (e.g. "
                 "'git+https://<host>/<owner>/xaikit.git'); then run this cell again.")
+        loaded = sys.modules.get("ipywidgets")  # Colab ships ipywidgets 7; xaikit needs 8
         subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", source])
         importlib.invalidate_caches()
+        from importlib.metadata import version
+
+        if loaded is not None and getattr(loaded, "__version__", None) != version("ipywidgets"):
+            raise RuntimeError(
+                "xaikit is installed, and it upgraded ipywidgets, which this session had loaded already: restart "
+                "the session (Runtime > Restart session), then run the notebook again from the top; this cell "
+                "will then only build the models.")
     subprocess.check_call([sys.executable, "-m", "xaikit", "prepare"])
     from google.colab import output
 

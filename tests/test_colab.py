@@ -145,3 +145,14 @@ def test_every_notebook_has_the_cell_as_a_collapsed_form(monkeypatch, tmp_path):
     broken.write_text(text.replace(colab.CELL.strip(), "pass"))
     monkeypatch.setattr(nbtools, "sources", lambda names=None: [broken])
     assert any("Colab setup cell" in p for p in nbtools.check())
+
+
+def test_an_ipywidgets_upgraded_under_the_kernel_asks_for_a_restart(monkeypatch):
+    fake = FakeColab(monkeypatch, installed=False)
+    monkeypatch.setenv("XAIKIT_SOURCE", "/content/xaikit-0.1.0-py3-none-any.whl")
+    old = types.ModuleType("ipywidgets")
+    old.__version__ = "7.7.1"  # what Colab had imported before pip put 8.x on disk
+    monkeypatch.setitem(sys.modules, "ipywidgets", old)
+    with pytest.raises(RuntimeError, match="Restart session"):
+        fake.run()
+    assert len(fake.installs) == 1 and fake.prepares == []  # installed; models wait for the restart

@@ -13,7 +13,9 @@ shown by Colab as a collapsed form titled "Colab setup". On Colab, which it reco
    clone of the repository in ``/content/<folder>/`` (a ``pyproject.toml`` that names xaikit). Colab's own
    torch (a CUDA build) satisfies xaikit's ``torch>=2.2``, so nothing large is downloaded;
 2. builds the embedded models with ``python -m xaikit prepare`` (a no-op once they are cached);
-3. turns on Colab's widget manager for ipywidgets 8 (``google.colab.output.enable_custom_widget_manager``),
+3. stops with a message to restart the session when the install upgraded an ipywidgets that the session had
+   imported already (Colab ships 7.x; xaikit needs 8), since the old one stays loaded until a restart;
+4. turns on Colab's widget manager for ipywidgets 8 (``google.colab.output.enable_custom_widget_manager``),
    which the panels need there.
 
 Anywhere else the lines do nothing. When no source is found they raise an error that says the three
@@ -53,8 +55,16 @@ if "google.colab" in sys.modules:
                 "its wheel (`pip wheel --no-deps .` in the repository) to /content, or clone the repository "
                 "into /content, or set os.environ['XAIKIT_SOURCE'] to a pip requirement (e.g. "
                 "'git+https://<host>/<owner>/xaikit.git'); then run this cell again.")
+        loaded = sys.modules.get("ipywidgets")  # Colab ships ipywidgets 7; xaikit needs 8
         subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", source])
         importlib.invalidate_caches()
+        from importlib.metadata import version
+
+        if loaded is not None and getattr(loaded, "__version__", None) != version("ipywidgets"):
+            raise RuntimeError(
+                "xaikit is installed, and it upgraded ipywidgets, which this session had loaded already: restart "
+                "the session (Runtime > Restart session), then run the notebook again from the top; this cell "
+                "will then only build the models.")
     subprocess.check_call([sys.executable, "-m", "xaikit", "prepare"])
     from google.colab import output
 
