@@ -185,7 +185,11 @@ def test_registered_view_lab_ranking_and_explain(saved):
 
 # -- bad input ----------------------------------------------------------------------------------------------
 def test_bad_input(saved):
-    from transformers import AutoModelForSequenceClassification, DistilBertConfig, DistilBertForSequenceClassification
+    from transformers import (
+        AutoModelForSequenceClassification,
+        DistilBertConfig,
+        DistilBertForSequenceClassification,
+    )
 
     from xaikit.text.encoding import TruncationWarning, encode_one
     from xaikit.text.lrp import chefer_lrp, lrp_linear, relevance_forward
