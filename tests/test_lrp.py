@@ -183,6 +183,16 @@ def test_registered_view_lab_ranking_and_explain(saved):
     assert explain(model, tok, TEXT, "Chefer LRP", target=0).target == 0
 
 
+def test_comparison_panel_offers_the_view(saved):
+    from xaikit.widgets import MethodComparisonPanel
+
+    model, tok, _ = saved
+    panel = MethodComparisonPanel(model, tok, text=TEXT, a="Grad-SAM", b="Chefer LRP")
+    assert panel.error is None and panel.result.b.method == "Chefer LRP"
+    panel.set(a="Chefer LRP", b="attention")
+    assert panel.error is None and panel.result.a.method == "Chefer LRP"
+
+
 # -- bad input ----------------------------------------------------------------------------------------------
 def test_bad_input(saved):
     from transformers import (

@@ -171,7 +171,8 @@ def _check_bert(model) -> None:
 
 
 def _weights(model) -> dict:
-    """Every parameter the re-run needs, as float64 tensors on the model's device."""
+    """Every parameter the re-run needs, as float64 tensors on the model's device (the word embedding as it is:
+    only the text's rows are cast)."""
     from xaikit.models.arch import base_model
 
     def w(t):
@@ -192,7 +193,7 @@ def _weights(model) -> dict:
             "ln2": (w(layer.output.LayerNorm.weight), w(layer.output.LayerNorm.bias), layer.output.LayerNorm.eps),
         })
     return {
-        "word": w(emb.word_embeddings.weight), "position": w(emb.position_embeddings.weight),
+        "word": emb.word_embeddings.weight, "position": w(emb.position_embeddings.weight),
         "type": w(emb.token_type_embeddings.weight),
         "ln0": (w(emb.LayerNorm.weight), w(emb.LayerNorm.bias), emb.LayerNorm.eps),
         "blocks": blocks, "pool": (w(base.pooler.dense.weight), w(base.pooler.dense.bias)),
@@ -225,7 +226,7 @@ def relevance_forward(model, inputs: dict) -> BertTrace:
     n = ids.shape[0]
     types = inputs.get("token_type_ids")
     types = torch.zeros_like(ids) if types is None else types.to(device)[0]
-    x = p["word"][ids] + p["position"][torch.arange(n, device=device)] + p["type"][types]
+    x = p["word"][ids].detach().to(torch.float64) + p["position"][torch.arange(n, device=device)] + p["type"][types]
     x = _layer_norm(x, p["ln0"])
     if torch.is_grad_enabled():  # the weights are detached copies: start the graph here, for nabla A
         x = x.requires_grad_(True)
