@@ -19,7 +19,8 @@
 # 3. **Grad-SAM** (Barkan et al. 2021): attention times the ReLU of its gradient, implemented by you;
 # 4. **SHAP** with the tokenizer as masker, padded to the longest input rather than to 512 tokens;
 # 5. Grad-SAM against SHAP, token by token, with rank correlations;
-# 6. more views: raw attention, attention rollout, gradient-weighted attention, Integrated Gradients;
+# 6. more views: raw attention, attention rollout, gradient-weighted attention, Integrated Gradients, and
+#    Chefer et al.'s relevance propagation;
 # 7. the debate as experiments: Serrano & Smith's erasure, Jain & Wallace's permutation and rank agreement;
 # 8. faithfulness of every method: comprehensiveness and sufficiency.
 #
@@ -782,6 +783,16 @@ if MODEL == "embedded":
     from_attention_comp = max(comp["attention"], comp["Grad-SAM"])
     assert comp["Chefer LRP"] > from_attention_comp + 0.05  # yet more comprehensive than attention, Grad-SAM
     assert suff["Chefer LRP"] < min(suff["attention"], suff["Grad-SAM"]) - 0.05  # and more sufficient
+
+# %% [markdown]
+# **What it shows** (the asserts above). Chefer et al.'s relevance orders the words almost as
+# gradient-weighted attention does (median tau about 0.85): the two share the product over the blocks and
+# differ only in what the gradient is multiplied by, $R^{A}$ or $A$. With leave-one-out it agrees only
+# weakly (about 0.3, like raw attention above). Yet when the top words are deleted it behaves like the
+# gradient-based orders, not like the attention-based ones it is read from: its top words carry more of the
+# decision than those of raw attention or Grad-SAM (higher comprehensiveness, lower sufficiency, each by
+# more than 0.05). Agreeing with one measure of importance (leave-one-out, one word at a time) and doing
+# well on another (deleting the top k% at once) are different things.
 
 # %% [markdown]
 # **Exercise.** The lecture concludes: whether attention is explanation depends on the definition of
