@@ -210,7 +210,7 @@ def _layer_norm(x, params):
 def relevance_forward(model, inputs: dict) -> BertTrace:
     """Re-run the BERT classifier ``model`` on one tokenized text from its own weights, in float64, keeping
     what :func:`propagate` needs. ``inputs``: ``input_ids`` ``(1, N)`` (and ``token_type_ids``); a single text
-    without padding. Its logits and attention equal the model's own (the tests hold them to 1e-10 against the
+    without padding. Its logits and attention equal the model's own (the tests hold them to 1e-9 against the
     model in float64). Notebook 04, section 6.
     """
     _check_bert(model)
