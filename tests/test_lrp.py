@@ -193,6 +193,20 @@ def test_comparison_panel_offers_the_view(saved):
     assert panel.error is None and panel.result.a.method == "Chefer LRP"
 
 
+def test_weight_copies_follow_the_model(saved):
+    from xaikit.text.lrp import chefer_lrp
+
+    model = copy.deepcopy(saved[0])
+    tok = saved[1]
+    before = chefer_lrp(model, tok, TEXT, target=1)
+    with torch.no_grad():
+        model.bert.encoder.layer[0].attention.self.query.weight.mul_(3.0)  # in place: same tensor, new version
+    after = chefer_lrp(model, tok, TEXT, target=1)
+    fresh = chefer_lrp(copy.deepcopy(model), tok, TEXT, target=1)
+    np.testing.assert_allclose(after.scores, fresh.scores, rtol=1e-12)
+    assert not np.allclose(after.scores, before.scores, rtol=1e-2, atol=0)  # the copy was remade
+
+
 # -- bad input ----------------------------------------------------------------------------------------------
 def test_bad_input(saved):
     from transformers import (

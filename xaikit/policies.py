@@ -33,6 +33,10 @@ policy                    what changes                                 why
 ``concepts.activations``  activations, gradients and CAVs per model    TCAV's significance runs reuse
                           (weak references; ``clear_cache()`` after    them hundreds of times
                           training a model in place)
+``text.lrp``              float64 copies of a BERT's weights per       Chefer LRP re-runs the model for
+                          model (weak references; remade when any      every sentence; casting and
+                          parameter is replaced or changed in place)   splitting the weights took about
+                                                                       half of each call
 ``_config.set_seed``      Python's, NumPy's and torch's global seeds   reproducible notebooks
 ========================  ==========================================  =================================
 """

@@ -42,6 +42,7 @@ as computed.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,18 +69,18 @@ def _safe_div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 def lrp_linear(x: torch.Tensor, weight: torch.Tensor, relevance: torch.Tensor, rule: str = "z+",
-               bias: torch.Tensor | None = None) -> torch.Tensor:
+               bias: torch.Tensor | None = None, parts: tuple | None = None) -> torch.Tensor:
     """Relevance of the inputs ``x`` ``(..., I)`` of ``y = x W^T + b`` given the outputs' ``relevance`` ``(..., O)``.
 
     ``rule="z+"``: R_j = sum_i (x_j^+ w_ij^+ + x_j^- w_ij^-) / z_i^+ R_i (the bias is ignored; conserves
     relevance where z_i^+ > 0). ``rule="0"``: R_j = sum_i x_j w_ij / z_i R_i with z_i = sum_j x_j w_ij + b_i
-    (LRP-0; a bias takes its share b_i / z_i R_i).
+    (LRP-0; a bias takes its share b_i / z_i R_i). ``parts``: ``(W^+, W^-)`` computed once beforehand (z+ only).
     """
     rule = check_choice(rule, "rule", LINEAR_RULES)
     if rule == "0":
         z = x @ weight.T + (0 if bias is None else bias)
         return x * (_safe_div(relevance, z) @ weight)
-    wp, wn = weight.clamp(min=0), weight.clamp(max=0)
+    wp, wn = (weight.clamp(min=0), weight.clamp(max=0)) if parts is None else parts
     xp, xn = x.clamp(min=0), x.clamp(max=0)
     s = _safe_div(relevance, xp @ wp.T + xn @ wn.T)
     return xp * (s @ wp) + xn * (s @ wn)
@@ -170,13 +171,37 @@ def _check_bert(model) -> None:
         raise ValueError(f"model uses position_embedding_type={position!r}; {fix} with absolute positions")
 
 
+#: per model, its float64 weights for the re-run, with the key they were made for (weak references: a model
+#: that is deleted takes its copy with it). Listed in :mod:`xaikit.policies`.
+_WEIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _weights(model) -> dict:
-    """Every parameter the re-run needs, as float64 tensors on the model's device (the word embedding as it is:
-    only the text's rows are cast)."""
+    """Every parameter the re-run needs, as float64 tensors on the model's device; linear layers as
+    ``(W, b, W^+, W^-)``. The word embedding stays as it is (only the text's rows are cast).
+
+    Made once per model and kept while every parameter is the same tensor at the same version (an in-place
+    change, ``load_state_dict`` or ``.to()`` makes a new copy): casting and splitting the weights took
+    about half of each call.
+    """
+    key = tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in model.parameters())
+    kept = _WEIGHTS.get(model)
+    if kept is not None and kept[0] == key:
+        return kept[1]
+    weights = _make_weights(model)
+    _WEIGHTS[model] = (key, weights)
+    return weights
+
+
+def _make_weights(model) -> dict:
     from xaikit.models.arch import base_model
 
     def w(t):
         return t.detach().to(torch.float64)
+
+    def linear(module):
+        weight = w(module.weight)
+        return weight, w(module.bias), weight.clamp(min=0), weight.clamp(max=0)
 
     base = base_model(model)
     emb = base.embeddings
@@ -184,20 +209,17 @@ def _weights(model) -> dict:
     for layer in base.encoder.layer:
         sa, so = layer.attention.self, layer.attention.output
         blocks.append({
-            "q": (w(sa.query.weight), w(sa.query.bias)), "k": (w(sa.key.weight), w(sa.key.bias)),
-            "v": (w(sa.value.weight), w(sa.value.bias)), "o": (w(so.dense.weight), w(so.dense.bias)),
+            "q": linear(sa.query), "k": linear(sa.key), "v": linear(sa.value), "o": linear(so.dense),
             "ln1": (w(so.LayerNorm.weight), w(so.LayerNorm.bias), so.LayerNorm.eps),
-            "f1": (w(layer.intermediate.dense.weight), w(layer.intermediate.dense.bias)),
-            "act": layer.intermediate.intermediate_act_fn,
-            "f2": (w(layer.output.dense.weight), w(layer.output.dense.bias)),
+            "f1": linear(layer.intermediate.dense), "act": layer.intermediate.intermediate_act_fn,
+            "f2": linear(layer.output.dense),
             "ln2": (w(layer.output.LayerNorm.weight), w(layer.output.LayerNorm.bias), layer.output.LayerNorm.eps),
         })
     return {
         "word": emb.word_embeddings.weight, "position": w(emb.position_embeddings.weight),
         "type": w(emb.token_type_embeddings.weight),
         "ln0": (w(emb.LayerNorm.weight), w(emb.LayerNorm.bias), emb.LayerNorm.eps),
-        "blocks": blocks, "pool": (w(base.pooler.dense.weight), w(base.pooler.dense.bias)),
-        "cls": (w(model.classifier.weight), w(model.classifier.bias)),
+        "blocks": blocks, "pool": linear(base.pooler.dense), "cls": linear(model.classifier),
         "heads": int(model.config.num_attention_heads),
     }
 
@@ -238,19 +260,19 @@ def relevance_forward(model, inputs: dict) -> BertTrace:
         def heads(t):
             return t.view(n, m, d).transpose(0, 1)  # (M, N, d)
 
-        q, k, v = (heads(torch.nn.functional.linear(x, *b[name])) for name in ("q", "k", "v"))
+        q, k, v = (heads(torch.nn.functional.linear(x, *b[name][:2])) for name in ("q", "k", "v"))
         probs = torch.softmax(scale * (q @ k.transpose(-1, -2)), dim=-1)  # (M, N, N)
         context = (probs @ v).transpose(0, 1).reshape(n, m * d)  # (N, D)
-        attn_out = torch.nn.functional.linear(context, *b["o"])
+        attn_out = torch.nn.functional.linear(context, *b["o"][:2])
         h = _layer_norm(attn_out + x, b["ln1"])
-        inter = b["act"](torch.nn.functional.linear(h, *b["f1"]))
-        ffn_out = torch.nn.functional.linear(inter, *b["f2"])
+        inter = b["act"](torch.nn.functional.linear(h, *b["f1"][:2]))
+        ffn_out = torch.nn.functional.linear(inter, *b["f2"][:2])
         out = _layer_norm(ffn_out + h, b["ln2"])
         blocks.append(_Block(x, q, k, v, probs, context, attn_out, h, inter, ffn_out, out))
         x = out
     cls = x[0]
-    pooled = torch.tanh(torch.nn.functional.linear(cls, *p["pool"]))
-    logits = torch.nn.functional.linear(pooled, *p["cls"])
+    pooled = torch.tanh(torch.nn.functional.linear(cls, *p["pool"][:2]))
+    logits = torch.nn.functional.linear(pooled, *p["cls"][:2])
     return BertTrace(blocks, cls, pooled, logits, scale, p)
 
 
@@ -267,8 +289,9 @@ def propagate(trace: BertTrace, target: int) -> tuple[list[torch.Tensor], torch.
         r = torch.zeros_like(trace.logits)
         r[target] = 1.0
         totals = [float(r.sum())]
-        r = lrp_linear(trace.pooled.detach(), p["cls"][0], r)  # classifier
-        r = lrp_linear(trace.cls.detach(), p["pool"][0], r)  # tanh: identity, then the pooler's dense layer
+        r = lrp_linear(trace.pooled.detach(), p["cls"][0], r, parts=p["cls"][2:])  # classifier
+        # the pooler's tanh: identity; then its dense layer
+        r = lrp_linear(trace.cls.detach(), p["pool"][0], r, parts=p["pool"][2:])
         blk = trace.blocks[-1]
         r_out = torch.zeros_like(blk.out)
         r_out[0] = r  # only [CLS] reaches the pooler
@@ -289,11 +312,13 @@ def _block_relevance(blk: _Block, b: dict, r_out: torch.Tensor, scale: float, m:
                                                    "inter", "ffn_out")}
     # LayerNorm 2: identity; the residual add ffn_out + h
     r_ffn, r_h = lrp_add(det["ffn_out"], det["h"], r_out)
-    r_inter = lrp_linear(det["inter"], b["f2"][0], r_ffn)  # second feed-forward layer
-    r_h = r_h + lrp_linear(det["h"], b["f1"][0], r_inter)  # GELU: identity; first layer; h feeds both branches
+    r_inter = lrp_linear(det["inter"], b["f2"][0], r_ffn, parts=b["f2"][2:])  # second feed-forward layer
+    # GELU: identity; the first feed-forward layer; h feeds both branches, so their relevance adds up
+    r_h = r_h + lrp_linear(det["h"], b["f1"][0], r_inter, parts=b["f1"][2:])
     # LayerNorm 1: identity; the residual add attn_out + x
     r_attn, r_x = lrp_add(det["attn_out"], det["x"], r_h)
-    r_context = lrp_linear(det["context"], b["o"][0], r_attn).view(n, m, d).transpose(0, 1)  # (M, N, d)
+    r_context = lrp_linear(det["context"], b["o"][0], r_attn, parts=b["o"][2:])
+    r_context = r_context.view(n, m, d).transpose(0, 1)  # (M, N, d)
     r_probs, r_v = lrp_matmul(det["probs"], det["v"], r_context)  # context = A V
     # softmax: identity; scores = scale * Q K^T
     r_q, r_kt = lrp_matmul(det["q"], det["k"].transpose(-1, -2), r_probs, scale=scale)
@@ -303,8 +328,8 @@ def _block_relevance(blk: _Block, b: dict, r_out: torch.Tensor, scale: float, m:
         return t.transpose(0, 1).reshape(n, dim)
 
     x = det["x"]
-    r_x = (r_x + lrp_linear(x, b["q"][0], merged(r_q)) + lrp_linear(x, b["k"][0], merged(r_k))
-           + lrp_linear(x, b["v"][0], merged(r_v)))
+    for name, r in (("q", r_q), ("k", r_k), ("v", r_v)):  # x feeds Q, K, V and the residual branch
+        r_x = r_x + lrp_linear(x, b[name][0], merged(r), parts=b[name][2:])
     return r_x, r_probs
 
 
