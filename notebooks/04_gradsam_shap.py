@@ -757,20 +757,21 @@ if MODEL == "embedded":
 # attention, like Grad-SAM, but weighed by gradients and by relevance; whose order of the words does it
 # share? Per held-out sentence, Kendall's tau-b over the word tokens, as in Jain & Wallace's comparison: with
 # gradient-weighted attention (section 6, the same product with A in place of $R^A$), with raw attention
-# (the lab's ranking) and with leave-one-out (about a second more).
+# (the lab's ranking) and with leave-one-out.
 
 # %%
 from xaikit.text.encoding import encode_one
 from xaikit.text.faithfulness import content_positions, leave_one_out, word_tau
 
 lrp_tau = {"grad-weighted attention": [], "attention": [], "LOO": []}
-for s in lab.sentences:
+for s in lab.sentences[:pick(len(lab.sentences), 12)]:  # fast mode: the first 12 (a few seconds)
     enc = encode_one(model, tokenizer, s)
     words = content_positions(enc, tokenizer)
-    v = all_views(model, tokenizer, s, enc.target, ("Chefer LRP", "grad-weighted attention", "attention"))
-    other = {"LOO": leave_one_out(model, enc, tokenizer), **{k: v[k].scores for k in v}}
+    lrp = chefer_lrp(model, tokenizer, enc.text, target=enc.target)
+    other = {k: v.scores for k, v in all_views(model, tokenizer, enc.text, enc.target, tuple(lrp_tau)[:2]).items()}
+    other["LOO"] = leave_one_out(model, enc, tokenizer)
     for k, taus in lrp_tau.items():
-        taus.append(word_tau(v["Chefer LRP"].scores, other[k], words))
+        taus.append(word_tau(lrp.scores, other[k], words))
 lrp_median = {k: float(np.nanmedian(t)) for k, t in lrp_tau.items()}
 for k, t in lrp_tau.items():
     print(f"Chefer LRP vs {k:24} median tau {lrp_median[k]:+.2f}, negative in {np.mean(np.array(t) < 0):.0%}")
@@ -780,6 +781,7 @@ print(f"Chefer LRP: deleted before a flip {m['deleted before a flip']:.2f}, comp
 if MODEL == "embedded":
     assert lrp_median["grad-weighted attention"] > 0.7  # nearly the order of gradient-weighted attention ...
     assert lrp_median["grad-weighted attention"] > lrp_median["LOO"] + 0.3  # ... far more than leave-one-out's
+    assert lrp_median["LOO"] < 0.5  # with leave-one-out it agrees only weakly
     from_attention_comp = max(comp["attention"], comp["Grad-SAM"])
     assert comp["Chefer LRP"] > from_attention_comp + 0.05  # yet more comprehensive than attention, Grad-SAM
     assert suff["Chefer LRP"] < min(suff["attention"], suff["Grad-SAM"]) - 0.05  # and more sufficient
@@ -788,7 +790,7 @@ if MODEL == "embedded":
 # **What it shows** (the asserts above). Chefer et al.'s relevance orders the words almost as
 # gradient-weighted attention does (median tau about 0.85): the two share the product over the blocks and
 # differ only in what the gradient is multiplied by, $R^{A}$ or $A$. With leave-one-out it agrees only
-# weakly (median tau 0.24 in the full lab, 0.33 in the default one, much as raw attention does). Yet when the top words are deleted it behaves like the
+# weakly (median tau below 0.5, asserted; 0.2 to 0.35 on this model, much as raw attention does). Yet when the top words are deleted it behaves like the
 # gradient-based orders, not like the attention-based ones it is read from: its top words carry more of the
 # decision than those of raw attention or Grad-SAM (higher comprehensiveness, lower sufficiency, each by
 # more than 0.05). Agreeing with one measure of importance (leave-one-out, one word at a time) and doing
