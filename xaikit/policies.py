@@ -41,6 +41,10 @@ policy                    what changes                                 why
                           (``cache=True``; keyed by the sentences,     half a minute of forward passes
                           layer, tokenizer and a fingerprint of        on a busy CPU, once per model
                           every weight)
+``text.lrp``              float64 copies of a BERT's weights per       Chefer LRP re-runs the model for
+                          model (weak references; remade when any      every sentence; casting and
+                          parameter is replaced or changed in place)   splitting the weights took about
+                                                                       half of each call
 ``_config.set_seed``      Python's, NumPy's and torch's global seeds   reproducible notebooks
 ========================  ==========================================  =================================
 """

@@ -135,6 +135,12 @@ def _attention_gradient(times_attention: bool):
     return explain
 
 
+def _chefer_lrp(model, tokenizer, text, target, **options):
+    from xaikit.text.lrp import chefer_lrp
+
+    return chefer_lrp(model, tokenizer, text, target)
+
+
 register(TextMethod("Grad-SAM", _gradsam, _gradsam_pass, lab=3))
 register(TextMethod("SHAP", _shap, signed=True, cost="max_evals", lab=4))
 register(TextMethod("IG", _ig, signed=True, cost="steps", lab=5, lab_options={"rule": "gausslegendre"}))
@@ -145,3 +151,4 @@ register(TextMethod("gradient", _attention_gradient(False), lambda a, g, layer: 
                     signed=True, lab=1))
 register(TextMethod("gradient x attention", _attention_gradient(True),
                     lambda a, g, layer: (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(0), signed=True, lab=2))
+register(TextMethod("Chefer LRP", _chefer_lrp, lab=6))

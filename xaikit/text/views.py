@@ -8,6 +8,9 @@ by side and rank-correlated (notebook 04, sections 5-7):
   A_bar = mean_h ReLU(dS/dA o A), accumulated as R <- R + A_bar R from R = I;
 * **attention gradient** and **gradient x attention** of the last layer's [CLS] row (the rankings of
   Serrano & Smith 2019);
+* **relevance propagation** (Chefer, Gur & Wolf 2021, "Transformer Interpretability Beyond Attention
+  Visualization", CVPR): the same accumulation with the LRP relevance of the attention in place of A
+  (:mod:`xaikit.text.lrp`);
 * **Grad-SAM** (:mod:`xaikit.text.gradsam`), **SHAP** (:mod:`xaikit.text.shaptext`) and **Integrated Gradients**
   (notebook 02's engine, :mod:`xaikit.text.text_ig`).
 
