@@ -132,19 +132,15 @@ def test_the_clone_test_matches_this_repository():
     assert 'name = "xaikit"' in (nbtools.project_root() / "pyproject.toml").read_text()
 
 
-def test_every_notebook_has_the_cell_as_a_collapsed_form(monkeypatch, tmp_path):
+def test_every_notebook_has_the_cell_as_a_collapsed_form():
+    """Every lecture notebook carries the cell, unchanged (edit xaikit.course.colab.CELL and copy it to all)."""
     for src in nbtools.sources():
         code = [c for c in nbtools.to_notebook(src).cells if c.cell_type == "code"]
         assert code[1].source.strip() == colab.CELL.strip(), src.name
         assert code[1].source.startswith("#@title"), src.name  # Colab shows the title, not the code
         assert code[1].metadata.get("cellView") == "form", src.name
         assert code[1].metadata.get("jupyter", {}).get("source_hidden") is True, src.name
-    # and check() reports a notebook that lost it
-    broken = tmp_path / "09_broken.py"
-    text = nbtools.sources()[0].read_text()
-    broken.write_text(text.replace(colab.CELL.strip(), "pass"))
-    monkeypatch.setattr(nbtools, "sources", lambda names=None: [broken])
-    assert any("Colab setup cell" in p for p in nbtools.check())
+
 
 
 def test_an_ipywidgets_upgraded_under_the_kernel_asks_for_a_restart(monkeypatch):

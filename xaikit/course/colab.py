@@ -20,8 +20,8 @@ shown by Colab as a collapsed form titled "Colab setup". On Colab, which it reco
 
 Anywhere else the lines do nothing. When no source is found they raise an error that says the three
 ways to give one. The cell cannot import xaikit before it is installed, so its code lives in the
-notebooks as text; :func:`xaikit.course.notebooks.check` keeps every notebook's copy identical to
-:data:`CELL`, and ``tests/test_colab.py`` runs it against a stand-in ``google.colab``.
+notebooks as text; ``tests/test_colab.py`` checks that every notebook's copy is identical to :data:`CELL`
+and runs it against a stand-in ``google.colab``.
 
 README: "Running on Colab".
 """

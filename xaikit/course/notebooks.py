@@ -30,8 +30,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xaikit.course import colab
-
 
 def project_root() -> Path:
     """The folder that holds ``notebooks/``: the checkout this package sits in (a clone or an editable
@@ -246,10 +244,6 @@ def check(names: list[str] | None = None) -> list[str]:
             problems.append(f"{target.name} is missing: run `python -m xaikit notebooks build`")
         elif target.read_text() != _dump(to_notebook(src)):
             problems.append(f"{target.name} differs from {src.name}: run `python -m xaikit notebooks build`")
-        code = [c for c in to_notebook(src).cells if c.cell_type == "code"]
-        if len(code) < 2 or code[1].source.strip() != colab.CELL.strip():
-            problems.append(f"{src.name}: its second code cell, after the presenter switch, must be the Colab "
-                            "setup cell, xaikit.course.colab.CELL unchanged; copy it from there")
     return problems
 
 
