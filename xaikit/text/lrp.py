@@ -37,6 +37,12 @@ The gradient nabla A is the derivative of the explained class's logit, taken by 
 float64 forward. As in the paper's code, the [CLS] entry of the row (its relevance to itself, dominated by
 the identity) is set to the row's smallest value before the scores are returned; ``detail.matrix`` keeps C
 as computed.
+
+One difference from that code: the paper's BERT code (``BERT_explainability/.../ExplanationGenerator.py``,
+``compute_rollout_attention``) also divides each I + mean_h(...) by its row sums before multiplying; its
+ViT code and the paper's eq. 13-14 do not, and neither does :func:`chefer_matrix`. The mean term is small
+next to I here (about 1e-4 per entry of the [CLS] row on the embedded model), so the order of the words
+is the same either way (Kendall tau 1.0 on 20 held-out sentences); the values differ.
 """
 
 from __future__ import annotations
