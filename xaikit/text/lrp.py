@@ -65,7 +65,9 @@ __all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "BertTrace", "
 
 #: the rules :func:`lrp_linear` knows: ``"z+"`` (alpha1-beta0, the paper's) and ``"0"`` (LRP-0).
 LINEAR_RULES = ("z+", "0")
-_TINY = 1e-12  # denominators smaller than this in magnitude pass no relevance (the paper's safe_divide)
+_TINY = 1e-12  # denominators smaller than this in magnitude pass no relevance. The paper's safe_divide instead
+# adds 1e-9 to every denominator (and passes nothing where it is exactly 0): its R^A differs from this one by
+# about 5e-7 relative on a tiny random BERT, every other step of its BERT code agreeing to float64 precision.
 
 
 def _safe_div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
