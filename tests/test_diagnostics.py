@@ -276,6 +276,8 @@ def test_bad_input_names_the_parameter(model, tok, tmp_path, monkeypatch):
         run_diagnostic(model, tok, PAIRS, PAIRS, weightings=("uniform", "rollout"), progress=False)
     with pytest.raises(ValueError, match="seeds is empty"):
         run_diagnostic(model, tok, PAIRS, PAIRS, seeds=(), progress=False)
+    with pytest.raises(ValueError, match=r"test_pairs hold label 2, but the model has 2 classes"):
+        run_diagnostic(model, tok, PAIRS, PAIRS + [("meh", 2)], progress=False, cache=False)
 
 
 def test_the_pretrained_control_shares_the_embedded_models_tokens_and_word_embeddings():

@@ -490,7 +490,12 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
         weights[f"{name} attention"] = (a.attention, b.attention)
     weightings = tuple(weights)
     embedding = model.get_input_embeddings().weight
-    n_classes = max(int(model.config.num_labels), int(train.labels.max()) + 1)
+    n_classes = int(model.config.num_labels)
+    for name, data in (("train_pairs", train), ("test_pairs", test)):
+        if int(data.labels.max()) >= n_classes:  # the model's accuracy on them would mean nothing
+            raise ValueError(f"{name} hold label {int(data.labels.max())}, but the model has {n_classes} classes "
+                             f"(0..{n_classes - 1}); pass labels the model predicts, e.g. "
+                             f"xaikit.models.sentiment.load_movie_reviews('test')")
     acc, f1 = np.zeros((len(seeds), len(weightings))), np.zeros((len(seeds), len(weightings)))
     runs = [(i, j) for i in range(len(seeds)) for j in range(len(weightings))]
     for i, j in tqdm(runs, desc="diagnostic", disable=not progress):

@@ -37,6 +37,12 @@ The gradient nabla A is the derivative of the explained class's logit, taken by 
 float64 forward. As in the paper's code, the [CLS] entry of the row (its relevance to itself, dominated by
 the identity) is set to the row's smallest value before the scores are returned; ``detail.matrix`` keeps C
 as computed.
+
+One difference from that code: the paper's BERT code (``BERT_explainability/.../ExplanationGenerator.py``,
+``compute_rollout_attention``) also divides each I + mean_h(...) by its row sums before multiplying; its
+ViT code and the paper's eq. 13-14 do not, and neither does :func:`chefer_matrix`. The mean term is small
+next to I here (about 1e-4 per entry of the [CLS] row on the embedded model), so the order of the words
+is the same either way (Kendall tau 1.0 on 20 held-out sentences); the values differ.
 """
 
 from __future__ import annotations
@@ -59,7 +65,9 @@ __all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "BertTrace", "
 
 #: the rules :func:`lrp_linear` knows: ``"z+"`` (alpha1-beta0, the paper's) and ``"0"`` (LRP-0).
 LINEAR_RULES = ("z+", "0")
-_TINY = 1e-12  # denominators smaller than this in magnitude pass no relevance (the paper's safe_divide)
+_TINY = 1e-12  # denominators smaller than this in magnitude pass no relevance. The paper's safe_divide instead
+# adds 1e-9 to every denominator (and passes nothing where it is exactly 0): its R^A differs from this one by
+# about 5e-7 relative on a tiny random BERT, every other step of its BERT code agreeing to float64 precision.
 
 
 def _safe_div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
