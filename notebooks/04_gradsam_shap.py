@@ -873,6 +873,10 @@ fig
 # sentiment, so the weights are not arbitrary, even though shuffling them barely moves this model's output
 # (Jain & Wallace above): the output does not depend on them alone, yet they encode which words matter.
 # The diagnostic stays well below the transformer itself: context (negation, "cannot wait") still counts.
+# Two limits, true of Wiegreffe & Pinter's design as well: the model's attention was computed with the whole
+# sentence in view (the test sentences' too), so the "no context" diagnostic receives some context
+# second-hand, through the weights; and beating uniform weights shows that the weights carry information
+# about the task, not that the transformer's prediction relies on them.
 # Wiegreffe & Pinter's conclusion fits: attention can be *an* explanation in this sense without being *the*
 # explanation, and which it is depends on the definition of explanation one wants.
 
