@@ -152,3 +152,13 @@ def test_an_ipywidgets_upgraded_under_the_kernel_asks_for_a_restart(monkeypatch)
     with pytest.raises(RuntimeError, match="Restart session"):
         fake.run()
     assert len(fake.installs) == 1 and fake.prepares == []  # installed; models wait for the restart
+
+
+def test_the_html_export_leaves_the_cell_out(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("# import xaikit.course.presenter"), nbformat.v4.new_code_cell(colab.CELL),
+                nbformat.v4.new_code_cell("print('kept')")]
+    page = nbtools.export_html(nb, tmp_path / "page.html").read_text()
+    assert "Colab setup" not in page and "import xaikit.course.presenter" in page and "kept" in page

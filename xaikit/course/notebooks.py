@@ -291,7 +291,12 @@ def export_html(nb, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     url = offline_mathjax(path.parent)
-    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(static_pictures(nb))
+    page = static_pictures(nb)
+    from xaikit.course.colab import MARK
+
+    # the Colab setup cell is collapsed in Colab and Jupyter; a page cannot collapse it, and it does nothing there
+    page.cells = [c for c in page.cells if not (c.cell_type == "code" and c.source.startswith(MARK))]
+    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(page)
     path.write_text(body)
     return path
 
