@@ -218,6 +218,8 @@ def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, mon
     np.testing.assert_array_equal(other.accuracy[0, :3], res.accuracy[0])  # the other columns are unchanged
     with pytest.raises(ValueError, match="controls must map a name"):
         run_diagnostic(model, tok, PAIRS, PAIRS, controls={3: model}, progress=False)
+    with pytest.raises(TypeError, match=r"controls\['x'\] must be a transformers model"):
+        run_diagnostic(model, tok, PAIRS, PAIRS, controls={"x": None}, progress=False)
     again = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0, 1), hidden=8, epochs=2, progress=False)
     np.testing.assert_array_equal(res.accuracy, again.accuracy)
     # a float64 copy on xaikit.device(): the results come back on the CPU, the same up to float rounding

@@ -478,6 +478,10 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
     controls = dict(controls or {})
     if not all(isinstance(k, str) and k for k in controls):
         raise ValueError("controls must map a name (a str, e.g. 'pretrained') to a model that shares the tokenizer")
+    for name, other in controls.items():  # before any forward pass, so the error names the entry
+        if not isinstance(other, torch.nn.Module) or not callable(getattr(other, "get_input_embeddings", None)):
+            raise TypeError(f"controls[{name!r}] must be a transformers model that shares the tokenizer (e.g. "
+                            f"xaikit.models.sentiment.pretrained_encoder()); got {type(other).__name__}")
     start = time.perf_counter()
     train = diagnostic_data(model, tokenizer, train_pairs, layer, progress=progress, cache=cache)
     test = diagnostic_data(model, tokenizer, test_pairs, layer, progress=progress, cache=cache)
