@@ -106,11 +106,7 @@ def _choice(description: str, options: list, value):
     """``value``, or the first option when it is None; a value that is not an option is a ValueError naming
     the control (ipywidgets would raise a TraitError that names nothing)."""
     values = [o[1] if isinstance(o, tuple) else o for o in options]
-    if value is None:
-        return values[0]
-    if not any(_same(value, v) for v in values):
-        raise ValueError(f"{description} must be one of {', '.join(map(repr, values))}; got {value!r}")
-    return value
+    return values[0] if value is None else _check_option(description, values, value)
 
 
 def dropdown(description: str, options, value=None, **kwargs) -> widgets.Dropdown:
@@ -440,6 +436,17 @@ def _same(value, choice) -> bool:
         return False
 
 
+def _check_option(name: str, choices: list, value, consequence: str = ""):
+    """``value`` if it is one of a dropdown's or toggle's ``choices``, else a ValueError naming the control."""
+    if any(_same(value, c) for c in choices):
+        return value
+    import difflib
+
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+    also = f" Did you mean {close[0]!r}?" if close else ""
+    raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}{consequence}.{also}")
+
+
 def _check_value(name: str, control: widgets.Widget, value):
     """``(value to apply, note or None)`` for ``panel.set(name=value)``, or a ValueError/TypeError naming the
     control: a choice must be one of the options, a slider takes a finite number (clamped into its range,
@@ -447,15 +454,7 @@ def _check_value(name: str, control: widgets.Widget, value):
     from traitlets import TraitError
 
     if isinstance(control, widgets.widget_selection._Selection):
-        choices = list(control._options_values)
-        if not any(_same(value, c) for c in choices):
-            import difflib
-
-            close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
-            also = f" Did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}, so nothing "
-                             f"was changed.{also}")
-        return value, None
+        return _check_option(name, list(control._options_values), value, ", so nothing was changed"), None
     if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider,
                             widgets.BoundedFloatText, widgets.BoundedIntText)):
         integer = isinstance(control, (widgets.IntSlider, widgets.BoundedIntText))
