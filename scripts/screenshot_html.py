@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.lab_driver import CHROMIUM, launch_chromium  # noqa: E402
+from tests.browser.lab_driver import CHROMIUM, launch_chromium, offline  # noqa: E402
 
 WAIT_FOR_MATH = ("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue && MathJax.Hub.queue.pending === 0 "
                  "&& !document.querySelector('.MathJax_Processing')")
@@ -28,16 +28,7 @@ WAIT_FOR_MATH = ("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue && Ma
 
 def check_page(context, page_path: Path, out: Path) -> dict:
     page = context.new_page()
-    remote: list[str] = []
-
-    def only_local(route):
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            remote.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_local)
+    remote = offline(page)
     try:
         page.goto(page_path.as_uri())
         page.wait_for_function(WAIT_FOR_MATH, timeout=120_000)

@@ -276,7 +276,6 @@ def test_matches_the_authors_released_code_on_a_tiny_bert(tmp_path):
     import json
     from pathlib import Path
 
-    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
     from xaikit.text.lrp import chefer_lrp
 
     ref = json.loads((Path(__file__).parent / "fixtures" / "chefer_reference_tiny.json").read_text())

@@ -170,6 +170,22 @@ def launch_chromium(playwright, user_data_dir: Path):
         viewport={"width": 1280, "height": 900}, service_workers="block")
 
 
+def offline(page) -> list[str]:
+    """Cut ``page`` off the network: every request that is not for a local file is aborted. Returns the list
+    the aborted URLs are appended to, for a check that nothing was fetched from outside."""
+    remote: list[str] = []
+
+    def only_local(route):
+        if route.request.url.startswith("file://"):
+            route.continue_()
+        else:
+            remote.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    return remote
+
+
 # --- notebook level -------------------------------------------------------------------------------------
 
 _STATE_JS = """() => {

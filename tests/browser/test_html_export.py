@@ -13,6 +13,8 @@ import pytest
 
 from xaikit.course.notebooks import export_html
 
+from .lab_driver import offline
+
 pytestmark = pytest.mark.browser
 
 MARKDOWN = r"""# Completeness
@@ -32,16 +34,7 @@ def test_exported_formulas_render_offline(browser_context, tmp_path):
     assert "libs/mathjax" not in text and '<script src="mathjax/MathJax.js?config=' in text
 
     page = browser_context.new_page()
-    remote: list[str] = []
-
-    def only_local(route):
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            remote.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_local)
+    remote = offline(page)
     try:
         page.goto(html.as_uri())
         page.wait_for_function(
