@@ -288,15 +288,10 @@ def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, method
     targets = _targets(model, images, targets)
     values = np.ones((len(layers) + 1, len(methods), len(images), 3))
     with method_threads():  # hundreds of tiny backward passes: one thread, unless XAIKIT_THREADS says otherwise
-        originals = [sanity_maps(model, x, int(t), methods, **map_options)
-                     for x, t in zip(images, targets, strict=True)]
+        originals = _all_maps(model, images, targets, methods, map_options)
         for k in range(1, len(layers) + 1):
             randomised = cascading_randomisation(model, k, seed=seed)
-            for i, (x, t) in enumerate(zip(images, targets, strict=True)):
-                maps = sanity_maps(randomised, x, int(t), methods, **map_options)
-                for m, name in enumerate(methods):
-                    s = similarity(originals[i][name], maps[name])
-                    values[k, m, i] = (s.spearman, s.spearman_abs, s.ssim)
+            values[k] = _similarities(originals, randomised, images, targets, methods, map_options)
     return CascadeScores(values, layers, methods, seed)
 
 
@@ -309,14 +304,24 @@ def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, met
     _check_model(model)
     _check_model(other)
     targets = _targets(model, images, targets)
-    values = np.empty((len(methods), len(images), 3))
     with method_threads():
-        for i, (x, t) in enumerate(zip(images, targets, strict=True)):
-            a = sanity_maps(model, x, int(t), methods, **map_options)
-            b = sanity_maps(other, x, int(t), methods, **map_options)
-            for m, name in enumerate(methods):
-                s = similarity(a[name], b[name])
-                values[m, i] = (s.spearman, s.spearman_abs, s.ssim)
+        return _similarities(_all_maps(model, images, targets, methods, map_options), other, images, targets,
+                             methods, map_options)
+
+
+def _all_maps(model, images, targets, methods, map_options) -> list[dict[str, torch.Tensor]]:
+    """:func:`sanity_maps` of every image, each for its target."""
+    return [sanity_maps(model, x, t, methods, **map_options) for x, t in zip(images, targets, strict=True)]
+
+
+def _similarities(originals, other, images, targets, methods, map_options) -> np.ndarray:
+    """``(len(methods), N, 3)``: each of ``other``'s maps against the original map of the same image and method,
+    as (Spearman, Spearman of absolute values, SSIM)."""
+    values = np.empty((len(methods), len(images), 3))
+    for i, maps in enumerate(_all_maps(other, images, targets, methods, map_options)):
+        for m, name in enumerate(methods):
+            s = similarity(originals[i][name], maps[name])
+            values[m, i] = (s.spearman, s.spearman_abs, s.ssim)
     return values
 
 
