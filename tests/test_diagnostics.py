@@ -180,7 +180,7 @@ def test_the_disk_cache_returns_the_same_data_and_misses_for_a_changed_model(mod
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
     fresh = diagnostic_data(model, tok, PAIRS)
     first = diagnostic_data(model, tok, PAIRS, cache=True)
-    files = list((tmp_path / "diagnostics").glob("*.pt"))
+    files = list((tmp_path / "diagnostics").glob("*/attention.pt"))
     assert len(files) == 1
     again = diagnostic_data(model, tok, PAIRS, cache=True)  # read back from the file
     for d in (first, again):
@@ -193,7 +193,17 @@ def test_the_disk_cache_returns_the_same_data_and_misses_for_a_changed_model(mod
     diagnostic_data(changed, tok, PAIRS, cache=True)
     diagnostic_data(model, tok, PAIRS[:3], cache=True)  # other sentences: another entry
     diagnostic_data(model, tok, PAIRS, layer=0, cache=True)  # another layer: another entry
-    assert len(list((tmp_path / "diagnostics").glob("*.pt"))) == 4
+    assert len(list((tmp_path / "diagnostics").glob("*/attention.pt"))) == 4
+    # a damaged file (same size, one byte changed) fails its checksum and is rebuilt, never loaded
+    from xaikit.models import cache
+
+    raw = bytearray(files[0].read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    files[0].write_bytes(bytes(raw))
+    cache._verified.clear()  # the checksums are remembered per process; a new process would hash again
+    repaired = diagnostic_data(model, tok, PAIRS, cache=True)
+    assert torch.equal(repaired.attention, fresh.attention)
+    assert files[0].read_bytes() != bytes(raw)
 
 
 def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, monkeypatch):

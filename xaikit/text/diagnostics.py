@@ -316,30 +316,33 @@ def _cache_key(model, tokenizer, pairs, layer: int) -> str:
 
 
 def _cached(model, tokenizer, pairs, layer, batch_size, progress) -> DiagnosticData:
-    import os
-
+    """:func:`_diagnostic_data` through the model cache's safety net (:func:`xaikit.models.cache.ensure`): a
+    folder per key with a checksum manifest, built under a lock in a temporary folder renamed into place, so a
+    half-written or damaged file is detected and rebuilt, never loaded."""
     from xaikit._config import cache_dir
+    from xaikit.models import cache
 
     check_model(model, tokenizer, "diagnostic_data")
     layer = check_layer(model, layer)
-    folder = cache_dir() / "diagnostics"
-    path = folder / f"attention-{_cache_key(model, tokenizer, _check_pairs(pairs), layer)}.pt"
-    if path.is_file():
-        try:
-            d = torch.load(path, weights_only=True)
-            return DiagnosticData(d["texts"], d["ids"].long(), d["mask"], d["labels"], d["attention"],
-                                  d["predicted"], d["layer"])
-        except (OSError, RuntimeError, KeyError, EOFError, ValueError) as err:  # damaged: compute it anew
-            from xaikit._fn import warn
+    folder = cache_dir() / "diagnostics" / f"attention-{_cache_key(model, tokenizer, _check_pairs(pairs), layer)}"
+    built: list[DiagnosticData] = []
 
-            warn(f"the cached attention in {path} could not be read ({type(err).__name__}); reading it again")
-    data = _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress)
-    folder.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f"{path.name}.{os.getpid()}.part")
-    torch.save({"texts": data.texts, "ids": data.ids.int(), "mask": data.mask, "labels": data.labels,
-                "attention": data.attention, "predicted": data.predicted, "layer": data.layer}, part)
-    os.replace(part, path)  # atomic: another process reads the whole file or none
-    return data
+    def build(tmp):
+        data = _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress)
+        torch.save({"texts": data.texts, "ids": data.ids.int(), "mask": data.mask, "labels": data.labels,
+                    "attention": data.attention, "predicted": data.predicted, "layer": data.layer},
+                   tmp / _ATTENTION_FILE)
+        built.append(data)
+
+    cache.ensure(folder, build, required=(_ATTENTION_FILE,), what="attention cache", progress=progress)
+    if built:
+        return built[0]
+    d = torch.load(folder / _ATTENTION_FILE, weights_only=True)
+    return DiagnosticData(d["texts"], d["ids"].long(), d["mask"], d["labels"], d["attention"], d["predicted"],
+                          d["layer"])
+
+
+_ATTENTION_FILE = "attention.pt"
 
 
 def _check_pairs(pairs) -> list[tuple[str, int]]:
