@@ -1,0 +1,200 @@
+"""The claims ledger: every number a lecture notebook states about a computation, with how it is known.
+
+Issue 25's rule is that a claim is a measurement over every build a student can get (training seeds 0-4 of
+``python -m xaikit prepare --seed N``, the CPU's own kernels and the AVX2 ones, CUDA), not what one build
+happened to show. So each claim is one :class:`Claim` in ``xaikit/claims/nbNN.py``, of one of three kinds:
+
+* ``identity``: true by construction (completeness of IG at many steps, a softmax row summing to 1, a
+  conserved LRP total). ``why`` says which construction; the bound is a numerical tolerance.
+* ``empirical``: a property of trained models, measured by ``benchmarks/claims_matrix.py`` over the build
+  matrix. ``bound`` is what the notebook asserts and ``worst`` the worst value that matrix observed; the
+  bound was fixed before (or independently of) the sweep and is never loosened to the builds seen.
+* ``shown``: printed, never asserted, with the reason in ``why`` (it flips with the training seed, or it
+  depends on the CPU that trained the model).
+
+A notebook checks a claim by its id::
+
+    from xaikit.claims import claim
+    claim("04.5-shap-cls-never-first", share_of_sentences)   # asserts the bound, prints value and bound
+
+Every call prints one line, and when ``$XAIKIT_CLAIMS_LOG`` names a file it also appends the value as one
+JSON line there, which is how the claims matrix collects a run's values. ``tests/test_claims.py`` checks
+that the ledger and the notebooks name the same claims.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = ["Claim", "ClaimFailed", "LEDGER", "claim", "by_notebook", "LOG_ENV"]
+
+LOG_ENV = "XAIKIT_CLAIMS_LOG"
+KINDS = ("identity", "empirical", "shown")
+
+
+class ClaimFailed(AssertionError):
+    """A notebook's claim did not hold on this build (an ``AssertionError``, so notebook tests see it)."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One entry of the ledger.
+
+    Attributes:
+        id: ``"NN.S-short-name"``: notebook number, section number, a few words.
+        sentence: the sentence of the notebook that states the claim, in short.
+        kind: ``"identity"``, ``"empirical"`` or ``"shown"`` (see the module docstring).
+        lower, upper: the asserted bound(s), inclusive unless ``strict``; ``None`` for no bound on that side.
+            A ``shown`` claim has neither.
+        strict: the bound is strict (``>``/``<``) rather than ``>=``/``<=``.
+        why: for identities, the construction that makes it true; for shown claims, why it is not asserted;
+            for empirical claims, where the bound comes from (the lecture, the paper, a control).
+        worst: for empirical claims, the worst value ``benchmarks/claims_matrix.py`` observed over the
+            matrix (closest to or past the bound), and ``worst_build`` which build gave it.
+        lecture: the lecture's or paper's own number beside ours, where there is one.
+    """
+
+    id: str
+    sentence: str
+    kind: Literal["identity", "empirical", "shown"]
+    lower: float | None = None
+    upper: float | None = None
+    strict: bool = False
+    why: str = ""
+    worst: float | None = None
+    worst_build: str = ""
+    lecture: str = ""
+    notebook: str = field(init=False)
+    section: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        head = self.id.split("-", 1)[0]
+        notebook, _, section = head.partition(".")
+        if len(notebook) != 2 or not notebook.isdigit() or not section or "-" not in self.id:
+            raise ValueError(f"claim id {self.id!r} must look like 'NN.S-short-name' (notebook, section, name)")
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind must be one of {KINDS}, got {self.kind!r}")
+        bounded = self.lower is not None or self.upper is not None
+        if self.kind == "shown" and bounded:
+            raise ValueError(f"claim {self.id}: a shown claim is printed, not asserted, so it has no bound")
+        if self.kind != "shown" and not bounded:
+            raise ValueError(f"claim {self.id}: an {self.kind} claim needs a lower or an upper bound")
+        if self.kind in ("identity", "shown") and not self.why:
+            raise ValueError(f"claim {self.id}: a {self.kind} claim must say why (the construction, or why "
+                             "it is not asserted)")
+        object.__setattr__(self, "notebook", notebook)
+        object.__setattr__(self, "section", section)
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` is inside the bound (always True for a shown claim; False for NaN)."""
+        if self.kind == "shown":
+            return True
+        if value is None or math.isnan(value):
+            return False
+        if self.lower is not None and (value <= self.lower if self.strict else value < self.lower):
+            return False
+        if self.upper is not None and (value >= self.upper if self.strict else value > self.upper):
+            return False
+        return True
+
+    def margin(self, value: float) -> float | None:
+        """How far ``value`` is inside its bound (negative: outside); None for a shown claim."""
+        if self.kind == "shown" or value is None or math.isnan(value):
+            return None
+        sides = []
+        if self.lower is not None:
+            sides.append(value - self.lower)
+        if self.upper is not None:
+            sides.append(self.upper - value)
+        return min(sides)
+
+    def bound_text(self) -> str:
+        lo, hi = ("<", "<") if self.strict else ("<=", "<=")
+        if self.lower is not None and self.upper is not None:
+            return f"{self.lower:g} {lo} value {hi} {self.upper:g}"
+        if self.lower is not None:
+            return f"{'>' if self.strict else '>='} {self.lower:g}"
+        if self.upper is not None:
+            return f"{'<' if self.strict else '<='} {self.upper:g}"
+        return "shown, not asserted"
+
+
+def _load() -> dict[str, Claim]:
+    from importlib import import_module
+
+    ledger: dict[str, Claim] = {}
+    for nn in ("01", "02", "03", "04", "05"):
+        try:
+            module = import_module(f"xaikit.claims.nb{nn}")
+        except ModuleNotFoundError as err:
+            if err.name != f"xaikit.claims.nb{nn}":
+                raise
+            continue
+        for entry in module.CLAIMS:
+            if entry.id in ledger:
+                raise ValueError(f"claim id {entry.id!r} appears twice in the ledger")
+            if entry.notebook != nn:
+                raise ValueError(f"claim {entry.id!r} is listed in nb{nn}.py but names notebook {entry.notebook}")
+            ledger[entry.id] = entry
+    return ledger
+
+
+LEDGER: dict[str, Claim] = _load()
+
+
+def by_notebook(nn: str) -> list[Claim]:
+    """The ledger's claims of notebook ``nn`` ("01" ... "05"), in the order they are listed."""
+    return [c for c in LEDGER.values() if c.notebook == nn]
+
+
+def _as_float(value, claim_id: str) -> float:
+    try:
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            value = value.detach().cpu()
+    except ImportError:  # pragma: no cover - torch is a hard dependency
+        pass
+    try:
+        return float(value)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"claim({claim_id!r}, value): value must be one number (a float, an int, a bool or "
+                        f"a one-element tensor/array), got {type(value).__name__}") from err
+
+
+def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float:
+    """Check ledger claim ``claim_id`` against ``value``, print one line, and return the value as a float.
+
+    An ``identity`` or ``empirical`` claim raises :class:`ClaimFailed` (an ``AssertionError``) when the value
+    is outside its bound, with the bound, the worst value seen over the build matrix and the sentence; a
+    ``shown`` claim only prints. ``note``: a few words printed after the value (e.g. which sentence).
+    ``quiet``: print nothing unless the claim fails (for claims checked in a loop).
+    """
+    if claim_id not in LEDGER:
+        raise KeyError(f"claim {claim_id!r} is not in the ledger (xaikit/claims/nbNN.py); add an entry there "
+                       "with its sentence, kind and bound")
+    entry = LEDGER[claim_id]
+    x = _as_float(value, claim_id)
+    ok = entry.holds(x)
+    log = os.environ.get(LOG_ENV)
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"id": claim_id, "value": x, "holds": ok, "kind": entry.kind}) + "\n")
+    if not ok:
+        seen = f"; worst over the build matrix: {entry.worst:g} ({entry.worst_build})" if entry.worst is not None else ""
+        raise ClaimFailed(f"claim {claim_id} does not hold on this build: value {x:.6g}, bound {entry.bound_text()}"
+                          f"{seen}. The claim: {entry.sentence}")
+    if not quiet:
+        extra = f" ({note})" if note else ""
+        if entry.kind == "shown":
+            print(f"[shown] {claim_id}: {x:.4g}{extra}  (not asserted: {entry.why})")
+        elif entry.kind == "identity":
+            print(f"[identity] {claim_id}: {x:.3g}{extra}, bound {entry.bound_text()}")
+        else:
+            seen = f"; worst over the build matrix {entry.worst:.4g}" if entry.worst is not None else ""
+            print(f"[claim] {claim_id}: {x:.4g}{extra}, bound {entry.bound_text()}{seen}")
+    return x
