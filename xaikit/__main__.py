@@ -1,6 +1,7 @@
 """Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build|nbgrader``.
 
-* ``prepare`` builds and caches the embedded default models (see :mod:`xaikit.models.build`).
+* ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.models.build`),
+  with training seed N (recorded as the cache's training seed; default the recorded one, 0 on a new cache).
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
   over cells edited in the ``.ipynb`` (they go into the ``.py``, or both files are kept and the exit
   status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
@@ -34,6 +35,9 @@ def _main(argv: list[str] | None) -> int:
     prep = sub.add_parser("prepare", help="build and cache the embedded default models")
     prep.add_argument("--force", action="store_true", help="rebuild even if the cache is current")
     prep.add_argument("--only", choices=["sentiment", "vit"], default=None, help="build one family only")
+    prep.add_argument("--seed", type=int, default=None, metavar="N",
+                      help="train every embedded model with training seed N and make N this cache's training "
+                           "seed (default: the cache's, 0 on a new cache); e.g. one seed per student group")
     prep.add_argument("--serial", action="store_true",
                       help="build one model after the other in this process (default: the ViTs train in a "
                            "second process while the sentiment model trains)")
@@ -65,7 +69,9 @@ def _main(argv: list[str] | None) -> int:
     if args.command == "prepare":
         from xaikit.models.build import prepare
 
-        prepare(force=args.force, only=args.only, parallel=False if args.serial else None)
+        if args.seed is not None and args.seed < 0:
+            parser.error(f"--seed must be a non-negative integer, got {args.seed}")
+        prepare(force=args.force, only=args.only, parallel=False if args.serial else None, seed=args.seed)
         return 0
     if args.command == "homework":
         from xaikit.course import homework

@@ -13,6 +13,8 @@ FAST_ENV = "XAIKIT_FAST"
 CACHE_ENV = "XAIKIT_CACHE"
 DEVICE_ENV = "XAIKIT_DEVICE"
 MODEL_DTYPE_ENV = "XAIKIT_MODEL_DTYPE"  # read by xaikit.models.loaders
+SEED_ENV = "XAIKIT_SEED"
+SEED_FILE = "training-seed.json"
 
 
 def set_seed(seed: int = 0) -> int:
@@ -38,22 +40,45 @@ def set_seed(seed: int = 0) -> int:
 
 
 def device(prefer: str | None = None):
-    """The torch device xaikit puts models on: CUDA if present, else Apple MPS, else CPU.
+    """The torch device xaikit puts models on: CUDA if present, else the CPU.
+
+    Apple's MPS only when asked for, with ``prefer="mps"`` or ``XAIKIT_DEVICE=mps``: MPS holds no float64,
+    which Chefer LRP, IG's float64 checks and the faithfulness lab use, and lacks several ops, while the
+    embedded models are small enough for a laptop's CPU, which also gives the lecture's numbers (the
+    reasons in full: :mod:`xaikit.policies`). Asked for anyway, float64 work goes to the CPU
+    (:func:`xaikit.policies.float64_device`).
 
     ``prefer`` (or the ``XAIKIT_DEVICE`` environment variable) forces a choice, e.g. ``"cpu"`` on a GPU
-    machine to reproduce the lecture's CPU numbers.
+    machine to reproduce the lecture's CPU numbers. A name torch does not know, or a device this machine
+    does not have (``cuda`` without an NVIDIA GPU, ``mps`` off Apple silicon), is a ValueError that names
+    the setting and the fix.
     """
     import torch
 
-    choice = prefer or os.environ.get(DEVICE_ENV)
-    if choice:
-        return torch.device(choice)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
+    where = f"prefer={prefer!r}" if prefer else f"{DEVICE_ENV}={os.environ.get(DEVICE_ENV, '')!r}"
+    choice = prefer or os.environ.get(DEVICE_ENV, "").strip()
+    if not choice:
+        return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+    fix = ("pass prefer='cpu' or leave prefer out" if prefer else
+           f"set {DEVICE_ENV}=cpu, or unset it to use CUDA if present, else the CPU")
+    try:
+        chosen = torch.device(choice)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"{where} is not a torch device (e.g. 'cpu', 'cuda', 'cuda:1' or 'mps'); {fix}") from None
     mps = getattr(torch.backends, "mps", None)
-    if mps is not None and mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
+    have = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + (["mps"] if mps and mps.is_available() else [])
+    if chosen.type == "cuda":
+        ok = torch.cuda.is_available() and (chosen.index is None or chosen.index < torch.cuda.device_count())
+    elif chosen.type == "mps":
+        ok = mps is not None and mps.is_available()
+    else:
+        backend = getattr(torch, chosen.type, None)
+        ok = not callable(getattr(backend, "is_available", None)) or bool(backend.is_available())
+    if not ok:
+        count = f", {torch.cuda.device_count()} CUDA device(s)" if "cuda" in have else ""
+        raise ValueError(f"{where} asks for {chosen}, which this machine does not have (torch sees: "
+                         f"{', '.join(have)}{count}); {fix}")
+    return chosen
 
 
 def fast_mode() -> bool:
@@ -78,6 +103,45 @@ def cache_dir(create: bool = True) -> Path:
     if create:
         path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def training_seed() -> int:
+    """The training seed of the embedded models this cache serves (0 unless chosen otherwise).
+
+    ``python -m xaikit prepare --seed N`` trains every embedded model (the sentiment model, the digits CNNs,
+    both ViTs) with seed N and records N in ``cache_dir()/training-seed.json``, so that every later load from
+    that cache, in any kernel, serves those models. ``$XAIKIT_SEED`` overrides the file for one process (the
+    claims matrix and the tests use it). An instructor can thus hand each student group its own seed; the
+    notebooks' asserted claims hold on every seed (``benchmarks/claims_matrix.py``, issue 25).
+    """
+    import json
+
+    raw = os.environ.get(SEED_ENV, "").strip()
+    where = f"${SEED_ENV}"
+    if not raw:
+        path = cache_dir(create=False) / SEED_FILE
+        if not path.is_file():
+            return 0
+        where = str(path)
+        try:
+            raw = str(json.loads(path.read_text())["seed"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{path} is not a training-seed record ({err}); delete it, or run "
+                             "`python -m xaikit prepare --seed N` to write it again") from err
+    if not raw.isdigit():
+        raise ValueError(f"the training seed in {where} must be a non-negative integer, got {raw!r}; e.g. "
+                         f"{SEED_ENV}=0, or `python -m xaikit prepare --seed 0`")
+    return int(raw)
+
+
+def record_training_seed(seed: int) -> None:
+    """Write ``seed`` as this cache's training seed (atomically: a temporary file renamed into place)."""
+    import json
+
+    path = cache_dir() / SEED_FILE
+    tmp = path.with_name(f".{SEED_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"seed": int(seed)}) + "\n")
+    os.replace(tmp, path)
 
 
 def cpu_busy() -> bool:

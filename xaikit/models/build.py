@@ -3,7 +3,13 @@
 * the sentiment model (MiniLM fine-tuned on movie reviews, :mod:`xaikit.models.sentiment`), used by
   notebooks 02-04;
 * the two Vision Transformers of notebook 05 (:mod:`xaikit.models.vitworld`): the main image world,
-  where "zebra" is a striped animal, and the control world, where stripes do not predict "zebra".
+  where "zebra" is a striped animal, and the control world, where stripes do not predict "zebra";
+* the digits CNNs of notebooks 01 and 02 (:func:`xaikit.tensor.toys.digits_classifier`), on true and on
+  shuffled labels (a few seconds).
+
+``prepare --seed N`` trains all of them with training seed N and records N as the cache's training seed
+(:func:`xaikit.training_seed`), so every later load from that cache serves the seed-N models. The default
+is the recorded seed, 0 on a new cache.
 
 Everything goes to :func:`xaikit.cache_dir` (``$XAIKIT_CACHE`` overrides it), into folders named by
 recipe version, so a second run finds them and returns in seconds, and a changed recipe is rebuilt.
@@ -26,18 +32,21 @@ _WORLDS = ("main", "control")
 
 
 def prepare(force: bool = False, only: str | None = None, progress: bool = True,
-            parallel: bool | None = None) -> dict[str, Path]:
+            parallel: bool | None = None, seed: int | None = None) -> dict[str, Path]:
     """Build whatever embedded model is missing (everything with ``force=True``) and return the folders.
 
     ``only``: ``"sentiment"`` or ``"vit"`` to build one family. ``parallel``: train the two ViTs in a
     second process while the sentiment model trains, one torch thread each (the default on a machine
     with two or more cores when both families need building; measured on 2 cores with the sentiment model
-    in float32: 527 s one after the other, 442 s side by side). Prints what it builds,
+    in float32: 527 s one after the other, 442 s side by side). ``seed``: the training seed of every model
+    (default: the cache's, :func:`xaikit.training_seed`); once everything is built it becomes the cache's
+    training seed. ``only`` with a new ``seed`` builds that family only and leaves the recorded seed as it
+    was. Prints what it builds,
     the time each step took and where it went. Returns ``{"sentiment": folder, "vit-main": folder,
     "vit-control": folder}`` (the ViT entries are absent if the image-world module is missing).
     """
-    from xaikit._config import cache_dir
-    from xaikit._validate import check_choice
+    from xaikit._config import cache_dir, record_training_seed, training_seed
+    from xaikit._validate import check_choice, check_int
 
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
@@ -45,8 +54,10 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
         check_choice(only, "only", _FAMILIES)
     if parallel is not None and not isinstance(parallel, bool):
         raise TypeError(f"parallel must be True, False or None, got {type(parallel).__name__} {parallel!r}")
+    chosen = seed is not None
+    seed = check_int(seed, "seed", 0) if chosen else training_seed()
     say = print if progress else (lambda *a, **k: None)
-    say(f"xaikit prepare: cache folder {cache_dir()}", flush=True)
+    say(f"xaikit prepare: cache folder {cache_dir()}, training seed {seed}", flush=True)
     folders: dict[str, Path] = {}
     t_all = time.perf_counter()
     want_vit = only in (None, "vit")
@@ -61,29 +72,52 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     if want_vit:
         from xaikit.models import vitworld
 
-        vit_todo = [w for w in _WORLDS if force or not vitworld.is_built(w)]
-    sentiment_todo = want_sentiment and (force or not sentiment.is_built())
+        vit_todo = [w for w in _WORLDS if force or not vitworld.is_built(w, seed)]
+    sentiment_todo = want_sentiment and (force or not sentiment.is_built(seed))
     if parallel is None:
         parallel = (os.cpu_count() or 1) >= 2
     background = None
     if parallel and sentiment_todo and vit_todo:
-        background = _VitProcess(vit_todo, force, progress)
+        background = _VitProcess(vit_todo, force, progress, seed)
     try:
         if want_sentiment:
             threads = background.threads if background is not None else None
             folders["sentiment"] = _timed(say, "sentiment model", lambda: sentiment.ensure_embedded_sentiment(
-                force, progress, threads=threads))
+                force, progress, threads=threads, seed=seed))
         if background is not None:
             folders.update(background.join(say))
         elif want_vit:
             for world in _WORLDS:
                 folders[f"vit-{world}"] = _timed(
                     say, f"ViT ({world} world)",
-                    lambda world=world: vitworld.ensure_embedded_vit(world, force=force, progress=progress))
+                    lambda world=world: vitworld.ensure_embedded_vit(world, force=force, progress=progress,
+                                                                     seed=seed))
     finally:
         if background is not None:
             background.stop()
+    if only is None:
+        folders.update(_digits(say, seed, force, progress))
+        if chosen:
+            record_training_seed(seed)
+            say(f"xaikit prepare: this cache now serves training seed {seed} (python -m xaikit prepare --seed 0 "
+                "switches back; both stay cached)", flush=True)
     say(f"xaikit prepare: done in {time.perf_counter() - t_all:.1f} s", flush=True)
+    return folders
+
+
+def _digits(say, seed: int, force: bool, progress: bool) -> dict[str, Path]:
+    """The digits CNNs of notebooks 01 and 02 (true and shuffled labels) for ``seed``, with the epochs of the
+    current mode (fast or student); seconds each, so they are trained in this process."""
+    from xaikit.tensor import toys
+
+    folders = {}
+    for shuffled in (False, True):
+        what = "digits CNN (shuffled)" if shuffled else "digits CNN"
+        t0 = time.perf_counter()
+        trained = toys.digits_classifier(seed=seed, progress=progress, shuffle_labels=shuffled, force=force)
+        folders["digits-shuffled" if shuffled else "digits"] = trained.path
+        _report(say, what, time.perf_counter() - t0, trained.path,
+                "  (cached)" if trained.from_cache else f"  (test accuracy {trained.accuracy:.3f})")
     return folders
 
 
@@ -98,20 +132,20 @@ def _report(say, what: str, seconds: float, folder: Path, where: str = "") -> No
     say(f"xaikit prepare: {what:<22} {seconds:7.1f} s  {folder}{where}", flush=True)
 
 
-def _build_vits(worlds: list[str], force: bool, counter, times) -> None:
+def _build_vits(worlds: list[str], force: bool, counter, times, seed: int) -> None:
     """The second process: train the ViTs of ``worlds`` one after the other (one thread each)."""
     from xaikit.models.vitworld import ensure_embedded_vit
 
     for i, world in enumerate(worlds):
         t0 = time.perf_counter()
-        ensure_embedded_vit(world, force=force, progress=False, counter=counter)
+        ensure_embedded_vit(world, force=force, progress=False, counter=counter, seed=seed)
         times[i] = time.perf_counter() - t0
 
 
 class _VitProcess:
     """The ViTs training in a spawned process, with a progress bar in this one fed by a shared counter."""
 
-    def __init__(self, worlds: list[str], force: bool, progress: bool):
+    def __init__(self, worlds: list[str], force: bool, progress: bool, seed: int):
         import multiprocessing as mp
 
         import torch
@@ -120,10 +154,10 @@ class _VitProcess:
 
         self.all_threads = torch.get_num_threads()
         ctx = mp.get_context("spawn")  # a fresh interpreter: no forked torch thread pools
-        self.worlds = worlds
+        self.worlds, self.seed = worlds, seed
         self.counter = ctx.Value("l", 0)
         self.times = ctx.Array("d", len(worlds))
-        self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times),
+        self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times, seed),
                                 name="xaikit-prepare-vit", daemon=True)
         self.proc.start()
         self._done = threading.Event()
@@ -154,8 +188,8 @@ class _VitProcess:
                                f"{self.proc.exitcode}; its traceback is printed above). Rerun with "
                                f"`python -m xaikit prepare --only vit --serial` to see it in this process.")
         for world, seconds in zip(self.worlds, self.times, strict=True):
-            _report(say, f"ViT ({world} world)", seconds, model_folder(world), "  (second process)")
-        return {f"vit-{w}": model_folder(w) for w in _WORLDS}
+            _report(say, f"ViT ({world} world)", seconds, model_folder(world, self.seed), "  (second process)")
+        return {f"vit-{w}": model_folder(w, self.seed) for w in _WORLDS}
 
     def stop(self) -> None:
         if self._bar_thread is not None and not self._done.is_set():

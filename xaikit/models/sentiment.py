@@ -98,23 +98,34 @@ _MEMBERS = {  # name -> (member of hutto_ICWSM_2014.tar.gz, its SHA-256)
 _DATA_DIR = "data-vader-3.3.2"
 
 
-def _recipe_hash() -> str:
-    return hashlib.sha256(json.dumps(RECIPE, sort_keys=True).encode()).hexdigest()[:8]
+def recipe(seed: int | None = None) -> dict:
+    """:data:`RECIPE` with the training seed of this cache (:func:`xaikit.training_seed`, default 0) or
+    ``seed``. The seed drives the head's initialisation and the batch order; the train/test split stays the
+    one of ``RECIPE["seed"]`` (0) on every build, so every seed is scored on the same held-out sentences."""
+    from xaikit._config import training_seed
+
+    seed = training_seed() if seed is None else seed
+    return RECIPE if seed == RECIPE["seed"] else {**RECIPE, "seed": seed}
 
 
-def is_built() -> bool:
-    """True when the cache holds a complete sentiment model for the current recipe whose files match the
-    SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
+def _recipe_hash(seed: int | None = None) -> str:
+    return hashlib.sha256(json.dumps(recipe(seed), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def is_built(seed: int | None = None) -> bool:
+    """True when the cache holds a complete sentiment model for the current recipe (and training seed) whose
+    files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(sentiment_folder())
+    return cache.is_built(sentiment_folder(seed))
 
 
-def sentiment_folder() -> Path:
-    """Where the embedded sentiment model lives: ``cache_dir()/sentiment-<version>-<recipe hash>``."""
+def sentiment_folder(seed: int | None = None) -> Path:
+    """Where the embedded sentiment model lives: ``cache_dir()/sentiment-<version>-<recipe hash>``; the
+    hash covers the training seed (default: :func:`xaikit.training_seed`)."""
     from xaikit._config import cache_dir
 
-    return cache_dir() / f"sentiment-{RECIPE_VERSION}-{_recipe_hash()}"
+    return cache_dir() / f"sentiment-{RECIPE_VERSION}-{_recipe_hash(seed)}"
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -257,8 +268,9 @@ def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 6
     return correct / max(len(pairs), 1), preds
 
 
-def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
-    """Fine-tune MiniLM on the train split with :data:`RECIPE`, save to ``folder``, return the metrics.
+def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int | None = None) -> dict:
+    """Fine-tune MiniLM on the train split with :data:`RECIPE` and training seed ``seed`` (default: the
+    cache's, :func:`xaikit.training_seed`), save to ``folder``, return the metrics (``metrics["seed"]``).
 
     ``threads``: torch threads for training; ``None`` means all cores, or one when the CPU is already busy.
     A callable is asked before every step (``python -m xaikit prepare`` trains on one thread while the
@@ -272,7 +284,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
 
     from xaikit._config import cpu_busy, device, load_average, set_seed, torch_threads
 
-    r = RECIPE
+    r = recipe(seed)
     train, test = training_pairs(progress), load_movie_reviews("test", progress)
     set_seed(r["seed"])
     base = Path(get_model_path())
@@ -337,7 +349,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None) -> dict:
     lecture = [(s, y) for s, y in LECTURE_SENTENCES]
     _, lecture_preds = evaluate(model, tokenizer, lecture, max_length=r["max_length"])
     metrics = {
-        "recipe_version": RECIPE_VERSION, "recipe_hash": _recipe_hash(), "recipe": r,
+        "recipe_version": RECIPE_VERSION, "recipe_hash": _recipe_hash(r["seed"]), "recipe": r, "seed": r["seed"],
         "test_accuracy": accuracy, "train_seconds": round(train_seconds, 1),
         "train_cpu_seconds": round(train_cpu, 1), "load_average": round(load_average(), 1),
         "n_train": len(train), "n_test": len(test), "n_steps": len(batches),
@@ -362,6 +374,9 @@ def _cpu_has_amx() -> bool:
     later). Asked through a private torch helper, so any failure means "no"."""
     import torch
 
+    isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().upper()
+    if isa and not isa.startswith(("AVX512_CORE_AMX", "DEFAULT", "ALL")):
+        return False  # kernels capped below AMX (e.g. AVX2): train as a CPU without AMX would, in float32
     try:
         return bool(torch.cpu._is_amx_tile_supported())
     except Exception:  # noqa: BLE001 - an older or newer torch without the helper
@@ -380,7 +395,8 @@ def _save_pretrained(model, folder: Path) -> None:
         raise RuntimeError(f"save_pretrained wrote no model.safetensors into {folder}")
 
 
-def ensure_embedded_sentiment(force: bool = False, progress: bool = True, threads=None) -> Path:
+def ensure_embedded_sentiment(force: bool = False, progress: bool = True, threads=None,
+                              seed: int | None = None) -> Path:
     """The folder of the embedded sentiment model, fine-tuning it first if the cache lacks it.
 
     Idempotent: a complete, intact folder for the current recipe is returned at once; a folder whose files
@@ -394,9 +410,9 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
     built = {}
 
     def build(tmp: Path) -> None:
-        built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads)
+        built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads, seed=seed)
 
-    folder = cache.ensure(sentiment_folder(), build, force=force, what="sentiment model", progress=progress)
+    folder = cache.ensure(sentiment_folder(seed), build, force=force, what="sentiment model", progress=progress)
     if not built:
         return folder
     metrics = built["metrics"]

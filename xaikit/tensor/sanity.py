@@ -128,7 +128,7 @@ def _reinitialise(layer: nn.Module, seed: int) -> None:
 
 # -- similarity of two maps ----------------------------------------------------------------------------------
 def _flat(a, name: str) -> np.ndarray:
-    return _fn.as_input(a, name).double().cpu().numpy().ravel()
+    return _fn.as_input(a, name).cpu().double().numpy().ravel()
 
 
 def _average_ranks(v: np.ndarray) -> np.ndarray:
@@ -167,7 +167,7 @@ def spearman(a, b, absolute: bool = False) -> float:
 
 def _as_image(a: torch.Tensor, name: str) -> tuple[np.ndarray, int | None]:
     """A map as SSIM reads it: ``(H, W)`` as is, ``(1, H, W)`` squeezed, ``(C, H, W)`` with channels first."""
-    arr = a.double().cpu().numpy()
+    arr = a.cpu().double().numpy()
     if arr.ndim == 3 and arr.shape[0] == 1:
         arr = arr[0]
     if arr.ndim == 2:
@@ -341,11 +341,12 @@ def _targets(model, images, targets) -> list[int]:
     return [int(t) for t in targets]
 
 
-def data_randomised_digits(seed: int = 0, epochs: int | None = None, progress: bool = True,
+def data_randomised_digits(seed: int | None = None, epochs: int | None = None, progress: bool = True,
                            disk_cache: bool = True):
     """The digits CNN trained on labels permuted before training, for the data randomisation test.
 
-    The architecture and seed of :func:`xaikit.tensor.toys.digits_classifier`, whose ``shuffle_labels=True``
+    The architecture and seed of :func:`xaikit.tensor.toys.digits_classifier` (``seed=None``: the cache's
+    training seed, as there), whose ``shuffle_labels=True``
     it calls (seeded and cached: a few seconds the first time, with a progress bar; a smaller learning rate
     and more epochs, so that it fits part of the permuted labels instead of collapsing to a constant).
     Its test accuracy is near chance (0.1): it cannot have learned what a digit looks like, so a map that

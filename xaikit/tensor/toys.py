@@ -20,11 +20,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import nn
 
-from xaikit._config import cache_dir, fast_mode, torch_threads
+from xaikit._config import cache_dir, fast_mode, torch_threads, training_seed
 from xaikit._validate import check_float, check_int
 
 __all__ = ["Toy", "saturating", "thresholded", "softplus_relu", "softplus", "smooth_model", "DigitsClassifier",
@@ -148,6 +149,8 @@ class TrainedDigits:
     shuffled_labels: bool = False
     #: accuracy on the labels it was trained on (the permuted ones when ``shuffled_labels``)
     train_accuracy: float | None = None
+    #: the safetensors file in the cache (None with ``disk_cache=False``)
+    path: Path | None = None
 
 
 def load_digits(test_fraction: float = 0.25) -> DigitsData:
@@ -189,17 +192,20 @@ def shuffled_labels(labels: torch.Tensor, seed: int) -> torch.Tensor:
     return labels[torch.randperm(len(labels), generator=generator)]
 
 
-def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool = True,
-                      disk_cache: bool = True, shuffle_labels: bool = False) -> TrainedDigits:
+def digits_classifier(seed: int | None = None, epochs: int | None = None, progress: bool = True,
+                      disk_cache: bool = True, shuffle_labels: bool = False, force: bool = False) -> TrainedDigits:
     """A :class:`DigitsClassifier` trained on the bundled digits in a few seconds on a laptop CPU.
 
     Seeded (same seed, same weights), cached in memory for the session and, with ``disk_cache``, as
     safetensors under ``xaikit.cache_dir() / "toys"``. The model is returned in eval mode. Notebook 01, §4.
 
     Args:
-        seed: seeds the initialisation and the batch order (the global RNG is left untouched).
+        seed: seeds the initialisation and the batch order (the global RNG is left untouched). ``None``: the
+            cache's training seed (:func:`xaikit.training_seed`, 0 unless ``python -m xaikit prepare --seed N``
+            chose another), so notebooks 01 and 02 use the digits CNN of the build they run on.
         epochs: passes over the training set (default 12; 6 in fast mode; with ``shuffle_labels`` 60, 30 in
             fast mode).
+        force: train again even if the memory or disk cache has this model (``python -m xaikit prepare --force``).
         progress: show a tqdm bar while training.
         disk_cache: read and write the trained weights in the cache directory.
         shuffle_labels: train on the training labels permuted by :func:`shuffled_labels` (seeded by
@@ -209,13 +215,13 @@ def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool =
             is exactly 0 everywhere) and longer: 60 epochs (about 2.5 s) fit 43-50% of the permuted labels
             (chance: 10%) over seeds 0-4, 30 epochs 30-35%.
     """
-    seed = check_int(seed, "seed", 0)
+    seed = training_seed() if seed is None else check_int(seed, "seed", 0)
     if not isinstance(shuffle_labels, bool):
         raise TypeError(f"shuffle_labels must be True or False, got {shuffle_labels!r}")
     default_epochs = (30 if fast_mode() else 60) if shuffle_labels else (6 if fast_mode() else 12)
     epochs = check_int(default_epochs if epochs is None else epochs, "epochs", 1)
     key = (seed, epochs, shuffle_labels)
-    if key in _MEMORY:
+    if key in _MEMORY and not force:
         return _MEMORY[key]
     t0 = time.perf_counter()
     data = load_digits()
@@ -225,7 +231,7 @@ def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool =
             else None)
     model = DigitsClassifier()
     from_cache = False
-    if path is not None and path.exists():
+    if path is not None and path.exists() and not force:
         from safetensors.torch import load_file
 
         model.load_state_dict(load_file(str(path)))
@@ -246,14 +252,14 @@ def digits_classifier(seed: int = 0, epochs: int | None = None, progress: bool =
         accuracy = float((model(data.test_x).argmax(1) == data.test_y).float().mean())
         train_accuracy = float((model(data.train_x).argmax(1) == train_y).float().mean())
     trained = TrainedDigits(model, data, accuracy, seed, epochs, time.perf_counter() - t0, from_cache,
-                            shuffle_labels, train_accuracy)
+                            shuffle_labels, train_accuracy, path)
     _MEMORY[key] = trained
     return trained
 
 
 def digits_setup(index: int = 0):
     """``(model, image, baseline, train_images)`` for the IG lessons: the digits CNN of
-    :func:`digits_classifier` (seed 0, no progress bar), test image ``index`` ``(1, 8, 8)``, the black image
+    :func:`digits_classifier` (the cache's training seed, no progress bar), test image ``index`` ``(1, 8, 8)``, the black image
     as baseline and the training images (for the data-drawn baselines). Notebook 02 and its panels."""
     trained = digits_classifier(progress=False)
     x = trained.data.test_x[index]
