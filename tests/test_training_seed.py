@@ -1,0 +1,105 @@
+"""``python -m xaikit prepare --seed N`` (issue 25): the cache records its training seed, every embedded model's
+folder follows it, and the default stays 0."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import xaikit
+from xaikit._config import SEED_ENV, SEED_FILE, record_training_seed, training_seed
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    monkeypatch.delenv(SEED_ENV, raising=False)
+    return tmp_path
+
+
+def test_default_seed_is_zero_and_the_record_is_read(cache):
+    assert training_seed() == 0 and xaikit.training_seed() == 0
+    record_training_seed(3)
+    assert json.loads((cache / SEED_FILE).read_text()) == {"seed": 3}
+    assert training_seed() == 3
+    assert not list(cache.glob(".*.tmp")), "the record is written through a temporary file renamed into place"
+
+
+def test_environment_overrides_the_record(cache, monkeypatch):
+    record_training_seed(3)
+    monkeypatch.setenv(SEED_ENV, "1")
+    assert training_seed() == 1
+
+
+@pytest.mark.parametrize("raw", ["-1", "one", "1.5"])
+def test_bad_seed_names_the_setting(cache, monkeypatch, raw):
+    monkeypatch.setenv(SEED_ENV, raw)
+    with pytest.raises(ValueError, match=f"{SEED_ENV}.*non-negative integer"):
+        training_seed()
+
+
+def test_damaged_record_is_an_error_with_the_fix(cache):
+    (cache / SEED_FILE).write_text("{not json")
+    with pytest.raises(ValueError, match="prepare --seed"):
+        training_seed()
+
+
+def test_every_embedded_model_follows_the_seed(cache, monkeypatch):
+    from xaikit.models import sentiment, vitworld
+
+    zero = (sentiment.sentiment_folder(), vitworld.model_folder("main"), vitworld.model_folder("control"))
+    assert sentiment.recipe() is sentiment.RECIPE  # seed 0: the recipe, and so the folder, of every release
+    assert zero[1].name == f"vit-main-{vitworld.RECIPE_VERSION}"
+    monkeypatch.setenv(SEED_ENV, "2")
+    two = (sentiment.sentiment_folder(), vitworld.model_folder("main"), vitworld.model_folder("control"))
+    assert all(a != b for a, b in zip(zero, two, strict=True))
+    assert sentiment.recipe()["seed"] == 2 and two[1].name.endswith("-seed2")
+    assert two == (sentiment.sentiment_folder(2), vitworld.model_folder("main", 2), vitworld.model_folder("control", 2))
+    assert sentiment.recipe()["test_fraction"] == sentiment.RECIPE["test_fraction"]
+
+
+def test_digits_cnn_follows_the_seed(cache, monkeypatch):
+    from xaikit.tensor import toys
+
+    monkeypatch.setenv(SEED_ENV, "4")
+    trained = toys.digits_classifier(epochs=1, progress=False)
+    assert trained.seed == 4 and "seed4" in trained.path.name and trained.path.is_file()
+
+
+def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
+    """prepare's wiring, with the trainers replaced by stand-ins that record what they were asked for."""
+    from xaikit.models import build, sentiment, vitworld
+    from xaikit.tensor import toys
+
+    asked = []
+
+    def fake_sentiment(force, progress, threads=None, seed=None):
+        asked.append(("sentiment", seed))
+        return sentiment.sentiment_folder(seed)
+
+    def fake_vit(world, force=False, progress=True, counter=None, seed=None):
+        asked.append((world, seed))
+        return vitworld.model_folder(world, seed)
+
+    real_digits = toys.digits_classifier
+    monkeypatch.setattr(sentiment, "ensure_embedded_sentiment", fake_sentiment)
+    monkeypatch.setattr(vitworld, "ensure_embedded_vit", fake_vit)
+    monkeypatch.setattr(toys, "digits_classifier", lambda **kw: (asked.append(("digits", kw["seed"]))
+                                                               or real_digits(**{**kw, "epochs": 1})))
+    folders = build.prepare(seed=5, parallel=False, progress=False)
+    assert sorted(asked) == sorted([("sentiment", 5), ("main", 5), ("control", 5), ("digits", 5), ("digits", 5)])
+    assert training_seed() == 5 and folders["vit-main"].name.endswith("-seed5")
+    asked.clear()
+    build.prepare(parallel=False, progress=False)  # no --seed: the recorded one
+    assert {s for _, s in asked} == {5}
+    with pytest.raises(ValueError, match="seed"):
+        build.prepare(seed=-1, progress=False)
+
+
+def test_prepare_cli_refuses_a_negative_seed(capsys):
+    from xaikit.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["prepare", "--seed", "-3"])
+    assert "--seed must be a non-negative integer" in capsys.readouterr().err
