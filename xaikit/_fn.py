@@ -25,6 +25,7 @@ from contextlib import contextmanager
 import torch
 
 from xaikit._validate import check_callable, check_finite, check_float, check_int, check_same_shape
+from xaikit.policies import float64_device
 
 
 def as_input(x, name: str = "x") -> torch.Tensor:
@@ -108,13 +109,13 @@ def to_cpu(t, dtype: torch.dtype | None = None):
     """
     if not isinstance(t, torch.Tensor):
         return t
-    t = t.detach()
+    t = t.detach().cpu()  # moved first: a float64 cast on Apple's MPS raises (xaikit.policies.float64_device)
     if t.is_floating_point():
         if dtype is not None:
             t = t.to(dtype)
         elif t.dtype in _LOW_PRECISION:
             t = t.float()
-    return t.cpu()
+    return t
 
 
 def warn(message: str, category: type[Warning] = UserWarning) -> None:
@@ -283,6 +284,7 @@ def setup(f, x, target, method: str):
     ensure_eval(f, method)
     x = as_input(x, "x")
     dev = model_device(f)
-    if dev is not None:
-        x = x.to(dev)
+    if dev is not None:  # a float64 x stays on the CPU where dev holds no float64 (Apple's MPS): the method
+        # computes on x's device, and to_model casts each batch to the model's dtype on its way there
+        x = x.to(dev if x.dtype != torch.float64 else float64_device(dev))
     return x, resolve_target(f, x, target), dev

@@ -46,6 +46,23 @@ policy                    what changes                                 why
                           parameter is replaced or changed in place)   splitting the weights took about
                                                                        half of each call
 ``_config.set_seed``      Python's, NumPy's and torch's global seeds   reproducible notebooks
+``_config.device``        where models go: CUDA if present, else the   Apple's MPS holds no float64 (a
+                          CPU; Apple's MPS only when asked             cast raises TypeError), and
+                          (``XAIKIT_DEVICE=mps`` or                    Chefer LRP's re-run, IG's float64
+                          ``device("mps")``)                           checks and the faithfulness lab's
+                                                                       and Wiegreffe & Pinter's
+                                                                       probabilities work in float64;
+                                                                       several ops are missing there
+                                                                       too (some fall back to the CPU
+                                                                       only with a global switch, others
+                                                                       raise). The embedded models are
+                                                                       small, so a laptop's CPU is fast
+                                                                       enough, and a student on a Mac
+                                                                       gets the lecture's CPU numbers
+:func:`float64_device`    float64 work on a tensor's own device if     the same, for a user who asks for
+                          that device holds float64, else on the CPU   MPS anyway: LRP's float64 re-run,
+                          (results come back on the CPU either way)    float64 probabilities and sums
+                                                                       cannot crash on the device
 ========================  ==========================================  =================================
 """
 
@@ -120,3 +137,36 @@ def method_threads():
 def panel_threads():
     """One torch thread for the block: a panel's update on a tiny model."""
     return torch_threads(1)
+
+
+#: device types that hold no float64 tensors: Apple's MPS refuses every float64 cast or allocation ("Cannot
+#: convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64"). Decided by device
+#: type, not by a trial cast, so that asking costs no allocation on the device and no exception; a new
+#: backend without float64 is added here.
+NO_FLOAT64_DEVICE_TYPES = frozenset({"mps"})
+
+
+def supports_float64(device) -> bool:
+    """Whether tensors on ``device`` (a ``torch.device`` or its name) can be float64."""
+    import torch
+
+    return torch.device(device).type not in NO_FLOAT64_DEVICE_TYPES
+
+
+def float64_device(device=None):
+    """Where float64 work on tensors from ``device`` runs: ``device`` itself if it holds float64, else the CPU
+    (``None``: the CPU). See the table above (``_config.device``): on MPS the work moves to the CPU instead of
+    raising; every result comes back on the CPU anyway."""
+    import torch
+
+    device = torch.device("cpu") if device is None else torch.device(device)
+    return device if supports_float64(device) else torch.device("cpu")
+
+
+def to_float64(t):
+    """``t`` as float64 on :func:`float64_device` of its own device (differentiable, like ``.double()``).
+
+    Moved first and cast second, so that nothing float64 is ever made on a device that refuses it."""
+    import torch
+
+    return t.to(float64_device(t.device)).to(torch.float64)

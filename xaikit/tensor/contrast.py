@@ -111,7 +111,7 @@ def exact_shapley(f, x, baseline=None, target=None, max_features: int = 12) -> t
     masks = torch.tensor(list(itertools.product([0.0, 1.0], repeat=d)), dtype=x.dtype, device=x.device)  # (2^d, d)
     batch = b.reshape(1, -1) + masks * (x - b).reshape(1, -1)  # (2^d, d)
     with torch.no_grad():
-        v = select(call(f, batch.reshape(-1, *x.shape)), target).double().cpu()  # (2^d,)
+        v = select(call(f, batch.reshape(-1, *x.shape)), target).cpu().double()  # (2^d,)
     index = {tuple(int(t) for t in row): k for k, row in enumerate(masks.tolist())}
     phi = torch.zeros(d, dtype=torch.float64)
     for key, k in index.items():

@@ -201,7 +201,7 @@ class IGResult:
         per_node = self.node_sums  # (steps,)
         if per_node is None:
             diff = (self.x - self.baseline).reshape(1, -1)  # (1, d)
-            per_node = (self.gradients.reshape(self.steps, -1) * diff).sum(1).double().cpu().numpy()
+            per_node = (self.gradients.reshape(self.steps, -1) * diff).sum(1).cpu().double().numpy()
         return np.cumsum(per_node * self.weights)
 
 

@@ -308,7 +308,7 @@ def _cache_key(model, tokenizer, pairs, layer: int) -> str:
 
     with torch.no_grad():  # a fingerprint of the weights: sum and sum of squares of every 7th value of each
         prints = [(float(v.sum()), float(v.square().sum()))
-                  for v in (p.detach().flatten()[::7].double() for p in model.parameters())]
+                  for v in (p.detach().flatten()[::7].cpu().double() for p in model.parameters())]
     what = {"model": str(getattr(model.config, "_name_or_path", "")), "dtype": str(model.dtype), "layer": layer,
             "weights": prints, "tokenizer": [str(getattr(tokenizer, "name_or_path", "")), len(tokenizer)],
             "pairs": [[t, int(y)] for t, y in pairs], "version": 1}

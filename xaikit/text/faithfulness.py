@@ -47,7 +47,7 @@ import torch
 from xaikit._fn import in_float32, inputs_to_model
 from xaikit._validate import check_choice, check_float, check_int
 from xaikit.models.arch import attention_modules, check_layer
-from xaikit.policies import method_threads
+from xaikit.policies import method_threads, to_float64
 from xaikit.text.editing import run_edited
 from xaikit.text.encoding import check_model, check_texts, encode_one
 from xaikit.text.registry import TEXT_METHODS, lab_rankings
@@ -91,7 +91,7 @@ def _probs_erased(model, enc, masks: torch.Tensor, layer: int) -> np.ndarray:
     b = masks.shape[0]
     inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
     logits = run_edited(model, inputs, remove=masks, layers=(layer,))
-    return torch.softmax(logits.double(), dim=-1).cpu().numpy()
+    return torch.softmax(logits.cpu().double(), dim=-1).numpy()
 
 
 def _probs_deleted(model, enc, masks: torch.Tensor, pad_id: int, batch_size: int = 64) -> np.ndarray:
@@ -114,7 +114,7 @@ def _probs_deleted(model, enc, masks: torch.Tensor, pad_id: int, batch_size: int
             inputs["token_type_ids"] = torch.zeros_like(input_ids)
         with torch.no_grad():
             logits = model(**inputs_to_model(model, inputs)).logits  # (b, C)
-        probs[rows] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+        probs[rows] = torch.softmax(logits.cpu().double(), dim=-1).numpy()
     return probs
 
 
@@ -179,7 +179,7 @@ def aopc(model, enc, tokenizer, scores: TokenScores, bins=ERASER_BINS) -> tuple[
     comp = _probs_deleted(model, enc, _cumulative_masks(order, enc.n_tokens, ks=ks), pad)
     suff = _probs_deleted(model, enc, _cumulative_masks(order, enc.n_tokens, True, ks, positions), pad)
     c = int(enc.logits.argmax())
-    p = float(torch.softmax(enc.logits.double(), -1)[c])
+    p = float(torch.softmax(enc.logits.cpu().double(), -1)[c])
     return float(np.mean(p - comp[:, c])), float(np.mean(p - suff[:, c]))
 
 
@@ -193,7 +193,7 @@ def erasure(model, enc, tokenizer, attention: TokenScores, rng: np.random.Genera
     masks = torch.zeros(2, enc.n_tokens, dtype=torch.bool)
     masks[0, top], masks[1, rand] = True, True
     probs = _probs_erased(model, enc, masks, layer)
-    p = torch.softmax(enc.logits.double(), -1).cpu().numpy()
+    p = torch.softmax(enc.logits.cpu().double(), -1).numpy()
     pred = int(p.argmax())
     js = js_divergence(p[None], probs)
     return {"top": top, "random": rand, "js_top": float(js[0]), "js_random": float(js[1]),
@@ -208,8 +208,8 @@ def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed:
     b = check_int(n_permutations, "n_permutations", 1)
     inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
     logits = run_edited(model, inputs, permute=True, layers=layers, seed=seed)
-    q = torch.softmax(logits.double(), -1).cpu().numpy()
-    p = torch.softmax(enc.logits.double(), -1).cpu().numpy()
+    q = torch.softmax(logits.cpu().double(), -1).numpy()
+    p = torch.softmax(enc.logits.cpu().double(), -1).numpy()
     tvd = 0.5 * np.abs(q - p[None]).sum(-1)
     return {"median_tvd": float(np.median(tvd)), "flips": float(np.mean(q.argmax(-1) != p.argmax()))}
 
@@ -261,12 +261,12 @@ def input_gradient(model, enc) -> np.ndarray:
     try:
         with torch.enable_grad():
             logits = model(**inputs_to_model(model, enc.inputs)).logits[0]  # (C,)
-            p = torch.softmax(logits.double(), dim=-1)[int(enc.target)]
+            p = torch.softmax(to_float64(logits), dim=-1)[int(enc.target)]
             (grad,) = torch.autograd.grad(p, captured[0])
     finally:
         handle.remove()
     e = captured[0][0].detach()  # (N, d)
-    return (grad[0].double() * e.double()).sum(-1).cpu().numpy()
+    return (grad[0].cpu().double() * e.cpu().double()).sum(-1).numpy()
 
 
 def leave_one_out(model, enc, tokenizer, batch_size: int = 64) -> np.ndarray:
@@ -279,7 +279,7 @@ def leave_one_out(model, enc, tokenizer, batch_size: int = 64) -> np.ndarray:
     masks[torch.arange(len(positions)), positions] = True
     probs = _probs_deleted(model, enc, masks, _pad_id(model, tokenizer), batch_size)  # (words, C)
     c = int(enc.target)
-    p = float(torch.softmax(enc.logits.double(), -1)[c])
+    p = float(torch.softmax(enc.logits.cpu().double(), -1)[c])
     out = np.full(enc.n_tokens, np.nan)
     out[positions] = p - probs[:, c]
     return out
@@ -533,7 +533,7 @@ def _one_sentence(model, enc, tokenizer, views: dict, rankings, rng, layer: int 
     erased = np.concatenate([_probs_erased(model, enc, c, layer) for c in erased_masks.split(256)])
     pad = _pad_id(model, tokenizer)
     deleted = _probs_deleted(model, enc, deleted_masks, pad)
-    p = torch.softmax(enc.logits.double(), -1).cpu().numpy()
+    p = torch.softmax(enc.logits.cpu().double(), -1).numpy()
     pred = int(p.argmax())
     js = js_divergence(p[None], erased[:2])
     row = {"erasure": {"top": top, "random": rand, "js_top": float(js[0]), "js_random": float(js[1]),

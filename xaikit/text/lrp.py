@@ -56,7 +56,7 @@ import torch
 
 from xaikit._fn import model_device, to_cpu
 from xaikit._validate import check_choice
-from xaikit.policies import method_threads
+from xaikit.policies import float64_device, method_threads, to_float64
 from xaikit.text.encoding import encode_one
 from xaikit.text.tokens import TokenScores
 
@@ -185,14 +185,16 @@ _WEIGHTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _weights(model) -> dict:
-    """Every parameter the re-run needs, as float64 tensors on the model's device; linear layers as
-    ``(W, b, W^+, W^-)``. The word embedding stays as it is (only the text's rows are cast).
+    """Every parameter the re-run needs, as float64 tensors on the model's device (on the CPU if that device
+    holds no float64: :func:`xaikit.policies.float64_device`); linear layers as ``(W, b, W^+, W^-)``. The
+    word embedding stays as it is (only the text's rows are cast).
 
     Made once per model and kept while every parameter is the same tensor at the same version (an in-place
     change, ``load_state_dict`` or ``.to()`` makes a new copy): casting and splitting the weights took
     about half of each call.
     """
-    key = tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in model.parameters())
+    key = (float64_device(model_device(model)),
+           tuple((p.data_ptr(), p._version, p.dtype, p.device) for p in model.parameters()))
     kept = _WEIGHTS.get(model)
     if kept is not None and kept[0] == key:
         return kept[1]
@@ -205,7 +207,7 @@ def _make_weights(model) -> dict:
     from xaikit.models.arch import base_model
 
     def w(t):
-        return t.detach().to(torch.float64)
+        return to_float64(t.detach())
 
     def linear(module):
         weight = w(module.weight)
@@ -241,10 +243,11 @@ def relevance_forward(model, inputs: dict) -> BertTrace:
     """Re-run the BERT classifier ``model`` on one tokenized text from its own weights, in float64, keeping
     what :func:`propagate` needs. ``inputs``: ``input_ids`` ``(1, N)`` (and ``token_type_ids``); a single text
     without padding. Its logits and attention equal the model's own (the tests hold them to 1e-9 against the
-    model in float64). Notebook 04, section 6.
+    model in float64). Notebook 04, section 6. Runs on the model's device, or on the CPU where that device
+    holds no float64 (Apple's MPS; :func:`xaikit.policies.float64_device`).
     """
     _check_bert(model)
-    device = model_device(model)
+    device = float64_device(model_device(model))
     p = _weights(model)
     ids = inputs["input_ids"].to(device)
     if ids.ndim != 2 or ids.shape[0] != 1:
@@ -256,7 +259,8 @@ def relevance_forward(model, inputs: dict) -> BertTrace:
     n = ids.shape[0]
     types = inputs.get("token_type_ids")
     types = torch.zeros_like(ids) if types is None else types.to(device)[0]
-    x = p["word"][ids].detach().to(torch.float64) + p["position"][torch.arange(n, device=device)] + p["type"][types]
+    words = to_float64(p["word"][ids.to(p["word"].device)].detach())  # the text's rows, cast where they may be
+    x = words + p["position"][torch.arange(n, device=device)] + p["type"][types]
     x = _layer_norm(x, p["ln0"])
     if torch.is_grad_enabled():  # the weights are detached copies: start the graph here, for nabla A
         x = x.requires_grad_(True)
@@ -399,7 +403,8 @@ def chefer_lrp(model, tokenizer, text: str, target: int | None = None) -> TokenS
 
     Returns:
         :class:`~xaikit.text.tokens.TokenScores` (non-negative, ``signed=False``), detail :class:`LRPDetail`.
-        Computed in float64 on the model's device, returned on the CPU.
+        Computed in float64 on the model's device (on the CPU where that device holds no float64, e.g. Apple's
+        MPS: :func:`xaikit.policies.float64_device`), returned on the CPU.
     """
     with method_threads():
         enc = encode_one(model, tokenizer, text, target, method="chefer_lrp", forward=False)

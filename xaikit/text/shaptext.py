@@ -168,7 +168,7 @@ class prediction_function:
                                  padding=True if self.padding == "longest" else "max_length")
             enc = {k: v.to(self.device) for k, v in enc.items()}
             with torch.no_grad():
-                logits = self.model(**enc).logits.double()  # (b, C)
+                logits = self.model(**enc).logits.cpu().double()  # (b, C), float64 on the CPU (policies)
             out.append(_score(logits, self.target, self.output).cpu().numpy())
         return np.concatenate(out) if out else np.zeros(0)
 
