@@ -140,8 +140,8 @@ print("embedding matrix:", tuple(E.shape))
 
 one_hot = F.one_hot(ids, E.shape[0]).to(E.dtype)  # (T, vocab), on E's device and in its dtype
 rows = one_hot @ E  # (T, d_model)
-# exact by construction: each entry of one_hot @ E is 1 * E[id, j] plus exact zeros, in any order or precision
-assert torch.equal(rows, E[ids]), "a lookup is a one-hot times the embedding matrix"
+# each entry of one_hot @ E is 1 * E[id, j] plus zeros, in any order and precision: exact by construction
+assert torch.equal(rows, E[ids]), "a lookup is a one-hot times the embedding matrix"  # exact, see above
 assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
 
 # %% [markdown]
@@ -211,7 +211,7 @@ assert torch.allclose(torch.sin(angles), torch.sin(want), atol=1e-6)  # the sign
 score = pe @ M @ pe.T  # (positions, positions)
 # integer indices: the peak at p - k beats every other key by more than 1 (all |PE[p]| are equal), far above
 # float noise, so the argmax is the same on every CPU
-assert torch.equal(score.argmax(1)[k:], torch.arange(len(pe) - k)), "every position scores k back highest"
+assert torch.equal(score.argmax(1)[k:], torch.arange(len(pe) - k))  # exact: integer argmax indices
 print(f"score of position 30 on 27 (3 back): {score[30, 27]:.1f}, on 26 and 28: {score[30, 26]:.1f}, "
       f"{score[30, 28]:.1f} (a shallow peak: d/2 = {d_pe // 2} at best)")
 
@@ -665,8 +665,8 @@ assert torch.allclose(states[0][0].cpu(), cap.embeddings.to(states[0].dtype), at
 before = cap.embeddings.to(layer0.dtype)  # (T, d_model): what entered the block
 cosine = F.cosine_similarity(layer0[:, None, :], before[None, :, :], dim=-1)  # (T out, T in)
 print("each token's cosine with its own input:", [f"{t} {c:.2f}" for t, c in zip(tokens, cosine.diag(), strict=True)])
-# integer indices (argmax), compared exactly
-assert torch.equal(cosine.argmax(dim=1), torch.arange(T)), "every output is closest to its own input"
+# every output is closest to its own input
+assert torch.equal(cosine.argmax(dim=1), torch.arange(T))  # exact: integer argmax indices
 assert cosine.diag().min() > 0.5, "and still points mostly the same way: attention added context to it"
 
 # %% [markdown]
