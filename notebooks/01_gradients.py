@@ -22,7 +22,9 @@
 # 5. **sanity checks** (Adebayo et al. 2018): which maps change when the model forgets what it learned;
 # 6. a summary of the failures and the later methods that answer them.
 #
-# Every claim about a number is an executed `assert`: if this notebook runs, its claims hold.
+# Every claim about a number is executed: an `assert`, or `claim(id, value)`, which checks the value
+# against the bound of its entry in the claims ledger (`xaikit/claims/nb01.py`) and prints both; a number
+# that varies with the trained model and is only shown says so. If this notebook runs, its claims hold.
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -75,6 +77,7 @@ import torch
 
 import xaikit
 from xaikit import pick, widgets
+from xaikit.claims import LEDGER, claim
 from xaikit.tensor import toys
 from xaikit.tensor.gradients import noisy_gradients, relative_change
 
@@ -108,11 +111,13 @@ print(f"f(x) = {f(x[None]).item():.4f}, gradient = {g.tolist()}, gradient x inpu
 
 # the gradient is the slope: a small step h along x_i changes f by about h * g_i (finite differences)
 h = 1e-3
+slope_error = 0.0
 for i in range(2):
     step = torch.zeros(2)
     step[i] = h
     slope = (f((x + step)[None]) - f((x - step)[None])).item() / (2 * h)
-    assert abs(slope - g[i].item()) < 1e-3, (i, slope, g[i])
+    slope_error = max(slope_error, abs(slope - g[i].item()))
+claim("01.1-gradient-is-slope", slope_error)
 assert torch.allclose(xaikit.grad_times_input(f, x), x * g)
 
 # the formula above is the model's
@@ -122,7 +127,7 @@ assert torch.allclose(f(z), torch.sigmoid(1.5 * z[:, 0] - z[:, 1] + 0.8 * z[:, 0
 change_from_0 = (f(x[None]) - f(torch.zeros(1, 2))).item()
 gxi_total = xaikit.grad_times_input(f, x).sum().item()
 print(f"f(x) - f(0) = {change_from_0:.3f}; gradient x input adds up to {gxi_total:.3f}")
-assert abs(change_from_0 - gxi_total) > 0.1
+claim("01.1-gxi-misses-change", abs(change_from_0 - gxi_total))
 
 # %% [markdown]
 # Move the point with the sliders: the arrow is the gradient direction on the contour of $f$, the bars
@@ -134,10 +139,11 @@ assert abs(change_from_0 - gxi_total) > 0.1
 panel1 = widgets.GradientPanel()
 panel1.set(x1=2.5, x2=2.5)  # on the upper-right plateau: f is nearly 1 and nearly flat
 assert panel1.result.value > 0.99
-assert all(a.abs().max() < 0.05 for a in panel1.result.attributions.values())  # both attributions
+plateau_attr = max(a.abs().max().item() for a in panel1.result.attributions.values())  # both attributions
 panel1.set(x1=-2.5, x2=2.5)  # on the dark plateau: f is nearly 0 and nearly flat
 assert panel1.result.value < 0.01
-assert all(a.abs().max() < 0.05 for a in panel1.result.attributions.values())
+plateau_attr = max(plateau_attr, *(a.abs().max().item() for a in panel1.result.attributions.values()))
+claim("01.1-plateau-attributions-small", plateau_attr)
 panel1.set(x1=1.0, x2=-0.5)
 assert panel1.error is None
 panel1
@@ -172,7 +178,8 @@ assert xaikit.check_grad_times_input(my_grad_times_input, verbose=False).passed,
 x = torch.tensor([0.0, 1.5])
 mine = my_grad_times_input(f, x)
 assert torch.allclose(mine, xaikit.grad_times_input(f, x))
-assert mine[0] == 0 and xaikit.gradient(f, x)[0] != 0  # an input at 0 gets nothing, however steep f is
+# an input at 0 gets nothing, however steep f is (exact: 0 times a finite slope is 0)
+assert mine[0] == 0 and xaikit.gradient(f, x)[0].abs() > 0.1
 
 # %% [markdown]
 # ## 2. Saturation
@@ -188,9 +195,11 @@ sat = toys.saturating
 x, x0 = torch.tensor([1.0, 1.0]), torch.zeros(2)
 change = (sat(x[None]) - sat(x0[None])).item()
 print(f"f(1,1) - f(0,0) = {change}; gradient = {xaikit.gradient(sat, x).tolist()}")
-assert change == 1.0
-assert torch.equal(xaikit.gradient(sat, x), torch.zeros(2))          # both gradients are 0 at (1, 1)
-assert torch.equal(xaikit.grad_times_input(sat, x), torch.zeros(2))  # and so is gradient x input
+assert change == 1.0  # exact: f(1, 1) is the constant 1 and f(0, 0) = 0 + 0
+# both gradients are 0 at (1, 1), and so is gradient x input
+saturated = max(xaikit.gradient(sat, x).abs().max().item(),
+                xaikit.grad_times_input(sat, x).abs().max().item())
+claim("01.2-saturated-gradient-zero", saturated)
 
 # %% [markdown]
 # Occlusion (set one input to the baseline 0 and watch the output drop) does not rescue us here: with
@@ -202,16 +211,18 @@ assert torch.equal(xaikit.grad_times_input(sat, x), torch.zeros(2))  # and so is
 occ = xaikit.occlusion(sat, x, window=1, baseline=0.0)
 ig = xaikit.integrated_gradients(sat, x, x0, steps=64, rule="riemann_middle")
 print(f"occlusion = {occ.tolist()}, IG = {ig.attributions.tolist()}")
-assert torch.equal(occ, torch.zeros(2))                     # occlusion misses both inputs too
-assert torch.allclose(ig.attributions, torch.tensor([0.5, 0.5]))
-assert abs(ig.attributions.sum().item() - change) < 1e-6    # IG adds up to f(x) - f(x')
+claim("01.2-occlusion-misses-both", occ.abs().max())  # occlusion misses both inputs too
+claim("01.2-ig-splits-equally", (ig.attributions - 0.5).abs().max())
+claim("01.2-ig-completeness", abs(ig.attributions.sum().item() - change))  # IG adds up to f(x) - f(x')
 
 panel2 = widgets.GradientSaturationPanel()
 r = panel2.result
 assert torch.allclose(r.attributions["IG preview (64 steps)"], ig.attributions)
 panel2.set(x1=0.3, x2=0.4)  # below the kink the attributions agree: each input gets its own share x_i
-for name in ("gradient x input", "occlusion (to 0)", "IG preview (64 steps)"):
-    assert torch.allclose(panel2.result.attributions[name], torch.tensor([0.3, 0.4]), atol=1e-6), name
+below = panel2.result.attributions
+claim("01.2-below-kink-agree", max((below[name] - torch.tensor([0.3, 0.4])).abs().max().item()
+                                   for name in ("gradient x input", "occlusion (to 0)",
+                                                "IG preview (64 steps)")))
 panel2.set(x1=1.0, x2=1.0)
 assert panel2.error is None
 panel2
@@ -230,10 +241,12 @@ panel2
 # %%
 panel2.set(x1=0.8, x2=0.8)
 at_08 = panel2.result.attributions
-assert torch.equal(at_08["gradient"], torch.zeros(2)) and torch.equal(at_08["gradient x input"], torch.zeros(2))
-occ = at_08["occlusion (to 0)"]
-assert torch.allclose(occ, torch.tensor([0.2, 0.2]), atol=1e-6) and abs(occ.sum().item() - 1.0) > 0.5
-assert torch.allclose(at_08["IG preview (64 steps)"], torch.tensor([0.5, 0.5]), atol=1e-6)
+expected_08 = {"gradient": 0.0, "gradient x input": 0.0, "occlusion (to 0)": 0.2,
+               "IG preview (64 steps)": 0.5}
+claim("01.2-attributions-at-0.8",
+      max((at_08[name] - v).abs().max().item() for name, v in expected_08.items()))
+# occlusion adds up to 0.4, not f(x) - f(0) = 1
+assert abs(at_08["occlusion (to 0)"].sum().item() - 1.0) > 0.5
 
 # %% [markdown]
 # ## 3. Thresholding: gradients that jump
@@ -248,25 +261,27 @@ assert torch.allclose(at_08["IG preview (64 steps)"], torch.tensor([0.5, 0.5]), 
 
 # %%
 thr = toys.thresholded
-assert xaikit.gradient(thr, [9.99]).item() == 0.0 and xaikit.gradient(thr, [10.01]).item() == 1.0
-assert (thr(torch.tensor([[10.01]])) - thr(torch.tensor([[9.99]]))).item() < 0.011
+jump = max(abs(xaikit.gradient(thr, [9.99]).item()), abs(xaikit.gradient(thr, [10.01]).item() - 1.0))
+claim("01.3-gradient-jumps", jump)  # 0 at 9.99, 1 at 10.01
+claim("01.3-outputs-barely-differ", thr(torch.tensor([[10.01]])) - thr(torch.tensor([[9.99]])))
 
 grid = torch.linspace(5, 15, 2001, dtype=torch.float64)[:, None]
 gaps = {}
 for beta in (1, 10, 100, 1000):
     gaps[beta] = (toys.softplus_relu(beta)(grid) - thr(grid)).max().item()
-    assert abs(gaps[beta] - math.log(2) / beta) < 1e-6 * max(1, 1 / beta)
 print({b: round(v, 5) for b, v in gaps.items()})
+claim("01.3-softplus-gap-log2-over-beta", max(abs(gaps[b] - math.log(2) / b) for b in gaps))
 assert all(gaps[a] > gaps[b] for a, b in ((1, 10), (10, 100), (100, 1000)))  # softplus -> ReLU
 assert gaps[1000] < 1e-3
 
-# the gradient becomes a continuous ramp that steepens towards the step
-assert abs(xaikit.gradient(toys.softplus_relu(1.0), [10.0]).item() - 0.5) < 1e-6
+# the gradient becomes a continuous ramp that steepens towards the step: 0.5 at 10 for every beta ...
+claim("01.3-softplus-gradient-half", max(abs(xaikit.gradient(toys.softplus_relu(beta), [10.0]).item() - 0.5)
+                                         for beta in (1.0, 10.0, 100.0, 1000.0)))
 assert abs(xaikit.gradient(toys.softplus_relu(100.0), [10.5]).item() - 1.0) < 1e-6
 # ... and for every beta it climbs from under 0.02 to over 0.98 between 10 - 4/beta and 10 + 4/beta
-for beta in (1.0, 10.0, 100.0):
-    assert xaikit.gradient(toys.softplus_relu(beta), [10 - 4 / beta]).item() < 0.02
-    assert xaikit.gradient(toys.softplus_relu(beta), [10 + 4 / beta]).item() > 0.98
+claim("01.3-softplus-ramp", max(max(xaikit.gradient(toys.softplus_relu(beta), [10 - 4 / beta]).item(),
+                                    1 - xaikit.gradient(toys.softplus_relu(beta), [10 + 4 / beta]).item())
+                                for beta in (1.0, 10.0, 100.0)))
 
 # %%
 panel3 = widgets.ThresholdPanel()
@@ -306,23 +321,25 @@ panel3
 
 # %%
 assert MODEL == "digits", "notebook 01 uses the digits CNN; other models plug into the same functions"
-trained = toys.digits_classifier(seed=0)
+trained = toys.digits_classifier()  # the cache's training seed (python -m xaikit prepare --seed N)
 model, data = trained.model, trained.data
 print(f"test accuracy {trained.accuracy:.3f} on {len(data.test_y)} digits "
       f"({'loaded from the cache' if trained.from_cache else f'trained in {trained.seconds:.1f} s'})")
-assert trained.accuracy > 0.9
+claim("01.4-digits-accuracy", trained.accuracy)
 
 image = data.test_x[0]  # (1, 8, 8), pixels in [0, 1]
 sg = xaikit.smoothgrad(model, image, sigma=0.15, n=N_SAMPLES, seed=0, value_range=(0, 1))
 assert sg.shape == image.shape
-# sigma -> 0 gives back the plain gradient
-assert torch.allclose(xaikit.smoothgrad(model, image, sigma=0.0, n=3, seed=0), xaikit.gradient(model, image),
-                      atol=1e-6)
+# sigma -> 0 gives back the plain gradient (the difference relative to the gradient's largest |value|)
+plain = xaikit.gradient(model, image)
+claim("01.4-smoothgrad-sigma0-is-gradient",
+      (xaikit.smoothgrad(model, image, sigma=0.0, n=3, seed=0) - plain).abs().max() / plain.abs().max())
 # the three variants summarise the same n gradients g_k: mean(g^2) = var(g) + mean(g)^2, pixel by pixel
 noisy = noisy_gradients(model, image, sigma=0.15, n=N_SAMPLES, seed=0, value_range=(0, 1))
 assert torch.allclose(noisy.reduce("smoothgrad"), sg)
-assert torch.allclose(noisy.reduce("squared"), noisy.reduce("vargrad") + noisy.reduce("smoothgrad") ** 2,
-                      rtol=1e-4, atol=1e-9)
+squared = noisy.reduce("squared")  # mean(g^2) > 0 on every pixel; the gap relative to it, pixel by pixel
+var_plus_mean2 = noisy.reduce("vargrad") + noisy.reduce("smoothgrad") ** 2
+claim("01.4-squared-is-var-plus-mean2", ((squared - var_plus_mean2).abs() / squared.clamp(min=1e-9)).max())
 
 # %% [markdown]
 # **A measured claim.** Nudge each test image by Gaussian noise of 2% of the pixel range (invisible) and
@@ -353,10 +370,12 @@ resample_median = torch.tensor(resample_change).median().item()
 print(f"median change of the map over {n_images} digits: raw gradient {raw_median:.1%}, SmoothGrad "
       f"{smooth_median:.1%} (n = {N_MEASURE}); two SmoothGrad draws on the same image: {resample_median:.1%}")
 # how much less SmoothGrad moves depends on the trained CNN (medians 0.5-0.9 of the raw gradient's over
-# training seeds 0-2), so the assert says only "less"; sampling noise alone was 0.7-1.0 of its change
-assert smooth_median < raw_median  # SmoothGrad moves less than the raw gradient ...
-assert sum(s < r for s, r in zip(smooth_change, raw_change, strict=True)) > 0.5 * n_images  # ... on most images
-assert resample_median > 0.6 * smooth_median  # and much of what it moves is its own sampling noise
+# training seeds 0-2), so the claim says only "less"; sampling noise alone was 0.7-1.0 of its change
+claim("01.4-raw-gradient-change", raw_median)
+claim("01.4-smoothgrad-moves-less", smooth_median / raw_median)  # SmoothGrad moves less than the gradient ...
+claim("01.4-smoothgrad-less-on-most",  # ... on most images
+      sum(s < r for s, r in zip(smooth_change, raw_change, strict=True)) / n_images)
+claim("01.4-resampling-noise", resample_median / smooth_median)  # and much of it is its own sampling noise
 
 # %% [markdown]
 # So under an invisible nudge the raw gradient moves by the median printed above, SmoothGrad's map, drawn
@@ -425,6 +444,7 @@ print(sanity.layers_from_top(model))
 assert sanity.layers_from_top(model) == ["head", "conv2", "conv1"]
 weights_before = {k: v.clone() for k, v in model.state_dict().items()}
 randomised = sanity.cascading_randomisation(model, upto=1, seed=0)  # a copy with a new output layer
+# torch.equal is exact here: a parameter that was not re-drawn is a copy of the trained one, bit for bit
 changed = [k for k, v in randomised.state_dict().items() if not torch.equal(v, weights_before[k])]
 assert changed == ["head.weight", "head.bias"]  # exactly the top layer's parameters ...
 assert all(torch.equal(v, weights_before[k]) for k, v in model.state_dict().items())  # ... of a copy
@@ -451,10 +471,12 @@ print("SSIM with every layer randomised: " + ", ".join(f"{m} {v:.2f}" for m, v i
 # %% [markdown]
 # Gradient and SmoothGrad pass the check: re-drawing the output layer alone leaves their maps almost
 # uncorrelated with the trained model's. Gradient × input and Integrated Gradients (black baseline) keep a
-# rank correlation near 0.9 whatever is randomised, and an SSIM between about 0.35 and 0.6 (printed above; asserted above 0.25). Both multiply the gradient
+# rank correlation near 0.9 whatever is randomised, and an SSIM well above the gradient's (printed above; the
+# claims below give the smallest over the cascade, asserted above 0.25). Both multiply the gradient
 # by the input (IG by $x - x'$ with $x' = 0$): every background pixel is 0, so it gets 0 from *any* model,
 # and the digit's strokes dominate the magnitudes. Without absolute values all four correlations drop near
-# 0: the signs do follow the model. The asserts below hold for each seed separately; over training seeds
+# 0: the signs do follow the model. The claims below take the worst case over the three randomisation
+# seeds, so each holds for every seed separately; over training seeds
 # 0-2, randomisation seeds 0-2, 8 or 12 digits and two CPU kernel sets (`benchmarks/sanity_checks.py`)
 # the gradient's and SmoothGrad's means stayed within 0.25 of 0 and gradient × input's and IG's between
 # 0.89 and 0.93.
@@ -462,15 +484,25 @@ print("SSIM with every layer randomised: " + ", ".join(f"{m} {v:.2f}" for m, v i
 # %%
 G_, GXI, SG, IG_ = (sanity.METHODS.index(m) for m in ("gradient", "gradient x input", "SmoothGrad",
                                                       "Integrated Gradients"))  # the tables' columns
-for c in cascades:
+worst = {"grad_rank": -1.0, "grad_rank_all": -1.0, "gxi_rank": 2.0, "grad_ssim": -1.0, "gxi_ssim": 2.0,
+         "signed": 0.0}
+for c in cascades:  # the worst case over the randomisation seeds
     rank_abs, rank, ssim = c.mean("spearman_abs")[1:], c.mean("spearman")[1:], c.mean("ssim")[1:]  # k = 1..3
-    assert (rank_abs[:, [G_, SG]] < 0.4).all() and (rank_abs[-1, [G_, SG]] < 0.3).all()  # the map changes ...
-    assert (rank_abs[:, [GXI, IG_]] > 0.8).all()  # ... but the input's structure stays in these two
-    assert (ssim[:, [G_, SG]] < 0.3).all() and (ssim[:, [GXI, IG_]] > 0.25).all()
-    assert (abs(rank) < 0.3).all()  # with signs, every method's map changes
+    worst["grad_rank"] = max(worst["grad_rank"], rank_abs[:, [G_, SG]].max())
+    worst["grad_rank_all"] = max(worst["grad_rank_all"], rank_abs[-1, [G_, SG]].max())
+    worst["gxi_rank"] = min(worst["gxi_rank"], rank_abs[:, [GXI, IG_]].min())
+    worst["grad_ssim"] = max(worst["grad_ssim"], ssim[:, [G_, SG]].max())
+    worst["gxi_ssim"] = min(worst["gxi_ssim"], ssim[:, [GXI, IG_]].min())
+    worst["signed"] = max(worst["signed"], abs(rank).max())
+claim("01.5-cascade-gradient-changes", worst["grad_rank"])  # the map changes ...
+claim("01.5-cascade-gradient-all-layers", worst["grad_rank_all"])
+claim("01.5-cascade-gxi-ig-keep-input", worst["gxi_rank"])  # ... but the input's structure stays in these two
+claim("01.5-cascade-ssim-gradient", worst["grad_ssim"])
+claim("01.5-cascade-ssim-gxi-ig", worst["gxi_ssim"])
+claim("01.5-cascade-signed-changes", worst["signed"])  # with signs, every method's map changes
 zero_share = float((sanity_images == 0).float().mean())
 print(f"{zero_share:.0%} of these digits' pixels are exactly 0")
-assert zero_share > 0.3
+assert zero_share > 0.3  # a fact of the bundled data set, the same for every build
 
 # %% [markdown]
 # **Data randomisation.** The same CNN trained on shuffled labels (seeded, a few seconds with a progress bar
@@ -479,30 +511,35 @@ assert zero_share > 0.3
 # less, so here the test asks only whether the maps tell a model that learned digits from one that did not.)
 
 # %%
-shuffled = sanity.data_randomised_digits(seed=0)
+shuffled = sanity.data_randomised_digits()  # the same training seed as the trained CNN
 print(f"trained on shuffled labels: {shuffled.train_accuracy:.0%} of its (random) training labels, "
       f"{shuffled.accuracy:.0%} of the true test labels (chance: 10%)")
-assert shuffled.accuracy < 0.2 and shuffled.train_accuracy > 0.2
+claim("01.5-shuffled-cannot-tell-digits", shuffled.accuracy)
+claim("01.5-shuffled-fits-labels", shuffled.train_accuracy)
 data_sims = sanity.compare_models(model, shuffled.model, sanity_images, n=N_SAMPLES, steps=16)  # (4, N, 3)
 data_rank = dict(zip(sanity.METHODS, data_sims[:, :, 1].mean(1).tolist(), strict=True))  # Spearman |map|
 print("mean Spearman |map|, shuffled-label model vs trained: "
       + ", ".join(f"{m} {v:.2f}" for m, v in data_rank.items()))
-assert data_rank["gradient"] < 0.35 and data_rank["SmoothGrad"] < 0.35
-assert data_rank["gradient x input"] > 0.8 and data_rank["Integrated Gradients"] > 0.8
+claim("01.5-data-gradient-changes", max(data_rank["gradient"], data_rank["SmoothGrad"]))
+claim("01.5-data-gxi-ig-keep-input", min(data_rank["gradient x input"], data_rank["Integrated Gradients"]))
 
 # %% [markdown]
 # The same verdict: a model that learned nothing about digits gets gradient × input and IG maps that
-# correlate about 0.9 with the trained model's. Explore one digit at a time: the slider re-draws the top
+# correlate with the trained model's about as strongly as under model randomisation (printed above; the
+# claim gives the smaller, asserted above 0.8). Explore one digit at a time: the slider re-draws the top
 # layers (0: the trained model), the titles give each map's similarity to the trained model's map.
 
 # %%
 panel5 = widgets.SanityCheckPanel(trained, shuffled, n=N_SAMPLES)
 panel5.set(layers=0)
-assert all(s == sanity.Similarity(1.0, 1.0, 1.0) for s in panel5.result.similarity["randomised"].values())
+claim("01.5-panel-unrandomised-similarity-one",
+      max(abs(v - 1.0) for s in panel5.result.similarity["randomised"].values()
+          for v in (s.spearman, s.spearman_abs, s.ssim)))
 panel5.set(layers=3)
 sims5 = panel5.result.similarity["randomised"]
 assert panel5.result.randomised == ["head", "conv2", "conv1"]
-assert sims5["gradient x input"].spearman_abs > sims5["gradient"].spearman_abs + 0.4
+claim("01.5-panel-gxi-above-gradient",
+      sims5["gradient x input"].spearman_abs - sims5["gradient"].spearman_abs)
 panel5.set(layers=1)
 assert panel5.error is None
 panel5
@@ -537,21 +574,30 @@ panel5
 # The numbers behind the first four rows and the last, all measured above:
 
 # %%
+def holds(claim_id, value):  # the ledger's bound for a value measured above (claim() asserted it there)
+    return LEDGER[claim_id].holds(value)
+
+
 findings = {
     "saturation: both gradients are 0 at (1, 1) while f(1,1) - f(0,0) = 1":
-        bool(xaikit.gradient(sat, [1.0, 1.0]).abs().max() == 0) and change == 1.0,
+        holds("01.2-saturated-gradient-zero", saturated) and change == 1.0,
     "redundancy: occlusion gives 0 to both inputs at (1, 1)":
-        bool(xaikit.occlusion(sat, [1.0, 1.0]).abs().max() == 0),
-    "IG splits the change: 0.5 each, sum 1": bool(torch.allclose(ig.attributions, torch.tensor([0.5, 0.5]))),
-    "thresholding: gradient 0 at 9.99, 1 at 10.01": xaikit.gradient(thr, [9.99]).item() == 0.0
-        and xaikit.gradient(thr, [10.01]).item() == 1.0,
+        holds("01.2-occlusion-misses-both", occ.abs().max()),
+    "IG splits the change: 0.5 each, sum 1":
+        holds("01.2-ig-splits-equally", (ig.attributions - 0.5).abs().max())
+        and holds("01.2-ig-completeness", abs(ig.attributions.sum().item() - change)),
+    "thresholding: gradient 0 at 9.99, 1 at 10.01": holds("01.3-gradient-jumps", jump),
     "softplus -> ReLU: largest gap log(2)/beta < 0.001 at beta = 1000": gaps[1000] < 1e-3,
     f"noise: raw map moves {raw_median:.0%}, SmoothGrad {smooth_median:.0%} (resampling alone "
-    f"{resample_median:.0%})": smooth_median < raw_median,
+    f"{resample_median:.0%})": holds("01.4-smoothgrad-moves-less", smooth_median / raw_median),
     f"sanity checks: every layer randomised, mean Spearman |map| gradient {table[-1, G_]:.2f}, gradient x input "
     f"{table[-1, GXI]:.2f}; shuffled labels: {data_rank['gradient']:.2f} and {data_rank['gradient x input']:.2f}":
-        table[-1, G_] < 0.3 < 0.8 < table[-1, GXI] and data_rank["gradient"] < 0.35 < 0.8 < data_rank["gradient x input"],
+        holds("01.5-cascade-gradient-all-layers", worst["grad_rank_all"])
+        and holds("01.5-cascade-gxi-ig-keep-input", worst["gxi_rank"])
+        and holds("01.5-data-gradient-changes", max(data_rank["gradient"], data_rank["SmoothGrad"]))
+        and holds("01.5-data-gxi-ig-keep-input",
+                  min(data_rank["gradient x input"], data_rank["Integrated Gradients"])),
 }
-for claim, holds in findings.items():
-    print(("holds  " if holds else "FAILS  ") + claim)
+for finding, ok in findings.items():
+    print(("holds  " if ok else "FAILS  ") + finding)
 assert all(findings.values())
