@@ -42,7 +42,7 @@ def test_sdpa_matches_torch_with_causal_padding_and_scale():
     pad = A.padding_mask(torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]]))  # (2, 1, 6)
     out, weights = A.scaled_dot_product_attention(q, k, v, mask=pad)
     torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=pad), **TOL)
-    assert torch.all(weights[0, :, 4:] == 0), "no query may attend to a padding token"
+    assert torch.all(weights[0, :, 4:] == 0), "no query may attend to a padding token"  # exact: exp(-inf) = 0
     assert torch.all(weights[1] > 0)
     # additive float mask and an explicit scale (temperature 3)
     add = torch.zeros(6, 6, dtype=q.dtype).masked_fill(~causal, float("-inf"))
@@ -53,7 +53,7 @@ def test_sdpa_matches_torch_with_causal_padding_and_scale():
 def test_causal_weights_are_lower_triangular_and_rows_sum_to_one():
     q, k, v = _qkv(t_q=5, t_k=5)
     _, w = A.scaled_dot_product_attention(q, k, v, mask=A.causal_mask(5))
-    assert torch.all(w.triu(1) == 0)
+    assert torch.all(w.triu(1) == 0)  # exact: exp(-inf) = 0
     torch.testing.assert_close(w[..., 0, 0], torch.ones(2, dtype=w.dtype))  # token 0 sees only itself
     torch.testing.assert_close(w.sum(-1), torch.ones(2, 5, dtype=w.dtype), **TOL)
 
@@ -114,7 +114,7 @@ def test_multi_head_matches_nn_with_causal_and_padding_masks():
     ref_out, ref_w = ref(x, x, x, key_padding_mask=am == 0, average_attn_weights=False)
     torch.testing.assert_close(out, ref_out, **TOL)
     torch.testing.assert_close(w, ref_w, **TOL)
-    assert torch.all(w[1, :, :, 3:] == 0)
+    assert torch.all(w[1, :, :, 3:] == 0)  # exact: exp(-inf) = 0
 
 
 def test_multi_head_unbatched_and_single_head_equals_sdpa():
@@ -251,7 +251,8 @@ def test_additive_with_keys_ignored_is_uniform_and_with_queries_ignored_is_the_s
     torch.testing.assert_close(weights, one_row.expand(5, -1), atol=1e-15, rtol=0)
     # one key: all the weight goes to it, whatever the scores
     out, weights = A.additive_attention(q, k[:1], v[:1], w_q, w_k, v_a)
-    assert torch.all(weights == 1) and torch.equal(out, v[:1].expand(5, -1))
+    torch.testing.assert_close(weights, torch.ones(5, 1, dtype=torch.float64), atol=1e-15, rtol=0)
+    torch.testing.assert_close(out, v[:1].expand(5, -1), atol=1e-15, rtol=1e-14)
 
 
 def test_additive_masks_give_exact_zeros_and_renormalise_the_rest():
@@ -264,13 +265,14 @@ def test_additive_masks_give_exact_zeros_and_renormalise_the_rest():
     assert (weights[1] - ref_w).abs().max() < 1e-12 and (out[1] - ref_out).abs().max() < 1e-12
     pad = A.padding_mask(torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]]))  # (2, 1, 6)
     _, weights = A.additive_attention(q, k, v, w_q, w_k, v_a, mask=pad)
-    assert torch.all(weights[0, :, 4:] == 0) and torch.all(weights[1] > 0)
+    assert torch.all(weights[0, :, 4:] == 0) and torch.all(weights[1] > 0)  # exact: exp(-inf) = 0
     torch.testing.assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64), **TOL)
     # the same masks as 0/1 integers and as an additive float mask give the same weights
     as_float = torch.zeros(6, 6, dtype=torch.float64).masked_fill(~causal, float("-inf"))
     for same in (causal.int(), as_float):
         torch.testing.assert_close(A.additive_attention(q, k, v, w_q, w_k, v_a, mask=same)[1],
-                                   A.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)[1], atol=0, rtol=0)
+                                   A.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)[1],
+                                   atol=0, rtol=0)  # exact: the same scores (+0 or -inf), the same softmax
 
 
 def test_additive_scores_stay_bounded_where_dot_product_scores_grow_with_the_keys():

@@ -28,7 +28,7 @@ def tok(tmp_path_factory):
 # -- 6: a batch dimension left on x ----------------------------------------------------------------------------
 def test_batched_x_is_named_with_the_convention():
     square = lambda b: (b ** 2).sum(1)  # noqa: E731
-    assert xaikit.gradient(square, torch.tensor([1.0, -2.0])).tolist() == [2.0, -4.0]
+    assert xaikit.gradient(square, torch.tensor([1.0, -2.0])).tolist() == [2.0, -4.0]  # exact: 2 x at small integers
     # was [[0, -4]]: the output (1, 2) of the extra dimension was read as two classes
     for method in (xaikit.gradient, xaikit.grad_times_input, xaikit.smoothgrad, xaikit.integrated_gradients):
         with pytest.raises(ValueError, match=r"batch dimension.*Pass x\[0\] \(shape \(2,\)\)"):
@@ -46,7 +46,7 @@ def test_a_leading_one_that_is_a_channel_still_works():
     got = xaikit.gradient(flat, torch.ones(1, 4, 4))
     assert torch.allclose(got, w.reshape(1, 4, 4))
     first3 = lambda b: b.flatten(1)[:, :3]  # noqa: E731 - three classes, same shape either way
-    assert xaikit.gradient(first3, torch.ones(1, 4, 4), target=1).flatten()[1] == 1.0
+    assert xaikit.gradient(first3, torch.ones(1, 4, 4), target=1).flatten()[1] == 1.0  # exact: a one-hot selection
 
 
 # -- 7: a NaN or inf baseline; a completeness gap over 5% --------------------------------------------------------
@@ -105,10 +105,10 @@ def test_reduced_precision_models_are_explained_in_float32(dtype, tok):
     assert (gs > 0).all()  # float16 rounded the small scores to 0
     # the model is given back exactly as it was
     assert all(p.dtype == dtype for p in low.parameters())
-    assert all(torch.equal(v, before[k]) for k, v in low.state_dict().items())
+    assert all(torch.equal(v, before[k]) for k, v in low.state_dict().items())  # exact: restored, not recomputed
     lin = torch.nn.Linear(3, 2).to(dtype).eval()
     g = xaikit.gradient(lin, [1.0, 2.0, 3.0], target=1)
-    assert g.dtype == torch.float32 and torch.equal(g, lin.weight[1].float())
+    assert g.dtype == torch.float32 and torch.equal(g, lin.weight[1].float())  # exact: one-hot picks row 1 of W
 
 
 def test_the_model_goes_back_to_its_dtype_after_an_error(tok):

@@ -88,7 +88,7 @@ def test_padding_changes_nothing():
         torch.testing.assert_close(a, b, atol=1e-6, rtol=0)
         if learn:
             alpha = mlp.weights(ids_pad, m_pad)
-            assert (alpha[~m_pad] == 0).all() and torch.allclose(alpha.sum(-1), torch.ones(5))
+            assert (alpha[~m_pad] == 0).all() and torch.allclose(alpha.sum(-1), torch.ones(5))  # exact: masked
 
 
 # -- the synthetic task ----------------------------------------------------------------------------------
@@ -139,10 +139,10 @@ def test_training_is_seeded_and_leaves_the_global_generator_alone():
     after = torch.rand(1)
     b = train_diagnostic(emb, ids, mask, y, mask.float(), seed=7, epochs=2)
     c = train_diagnostic(emb, ids, mask, y, mask.float(), seed=8, epochs=2)
-    assert torch.equal(before, after)
-    assert torch.equal(a.classifier.weight, b.classifier.weight)
-    assert not torch.equal(a.classifier.weight, c.classifier.weight)
-    assert torch.equal(a.embedding.weight, emb)  # the embedding stays frozen
+    assert torch.equal(before, after)  # exact: the global generator's own draws
+    assert torch.equal(a.classifier.weight, b.classifier.weight)  # exact: the same seeded training
+    assert not torch.equal(a.classifier.weight, c.classifier.weight)  # exact: another seed's training
+    assert torch.equal(a.embedding.weight, emb)  # exact: the embedding stays frozen
 
 
 # -- the model's attention ------------------------------------------------------------------------------
@@ -173,7 +173,7 @@ def test_attention_in_batches_equals_raw_attention_alone(model, tok):
             alone = model(**tok(text, return_tensors="pt")).logits.argmax(-1)
         assert int(data.predicted[i]) == int(alone)
     assert torch.allclose(data.attention.sum(-1), torch.ones(len(PAIRS)))
-    assert (data.attention[~data.mask] == 0).all()
+    assert (data.attention[~data.mask] == 0).all()  # exact: padding is given weight 0
 
 
 def test_the_disk_cache_returns_the_same_data_and_misses_for_a_changed_model(model, tok, tmp_path, monkeypatch):
@@ -186,7 +186,7 @@ def test_the_disk_cache_returns_the_same_data_and_misses_for_a_changed_model(mod
     for d in (first, again):
         assert d.texts == fresh.texts and d.layer == fresh.layer
         for name in ("ids", "mask", "labels", "attention", "predicted"):
-            assert torch.equal(getattr(d, name), getattr(fresh, name)), name
+            assert torch.equal(getattr(d, name), getattr(fresh, name)), name  # exact: the same call; a file copy
     changed = copy.deepcopy(model)
     with torch.no_grad():
         changed.classifier.bias += 1.0  # another model: its own entry
@@ -202,7 +202,7 @@ def test_the_disk_cache_returns_the_same_data_and_misses_for_a_changed_model(mod
     files[0].write_bytes(bytes(raw))
     cache._verified.clear()  # the checksums are remembered per process; a new process would hash again
     repaired = diagnostic_data(model, tok, PAIRS, cache=True)
-    assert torch.equal(repaired.attention, fresh.attention)
+    assert torch.equal(repaired.attention, fresh.attention)  # exact: rebuilt by the same call
     assert files[0].read_bytes() != bytes(raw)
 
 
@@ -211,8 +211,8 @@ def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, mon
     res = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0, 1), hidden=8, epochs=2, progress=False)
     assert res.accuracy.shape == res.f1.shape == (2, 3) and res.weightings == ("uniform", "learned", "model attention")
     assert ((res.accuracy >= 0) & (res.accuracy <= 1)).all() and res.n_train == 18 and res.n_test == 6
-    np.testing.assert_array_equal(res.gain("model attention", "uniform"),
-                                  res.accuracy[:, 2] - res.accuracy[:, 0])
+    np.testing.assert_allclose(res.gain("model attention", "uniform"), res.accuracy[:, 2] - res.accuracy[:, 0],
+                               rtol=0, atol=1e-12)
     assert "mean" in res.table()
     from matplotlib.figure import Figure
 
@@ -225,13 +225,13 @@ def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, mon
     other = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0,), hidden=8, epochs=2, progress=False,
                            controls={"other": tiny_bert(seed=4)})
     assert other.weightings[-1] == "other attention" and other.accuracy.shape == (1, 4)
-    np.testing.assert_array_equal(other.accuracy[0, :3], res.accuracy[0])  # the other columns are unchanged
+    np.testing.assert_array_equal(other.accuracy[0, :3], res.accuracy[0])  # unchanged (exact: the same seeded runs)
     with pytest.raises(ValueError, match="controls must map a name"):
         run_diagnostic(model, tok, PAIRS, PAIRS, controls={3: model}, progress=False)
     with pytest.raises(TypeError, match=r"controls\['x'\] must be a transformers model"):
         run_diagnostic(model, tok, PAIRS, PAIRS, controls={"x": None}, progress=False)
     again = run_diagnostic(model, tok, PAIRS * 3, PAIRS, seeds=(0, 1), hidden=8, epochs=2, progress=False)
-    np.testing.assert_array_equal(res.accuracy, again.accuracy)
+    np.testing.assert_array_equal(res.accuracy, again.accuracy)  # exact: the same seeded runs
     # a float64 copy on xaikit.device(): the results come back on the CPU, the same up to float rounding
     import xaikit
 
@@ -239,7 +239,7 @@ def test_run_diagnostic_on_a_tiny_model_and_a_far_copy(model, tok, tmp_path, mon
     d_far, d_near = diagnostic_data(far, tok, PAIRS), diagnostic_data(model, tok, PAIRS)
     assert d_far.attention.device.type == "cpu" and d_far.attention.dtype == torch.float32
     torch.testing.assert_close(d_far.attention, d_near.attention, atol=1e-5, rtol=0)
-    assert torch.equal(d_far.ids, d_near.ids)
+    assert torch.equal(d_far.ids, d_near.ids)  # exact: integer ids
 
 
 # -- bad input ------------------------------------------------------------------------------------------

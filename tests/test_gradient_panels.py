@@ -33,7 +33,7 @@ def test_panels_are_registered():
 def test_gradient_panel():
     p = W.GradientPanel()
     before, after = _changes(p, x1=-1.0, x2=2.0)
-    assert not torch.equal(before.attributions["gradient"], after.attributions["gradient"])
+    assert not torch.equal(before.attributions["gradient"], after.attributions["gradient"])  # exact: x moved
     x = torch.tensor([-1.0, 2.0])
     assert torch.allclose(after.attributions["gradient"], G.gradient(toys.smooth_model, x))
     assert torch.allclose(after.attributions["gradient x input"], x * after.attributions["gradient"])
@@ -47,13 +47,14 @@ def test_gradient_panel():
 def test_saturation_panel():
     p = W.GradientSaturationPanel()
     r = p.result
+    # exact in this test: min(1, x1 + x2) is 0 or 1 here, its slopes 0 or 1, its bars those values
     assert (r.x == 1).all() and r.value == 1.0 and r.baseline_value == 0.0
     ig = r.attributions["IG preview (64 steps)"]
     for name in ("gradient", "gradient x input", "occlusion (to 0)"):
-        assert torch.equal(r.attributions[name], torch.zeros(2)), name
+        assert torch.equal(r.attributions[name], torch.zeros(2)), name  # exact: slope 0
     assert torch.allclose(ig, torch.tensor([0.5, 0.5]))  # splits f(x) - f(0) = 1
     _, after = _changes(p, x1=0.3, x2=0.4)
-    assert torch.equal(after.attributions["gradient"], torch.ones(2))
+    assert torch.equal(after.attributions["gradient"], torch.ones(2))  # exact: slope 1
     assert torch.allclose(after.attributions["occlusion (to 0)"], torch.tensor([0.3, 0.4]))
     heights = [b.get_height() for b in p._bars.bars[0]]
     assert heights == [1.0, 1.0]
@@ -62,7 +63,7 @@ def test_saturation_panel():
 def test_threshold_panel():
     p = W.ThresholdPanel(x=10.5, beta=1.0)
     r1 = p.result
-    assert r1.grad_relu == 1.0 and 0.5 < r1.grad_softplus < 0.7
+    assert r1.grad_relu == 1.0 and 0.5 < r1.grad_softplus < 0.7  # exact: ReLU's slope is 0 or 1
     _, r2 = _changes(p, beta=100.0)
     assert r2.max_gap < r1.max_gap and r2.max_gap == pytest.approx(math.log(2) / 100, rel=0.05)
     assert abs(r2.grad_softplus - 1.0) < 1e-6

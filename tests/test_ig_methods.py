@@ -126,7 +126,7 @@ def test_baseline_blindness_and_expected_gradients():
     x = torch.rand(1, 4, 4)
     x[0, 0, :] = 0.0  # a black row
     zero = baseline_attributions(model, x, "zero", target=0)
-    assert bool((zero.attributions[0, 0, :] == 0).all())  # pixels equal to the baseline get nothing
+    assert bool((zero.attributions[0, 0, :] == 0).all())  # pixels equal to the baseline get nothing (exact: x - x' = 0)
     assert zero.relative_gap < 1e-3
     data = torch.rand(20, 1, 4, 4)
     eg = baseline_attributions(model, x, "expected", 5, data=data, target=0)
@@ -181,7 +181,7 @@ def test_text_baselines_keep_cls_sep_and_are_complete(bert, baseline):
     model, tok = bert
     scores = text_integrated_gradients(model, tok, "i like the movie", baseline=baseline, steps=32,
                                        rule="gausslegendre")
-    assert scores.scores[0] == 0.0 and scores.scores[-1] == 0.0  # [CLS] and [SEP] do not move
+    assert scores.scores[0] == 0.0 and scores.scores[-1] == 0.0  # [CLS] and [SEP] do not move (exact: x - x' = 0)
     assert scores.detail.relative_gap < 0.05
     assert float(scores.scores.sum()) == pytest.approx(scores.detail.f_x - scores.detail.f_baseline,
                                                        abs=abs(scores.detail.gap) + 1e-6)

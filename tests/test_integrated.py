@@ -68,7 +68,7 @@ def test_sensitivity_toy_ig_is_one_gradient_is_zero(rule):
     assert result.attributions.item() == pytest.approx(1.0, abs=1e-6)
     assert result.gap == pytest.approx(0.0, abs=1e-6)
     _, grad = path_gradients(min_one, x[None], None)
-    assert grad.item() == 0.0
+    assert grad.item() == 0.0  # exact: ReLU's slope is 0 at 1 - x = -1
 
 
 def test_sensitivity_toy_right_riemann_error_is_order_one_over_n():

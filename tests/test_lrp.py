@@ -68,7 +68,8 @@ def test_relevance_is_conserved_block_by_block(saved, target):
     np.testing.assert_allclose(d.totals, 1.0, rtol=1e-10, atol=0)
     assert d.conservation_error < 1e-10
     assert abs(d.input_relevance.sum() - 1.0) < 1e-10
-    # inside a block: the attention relevance of the last block sits on the [CLS] row only
+    # inside a block: the attention relevance of the last block sits on the [CLS] row only (exact: only that
+    # row reaches the output, so the other rows start from relevance 0)
     assert np.abs(d.attention_relevance[-1][:, 1:]).max() == 0 and np.abs(d.attention_relevance[-1][:, 0]).max() > 0
 
 
@@ -84,7 +85,7 @@ def test_rules_against_loops_and_autograd():
     for n in range(5):
         for i in range(3):
             terms = [max(x[n, j], 0) * max(w[i, j], 0) + min(x[n, j], 0) * min(w[i, j], 0) for j in range(4)]
-            if sum(terms) == 0:  # z+ = 0: nothing passes (safe division)
+            if sum(terms) == 0:  # z+ = 0: nothing passes (safe division; exact: all terms are exactly 0)
                 empty += 1
                 continue
             passed += float(r[n, i])

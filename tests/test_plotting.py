@@ -17,7 +17,7 @@ def _ax():
 def test_signed_values_get_a_symmetric_range_on_the_diverging_map():
     ax = _ax()
     im = plotting.show_signed(ax, np.array([[0.5, -2.0], [1.0, 0.0]]))
-    assert im.get_clim() == (-2.0, 2.0)
+    assert im.get_clim() == (-2.0, 2.0)  # exact: the largest |value|, copied
     assert im.get_cmap().name == "RdBu_r"
     im = plotting.show_signed(_ax(), torch.tensor([[3.0, 1.0]]))  # tensors too; positive only still symmetric
     assert im.get_clim() == (-3.0, 3.0)
@@ -74,7 +74,7 @@ def test_rank_null_marks_each_concept_among_the_random_concepts():
     lines = ax.get_lines()  # the random CAVs' mean, then one line per concept
     assert [ln.get_xdata()[0] for ln in lines] == pytest.approx([0.5, 0.95, 0.3])
     assert lines[1].get_linestyle() == "-" and lines[2].get_linestyle() == ":"
-    assert sum(p.get_height() for p in ax.patches) == 9  # every random concept in the histogram
+    assert sum(p.get_height() for p in ax.patches) == 9  # every random concept in the histogram (exact: counts)
     res.null_scores = None
     with pytest.raises(ValueError, match='test="rank"'):
         plotting.rank_null(_ax(), res)

@@ -64,7 +64,7 @@ def test_on_scales_fonts_figures_and_panels(monkeypatch):
     assert presenter.off() is True
     assert not presenter.is_on()
     after = {k: mpl.rcParams[k] for k in before}
-    assert after == before
+    assert after == before  # exact: off() puts the saved values back
     assert Panel.scale == 1.0 and "XAIKIT_FAST" not in os.environ
     assert _png_size(_Dot().image.value) == (320, 160)
     assert presenter.off() is False  # a second off() is harmless
@@ -81,7 +81,7 @@ def test_seeds_are_fixed_and_rng_state_restored():
 
     presenter.on(seed=5)
     first = (random.random(), np.random.rand(), torch.rand(1).item())  # noqa: NPY002
-    presenter.on(seed=5)  # on() again: same seed, same numbers
+    presenter.on(seed=5)  # on() again: same seed, same numbers (exact: the same generators' draws)
     assert (random.random(), np.random.rand(), torch.rand(1).item()) == first  # noqa: NPY002
     presenter.off()
     # the generators continue exactly where they were before on()
@@ -104,7 +104,7 @@ def test_context_manager_restores_on_error():
     with pytest.raises(RuntimeError, match="boom"), presenter.presenting(font_scale=2.0):
         assert mpl.rcParams["font.size"] == pytest.approx(2 * before)
         raise RuntimeError("boom")
-    assert mpl.rcParams["font.size"] == before and not presenter.is_on()
+    assert mpl.rcParams["font.size"] == before and not presenter.is_on()  # exact: the saved value put back
 
 
 def test_on_twice_then_off_goes_back_to_the_start():
@@ -113,7 +113,7 @@ def test_on_twice_then_off_goes_back_to_the_start():
     presenter.on(font_scale=2.0)  # not compounded: 2x the original, not 3x
     assert mpl.rcParams["font.size"] == pytest.approx(2 * before)
     presenter.off()
-    assert mpl.rcParams["font.size"] == before
+    assert mpl.rcParams["font.size"] == before  # exact: the saved value put back
 
 
 @pytest.mark.parametrize("kwargs, error, words", [

@@ -67,6 +67,7 @@ def test_tcav_is_one_along_and_zero_against_the_logit_direction():
         for pooling in ("mean", "flatten"):
             along = tcav.tcav(model, red, blue, cls_imgs, "zebra", layer, pooling)
             against = tcav.tcav(model, blue, red, cls_imgs, "zebra", layer, pooling)
+            # exact: all or none of the derivatives are positive: n / n and 0 / n, sum S / sum |S| of the same S
             assert along.score == 1.0 and along.magnitude == 1.0
             assert against.score == 0.0 and against.magnitude == 0.0
             assert along.cav.accuracy == 1.0
@@ -141,7 +142,7 @@ def test_swapping_the_sets_negates_the_cav():
     a, b = rng.normal(size=(40, 30)) + 0.5, rng.normal(size=(40, 30))
     one, other = tcav.train_cav(a, b), tcav.train_cav(b, a)  # logistic: a deterministic optimum
     np.testing.assert_allclose(one.vector, -other.vector, atol=1e-6)
-    assert one.accuracy == other.accuracy
+    assert one.accuracy == other.accuracy  # exact: a count of correct rows / n
     # hinge SGD visits the rows in another order after a swap, so only roughly the opposite direction
     one, other = tcav.train_cav(a, b, "hinge"), tcav.train_cav(b, a, "hinge")
     assert float(one.vector @ other.vector) < -0.8
@@ -159,7 +160,7 @@ def test_newton_logistic_equals_scikit_learn(shape):
     ref = LogisticRegression(C=1.0, tol=1e-12, max_iter=10_000).fit(z, y)
     assert np.abs(ours.coef_ - ref.coef_).max() < 1e-5
     assert abs(ours.intercept_[0] - ref.intercept_[0]) < 1e-5
-    assert ours.score(z, y) == ref.score(z, y)
+    assert ours.score(z, y) == ref.score(z, y)  # exact: accuracies, a count / n
 
 
 def test_row_space_fit_equals_the_full_fit():
@@ -168,7 +169,7 @@ def test_row_space_fit_equals_the_full_fit():
     for classifier in ("logistic", "hinge"):
         fast, full = tcav.train_cav(a, b, classifier), tcav.train_cav(a, b, classifier, reduce=False)
         assert float(fast.vector @ full.vector) > 0.999, classifier
-        assert fast.accuracy == full.accuracy
+        assert fast.accuracy == full.accuracy  # exact: a count / n
 
 
 @pytest.mark.parametrize("pooling", tcav.POOLINGS)
@@ -210,8 +211,8 @@ def test_significance_is_reproducible_and_bonferroni_corrected():
     tcav.clear_cache(model)
     b = _small_run(model)
     for name in ("striped", "dotted"):
-        np.testing.assert_array_equal(a[name].scores, b[name].scores)
-        np.testing.assert_array_equal(a[name].random_scores, b[name].random_scores)
+        np.testing.assert_array_equal(a[name].scores, b[name].scores)  # exact: the same seeded runs recomputed
+        np.testing.assert_array_equal(a[name].random_scores, b[name].random_scores)  # exact: the same seeded runs
         c = a[name]
         assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value))
         assert c.significant == (c.p_corrected < 0.05)
@@ -241,7 +242,11 @@ def test_t_test_agrees_with_scipy():
     want = stats.ttest_ind(a, b)
     assert t == pytest.approx(want.statistic, rel=1e-10)
     assert p == pytest.approx(want.pvalue, rel=1e-8)
-    assert tcav.t_test([0.5, 0.5], [0.5, 0.5]) == (0.0, 1.0)
+    assert tcav.t_test([0.5, 0.5], [0.5, 0.5]) == (0.0, 1.0)  # exact: two constant samples, by definition
+    # constant samples whose means round differently (3 x 0.1 vs 7 x 0.1) are still equal: was t = 2.6, p = 0.03
+    assert tcav.t_test([0.1] * 3, [0.1] * 7) == (0.0, 1.0)
+    assert tcav.t_test([0.7] * 3, [0.7] * 5) == (0.0, 1.0)
+    assert tcav.t_test([0.7] * 3, [0.1] * 5) == (np.inf, 0.0) and tcav.t_test([0.1] * 3, [0.7] * 2) == (-np.inf, 0.0)
 
 
 # -- the rank test: random image sets posing as concepts -----------------------------------------------------
@@ -250,7 +255,7 @@ def test_rank_p_counts_the_null_values_at_least_as_far_from_the_centre():
     assert tcav.rank_p(0.95, null, 0.5) == pytest.approx(1 / 7)  # beyond every null value
     assert tcav.rank_p(0.05, null, 0.5) == pytest.approx(1 / 7)  # two-sided: the far left counts too
     assert tcav.rank_p(0.8, null, 0.5) == pytest.approx(3 / 7)  # 0.1 and 0.9 are as far or further
-    assert tcav.rank_p(0.5, null, 0.5) == 1.0
+    assert tcav.rank_p(0.5, null, 0.5) == 1.0  # exact: 7 / 7
     assert tcav.rank_p(0.9, null, 0.5) == pytest.approx(3 / 7)  # ties count against the value
     # by default the centre is the median of all seven values: with 0.05 it is 0.45, and 0.05 (0.40 away)
     # is beaten by 0.9 (0.45 away) only; with 0.6 it is 0.55, and five of six null values are further out
@@ -298,8 +303,8 @@ def test_significance_rank_test_ranks_each_concept_among_the_random_concepts():
     t_only = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean")
     for name, c in r.concepts.items():
         # the same runs as the t-test's; only the p-value differs: the rank among the 19 random concepts
-        np.testing.assert_array_equal(c.scores, t_only[name].scores)
-        assert c.p_value == tcav.rank_p(c.mean, r.null_means)
+        np.testing.assert_array_equal(c.scores, t_only[name].scores)  # exact: the same seeded runs
+        assert c.p_value == tcav.rank_p(c.mean, r.null_means)  # exact: the same function on the same numbers
         assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value)) and c.p_value >= 1 / 20
     # each random concept's mean is the mean over R runs of exactly the concept's procedure
     again = tcav.tcav_significance(model, {"null 0": nulls[0]}, cls_imgs, "zebra", 1, random_sets=randoms, R=3,
@@ -439,7 +444,7 @@ def test_panels_drive_and_show_errors():
 
     grid = PatchGridPanel(iw.make_dataset(3)[0], patch_size=8)
     assert grid.result["n_tokens"] == 65 and grid.result["patches"].shape == (64, 8, 8, 3)
-    np.testing.assert_array_equal(grid.result["patches"][9], grid.result["image"][8:16, 8:16])
+    np.testing.assert_array_equal(grid.result["patches"][9], grid.result["image"][8:16, 8:16])  # exact: uint8 pixels, copied
 
 
 def test_patch_grid_rejects_a_bad_patch_size():

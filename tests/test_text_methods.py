@@ -190,7 +190,7 @@ def test_editing_nothing_changes_nothing_and_restores(model, tok):
         raise RuntimeError("boom")
     assert model.config._attn_implementation == "eager"
     for k, v in model.state_dict().items():
-        assert torch.equal(v, before[k]), f"editing changed {k}"
+        assert torch.equal(v, before[k]), f"editing changed {k}"  # exact: the weights must not be written
 
 
 def test_removing_a_token_equals_masking_it(model, tok):
@@ -245,9 +245,9 @@ def test_batched_lab_row_equals_the_single_experiments(model, tok):
     row = _one_sentence(model, enc, tok, views, ("Grad-SAM", "gradient"), np.random.default_rng(5))
     single = erasure(model, enc, tok, views["attention"], np.random.default_rng(5))
     for key in ("top", "random", "flip_top", "flip_random"):
-        assert row["erasure"][key] == single[key]
+        assert row["erasure"][key] == single[key]  # exact: positions and flip decisions
     assert row["erasure"]["js_top"] == pytest.approx(single["js_top"], abs=1e-9)
-    for name in ("Grad-SAM", "gradient"):
+    for name in ("Grad-SAM", "gradient"):  # exact: (words removed at the first flip) / n_words, and a bool
         assert row["erased"][name] == flip_fraction(model, enc, tok, views[name], how="erase")
         assert row["deleted"][name] == flip_fraction(model, enc, tok, views[name], how="delete")
         comp, suff = aopc(model, enc, tok, views[name])
@@ -271,6 +271,7 @@ def test_erasure_edits_one_layer_only(model, tok):
     for layer in range(len(plain) - 1):
         torch.testing.assert_close(edit.attentions[layer], plain[layer], atol=1e-6, rtol=0)
     last = edit.attentions[-1][0]  # (M, N, N)
+    # exact: the erased word's weight is zeroed before the rows are renormalised
     assert last[:, :, 2].abs().max() == 0 and torch.allclose(last.sum(-1), torch.ones(last.shape[:2]))
     expected = torch.softmax(logits.double(), -1).numpy()
     np.testing.assert_allclose(_probs_erased(model, enc, mask, layer=len(plain) - 1), expected, atol=1e-9)
@@ -311,6 +312,7 @@ def test_lab_runs_and_is_consistent(model, tok):
     for m in rankings:
         for fraction in (r.fraction[m], r.fraction_deleted[m]):
             assert ((fraction > 0) & (fraction <= 1)).all()
+        # exact: a sentence that never flips is given the fraction 1.0
         assert (r.fraction[m][~r.flipped[m]] == 1).all() and (r.fraction_deleted[m][~r.flipped_deleted[m]] == 1).all()
         assert np.isfinite(r.comprehensiveness[m]).all() and np.isfinite(r.sufficiency[m]).all()
     assert (r.js_top >= 0).all() and (r.permutation_tvd >= 0).all()

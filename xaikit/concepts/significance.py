@@ -131,11 +131,15 @@ def t_test(a, b) -> tuple[float, float]:
     na, nb = len(a), len(b)
     if na < 2 or nb < 2:
         raise ValueError(f"each sample needs at least 2 values, got {na} and {nb}")
+    if np.ptp(a) == 0 and np.ptp(b) == 0:  # exact: two constant samples, told by their values as given
+        # (not by se == 0: the means and variances of e.g. three 0.1s and seven 0.1s round differently)
+        d = a[0] - b[0]
+        return (0.0, 1.0) if d == 0 else (float(np.sign(d) * np.inf), 0.0)
     df = na + nb - 2
     pooled = ((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / df
     se = np.sqrt(pooled * (1 / na + 1 / nb))
     diff = a.mean() - b.mean()
-    if se == 0:
+    if se == 0:  # exact: a division guard (spreads so small that their squares underflow)
         return (0.0, 1.0) if diff == 0 else (float(np.sign(diff) * np.inf), 0.0)
     t = diff / se
     return float(t), float(2 * stdtr(df, -abs(t)))

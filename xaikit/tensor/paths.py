@@ -54,7 +54,8 @@ def path_points(kind: str, x: torch.Tensor, baseline: torch.Tensor, alphas, orde
         u = a[:, None] * d - rank[None, :]  # (S, d): local time of each coordinate's segment
         s = u.clamp(0.0, 1.0)
         ds = ((u >= 0) & (u < 1)).to(x.dtype) * d  # d s / d alpha on the coordinate's own segment
-        ds[(a == 1.0)[:, None].expand(S, d) & (u == 1.0)] = d  # the last coordinate at alpha = 1
+        # the last coordinate at alpha = 1 (exact: 1 is a node as the rule gives it, and u = d - rank an integer)
+        ds[(a == 1.0)[:, None].expand(S, d) & (u == 1.0)] = d
     else:
         p = torch.arange(1, d + 1, dtype=x.dtype, device=x.device) if powers is None else \
             torch.as_tensor(powers, dtype=x.dtype, device=x.device).reshape(-1)

@@ -160,7 +160,7 @@ def spearman(a, b, absolute: bool = False) -> float:
     rx, ry = _average_ranks(x), _average_ranks(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
     denominator = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
-    if denominator == 0:
+    if denominator == 0:  # exact: a constant map's ranks all equal their mean, so rx is exactly 0
         return float("nan")
     return float(np.clip((rx * ry).sum() / denominator, -1.0, 1.0))
 

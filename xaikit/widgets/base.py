@@ -159,7 +159,7 @@ def render_png(fig: Figure, *, draw: bool = True) -> bytes:
         canvas.draw()
     width, height = canvas.get_width_height()
     image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
-    if fig.patch.get_visible() and to_rgba(fig.patch.get_facecolor())[3] == 1.0:
+    if fig.patch.get_visible() and to_rgba(fig.patch.get_facecolor())[3] == 1.0:  # exact: alpha as set
         image = image.convert("RGB")  # every pixel is drawn over the opaque background
     buf = io.BytesIO()
     image.save(buf, format="png", compress_level=1)

@@ -46,7 +46,7 @@ def _grade_cav(result: CheckResult, got, ref: np.ndarray, u: np.ndarray) -> None
                     f"{v.shape}", "shape")
         return
     norm = float(np.linalg.norm(v))
-    if norm == 0 or not np.isfinite(norm):
+    if norm == 0 or not np.isfinite(norm):  # exact: only an all-zero vector has length 0
         result.fail(f"the CAV has length {norm}: it must be a direction", "zero_vector")
         return
     cos_ref, cos_u = float(v @ ref / norm), float(v @ u / norm)
