@@ -16,8 +16,9 @@
 #
 # Does the idea "striped" make a Vision Transformer say "zebra"? Testing with Concept Activation Vectors
 # (TCAV) answers with a number, and a significance test tells us whether to believe it. Every claim below
-# that held for every training run of the embedded model is an executed `assert`; the lecture's results
-# that did not hold are printed beside its numbers and discussed.
+# that held for every training run of the embedded model is checked by `claim(...)` against the claims
+# ledger (`xaikit/claims/nb05.py`: its bound and where the bound comes from); the lecture's results that
+# did not hold are printed beside its numbers and discussed.
 #
 # 1. ViT recap: an image as a sequence of patches
 # 2. Concepts: example images
@@ -84,6 +85,7 @@ import numpy as np
 
 import xaikit
 from xaikit import pick, plotting
+from xaikit.claims import claim
 from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
 from xaikit.models import arch, load_vit, vitworld
@@ -141,7 +143,7 @@ predicted = [model.config.id2label[int(i)] for i in probs.argmax(-1)]
 truth = [world_names[y] for y in world_labels[:4]]
 print("predicted:", predicted, "| true:", truth)
 if MODEL.startswith("embedded"):
-    assert sum(p == t for p, t in zip(predicted, truth, strict=True)) >= 3
+    claim("05.1-first-four-correct", sum(p == t for p, t in zip(predicted, truth, strict=True)))
 
 # %% [markdown]
 # The image world (documented in `xaikit.concepts.imageworld`): zebras are striped quadrupeds and horses
@@ -158,7 +160,7 @@ if MODEL.startswith("embedded"):
 
     acc = accuracy(model, x_test, y_test)
     print(f"held-out accuracy: {acc:.3f}")
-    assert acc >= 0.9  # training seeds 0-4 of the recipe: 0.95-0.99 on 600 held-out images
+    claim("05.1-held-out-accuracy", acc)  # training seeds 0-4 of the recipe: 0.95-0.99 on 600 held-out images
 
 # %% [markdown]
 # ## 2. Concepts: example images
@@ -194,7 +196,7 @@ print("activations:", a_striped.shape)
 cav = tcav.train_cav(a_striped, a_dotted, "logistic", concept="striped", negative="dotted", layer=LAYER,
                      pooling=POOLING)
 print(f"CAV striped vs dotted: held-out accuracy {cav.accuracy:.2f}")
-assert cav.accuracy >= 0.9
+claim("05.3-cav-accuracy", cav.accuracy)
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_cav-task", "locked": true, "schema_version": 3, "solution": false}
 # **Exercise.** Write a CAV yourself: fit a linear classifier that tells the concept activations (label 1)
@@ -245,10 +247,11 @@ pairs = tcav.pair_scores(model, concepts, zebras, "zebra", LAYER, pooling=POOLIN
 for (a, b), score in pairs.items():
     print(f"TCAV({a} vs {b}, zebra) = {score:.2f}   (lecture ~{tcav.LECTURE_PAIRS[(a, b)]})")
 if MODEL.startswith("embedded"):
-    # each claim held for every training seed (the table below), so each is asserted
-    for name, holds in vitworld.pair_checks(pairs).items():
-        assert name in vitworld.ASSERTED_CLAIMS and holds, (name, pairs)
-        print(f"{name:<26} holds for this model")
+    # three held for every training seed (the table below), so they are asserted; dotted vs bubbly is shown
+    claim("05.4-striped-vs-dotted", pairs[("striped", "dotted")])
+    claim("05.4-bubbly-vs-striped", pairs[("bubbly", "striped")])
+    claim("05.4-dotted-vs-bubbly", pairs[("dotted", "bubbly")])
+    claim("05.4-striped-vs-bubbly", pairs[("striped", "bubbly")])
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do these make sense for zebra classification?"
@@ -265,15 +268,17 @@ if MODEL.startswith("embedded"):
 # | --- | --- | --- | --- | --- | --- |
 # | striped vs dotted | ~0.95 | 0.92-1.00 | 0.95-0.99 | 0.87-1.00 | yes (>= 0.8) |
 # | bubbly vs striped | ~0.1 | 0.00-0.17 | 0.00-0.15 | 0.01-0.17 | yes (<= 0.25) |
-# | dotted vs bubbly | ~0.05 | 0.06-0.25 | 0.02-0.19 | 0.00-0.31 | yes (<= 0.4) |
+# | dotted vs bubbly | ~0.05 | 0.06-0.25 | 0.02-0.19 | 0.00-0.31 | no: shown (the bound was <= 0.25) |
 # | striped vs bubbly | ~0.95 | 0.83-1.00 | 0.85-1.00 | 0.83-0.99 | yes (>= 0.8) |
 #
 # (One image draw per seed in the first two columns; the draw in this notebook is another one. "Another
 # machine": seeds 1-4 trained there with its default CPU kernels and seeds 0-2 with the AVX2 ones, three
 # draws each. The same seed trained with other kernels is another model: seed 2 gave dotted vs bubbly
-# 0.30 and 0.31 on two draws with the default kernels and at most 0.09 with AVX2, which is why that bound is
-# 0.4, not the 0.25 it was. The margins are thin in places: on one extra draw seed 3's striped vs bubbly
-# was 0.79.)
+# 0.30 and 0.31 on two draws with the default kernels and at most 0.09 with AVX2. Our bound for "low" was
+# 0.25, as for bubbly vs striped; seed 2 broke it, and a bound raised to fit the builds seen says nothing,
+# so that pair is printed beside the lecture's ~0.05, not asserted: it stayed below 0.5, zebra siding with
+# bubbly, on every build we measured, but not always "low". The margins are thin in places: on one extra
+# draw seed 3's striped vs bubbly was 0.79.)
 # It took a world built for it. In
 # the previous recipe the leopard shared the zebra's silhouette with small, dense spots, and the sheep
 # were bubbly: there "dotted vs bubbly" came out 0.50-0.95 on ten of ten seeds, the *opposite* of the
@@ -290,8 +295,8 @@ if MODEL.startswith("embedded"):
 one = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, "zebra", LAYER, POOLING, processor=processor)
 other = tcav.tcav(model, concepts["dotted"], concepts["striped"], zebras, "zebra", LAYER, POOLING,
                   processor=processor)
-assert abs(one.score + other.score - 1) < 0.05
 print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
+claim("05.4-swap-count", abs(one.score + other.score - 1))
 
 # %% [markdown]
 # **Counting signs, or weighing them.** The score above counts the class images whose logit rises along
@@ -303,19 +308,21 @@ print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
 # but only weakly (magnitude beyond the count), or strongly (magnitude short of it).
 
 # %%
-for a, b in vitworld.CLAIM_BOUNDS:
+gap = 0.0  # the largest difference between the magnitude score and Captum's formula by hand
+for a, b in vitworld.CLAIM_PAIRS:
     r = tcav.tcav(model, concepts[a], concepts[b], zebras, "zebra", LAYER, POOLING, processor=processor)
     derivs = r.derivatives  # (class images,) S(x)
     by_hand = derivs[derivs > 0].sum() / np.abs(derivs).sum()  # Captum's magnitude score
-    assert abs(r.magnitude - by_hand) < 1e-9
+    gap = max(gap, abs(r.magnitude - by_hand))
     print(f"TCAV({a} vs {b}, zebra): count {r.score:.2f}, magnitude {r.magnitude:.2f}")
-assert abs(one.magnitude + other.magnitude - 1) < 1e-6  # swapped sets: exactly one minus the other
+claim("05.4-magnitude-by-hand", gap)
+claim("05.4-swap-magnitude", abs(one.magnitude + other.magnitude - 1))  # swapped sets: one minus the other
 if MODEL.startswith("embedded"):
     # held for training seeds 0-4 (benchmarks/tcav_robustness.py's models, two image draws each): 0.91-1.00,
     # while the count was 0.79-1.00: the zebras that stripes push down, they push down only weakly
     striped_bubbly = tcav.tcav(model, concepts["striped"], concepts["bubbly"], zebras, "zebra", LAYER, POOLING,
                                processor=processor)
-    assert striped_bubbly.magnitude >= 0.9, striped_bubbly.magnitude
+    claim("05.4-striped-bubbly-magnitude", striped_bubbly.magnitude)
 
 # %% [markdown]
 # ## 5. Significance against random concepts
@@ -351,16 +358,19 @@ sig = tcav.tcav_significance(model, tested, zebras, "zebra", LAYER, random_sets=
 print(sig.summary())
 if MODEL.startswith("embedded"):
     # held for training seeds 0-4: stripes raise "zebra" for most zebra images, far above random CAVs
-    assert sig["striped"].mean >= 0.8 and sig["striped"].mean > sig.random_scores.mean()
-    assert sig["striped"].significant, sig["striped"].p_corrected
-    assert sig["dotted"].mean < sig.random_scores.mean()  # spots lower "zebra": held for training seeds 0-4
+    claim("05.5-striped-vs-random", sig["striped"].mean)
+    claim("05.5-striped-above-random-cavs", sig["striped"].mean - sig.random_scores.mean())
+    claim("05.5-striped-significant", sig["striped"].p_corrected)
+    # spots lower "zebra": held for training seeds 0-4
+    claim("05.5-dotted-below-random-cavs", sig.random_scores.mean() - sig["dotted"].mean)
     print("striped significant for zebra:", sig["striped"].significant)
 
 # %%
 panel = TCAVPanel(model, processor, concept_sets=concepts, class_images={"zebra": zebras}, layer=LAYER,
                   pooling=POOLING, R=R, random_sets=randoms)
 panel.set(R=R)
-assert panel.error is None and panel.result["striped"].p_corrected == sig["striped"].p_corrected
+assert panel.error is None
+assert np.isclose(panel.result["striped"].p_corrected, sig["striped"].p_corrected, rtol=1e-6, atol=0)
 panel
 
 # %% [markdown]
@@ -392,7 +402,7 @@ control, control_processor = load_vit("embedded-control")
 xc_test, yc_test, _, twins = iw.dataset_with_twins(pick(200, 100), "control", seed=123)
 control_acc = accuracy(control, xc_test, yc_test)
 print(f"control model held-out accuracy: {control_acc:.3f}")
-assert control_acc >= 0.85  # seeds 0-4 of the recipe: 0.94-0.96
+claim("05.6-control-accuracy", control_acc)  # seeds 0-4 of the recipe: 0.94-0.96
 # the ground truth, checked without TCAV: give every held-out picture another body texture
 with torch.no_grad():
     z_pic = control(**control_processor(images=list(xc_test), return_tensors="pt").to(control.device)).logits.cpu()
@@ -401,7 +411,7 @@ same = (z_pic.argmax(-1) == z_twin.argmax(-1)).float().mean().item()
 change = (z_pic[:, 0] - z_twin[:, 0]).abs().mean().item()
 print(f"another texture keeps the control's answer for {same:.0%} of pictures; the zebra logit moves by "
       f"{change:.2f} on average (its spread over pictures: {z_pic[:, 0].std().item():.2f})")
-assert same >= 0.9  # seeds 0-4: 0.95-0.98 of 200 pictures
+claim("05.6-twin-same-answer", same)  # seeds 0-4: 0.95-0.98 of 200 pictures
 control_zebras = iw.class_images("zebra", vitworld.N_CLASS_IMAGES, "control", seed=0)
 # the same test as on the main model: the same three concepts, random sets and Bonferroni correction
 sig_control = tcav.tcav_significance(control, tested, control_zebras, "zebra", CONTROL_LAYER,
@@ -413,7 +423,8 @@ print(f"striped for zebra on the control: mean {striped_c.mean:.2f} vs random CA
       f"({'not ' if not striped_c.significant else ''}significant)")
 # no assert on the t-test's verdict here: over training seeds it was not stable (see below); what held for
 # every seed is that stripes are far more significant on the main model than here
-assert sig["striped"].p_value < striped_c.p_value, (sig["striped"].p_value, striped_c.p_value)
+claim("05.6-ttest-control-striped", striped_c.p_corrected)
+claim("05.6-striped-p-main-below-control", sig["striped"].p_value - striped_c.p_value)
 
 # %% [markdown]
 # ### Is the t-test fair? Random image sets posing as concepts
@@ -461,8 +472,8 @@ for ax, (name, r) in zip(axes, rank.items(), strict=True):
     plotting.rank_null(ax, r, title=f"{name} model: zebra, block {r.layer}")
 plt.show()
 # held for training seeds 0-7 of the recipe, one fresh image draw each (benchmarks/tcav_robustness.py)
-assert rank["main"]["striped"].significant, rank["main"]["striped"].p_corrected
-assert not rank["control"]["striped"].significant, rank["control"]["striped"].p_corrected
+claim("05.6-rank-main-striped", rank["main"]["striped"].p_corrected)
+claim("05.6-rank-control-striped", rank["control"]["striped"].p_corrected)
 
 # %% [markdown]
 # **What the two tests said over training runs.** `benchmarks/tcav_robustness.py` trained the main and
@@ -562,7 +573,7 @@ sweep.set(R=pick(5, 3))
 # token (mean pooling) moves nothing, and every directional derivative is exactly 0
 last = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, "zebra", arch.n_layers(model) - 1, "mean",
                  processor=processor)
-assert np.all(last.derivatives == 0)
+assert np.all(last.derivatives == 0)  # exact: no path from a patch token to the logit, so autograd gives zeros
 assert sweep.error is None
 assert sweep.result.mean.shape == (3, arch.n_layers(model))
 print(np.round(sweep.result.mean, 2))
@@ -599,8 +610,9 @@ rankings = [tcav.sort_by_cav(model, herd, c, processor=processor) for c in strip
 a_herd = tcav.activations(model, herd, LAYER, POOLING, processor)  # (40, D)
 v = striped_cavs[0].vector  # (D,)
 by_hand = a_herd @ v / (np.linalg.norm(a_herd, axis=1) * np.linalg.norm(v))  # (40,)
-assert np.allclose(rankings[0].similarity, by_hand, atol=1e-5)
-assert np.all(np.diff(by_hand[rankings[0].order]) <= 1e-6)  # most similar first
+claim("05.8-cosine-by-hand", np.abs(rankings[0].similarity - by_hand).max())
+# most similar first; exact: the order is the argsort of the similarity (float64, rounded monotonically to float32)
+assert np.all(np.diff(rankings[0].similarity[rankings[0].order]) <= 0)
 
 
 def zebra_first(ranking):
@@ -613,6 +625,8 @@ shares = [zebra_first(r) for r in rankings]
 print("zebras among the 10 most striped-like: ", [int(is_zebra[r.top(10)].sum()) for r in rankings])
 print("zebras among the 10 least striped-like:", [int(is_zebra[r.bottom(10)].sum()) for r in rankings])
 print("share of (zebra, horse) pairs with the zebra first:", np.round(shares, 2))
+if MODEL.startswith("embedded"):
+    claim("05.8-zebra-first-share", np.median(shares), note="median of the ten CAVs")
 
 # %% [markdown]
 # The panel shows both ends of the sorted pictures, with each one's cosine, and below them a strip of all
@@ -625,7 +639,8 @@ sorter = CAVSortPanel(model, processor, concept_sets=concepts, class_images={"ze
                       layer=LAYER, pooling=POOLING, k=6, random_set=randoms[1])
 # the panel's CAV is the first of the ten above (striped vs random set 1, CAV seed 0): the same six pictures
 assert sorter.error is None, sorter.error
-assert np.array_equal(sorter.result["images"][sorter.result["top"]], herd[rankings[0].top(6)])
+shown_top = sorter.result["images"][sorter.result["top"]]  # (6, 64, 64, 3) uint8
+assert np.array_equal(shown_top, herd[rankings[0].top(6)])  # exact: uint8 pictures picked by index from the herd
 sorter
 
 # %% [markdown]
@@ -680,9 +695,11 @@ for (a, b), score in relative.items():
 if MODEL.startswith("embedded"):
     # held for training seeds 0-4, three image draws each (the table below), and for seeds 0-2 trained with
     # AVX2 kernels: dots lower "zebra" by at least 0.19 against random CAVs, and concepts set against dots
-    # score high (bubbly vs dotted at least 0.65, striped vs dotted at least 0.84)
-    assert random_cavs - vs_random["dotted"] >= 0.1, (random_cavs, vs_random)
-    assert relative[("bubbly", "dotted")] >= 0.55 and relative[("striped", "dotted")] >= 0.75, relative
+    # score high (bubbly vs dotted at least 0.65, striped vs dotted at least 0.84; the latter is section 4's
+    # pair, the same CAV and zebras, claimed there as 05.4-striped-vs-dotted)
+    claim("05.8-dotted-below-random-cavs", random_cavs - vs_random["dotted"])
+    claim("05.8-bubbly-vs-dotted", relative[("bubbly", "dotted")])
+    claim("05.8-bubbly-minus-dotted-vs-random", vs_random["bubbly"] - vs_random["dotted"])
 
 # %% [markdown]
 # Over training seeds 0-4 and three image draws each (`benchmarks/cav_sort_robustness.py`; mean scores over
