@@ -15,7 +15,8 @@
 # # 03 — Self-attention from scratch
 #
 # We write attention once by hand, see why each piece is there, and then find exactly the same numbers
-# inside a real BERT-family model. Every claim below is an executed `assert`.
+# inside a real BERT-family model. Every claim below is executed: an `assert`, or `claim(...)`, which checks a
+# number against its entry in the claims ledger (`xaikit/claims/nb03.py`) and prints it with its bound.
 #
 # 1. Tokens, embeddings and positions
 # 2. Scaled dot-product attention, written out (and additive attention beside it)
@@ -89,6 +90,7 @@ from xaikit import pick
 from xaikit.attention import scratch as A
 from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.attention.norms import attention_norms
+from xaikit.claims import claim
 from xaikit.models import arch
 from xaikit.widgets import (
     AttentionExplorer,
@@ -172,8 +174,8 @@ pe_panel
 pe_panel.set(d_model=128, positions=60)
 sim = pe_panel.result.similarity
 assert pe_panel.result.pe.shape == (60, 128)
-assert sim[20, 21] > sim[20, 25] > sim[20, 40], "nearby positions are more similar"
-assert abs(sim[5, 9] - sim[30, 34]) < 1e-5, "similarity depends only on the offset"
+claim("03.1-nearby-more-similar", min(sim[20, 21] - sim[20, 25], sim[20, 25] - sim[20, 40]))  # offsets 1, 5, 20
+claim("03.1-offset-only", abs(sim[5, 9] - sim[30, 34]))  # the same offset 4 at positions 5 and 30
 
 # %% [markdown]
 # Why does the similarity depend only on the offset? Directly: with $\omega_i = 10000^{-2i/d}$, the dot
@@ -198,7 +200,7 @@ M = A.position_shift(k, d_pe).double()  # (d, d), built from k alone, never from
 moved = pe[:-k] @ M.T  # row p is M @ PE[p]
 shift_error = (moved - pe[k:]).abs().max().item()
 print(f"max |M_{k} PE[p] - PE[p+{k}]| over all {len(moved)} positions: {shift_error:.1e}")
-assert shift_error < 1e-5, "one matrix moves every position k steps on"  # float32 tables
+claim("03.1-one-matrix-shifts", shift_error)  # one matrix moves every position k steps on (float32 tables)
 assert torch.allclose(M @ M.T, torch.eye(d_pe, dtype=M.dtype), atol=1e-6), "M_k is a rotation (orthogonal)"
 assert torch.allclose(A.position_shift(2, d_pe).double() @ A.position_shift(5, d_pe).double(),
                       A.position_shift(7, d_pe).double(), atol=1e-6), "shifting by 2 then 5 is shifting by 7"
@@ -209,9 +211,10 @@ assert torch.allclose(torch.cos(angles), torch.cos(want), atol=1e-6)
 assert torch.allclose(torch.sin(angles), torch.sin(want), atol=1e-6)  # the sign of the turn too
 # M_k as a query-key map: score[p, q] = PE[p] . M_k PE[q] = PE[p] . PE[q + k], highest at q = p - k
 score = pe @ M @ pe.T  # (positions, positions)
-# integer indices: the peak at p - k beats every other key by more than 1 (all |PE[p]| are equal), far above
-# float noise, so the argmax is the same on every CPU
-assert torch.equal(score.argmax(1)[k:], torch.arange(len(pe) - k))  # exact: integer argmax indices
+peak = score[k:].diagonal()  # (positions - k,): score[p, p - k]
+rivals = score[k:].clone()
+rivals[:, :-k].fill_diagonal_(float("-inf"))  # every key but p - k
+claim("03.1-k-back-highest", (peak - rivals.amax(dim=1)).min())  # smallest lead of p - k over the next key
 print(f"score of position 30 on 27 (3 back): {score[30, 27]:.1f}, on 26 and 28: {score[30, 26]:.1f}, "
       f"{score[30, 28]:.1f} (a shallow peak: d/2 = {d_pe // 2} at best)")
 
@@ -281,8 +284,8 @@ torch.testing.assert_close(weights, steps.weights)
 
 # %%
 torch_out = F.scaled_dot_product_attention(steps.q, steps.k, steps.v)
-torch.testing.assert_close(torch_out, steps.out)  # float32 tolerances: the fused kernel sums in its own order
-assert torch.allclose(steps.weights.sum(dim=-1), torch.ones(3), atol=1e-6), "rows of A sum to 1"
+claim("03.2-equals-torch-sdpa", (torch_out - steps.out).abs().max() / steps.out.abs().max())  # relative
+claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Why do we call them “attention weights”?"
@@ -322,29 +325,28 @@ assert torch.allclose(add_weights[0], torch.softmax(by_hand, -1)), "one row by h
 assert torch.allclose(add_weights.sum(-1), torch.ones(3), atol=1e-6), "rows sum to 1, as for the dot product"
 assert torch.allclose(add_out, add_weights @ steps.v), "the output is the same weighted sum of the values"
 _, blind = A.additive_attention(steps.q, steps.k, steps.v, W_a, torch.zeros(3, d_a), v_a)
-# U_a = 0: every key looks alike, every weight is 1/3 (up to float32 rounding: the softmax's division need
-# not round to the nearest float, e.g. MKL on AVX-512 gives 0.33333331)
-torch.testing.assert_close(blind, torch.full((3, 3), 1 / 3), rtol=0, atol=1e-5)
+claim("03.2-blind-keys-uniform", (blind - 1 / 3).abs().max())  # U_a = 0: every key looks alike, weights 1/3
 
 floor = math.exp(-2 * v_a.abs().sum().item()) / 3  # |e_ij| <= ||v_a||_1 gives w_ij >= e^(-2||v_a||_1) / T_k
 weights_at = {}  # key scale c -> (dot-product weights, additive weights), each (T_q, T_k)
 for c in (1, 10, 1000):
     weights_at[c] = (A.scaled_dot_product_attention(steps.q, c * steps.k, steps.v)[1],
                      A.additive_attention(steps.q, c * steps.k, steps.v, W_a, U_a, v_a)[1])
-for c, (_, add_w) in weights_at.items():
-    assert add_w.min() >= floor, f"keys x {c}: additive weights never drop below the floor"
+# the smallest additive weight over keys x 1, 10 and 1000, in units of the floor: never below it
+claim("03.2-additive-floor", min(add_w.min().item() for _, add_w in weights_at.values()) / floor)
 dot_10 = weights_at[10][0]
-assert dot_10[1:].amax(-1).min() > 0.99 and dot_10.min() < floor, "keys x 10: the dot product saturates"
-assert A.softmax_jacobian_norm(dot_10[1:]).max() < 1e-3, "...and its softmax passes almost no gradient"
+claim("03.2-dot-saturates", dot_10[1:].amax(-1).min())  # keys x 10: one key takes the rows of inputs 2, 3
+assert dot_10.min() < floor, "keys x 10: the dot product's smallest weight drops below the additive floor"
+claim("03.2-dot-no-gradient", A.softmax_jacobian_norm(dot_10[1:]).max())  # ...its softmax passes ~no gradient
 assert torch.allclose(dot_10[0, 1:], torch.full((2,), 0.5), atol=1e-4)  # input 1's tie (section 3) stays
 def tanh_slopes(c):  # tanh'(W_a q_i + U_a c k_j) for every pair and hidden unit, (T_q, T_k, d_a)
     return 1 - torch.tanh((steps.q @ W_a).unsqueeze(1) + (c * steps.k @ U_a).unsqueeze(0)) ** 2
 
 
-assert tanh_slopes(10).median() < 0.05, "keys x 10: most tanh units are already flat"
+claim("03.2-tanh-units-flat", tanh_slopes(10).median())  # keys x 10: most tanh units are already flat
 assert (tanh_slopes(1000).max() < 1e-6), "keys x 1000: every tanh is flat, its derivative ~ 0"
 add_10 = weights_at[10][1]
-assert add_10.max() - add_10.min() < 0.1, "keys x 10: the additive weights are nearly uniform"
+claim("03.2-additive-near-uniform", add_10.max() - add_10.min())  # keys x 10: additive weights nearly uniform
 add_1000 = weights_at[1000][1]
 assert torch.allclose(add_1000, add_1000[0].expand(3, -1)), "keys x 1000: the query no longer matters"
 print(f"smallest weight with keys x 10: dot product {dot_10.min():.1e}, additive {add_10.min():.2f} "
@@ -379,10 +381,11 @@ plt.show()
 
 # %%
 var = A.qk_variance((1, 4, 16, 64, 256), n_samples=pick(20000, 5000))
+worst = 0.0  # the largest relative miss: |var(q.k) / d_k - 1| and |var(q.k / sqrt(d_k)) - 1| over every d_k
 for d, raw, scaled in zip(var["d_k"], var["raw"], var["scaled"], strict=True):
     print(f"d_k = {d:4d}: var(q.k) = {raw:7.1f}   var(q.k / sqrt(d_k)) = {scaled:.2f}")
-    assert 0.8 * d < raw < 1.2 * d, "the variance of q.k grows like d_k"
-    assert 0.8 < scaled < 1.2, "dividing by sqrt(d_k) brings it back to about 1"
+    worst = max(worst, abs(raw / d - 1), abs(scaled - 1))
+claim("03.3-variance-grows-like-dk", worst)  # grows like d_k; dividing by sqrt(d_k) brings it back to ~1
 
 # %% [markdown]
 # Large scores saturate the softmax: one weight goes to 1, the entropy of the row goes to 0, and the
@@ -397,11 +400,12 @@ worked
 standard = worked.set(temperature=math.sqrt(3))  # the standard scale, whatever the slider shows now
 cold = worked.set(temperature=0.1)
 assert torch.all(cold.entropy < standard.entropy) and torch.all(cold.max_weight > standard.max_weight)
-assert cold.max_weight[1:].min() > 0.99 and cold.grad_norm[1:].max() < 1e-6, "saturated: no gradient"
+assert cold.max_weight[1:].min() > 0.99, "saturated: inputs 2 and 3 give one key (almost) all the weight"
+claim("03.3-cold-no-gradient", cold.grad_norm[1:].max())  # saturated: no gradient
 print("entropy at sqrt(d_k):", standard.entropy, "\nentropy at 0.1:     ", cold.entropy)
 # exact: integer inputs and weights, so every product and sum is a small integer, exact in float32
 assert (steps.q[0] @ steps.k.T).tolist() == [2.0, 4.0, 4.0]  # input 1's scores: a tie for the maximum ...
-assert abs(cold.entropy[0].item() - math.log(2)) < 1e-4      # ... so its entropy stays at ln 2 (see below)
+claim("03.3-tie-keeps-ln2", abs(cold.entropy[0].item() - math.log(2)))  # ... so its entropy stays at ln 2
 
 # %% [markdown]
 # <details class="xk-answer"><summary>Question: why does input 1 keep an entropy of ln 2 even when
@@ -419,11 +423,12 @@ dk_panel
 
 # %%
 raw_curve, scaled_curve = dk_panel.curves["raw"], dk_panel.curves["scaled"]
-assert raw_curve["entropy"][-1] < 0.2 * scaled_curve["entropy"][-1], "unscaled: the softmax saturates"
-assert raw_curve["grad_norm"][-1] < 0.2 * scaled_curve["grad_norm"][-1], "...and its gradient vanishes"
-assert max(scaled_curve["entropy"]) - min(scaled_curve["entropy"]) < 0.3, "scaled: stable for every d_k"
+# at d_k = 1024, unscaled against scaled: the softmax saturates ... and its gradient vanishes
+claim("03.3-unscaled-entropy-collapses", raw_curve["entropy"][-1] / scaled_curve["entropy"][-1])
+claim("03.3-unscaled-gradient-vanishes", raw_curve["grad_norm"][-1] / scaled_curve["grad_norm"][-1])
+claim("03.3-scaled-entropy-stable", max(scaled_curve["entropy"]) - min(scaled_curve["entropy"]))  # every d_k
 one_query = dk_panel.set(d_k=1024)
-assert one_query.weights.max() > 0.9, "unscaled, d_k = 1024: one key takes almost all the weight"
+claim("03.3-one-key-takes-all", one_query.weights.max())  # unscaled, d_k = 1024
 
 # %% [markdown]
 # ## 4. Masks: bidirectional, causal, padding
@@ -472,7 +477,9 @@ ours, our_weights = A.multi_head_attention(x, w_q, w_k, w_v, mha.out_proj.weight
 with torch.no_grad():
     theirs, their_weights = mha(x, x, x, average_attn_weights=False)
 print("output", tuple(ours.shape), "| per-head weights", tuple(our_weights.shape))
-assert (ours - theirs).abs().max() < 1e-5 and (our_weights - their_weights).abs().max() < 1e-6
+# the larger of the outputs' difference (relative to their size) and the weights' difference
+claim("03.5-equals-torch-mha", max(((ours - theirs).abs().max() / theirs.abs().max()).item(),
+                                   (our_weights - their_weights).abs().max().item()))
 
 # %%
 heads_panel = HeadsPanel(n_heads=2)
@@ -498,14 +505,14 @@ W = dict(w_q=w_q, w_k=w_k, w_v=w_v, w_o=mha.out_proj.weight.detach().T, n_heads=
 
 out, _ = A.multi_head_attention(x, **W)
 out_shuffled, _ = A.multi_head_attention(x[perm], **W)
-assert (out_shuffled - out[perm]).abs().max() < 1e-5, "without positions: permutation equivariant"
+claim("03.6-permutation-equivariant", (out_shuffled - out[perm]).abs().max())  # without positions
 
 pe7 = A.sinusoidal_positional_encoding(7, d_model)
 out_pe, _ = A.multi_head_attention(x + pe7, **W)
 out_pe_shuffled, _ = A.multi_head_attention(x[perm] + pe7, **W)
 gap = (out_pe_shuffled - out_pe[perm]).abs().max().item()
 print(f"with positional encoding the shuffled output differs by up to {gap:.3f}")
-assert gap > 1e-2, "with positions: no longer equivariant"
+claim("03.6-positions-break-it", gap)  # with positions: no longer equivariant
 
 # %% [markdown]
 # ## 7. From scratch to a real model
@@ -538,7 +545,7 @@ with torch.no_grad():
 
 diff = (by_hand - cap.attentions[0]).abs().max().item()
 print(f"max |by hand - model| over {n_heads_model} heads: {diff:.1e}")
-assert diff < 1e-5, "layer 0 recomputed from the model's weights matches its attentions"
+claim("03.7-layer0-recomputed", diff)  # layer 0 recomputed from the model's weights matches its attentions
 assert (recompute_attention(model, cap.embeddings, cap.attention_mask) - cap.attentions[0]).abs().max() < 1e-5
 
 # %% [markdown]
@@ -567,12 +574,14 @@ _ = explorer.set(layer=last, head=0)
 it_rows = cap.attentions[:, :, tokens.index("it"), :]  # (layers, heads, keys)
 favourite = Counter(tokens[j] for j in it_rows.argmax(dim=-1).flatten().tolist())
 cat_in_top3 = int((it_rows.topk(3, dim=-1).indices == tokens.index("cat")).any(dim=-1).sum())
-print(f"over {it_rows.shape[0] * it_rows.shape[1]} heads, 'it' puts its largest weight on:", dict(favourite.most_common()))
-print(f"'cat' is among the three keys 'it' weighs most in {cat_in_top3} heads")
-if MODEL == "embedded":  # held for training seeds 0 and 1 of the embedded model
-    assert favourite.most_common(1)[0][0] == "[CLS]"          # most heads: [CLS]
-    assert favourite["because"] > 0 and favourite["hungry"] > 0  # some: the previous token, or "hungry"
-    assert cat_in_top3 >= 10                                  # many heads weigh "cat" among their top three
+n_views = it_rows.shape[0] * it_rows.shape[1]  # layers x heads
+print(f"over {n_views} heads, 'it' puts its largest weight on:", dict(favourite.most_common()))
+print(f"'cat' is among the three keys 'it' weighs most in {cat_in_top3} heads; three of the {len(tokens)} keys "
+      f"picked at random would include it in about {3 * n_views / len(tokens):.0f}")
+if MODEL == "embedded":  # the worst over the training seeds is in the ledger, xaikit/claims/nb03.py
+    claim("03.7-it-looks-at-cls", favourite["[CLS]"] / n_views)  # most heads: [CLS]
+    claim("03.7-it-looks-back-or-ahead", min(favourite["because"], favourite["hungry"]))  # some: "because", "hungry"
+    claim("03.7-cat-in-top-three", cat_in_top3 / n_views)  # printed only: compare with chance, 3 / len(tokens)
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do you think there is any local or global information for interpretation or explanation here?"
@@ -584,8 +593,9 @@ if MODEL == "embedded":  # held for training seeds 0 and 1 of the embedded model
 #
 # Look at several layers and heads; the count under the explorer does it for all of them. Most heads put
 # the largest weight of "it" on `[CLS]`; some on the previous token "because" or on "hungry"; "cat" is
-# among the three keys "it" weighs most in many heads (coreference), and the mean of heads mixes all of
-# these patterns. A head that
+# among the three keys "it" weighs most in some heads (the cell prints how many, beside the number three
+# keys picked at random would give: on the embedded seed-0 model it is no more than that, so the count
+# alone is no evidence of coreference), and the mean of heads mixes all of these patterns. A head that
 # links "it" to "cat" shows what the model *relates*, not what its prediction *depends on*: attention
 # weights are one factor of the computation (the values and every later layer matter too), which is why
 # notebook 04 turns to gradients (Grad-SAM) and SHAP. See Jain & Wallace (2019) and Wiegreffe & Pinter
@@ -654,7 +664,8 @@ assert inner.shape == (T, 4 * C), "the FFN widens d to 4d and back"
 layer0, model_layer0 = layer0.cpu(), states[1][0].cpu()  # both (T, d_model), on the CPU
 diff = (layer0 - model_layer0).abs().max().item()
 print(f"max |by hand - model's layer-0 output| = {diff:.1e} over {layer0.numel()} numbers")
-assert diff < 1e-5, "layer 0 written out matches the model number for number"
+# layer 0 written out matches the model number for number (the difference relative to the largest entry)
+claim("03.8-layer0-by-hand", diff / model_layer0.abs().max())
 assert torch.allclose(states[0][0].cpu(), cap.embeddings.to(states[0].dtype), atol=1e-5), "the block's input is h"
 
 # %% [markdown]
@@ -665,9 +676,10 @@ assert torch.allclose(states[0][0].cpu(), cap.embeddings.to(states[0].dtype), at
 before = cap.embeddings.to(layer0.dtype)  # (T, d_model): what entered the block
 cosine = F.cosine_similarity(layer0[:, None, :], before[None, :, :], dim=-1)  # (T out, T in)
 print("each token's cosine with its own input:", [f"{t} {c:.2f}" for t, c in zip(tokens, cosine.diag(), strict=True)])
-# every output is closest to its own input
-assert torch.equal(cosine.argmax(dim=1), torch.arange(T))  # exact: integer argmax indices
-assert cosine.diag().min() > 0.5, "and still points mostly the same way: attention added context to it"
+own = cosine.diag()  # (T,): each output against its own input
+others = cosine.masked_fill(torch.eye(T, dtype=torch.bool), float("-inf")).amax(dim=1)  # (T,): the best other
+claim("03.8-own-input-closest", (own - others).min())  # every output is closest to its own input
+claim("03.8-own-input-cosine", own.min())  # and still points mostly the same way: attention added context to it
 
 # %% [markdown]
 # ## 9. Attention is not the whole story: weights vs what is moved
@@ -698,7 +710,8 @@ with torch.no_grad():
 moved, f_by_hand = moved.cpu(), f_by_hand.cpu()
 norm_error = (moved - attended.cpu()).abs().max().item()
 print(f"max |sum_h sum_j alpha f(x_j) + b_O - attention output of layer 0| = {norm_error:.1e}")
-assert norm_error < 1e-5, "what the heads move, plus b_O, is the attention output"
+# what the heads move, plus b_O, is the attention output (the difference relative to its largest entry)
+claim("03.9-moved-is-attention-output", norm_error / attended.abs().max())
 assert (f_by_hand - norms.transformed[0].to(f_by_hand.dtype)).abs().max() < 1e-5, "xaikit's f(x) is ours"
 assert torch.allclose(norms.weights[0], cap.attentions[0].to(norms.weights.dtype)), "and alpha is the model's"
 
@@ -741,11 +754,12 @@ for text in SENTENCES:
     measured.append((w_share[heavy].mean().item(), n_share[heavy].mean().item(), f_special / f_other))
     print(f"{text[:46]:46s} {int(heavy.sum()):2d}/{heavy.numel()}      {measured[-1][0]:.2f}        "
           f"{measured[-1][1]:.2f}        {f_special:.2f} vs {f_other:.2f}")
-if MODEL == "embedded":  # every sentence, wide margin: ratios 0.35-0.54, f ratio 0.46-0.52; the pretrained
-    # MiniLM before fine-tuning gives 0.29-0.49 and 0.44-0.50: it comes with the pretrained weights
-    for w_mean, n_mean, f_ratio in measured:
-        assert n_mean < 0.75 * w_mean, "[CLS]/[SEP]-heavy heads move much less from them than they weigh"
-        assert f_ratio < 0.8, "[CLS]/[SEP] have shorter transformed vectors f(x) than the other tokens"
+if MODEL == "embedded":  # the worst sentence is checked (the table prints each); the pretrained MiniLM before
+    # fine-tuning was measured to show the same pattern: it comes with the pretrained weights
+    # [CLS]/[SEP]-heavy heads move much less from them than they weigh (norm share / weight share) ...
+    claim("03.9-heavy-heads-move-less", max(n_mean / w_mean for w_mean, n_mean, _ in measured))
+    # ... and [CLS]/[SEP] have shorter transformed vectors f(x) than the other tokens (ratio of mean norms)
+    claim("03.9-special-f-shorter", max(f_ratio for _, _, f_ratio in measured))
 else:
     print("another model: compare the columns yourself (asserted for the embedded model only)")
 
