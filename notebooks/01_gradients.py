@@ -447,7 +447,7 @@ randomised = sanity.cascading_randomisation(model, upto=1, seed=0)  # a copy wit
 # torch.equal is exact here: a parameter that was not re-drawn is a copy of the trained one, bit for bit
 changed = [k for k, v in randomised.state_dict().items() if not torch.equal(v, weights_before[k])]
 assert changed == ["head.weight", "head.bias"]  # exactly the top layer's parameters ...
-assert all(torch.equal(v, weights_before[k]) for k, v in model.state_dict().items())  # ... of a copy
+assert all(torch.equal(v, weights_before[k]) for k, v in model.state_dict().items())  # ... of a copy (exact: the trained model is left as it was)
 
 # %% [markdown]
 # Now the whole cascade on several test digits, for three randomisation seeds: the table gives the mean
