@@ -21,8 +21,9 @@
 # steps and of the quadrature rule, the completeness gap), and ends on the sentiment transformer with the
 # lecture's *"a clever piece of cinema"*.
 #
-# Every claim below is an executed `assert`, except where the text says a number is printed because it
-# depends on how the sentiment model happened to train.
+# Every claim below is checked when its cell runs: `claim(id, value)` looks it up in the course's ledger
+# (`xaikit/claims/nb02.py`, with its bound and why it holds), prints the value and asserts the bound; a few
+# numbers that depend on how the sentiment model happened to train are printed, not asserted ("shown").
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -74,6 +75,7 @@ import torch
 
 import xaikit
 from xaikit import pick, widgets
+from xaikit.claims import claim
 from xaikit.tensor.baselines import BASELINES, baseline_attributions
 from xaikit.tensor.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
 from xaikit.tensor.integrated import RULES, path_gradients
@@ -106,9 +108,9 @@ _, grad = path_gradients(f_min, x[None], None)
 ig = xaikit.integrated_gradients(f_min, x, x0, steps=50, rule="riemann_middle")
 print(f"f(2) - f(0) = {float(f_min(x[None]) - f_min(x0[None])):.1f}; gradient at 2 = {grad.item()}; "
       f"IG = {ig.attributions.item():.4f}")
-assert float(f_min(x[None]) - f_min(x0[None])) == 1.0
-assert grad.item() == 0.0                            # the gradient violates sensitivity
-assert abs(ig.attributions.item() - 1.0) < 1e-6      # IG gives the whole change to x
+assert float(f_min(x[None]) - f_min(x0[None])) == 1.0  # exact: 1 - relu(-1) and 1 - relu(1) are integers
+assert grad.item() == 0.0  # the gradient violates sensitivity (exact: ReLU's slope at -1 is 0 by definition)
+claim("02.1-ig-sensitivity", abs(ig.attributions.item() - 1.0))  # IG gives the whole change to x
 
 # %% [markdown]
 # ## 2. Implementation invariance
@@ -127,7 +129,9 @@ assert abs(ig.attributions.item() - 1.0) < 1e-6      # IG gives the whole change
 # %%
 f_net, g_net = twin_relu_networks()
 grid = 4 * torch.randn(2000, 2)
-assert torch.allclose(f_net(grid), g_net(grid), atol=1e-6)  # the same function on 2000 random inputs
+with torch.no_grad():  # the same function on 2000 random inputs
+    f_grid, g_grid = f_net(grid), g_net(grid)
+claim("02.2-same-function", (f_grid - g_grid).abs().max() / f_grid.abs().max())
 
 x = torch.tensor([3.0, 1.0])
 ig_f = xaikit.integrated_gradients(f_net, x, steps=64, rule="riemann_middle")
@@ -138,14 +142,14 @@ _, grad_g = path_gradients(g_net, x[None], None)
 print("gradient f:", grad_f[0].tolist(), " g:", grad_g[0].tolist())
 print("IG       f:", ig_f.attributions.tolist(), " g:", ig_g.attributions.tolist())
 print("DeepLIFT f:", dl_f.tolist(), " g:", dl_g.tolist())
-assert torch.equal(grad_f, grad_g)                                       # gradients: invariant
-assert torch.allclose(ig_f.attributions, ig_g.attributions, atol=1e-6)   # IG: invariant
-assert not torch.allclose(dl_f, dl_g, atol=0.1)                          # DeepLIFT: not invariant
-assert abs(float(dl_f.sum()) - 1.0) < 1e-6 and abs(float(dl_g.sum()) - 1.0) < 1e-6  # yet both complete
+claim("02.2-gradient-invariant", (grad_f - grad_g).abs().max())                # gradients: invariant
+claim("02.2-ig-invariant", (ig_f.attributions - ig_g.attributions).abs().max())  # IG: invariant
+claim("02.2-deeplift-not-invariant", (dl_f - dl_g).abs().max())                # DeepLIFT: not invariant
+claim("02.2-deeplift-complete", max(abs(float(dl_f.sum()) - 1.0), abs(float(dl_g.sum()) - 1.0)))  # yet both complete
 # the numbers of the IG paper's figure 7
-assert torch.allclose(ig_f.attributions, torch.tensor([1.5, -0.5]), atol=1e-6)
-assert torch.allclose(dl_f, torch.tensor([1.5, -0.5]), atol=1e-6)
-assert torch.allclose(dl_g, torch.tensor([2.0, -1.0]), atol=1e-6)
+claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).abs().max()),
+                          float((dl_f - torch.tensor([1.5, -0.5])).abs().max()),
+                          float((dl_g - torch.tensor([2.0, -1.0])).abs().max())))
 
 # %% [markdown]
 # **Exercise.** DeepLIFT's attributions add up to $f(x) - f(x')$ on both networks, and so do IG's.
@@ -175,10 +179,10 @@ slopes = np.diff(result.outputs.numpy()) / np.diff(result.alphas)  # dF/d(alpha)
 at_x = float(((digit - black) * xaikit.gradient(digits, digit, target=result.target)).sum())
 print(f"F(x) - F(x') = {result.output_change:.3f}; sum of IG = {float(result.attributions.sum()):.3f}; gradient x "
       f"(x - x') at x = {at_x:.3f}; slope along the path: steepest {slopes.max():.1f}, at x {slopes[-1]:.1f}")
-assert result.relative_gap < 0.05                     # within the IG paper's 5% at 50 steps
-assert 0 < slopes.argmax() < len(slopes) // 2          # steepest in the first half of the path, not at x' ...
-assert slopes[-1] < 0.5 * slopes.max()                # ... and the output flattens out near x ...
-assert at_x < 0.75 * result.output_change                     # ... so the gradient at x alone misses much of the change
+claim("02.3-gap-50-steps", result.relative_gap)                  # within the IG paper's 5% at 50 steps
+claim("02.3-steepest-early", slopes.argmax() / len(slopes))      # steepest in the first half, not at x' ...
+claim("02.3-flat-near-x", slopes[-1] / slopes.max())             # ... and the output flattens out near x ...
+claim("02.3-gradient-at-x-misses", at_x / result.output_change)  # ... so the gradient at x alone misses much
 path_panel
 
 # %% [markdown]
@@ -197,7 +201,8 @@ fine = steps_panel.result.relative_gap
 steps_grid, gaps = steps_panel.result.curves["riemann_right"]
 coarse = gaps[steps_grid.index(4)]
 print(f"right Riemann sum: gap {100 * coarse:.2f}% at 4 steps, {100 * fine:.3f}% at 128 steps")
-assert fine < coarse and fine < 0.05
+claim("02.4-gap-128-steps", fine)
+claim("02.4-gap-shrinks", fine - coarse)
 steps_panel
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_ig-task", "locked": true, "schema_version": 3, "solution": false}
@@ -228,13 +233,15 @@ assert xaikit.check_ig_riemann(my_ig, verbose=False).passed, "graded: my_ig must
 # $2n - 1$), so nothing is computed twice; midpoints and Gauss-Legendre nodes do not nest.
 
 # %%
+worst_gap = 0.0
 for rule in RULES:
     search = xaikit.steps_for_tolerance(digits, digit, black, rule=rule, tolerance=0.01)
     print(f"{rule:18s} {search.steps:4d} steps, gap {100 * search.result.relative_gap:.3f}%, "
           f"{search.evaluations} gradient evaluations in total")
-    assert search.converged and search.result.relative_gap <= 0.01
+    worst_gap = max(worst_gap, search.result.relative_gap)  # above 1% only where the search hit its step cap
     if rule in ("riemann_left", "riemann_right", "riemann_trapezoid"):
         assert search.evaluations == search.steps     # every doubling reused the previous points
+claim("02.4-search-within-1pct", worst_gap)
 
 # %% [markdown]
 # **A small gap can hide large per-feature errors.** The exact IG is complete, so the gap is the *sum* of
@@ -256,10 +263,12 @@ for n in (2, 8):
     i = right.at(n)
     print(f"right Riemann sum, {n} steps: gap {100 * right.relative_gap[i]:.2f}% of |F(x) - F(x')|; per-feature "
           f"errors {right.errors[i].round(3)}, the largest {100 * right.relative_max_error[i]:.1f}% of |F(x) - F(x')|")
-assert np.allclose(right.errors.sum(1), right.gaps, atol=1e-12)            # the gap is the sum of the errors
+claim("02.4-gap-is-sum-of-errors", np.abs(right.errors.sum(1) - right.gaps).max())  # the gap is the sum of the errors
 i2, i8 = right.at(2), right.at(8)
-assert right.relative_gap[i2] < 0.05 and right.relative_max_error[i2] > 0.3  # passes 5%; one feature off by 30% of |dF|
-assert right.relative_gap[i8] < 0.01 and right.relative_max_error[i8] > 0.07  # within 1%; one feature off by 7% of |dF|
+claim("02.4-gap-2-steps", right.relative_gap[i2])              # passes 5% ...
+claim("02.4-max-error-2-steps", right.relative_max_error[i2])  # ... with one feature off by 30% of |dF|
+claim("02.4-gap-8-steps", right.relative_gap[i8])              # within 1% ...
+claim("02.4-max-error-8-steps", right.relative_max_error[i8])  # ... with one feature off by 7% of |dF|
 assert (right.errors[i8] < 0).sum() == 2 and (right.errors[i8] > 0).sum() == 1  # errors of both signs cancel
 
 # %% [markdown]
@@ -279,8 +288,8 @@ end = riemann_end_term(smooth, x_add)                     # (phi_i(1) - phi_i(0)
 hidden = float(end.abs().max()) / abs(float(end.sum()))
 print(f"n x error at 256 steps: {(256 * right.errors[right.at(256)]).round(4)}; predicted: {end.numpy().round(4)}; "
       f"largest over the gap's term: {hidden:.2f}")
-assert np.allclose(256 * right.errors[right.at(256)], end.numpy(), atol=0.01)  # the leading term, feature by feature
-assert 7 < hidden < 8                                                          # the gap's term is 7.5 times smaller
+claim("02.4-euler-maclaurin", np.abs(256 * right.errors[right.at(256)] - end.numpy()).max())  # feature by feature
+claim("02.4-gap-term-hidden", hidden)  # the gap's term is 7.5 times smaller
 
 # %% [markdown]
 # **Convergence order.** How fast each rule's largest per-feature error falls with the steps $n$: the
@@ -304,10 +313,11 @@ gl = curves["gausslegendre"]
 nodes = np.arange(2, 6)
 local = np.diff(np.log(gl.max_error[[gl.at(n) for n in nodes]])) / np.diff(np.log(nodes))
 print(f"gausslegendre      error at 2-5 nodes {gl.max_error[[gl.at(n) for n in nodes]]}; local slopes {local.round(1)}")
-assert -1.2 <= slopes["riemann_left"] <= -0.8 and -1.2 <= slopes["riemann_right"] <= -0.8    # order 1
-assert -2.3 <= slopes["riemann_middle"] <= -1.7 and -2.3 <= slopes["riemann_trapezoid"] <= -1.7  # order 2
-assert gl.max_error[gl.at(5)] < 1e-10                                  # Gauss-Legendre: 1e-10 at 5 nodes ...
-assert (np.diff(local) < 0).all() and local[-1] < -10                  # ... steeper and steeper: no fixed power
+claim("02.4-order-1", max(abs(slopes[r] + 1) for r in ("riemann_left", "riemann_right")))       # order 1
+claim("02.4-order-2", max(abs(slopes[r] + 2) for r in ("riemann_middle", "riemann_trapezoid")))  # order 2
+claim("02.4-gauss-5-nodes", gl.max_error[gl.at(5)])     # Gauss-Legendre: 1e-10 at 5 nodes ...
+claim("02.4-gauss-steepening", np.diff(local).max())    # ... steeper and steeper ...
+claim("02.4-gauss-no-fixed-power", local[-1])           # ... no fixed power
 
 error_panel = widgets.IGErrorPanel(smooth, x_add, steps=2, rule="riemann_right")
 np.testing.assert_allclose(error_panel.result.errors, right.errors[i2])  # the panel draws the same numbers
@@ -332,8 +342,9 @@ ig = xaikit.integrated_gradients(additive, x, steps=32, rule="gausslegendre")
 shapley = exact_shapley(additive, x)
 print("IG     ", ig.attributions.numpy().round(6))
 print("Shapley", shapley.numpy().round(6))
-assert torch.allclose(ig.attributions, shapley, atol=1e-8)
-assert abs(ig.f_baseline) < 1e-12 and abs(float(ig.attributions.sum()) - ig.f_x) < 1e-8  # they split F(x)
+claim("02.5-additive-ig-is-shapley", (ig.attributions - shapley).abs().max())
+assert abs(ig.f_baseline) < 1e-12  # F(0) = sin 0 + 0 + (e^0 - 1) - 0: zero by construction
+claim("02.5-additive-splits-fx", abs(float(ig.attributions.sum()) - ig.f_x))  # they split F(x)
 
 # %% [markdown]
 # **When do they agree, and when not?** Additivity is more than IG needs. Take one term of $F$ that
@@ -363,15 +374,15 @@ def squared_interaction(z):  # (B, 2) -> (B,): x1 * x2^2
 ig_ml = xaikit.integrated_gradients(multilinear, x, steps=32, rule="gausslegendre")
 shapley_ml = exact_shapley(multilinear, x)
 print("multilinear   IG", ig_ml.attributions.numpy().round(6), " Shapley", shapley_ml.numpy().round(6))
-assert torch.allclose(ig_ml.attributions, shapley_ml, atol=1e-8)  # equal: every term is multilinear
+claim("02.5-multilinear-ig-is-shapley", (ig_ml.attributions - shapley_ml).abs().max())  # every term is multilinear
 
 one = torch.ones(2, dtype=torch.float64)
 ig_sq = xaikit.integrated_gradients(squared_interaction, one, steps=32, rule="gausslegendre").attributions
 shapley_sq = exact_shapley(squared_interaction, one)
 print("x1 * x2^2     IG", ig_sq.numpy().round(6), " Shapley", shapley_sq.numpy().round(6))
-assert torch.allclose(shapley_sq, torch.tensor([0.5, 0.5], dtype=torch.float64), atol=1e-12)
-assert torch.allclose(ig_sq, torch.tensor([1 / 3, 2 / 3], dtype=torch.float64), atol=1e-8)  # they differ
-assert abs(float(ig_sq.sum()) - 1.0) < 1e-8 and abs(float(shapley_sq.sum()) - 1.0) < 1e-12  # both complete
+claim("02.5-square-shapley-halves", (shapley_sq - torch.tensor([0.5, 0.5], dtype=torch.float64)).abs().max())
+claim("02.5-square-ig-thirds", (ig_sq - torch.tensor([1 / 3, 2 / 3], dtype=torch.float64)).abs().max())  # they differ
+claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(shapley_sq.sum()) - 1.0)))
 
 # %% [markdown]
 # ## 6. Path methods and symmetry
@@ -398,11 +409,11 @@ sym = torch.sigmoid
 print("straight  ", straight.attributions.numpy().round(4))
 print("sequential", sequential.attributions.numpy().round(4))
 print("powers    ", powers.attributions.numpy().round(4))
-assert abs(float(straight.attributions[0] - straight.attributions[1])) < 1e-6
-assert abs(float(sequential.attributions[0]) - float(sym(torch.tensor(1.0)) - 0.5)) < 1e-4
-assert float(sequential.attributions[0] - sequential.attributions[1]) > 0.05
-assert abs(float(powers.attributions[0] - powers.attributions[1])) > 0.02
-assert all(abs(r.gap) < 1e-4 for r in (straight, sequential, powers))   # all complete
+claim("02.6-straight-symmetric", abs(float(straight.attributions[0] - straight.attributions[1])))
+claim("02.6-sequential-first-leg", abs(float(sequential.attributions[0]) - float(sym(torch.tensor(1.0)) - 0.5)))
+claim("02.6-sequential-breaks-symmetry", float(sequential.attributions[0] - sequential.attributions[1]))
+claim("02.6-powers-break-symmetry", abs(float(powers.attributions[0] - powers.attributions[1])))
+claim("02.6-paths-complete", max(abs(r.gap) for r in (straight, sequential, powers)))   # all complete
 
 symmetry_panel = widgets.IGPathPanel(f_sym, x, x0, steps=200)           # pick a path to draw it
 assert torch.allclose(symmetry_panel.result.attributions, straight.attributions)
@@ -423,16 +434,18 @@ symmetry_panel
 
 # %%
 test_images = torch.stack([digits_setup(i)[1] for i in range(8)])  # (8, 1, 8, 8)
-maps = {}
+maps, kind_gaps = {}, {}
 for kind in BASELINES:
     res = baseline_attributions(digits, digit, kind, data=train_images, steps=pick(32, 16))
-    maps[kind] = res.attributions
-    assert res.relative_gap < 0.05, kind
+    maps[kind], kind_gaps[kind] = res.attributions, res.relative_gap
     print(f"{kind:13s} F(x) - mean F(x') = {res.f_x - res.f_baselines.mean():7.3f}   gap {100 * res.relative_gap:.2f}%")
+claim("02.7-baseline-gaps", max(kind_gaps.values()), note=f"worst: {max(kind_gaps, key=kind_gaps.get)}")
 zero_pixels = digit == 0
-assert bool((maps["zero"][zero_pixels] == 0).all())           # baseline blindness
-assert float(maps["max_distance"][zero_pixels].abs().sum()) > 0  # a far baseline sees them
-assert all(float(maps[k][zero_pixels].abs().sum()) > 0 for k in BASELINES if k != "zero")  # so does every other
+claim("02.7-zero-baseline-blind", maps["zero"][zero_pixels].abs().max())  # baseline blindness
+seen = {k: float(maps[k][zero_pixels].abs().sum()) for k in BASELINES if k != "zero"}
+print(f"sum of |IG| on the black pixels: max_distance {seen['max_distance']:.3f}, smallest {min(seen.values()):.3f}")
+# a far baseline sees them, and so does every other
+claim("02.7-other-baselines-see-black", min(seen.values()), note=min(seen, key=seen.get))
 
 baseline_panel = widgets.IGBaselinePanel(digits, test_images, train_images, steps=pick(32, 16))
 assert torch.allclose(baseline_panel.result.attributions, maps["zero"])
@@ -466,15 +479,27 @@ else:
     model, tokenizer = xaikit.models.load_sentiment(MODEL)
 STEPS = pick(64, 32)
 
+
+def lead(scores, word, sign=0):
+    """|IG(word)| (sign * IG(word) for sign = +1 or -1) minus the largest |IG| of the other words: > 0 where
+    word leads."""
+    words = scores.without()
+    i = words.tokens.index(word)
+    own = sign * words.scores[i] if sign else abs(words.scores[i])
+    return float(own - np.abs(np.delete(words.scores, i)).max())
+
+
 clever = text_integrated_gradients(model, tokenizer, "a clever piece of cinema", baseline="pad",
                                    steps=STEPS, rule="gausslegendre")
 print(f"class {clever.target}; F(x) = {clever.detail.f_x:.3f}, F(x') = {clever.detail.f_baseline:.3f}, "
       f"sum of IG = {clever.scores.sum():.3f}, gap {100 * clever.detail.relative_gap:.2f}%")
-assert clever.detail.relative_gap < 0.05
-assert clever.scores[0] == 0 and clever.scores[-1] == 0       # [CLS] and [SEP] were kept fixed
+claim("02.8-clever-gap", clever.detail.relative_gap)
+assert clever.scores[0] == 0 and clever.scores[-1] == 0  # [CLS] and [SEP] were kept fixed (exact: x - x' = 0 there)
 if MODEL == "embedded":
-    assert clever.target == 1                                 # positive
-    assert clever.without().top(1)[0][0] == "clever"          # the word that carries it
+    with torch.no_grad():
+        logits = model(**tokenizer("a clever piece of cinema", return_tensors="pt").to(model.device)).logits
+    claim("02.8-clever-positive", torch.softmax(logits, dim=-1)[0, 1])  # positive
+    claim("02.8-clever-carries", lead(clever, "clever"))                 # the word that carries it
 clever
 
 # %% [markdown]
@@ -492,23 +517,24 @@ for s, e, p in zip(SENTENCES, explained, probs, strict=True):
     word, score = e.without().top(1)[0]
     print(f"{s!r:32s} class {e.target}  P = {p[e.target]:.2f}  top token {word!r:10s} ({score:+.2f})  "
           f"gap {100 * e.detail.relative_gap:.2f}%")
-    assert e.detail.relative_gap < 0.05
+claim("02.8-five-gaps", max(e.detail.relative_gap for e in explained))
 if MODEL == "embedded":
-    # the lecture's labels for the four clear sentences; "I cannot wait" is a near tie that flips with the
-    # training seed (seed 0: positive, seed 1: negative), so its label is printed above, not asserted
-    assert [explained[i].target for i in (0, 1, 2, 4)] == [1, 0, 0, 0]
+    # the lecture's labels for the four clear sentences (1 positive, 0 negative); "I cannot wait" is a near
+    # tie that flips with the training seed (seed 0: positive, seed 1: negative), so it is shown, not asserted
+    claim("02.8-lecture-labels", min(float(probs[i, label]) for i, label in ((0, 1), (1, 0), (2, 0), (4, 0))))
     # the negative sentences' sentiment words lead (for the near tie, "I cannot wait", see the printout)
-    assert [explained[i].without().top(1)[0][0] for i in (1, 2, 4)] == ["hates", "boring", "confused"]
-    # printed, not asserted: how sure the model is depends on the machine that trained it (bfloat16 on
-    # CPUs with AMX, float32 elsewhere)
-    print(f"P(positive | 'I cannot wait for next time') = {probs[3, 1]:.2f}; least certain of the five: "
-          f"{int(probs.max(dim=-1).values.argmin()) == 3}")
+    claim("02.8-negative-words-lead",
+          min(lead(explained[i], w) for i, w in ((1, "hates"), (2, "boring"), (4, "confused"))))
+    # shown, not asserted: how sure the model is depends on the seed and on the machine that trained it
+    # (bfloat16 on CPUs with AMX, float32 elsewhere)
+    claim("02.8-cannot-wait-positive", probs[3, 1],
+          note=f"least certain of the five: {int(probs.max(dim=-1).values.argmin()) == 3}")
     # whichever way the near tie falls, IG for the *positive* logit puts its largest attribution on
-    # "cannot", and it is negative (training seeds 0 and 1 alike)
+    # "cannot", and it is negative
     eager = text_integrated_gradients(model, tokenizer, SENTENCES[3], target=1, steps=STEPS, rule="gausslegendre")
     word, score = eager.without().top(1, by_abs=True)[0]
     print(f"IG for the positive logit of 'I cannot wait for next time': largest on {word!r} ({score:+.2f})")
-    assert word == "cannot" and score < 0
+    claim("02.8-cannot-pulls-negative", lead(eager, "cannot", sign=-1))
 from IPython.display import HTML
 
 HTML("".join(e.html(title=f"class {e.target}") for e in explained))
@@ -528,47 +554,62 @@ from xaikit.text.text_ig import text_steps_for_tolerance
 
 # three sentences (two in fast mode): five searches each, a few seconds per sentence
 SEARCHED = pick(["a clever piece of cinema", SENTENCES[1], SENTENCES[3]], ["a clever piece of cinema", SENTENCES[1]])
-evaluations = {}
+evaluations, stops, search_gap = {}, {}, 0.0
 print(f"{'sentence':30s}" + "".join(f"{r.replace('riemann_', ''):>15s}" for r in RULES) + "   slope: x', x, peak")
 for s in SEARCHED:
     searches = text_steps_for_tolerance(model, tokenizer, s, RULES, tolerance=0.01)  # {rule: search}
-    assert all(q.converged and q.result.relative_gap <= 0.01 for q in searches.values())
+    search_gap = max(search_gap, *(q.result.relative_gap for q in searches.values()))  # > 1%: hit the step cap
     evaluations[s] = {r: q.evaluations for r, q in searches.items()}
+    stops[s] = searches["riemann_right"]
     slope = path_slopes(searches["riemann_trapezoid"].result)  # dF/d(alpha) at the trapezoid's nodes, both ends included
     print(f"{s!r:30s}" + "".join(f"{f'{q.steps} ({q.evaluations})':>15s}" for q in searches.values())
           + f"   {slope[0]:+.2f}, {slope[-1]:+.2f}, {slope[np.abs(slope).argmax()]:+.2f}")
+claim("02.8-search-within-1pct", search_gap)
 ratios = [e["gausslegendre"] / e["riemann_right"] for e in evaluations.values()]
 print(f"Gauss-Legendre + doubling needed {min(ratios):.2f} to {max(ratios):.2f} times the right sum's evaluations")
+claim("02.8-gl-over-right", min(ratios), note=f"largest {max(ratios):.2f}")
+
+# a small gap can hide a larger error of one token: where the right sum's search stopped on the first
+# sentence, against the Gauss-Legendre IG of this section's first cell (the same target and [PAD] baseline)
+stop = stops["a clever piece of cinema"]
+token_errors = stop.result.attributions.sum(-1).numpy() - clever.scores
+change = abs(clever.detail.f_x - clever.detail.f_baseline)
+print(f"right sum on 'a clever piece of cinema': stopped at {stop.steps} steps, gap "
+      f"{100 * stop.result.relative_gap:.2f}%; largest token error against {clever.detail.steps} Gauss-Legendre "
+      f"nodes {100 * np.abs(token_errors).max() / change:.2f}% of |F(x) - F(x')|")
+claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 
 # %% [markdown]
-# On the model built when this was written, Gauss-Legendre with the doubling search did **not** need fewer
-# evaluations than the paper's right sum for a 1% gap: from about as many to several times more (printed
-# above; a model trained on another machine can land elsewhere). Two reasons, neither of them the
+# On the embedded seed-0 model, Gauss-Legendre with the doubling search did **not** need clearly fewer
+# evaluations than the paper's right sum for a 1% gap: the cell above prints the ratios, which on that model
+# ran from about as many (0.94) to several times more (3.75); a model trained with another seed or on another
+# machine can land elsewhere, so they are printed, not asserted. Two reasons, neither of them the
 # convergence order. First, the search itself: Gauss-Legendre nodes (like midpoints) do not nest, so a
 # search that stops at $N$ nodes has paid for about $2N$; compare the node counts, not only the
 # evaluations, and the midpoint rule's column, which pays the same. Second, the stopping rule is the
 # *gap*, and section 4 showed that a gap can be small while single features are not: the right sum's
 # leading gap term is $(\text{slope}(1) - \text{slope}(0)) / (2n)$ and the slope columns show it small at
 # both ends, but each token's own term $(\varphi_i(1) - \varphi_i(0)) / (2n)$ need not be, and the
-# errors cancel in the gap. (Checked against a 256-node Gauss-Legendre reference on the model built
-# here, not asserted: on "I like the movie" the right sum stopped at 8 steps with a gap of 0.02% while one
-# token was off by 1.1% of $|F(x) - F(x')|$.) On the smooth toy model Gauss-Legendre wins by orders of
+# errors cancel in the gap. (The last lines of the cell above check this against the Gauss-Legendre IG of
+# this section's first cell, printed, not asserted: on the embedded seed-0 model the right sum stopped on
+# "a clever piece of cinema" at 8 steps with a gap of 0.28% while one token was off by 1.65% of
+# $|F(x) - F(x')|$.) On the smooth toy model Gauss-Legendre wins by orders of
 # magnitude; a convergence order describes the error for large $n$, and at a 1% tolerance a
 # transformer's path is not there yet.
 
 # %% [markdown]
 # **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive, and so does the
-# embedded one built by `prepare` on our machine (not asserted: the same recipe with training seed 1, or
-# on another CPU, can call it negative). How sure is it,
+# embedded one built by `prepare` (training seed 0) on our machine (shown above, not asserted: the same
+# recipe with training seed 1, or on another CPU, can call it negative). How sure is it,
 # and which token does IG say pulls the hardest? Does the model read the idiom?
 #
 # <details class="xk-answer"><summary>Answer</summary>
-# On the model built on our machine it is positive by a hair, P(positive) = 0.51, the least certain of
-# the five (printed above; a model trained on another CPU or with another seed can land elsewhere, so
-# neither the label nor the probability is asserted). IG for the positive logit puts its largest
-# attribution on "cannot", and it is negative (asserted, whichever label the model gives): the negation
-# pushes towards *negative*, and on our model the small positive shares of the other words only just
-# outweigh it. So the model does not read "cannot wait" as one eager idiom; it weighs a negation it
+# On the embedded seed-0 model built on our machine it is positive by a hair, P(positive) = 0.51, the least
+# certain of the five (the `02.8-cannot-wait-positive` line above prints your build's; a model trained on
+# another CPU or with another seed can land elsewhere, so neither the label nor the probability is asserted).
+# IG for the positive logit puts its largest attribution on "cannot", and it is negative (asserted, whichever
+# label the model gives): the negation pushes towards *negative*, and on our model the small positive
+# shares of the other words only just outweigh it. So the model does not read "cannot wait" as one eager idiom; it weighs a negation it
 # learned as a negative cue against the rest and lands on positive narrowly. (The previous recipe, without
 # the tweets in the training data, landed on negative: see `xaikit.models.sentiment`.) IG shows what the
 # model did, not what it should have done.
@@ -583,7 +624,8 @@ by_baseline = {b: text_integrated_gradients(model, tokenizer, "a clever piece of
                for b in TEXT_BASELINES}
 for b, e in by_baseline.items():
     print(f"[{b.upper():4s}] F(x') = {e.detail.f_baseline:7.3f}  scores {e.scores.round(3)}")
-    assert e.detail.relative_gap < 0.05 and e.scores[0] == 0 and e.scores[-1] == 0
+    assert e.scores[0] == 0 and e.scores[-1] == 0  # exact: [CLS] and [SEP] are the same in text and baseline
+claim("02.8-text-baseline-gaps", max(e.detail.relative_gap for e in by_baseline.values()))
 HTML("".join(e.html(title=f"baseline {b}") for b, e in by_baseline.items()))
 
 # %% [markdown]
