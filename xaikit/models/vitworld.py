@@ -74,12 +74,16 @@ MEAN = (0.5, 0.5, 0.5)
 STD = (0.5, 0.5, 0.5)
 
 
-def model_folder(world: str = "main") -> Path:
-    """Where the embedded ViT of ``world`` lives (whether or not it is built yet)."""
+def model_folder(world: str = "main", seed: int | None = None) -> Path:
+    """Where the embedded ViT of ``world`` lives (whether or not it is built yet): ``vit-<world>-<version>``
+    for training seed 0, ``vit-<world>-<version>-seed<N>`` for another (default: the cache's training seed,
+    :func:`xaikit.training_seed`, set by ``python -m xaikit prepare --seed N``)."""
+    from xaikit._config import training_seed
     from xaikit.concepts.imageworld import WORLDS
 
     check_choice(world, "world", WORLDS)
-    return cache_dir() / f"vit-{world}-{RECIPE_VERSION}"
+    seed = training_seed() if seed is None else seed
+    return cache_dir() / (f"vit-{world}-{RECIPE_VERSION}" + (f"-seed{seed}" if seed != RECIPE["seed"] else ""))
 
 
 def to_pixels(images: np.ndarray) -> torch.Tensor:
@@ -148,12 +152,12 @@ def n_steps(world: str = "main", recipe: dict | None = None) -> int:
     return _epochs_and_lr(world, recipe)[0] * math.ceil(recipe["n_train"] / recipe["batch_size"])
 
 
-def is_built(world: str = "main") -> bool:
-    """True when the cache holds a complete embedded ViT of ``world`` for the current recipe whose files
-    match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
+def is_built(world: str = "main", seed: int | None = None) -> bool:
+    """True when the cache holds a complete embedded ViT of ``world`` for the current recipe and training
+    seed whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(model_folder(world))
+    return cache.is_built(model_folder(world, seed))
 
 
 def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
@@ -218,7 +222,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     model.eval()
     model.to("cpu")
     metrics = {
-        "world": world, "recipe_version": RECIPE_VERSION, "recipe": recipe, "classes": list(names),
+        "world": world, "recipe_version": RECIPE_VERSION, "recipe": recipe, "seed": recipe["seed"], "classes": list(names),
         "test_accuracy": accuracy(model, x_test, y_test), "train_accuracy": accuracy(model, x_train[:600], y_train[:600]),
         "epochs": epochs, "seconds_data": round(t_data, 2), "seconds_total": round(time.perf_counter() - t0, 2),
         "cpu_seconds_total": round(time.process_time() - c0, 2), "device": device.type,
@@ -235,24 +239,27 @@ def image_processor():
                              rescale_factor=1 / 255, do_normalize=True, image_mean=list(MEAN), image_std=list(STD))
 
 
-def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool = True, counter=None) -> Path:
+def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool = True, counter=None,
+                        seed: int | None = None) -> Path:
     """The folder of the embedded ViT for ``world`` ("main" or "control"), training it first if it is
     missing, damaged (its files differ from the SHA-256 recorded at build time) or ``force``. Returns the
     folder, which holds ``config.json``, ``model.safetensors``, ``preprocessor_config.json``,
     ``metrics.json`` and the checksums. Built under a lock into a temporary folder renamed at the end
     (:func:`xaikit.models.cache.ensure`): a second process waits and uses this one's model, and an
     interrupted build leaves nothing behind."""
+    from xaikit._config import training_seed
     from xaikit.models import cache
 
+    seed_ = training_seed() if seed is None else seed
     built = {}
 
     def build(tmp: Path) -> None:
-        model, built["metrics"] = train_vit(world, progress=progress, counter=counter)
+        model, built["metrics"] = train_vit(world, progress=progress, counter=counter, seed=seed_)
         model.save_pretrained(tmp, safe_serialization=True)
         image_processor().save_pretrained(tmp)
         (tmp / "metrics.json").write_text(json.dumps(built["metrics"], indent=2))
 
-    folder = cache.ensure(model_folder(world), build, force=force, what=f"embedded ViT ({world})",
+    folder = cache.ensure(model_folder(world, seed_), build, force=force, what=f"embedded ViT ({world})",
                           progress=progress)
     metrics = built.get("metrics")
     if progress and metrics is not None:
