@@ -24,7 +24,9 @@
 # 7. the debate as experiments: Serrano & Smith's erasure, Jain & Wallace's permutation and rank agreement;
 # 8. faithfulness of every method: comprehensiveness and sufficiency.
 #
-# Every claim below is an executed `assert`. Cells that take more than a few seconds say so first. The
+# Every claim below is executed: `claim(id, value)` (from `xaikit.claims`) prints the value with its
+# bound and fails the cell if the bound does not hold; numbers that vary from one training run to the next
+# are printed, not asserted, and say why. Cells that take more than a few seconds say so first. The
 # numbers in the text are those of the embedded model; with another model the same cells print its own.
 
 # %%
@@ -79,6 +81,7 @@ from matplotlib.figure import Figure
 
 import xaikit
 from xaikit import pick, widgets
+from xaikit.claims import claim
 from xaikit.course import checks
 from xaikit.course.checks import exercise
 from xaikit.text.faithfulness import run_lab
@@ -139,22 +142,24 @@ assert len(out.attentions) == xaikit.models.n_layers(model)       # one attentio
 assert out.attentions[0].shape[1] == xaikit.models.n_heads(model)  # ... with every head
 row_sums = out.attentions[0].sum(-1).cpu()                          # (B, M, N): one sum per query row
 real = enc["attention_mask"].bool().cpu()[:, None, :].expand_as(row_sums)
-assert ((row_sums[real] - 1).abs() < 1e-5).all()                    # each real query's row sums to 1
+claim("04.1-attention-rows-sum-to-one", (row_sums[real] - 1).abs().max())  # each real query's row sums to 1
 agree = [p == e for p, e in zip(predicted, expected, strict=True)]
-print(f"agrees with the lecture's model on {sum(agree)} of 5")
+# printed, not asserted, for the embedded model: "I cannot wait" (index 3) is a near tie that flips with the
+# training seed (seed 0: positive, seed 1: negative), and training seed 2 gives one of the four clear
+# sentences another label
+claim("04.1-lecture-labels", sum(agree), note="of 5 agree with the lecture's model")
 if MODEL == "embedded":
-    # the lecture's labels for the four clear sentences; "I cannot wait" (index 3) is a near tie that
-    # flips with the training seed (seed 0: positive, seed 1: negative), so it is printed, not asserted
-    assert [predicted[i] for i in (0, 1, 2, 4)] == [expected[i] for i in (0, 1, 2, 4)]
-    # printed, not asserted: how sure the model is depends on the CPU that trained it (0.51 here)
-    print(f"P(positive | 'I cannot wait for next time') = {probs[3, 1]:.2f}")
+    # printed, not asserted: how sure the model is depends on the training seed and on the CPU that trained it
+    claim("04.1-cannot-wait-p-positive", probs[3, 1], note="P(positive | 'I cannot wait for next time')")
 elif MODEL != "tiny":
     assert sum(agree) >= 4, predicted                               # (nearly) the lecture's labels
 
 # %% [markdown]
-# **Exercise.** The embedded model gives the five sentences the lecture's labels, but *"I cannot wait for
-# next time"* only just: on the model built on our machine P(positive) is 0.51 (printed above), and the
-# same recipe with training seed 1 calls it negative. Why is it the hardest of the five?
+# **Exercise.** The embedded model (training seed 0) gives the five sentences the lecture's labels, but
+# *"I cannot wait for next time"* only just: its P(positive) is printed above (0.51 on the seed-0 model we
+# built), and the same recipe with training seed 1 calls it negative. (With training seed 2 one of the four
+# clear sentences gets another label too, which is why the labels are printed, not asserted.) Why is it the
+# hardest of the five?
 #
 # <details class="xk-answer"><summary>Answer</summary>
 #
@@ -180,7 +185,7 @@ if MODEL == "embedded":  # the embedded model's training text, counted
     share_cannot = 1 - np.mean(with_cannot)
     print(f"{len(with_cannot)} training sentences contain 'cannot', {share_cannot:.0%} of them negative "
           f"(of all {len(pairs)} training sentences {share_all:.0%} are negative)")
-    assert share_cannot > share_all  # "cannot" leans negative in what the model learned from
+    claim("04.1-cannot-leans-negative", share_cannot - share_all)  # "cannot" leans negative in the training text
 
 # %% [markdown]
 # ## 2. The attention explorer
@@ -194,7 +199,7 @@ if MODEL == "embedded":  # the embedded model's training text, counted
 explorer = widgets.AttentionExplorer(model, tokenizer, text="I cannot wait for next time", layer=0, head=0)
 view = explorer.set(layer=xaikit.models.n_layers(model) - 1, head="mean")
 assert explorer.error is None and view.weights.shape == (len(view.tokens), len(view.tokens))
-assert ((view.weights.sum(-1) - 1).abs() < 1e-5).all()  # every row a distribution over the keys
+claim("04.2-explorer-rows-sum-to-one", (view.weights.sum(-1) - 1).abs().max())  # every row a distribution
 explorer
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "plot_heads-task", "locked": true, "schema_version": 3, "solution": false}
@@ -290,7 +295,8 @@ A, G, logits = attention_and_gradients(model, e1.inputs, e1.target)
 print("attention and gradients:", tuple(A.shape))
 assert all(G[layer].abs().max() > 0 for layer in range(A.shape[0]))  # gradients reach every layer
 torch.testing.assert_close(my_gradsam(A, G), gradsam_loop(A, G), atol=1e-6, rtol=0)
-torch.testing.assert_close(gradsam_scores(A, G), gradsam_loop(A, G), atol=1e-6, rtol=0)
+reference = gradsam_loop(A, G)
+claim("04.3-gradsam-equals-loop", (gradsam_scores(A, G) - reference).abs().max() / reference.abs().max())
 
 grad_sam = {s: gradsam(model, tokenizer, s) for s in sentences}
 for s, r in grad_sam.items():
@@ -327,8 +333,9 @@ for s, r in grad_sam.items():
 cls_pays = sum(int(np.argmax(r.scores)) == 0 for r in grad_sam.values())
 cls_receives = sum(int(received[s].argmax()) == 0 for s in grad_sam)
 print(f"[CLS] tops the rows in {cls_pays} of 5 sentences, the columns in {cls_receives}")
-if MODEL == "embedded":
-    assert cls_pays >= 3 and cls_receives == 0  # [CLS] is on top for what it pays, never for what it gets
+if MODEL == "embedded":  # [CLS] is on top for what it pays, never for what it gets
+    claim("04.3-cls-tops-rows", cls_pays, note="of 5 sentences")
+    claim("04.3-cls-never-tops-columns", cls_receives, note="of 5 sentences")
 
 # %% [markdown]
 # **Exercise.** Where does Grad-SAM sit in the taxonomy: post-hoc or intrinsic, model-agnostic or
@@ -368,7 +375,8 @@ t_slow = time.perf_counter() - t0
 diff = np.abs(fast.values[0] - slow.values[0]).max()
 print(f"pad to longest {t_fast:.2f} s, pad to max_length {t_slow:.2f} s: {t_slow / t_fast:.1f}x; "
       f"largest difference {diff:.1e}")
-assert diff < 1e-5  # the same values, whatever the padding
+claim("04.4-padding-speedup", t_slow / t_fast)  # printed, not asserted: a shared CPU's timings vary
+claim("04.4-padding-same-values", diff)  # the same values, whatever the padding
 
 # %% [markdown]
 # Now all five sentences. `shap_text` returns SHAP's own `Explanation`, so SHAP's plots work, and it has
@@ -378,11 +386,13 @@ assert diff < 1e-5  # the same values, whatever the padding
 explanation = shap_text(model, tokenizer, sentences, target=1)
 f = prediction_function(model, tokenizer, target=1)
 fx = f(sentences)
+additivity = 0.0  # the largest |base + sum(phi) - f(x)| over the five sentences
 for i, s in enumerate(sentences):
     total = explanation.base_values[i] + explanation.values[i].sum()
     print(f"{s!r:32} base {explanation.base_values[i]:+.3f} + sum(phi) {explanation.values[i].sum():+.3f} "
           f"= {total:+.4f}; f(x) = {fx[i]:+.4f}")
-    assert abs(total - fx[i]) < 1e-4
+    additivity = max(additivity, abs(total - fx[i]))
+claim("04.4-shap-additivity", additivity)
 shap.plots.text(explanation[0])
 
 # %%
@@ -403,12 +413,14 @@ shap.plots.bar(explanation.abs.sum(0), show=False)
 # </details>
 
 # %%
+pulls_down = 0  # sentences whose largest |SHAP| is the expected word, pulling the positive logit down
 for i, expected_word in ((1, "hates"), (2, "boring"), (3, "cannot"), (4, "confused")):
     words = [str(t).strip().lower() for t in explanation.data[i]]
     k = int(np.argmax(np.abs(explanation.values[i])))
     print(f"{sentences[i]!r:32} largest |SHAP|: {words[k]!r} ({explanation.values[i][k]:+.2f})")
-    if MODEL == "embedded":
-        assert words[k] == expected_word and explanation.values[i][k] < 0  # each pulls the positive logit down
+    pulls_down += words[k] == expected_word and explanation.values[i][k] < 0
+if MODEL == "embedded":
+    claim("04.4-shap-top-word-pulls-down", pulls_down, note="of 4 sentences")
 
 # %% [markdown]
 # **What SHAP gives `[CLS]` and `[SEP]`.** The text masker keeps them in every masked variant, so hiding
@@ -423,23 +435,25 @@ for i, expected_word in ((1, "hates"), (2, "boring"), (3, "cannot"), (4, "confus
 # is left on the groups, and the special tokens get 0.
 
 # %%
-special = []
+special, split_gap, own_special = [], 0.0, 0.0
 for i in range(len(sentences)):
     own, shares = credit_split(explanation, i)
-    assert np.allclose(own + shares, explanation.values[i], atol=1e-9)  # that is all a SHAP value holds
+    split_gap = max(split_gap, float(np.abs(own + shares - explanation.values[i]).max()))
     for j in (0, len(own) - 1):  # [CLS] and [SEP]
-        assert abs(own[j]) < 1e-5  # never hidden, so no effect of their own
+        own_special = max(own_special, abs(float(own[j])))
         special.append(float(explanation.values[i][j]))
+claim("04.4-credit-split-adds-up", split_gap)  # own + shares: that is all a SHAP value holds
+claim("04.4-special-own-effect-zero", own_special)  # never hidden, so no effect of their own
 print("[CLS]/[SEP] values with fixed_context=1:", np.round(special, 3))
 averaged = shap_text(model, tokenizer, sentences, target=1, fixed_context=None)
 special_averaged = [float(averaged.values[i][j]) for i in range(len(sentences)) for j in (0, -1)]
 print("[CLS]/[SEP] values with fixed_context=None:", np.round(special_averaged, 6))
-assert max(abs(v) for v in special_averaged) < 1e-5  # both contexts: nothing left over to hand down
+claim("04.4-special-zero-averaged", max(abs(v) for v in special_averaged))  # nothing left over to hand down
 if MODEL == "embedded":
-    assert max(abs(v) for v in special) > 0.1  # the lecture's setting: far from zero ...
-    for i in range(len(sentences)):  # ... yet under half of the largest word value of the same sentence
-        values = np.abs(explanation.values[i])
-        assert max(values[0], values[-1]) < 0.5 * values[1:-1].max(), sentences[i]
+    claim("04.4-special-far-from-zero", max(abs(v) for v in special))  # the lecture's setting: far from zero ...
+    # ... yet under half of the largest word value of the same sentence: the largest ratio over the sentences
+    special_ratio = max(max(v[0], v[-1]) / v[1:-1].max() for v in (np.abs(x) for x in explanation.values))
+    claim("04.4-special-under-half-top-word", special_ratio)
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP
@@ -469,9 +483,8 @@ for s in sentences:
 cls_top = np.mean([r[1] == "[CLS]" for r in rows])
 print(f"[CLS] is Grad-SAM's top token in {cls_top:.0%} of the sentences, SHAP's in "
       f"{np.mean([r[2] == '[CLS]' for r in rows]):.0%}")
-assert all(r[2] != "[CLS]" for r in rows)  # SHAP never puts [CLS] first
-if MODEL == "embedded":
-    assert cls_top >= 0.6  # Grad-SAM does in most sentences
+claim("04.5-shap-cls-never-first", np.mean([r[2] == "[CLS]" for r in rows]))  # share of the sentences
+# Grad-SAM does in most sentences: the same count as section 3's (claim 04.3-cls-tops-rows)
 
 # %%
 compare = widgets.MethodComparisonPanel(model, tokenizer, text=sentences[3], a="Grad-SAM", b="SHAP")
@@ -522,7 +535,7 @@ assert checks.check_cls_share(cls_share, verbose=False).passed, "graded: cls_sha
 # %% nbgrader={"grade": false, "grade_id": "cls_share-use", "locked": true, "schema_version": 3, "solution": false}
 share = cls_share(A, G)
 print("share of each layer's Grad-SAM mass on [CLS]:", [f"{float(v):.2f}" for v in share])
-assert abs(float(share[-1]) - 1.0) < 1e-6  # last layer: only [CLS]'s output reaches the classifier
+claim("04.5-last-layer-cls-share-one", abs(float(share[-1]) - 1.0))  # only [CLS]'s output reaches the classifier
 
 # %% [markdown]
 # ## 6. More views of the same sentence
@@ -563,11 +576,11 @@ for n, row in zip(names, rho, strict=False):
     print(f"{n:24}" + "".join(f"{v:11.2f}" for v in row))
 cls_self = [v["rollout"].scores[0] for v in views_of.values()]
 print("rollout of [CLS] onto itself:", np.round(cls_self, 2))
-assert all(v["IG"].detail.relative_gap < 0.05 for v in views_of.values())  # IG complete on all five
+claim("04.6-ig-complete", max(v["IG"].detail.relative_gap for v in views_of.values()))  # on all five
 if MODEL == "embedded":
-    assert min(cls_self) > 0.5  # [CLS] keeps most of its rollout
+    claim("04.6-rollout-cls-keeps-most", min(cls_self))  # [CLS] keeps most of its rollout
     gs = names.index("Grad-SAM")
-    assert rho[gs, names.index("attention")] > rho[gs, names.index("IG")] + 0.2
+    claim("04.6-gradsam-nearer-attention-than-ig", rho[gs, names.index("attention")] - rho[gs, names.index("IG")])
 
 # %% [markdown]
 # ### One more view: relevance propagated through the blocks (Chefer, Gur & Wolf 2021)
@@ -587,9 +600,9 @@ if MODEL == "embedded":
 # total, LayerNorm, GELU and softmax passed straight through. So the relevance that enters a block leaves it
 # (asserted: the totals at every block boundary agree to 1e-9). That holds by construction (the rescaling
 # and the pass-through rules force it), so it checks the bookkeeping, not the explanation; and what is
-# conserved is the total of 1, not how it is spread: at block 0's input most of it, 0.67 to 0.90 on these
-# five sentences (printed; asserted above 0.5), still sits on `[CLS]`'s own position, carried down the
-# residual stream. The view reads $R^{A_b}$, not that input relevance. Below, the view next to Grad-SAM
+# conserved is the total of 1, not how it is spread: at block 0's input most of it (the cell below prints
+# the share for each of the five sentences; asserted above 0.5) still sits on `[CLS]`'s own position,
+# carried down the residual stream. The view reads $R^{A_b}$, not that input relevance. Below, the view next to Grad-SAM
 # and SHAP for the five sentences (about a second).
 
 # %%
@@ -606,9 +619,9 @@ lrp_rho = {m: [rank_correlation(lrp_of[s].without(), views_of[s][m].without())["
            for m in ("Grad-SAM", "SHAP")}
 for m, r in lrp_rho.items():
     print(f"Spearman (word tokens) of Chefer LRP with {m:8}:", " ".join(f"{v:+.2f}" for v in r))
-assert worst < 1e-9  # conservation, block by block
+claim("04.6-lrp-conserved", worst)  # conservation, block by block
 if MODEL == "embedded":
-    assert min(on_cls) > 0.5  # most of the total stays on [CLS]'s residual stream
+    claim("04.6-lrp-cls-keeps-most", min(on_cls))  # most of the total stays on [CLS]'s residual stream
 assert all(r.tokens == views_of[s]["SHAP"].tokens for s, r in lrp_of.items())
 HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]["SHAP"].html()
              + lrp_of[s].html() for s in sentences))
@@ -678,12 +691,12 @@ deleted = {name: m["deleted before a flip"] for name, m in summary.items()}
 from_attention = np.mean([deleted["attention"], deleted["Grad-SAM"]])
 from_gradients = np.mean([deleted[m] for m in ("gradient", "gradient x attention", "SHAP", "IG")])
 if MODEL == "embedded":
-    assert np.mean(lab.js_top > lab.js_random) >= 0.7  # the top word matters more than a random one ...
-    assert lab.flip_table[1, 1] >= 80  # ... yet erasing either one rarely flips the decision
-    assert all(m["flipped by erasure (%)"] <= 35 for m in summary.values())  # nor do whole sets, in one layer
-    assert np.mean([m["flipped by deletion (%)"] for m in summary.values()]) > 50  # deletion flips most sentences
-    assert deleted["gradient"] < deleted["random"] - 0.1  # deletion: the gradient order flips far sooner
-    assert from_attention > from_gradients + 0.05  # attention-based orders need more deletions than the rest
+    claim("04.7-erase-top-beats-random", np.mean(lab.js_top > lab.js_random))  # the top word matters more ...
+    claim("04.7-erasure-rarely-flips", lab.flip_table[1, 1])  # ... yet erasing either one rarely flips it
+    claim("04.7-erasure-sets-flip-few", max(m["flipped by erasure (%)"] for m in summary.values()))  # in one layer
+    claim("04.7-deletion-flips-most", np.mean([m["flipped by deletion (%)"] for m in summary.values()]))
+    claim("04.7-deletion-gradient-beats-random", deleted["random"] - deleted["gradient"])  # flips far sooner
+    claim("04.7-deletion-attention-needs-more", from_attention - from_gradients)  # than the other orders
 
 # %% [markdown]
 # **What the lab finds** (the asserts above). Erasing the most-attended word moves the output more than
@@ -714,8 +727,8 @@ print("median output change (TVD) when one layer's attention is shuffled:",
 print(f"last layer (Jain & Wallace): median {np.median(lab.permutation_tvd):.3f}, in 90% of the sentences below "
       f"{np.quantile(lab.permutation_tvd, 0.9):.3f}")
 if MODEL == "embedded":
-    assert np.median(lab.permutation_tvd) < 0.05  # Jain & Wallace: the output barely moves
-    assert by_layer[-1] < 0.25 * by_layer[:-1].max()  # an earlier layer's shuffle moves it far more
+    claim("04.7-shuffle-last-layer-barely-moves", np.median(lab.permutation_tvd))  # Jain & Wallace
+    claim("04.7-shuffle-earlier-layer-moves-more", by_layer[-1] / by_layer[:-1].max())  # last / largest earlier
 
 # %%
 panel = widgets.LabPanel(lab=lab)
@@ -776,18 +789,22 @@ ax.set(xlim=(-1, 1), xlabel="Kendall tau-b per sentence", ylabel="sentences",
        title="Do the rankings agree? (Jain & Wallace 2019, section 4.1)")
 ax.legend(fontsize="small", loc="upper left")
 assert set(agree.tau) == set(pairs) and agree.sentences == lab.sentences
-if MODEL == "embedded":
-    assert all(0.1 < m < 0.45 for m in medians.values())  # every pair agrees, but weakly
+if MODEL == "embedded":  # every pair agrees, but weakly
+    claim("04.7-tau-medians-positive", min(medians.values()))
+    claim("04.7-tau-medians-weak", max(medians.values()))
+# printed, not asserted: does the gradient agree with LOO more than attention does? (Jain & Wallace: yes)
+claim("04.7-tau-gradient-vs-attention-on-loo", medians["gradient-LOO"] - medians["attention-LOO"])
 fig
 
 # %% [markdown]
 # **What it shows.** Jain & Wallace found attention only weakly to moderately correlated with gradients
 # and with leave-one-out in their BiLSTM models (mean tau often well below 0.5), while gradients and
 # leave-one-out agreed with each other more. The first finding holds here: every median tau is positive but
-# small, between about 0.2 and 0.35 (asserted: between 0.1 and 0.45), and some sentences have a negative
-# tau. The second does not: the gradient agrees with LOO no more than attention does, in the default and in
-# the full lab alike, and the three medians lie within 0.1 of each other, too close to assert an order. Read
-# the numbers with care: five words give only ten pairs to order, and a gradient sees only small changes.
+# small (printed above; asserted between 0.1 and 0.45), and some sentences have a negative tau. The second
+# does not, on the embedded seed-0 model: the gradient agrees with LOO no more than attention does (the
+# difference of the two medians is printed), in the default and in the full lab alike, and the three
+# medians lie close together, too close to assert an order. Read the numbers with care: five words give
+# only ten pairs to order, and a gradient sees only small changes.
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do you see any weaknesses in demanding property 1, or in the analysis?"
@@ -851,11 +868,16 @@ gain = diag.gain("model attention", "uniform")
 print("model attention - uniform, per seed:", np.round(gain, 3))
 assert diag.accuracy.shape == (len(diag.seeds), len(diag.weightings))
 if MODEL == "embedded":  # margins: the smallest gains measured over 10 seeds were 0.023, 0.028 and 0.030
-    for better, worse in (("model attention", "uniform"), ("model attention", "learned"),
-                          ("uniform", "pretrained attention")):  # the last: attention never trained on the task
-        g = diag.gain(better, worse)
-        assert (g > 0.01).all() and g.mean() > 0.025, (better, worse, g)  # on every seed, by a margin
-    assert (diag.column("model attention") < diag.model_accuracy - 0.03).all()  # context still matters
+    claim("04.7-wp-attention-over-uniform-min", gain.min())  # on every diagnostic seed, by a margin ...
+    claim("04.7-wp-attention-over-uniform-mean", gain.mean())  # ... and on average by more
+    g = diag.gain("model attention", "learned")
+    claim("04.7-wp-attention-over-learned-min", g.min())
+    claim("04.7-wp-attention-over-learned-mean", g.mean())
+    g = diag.gain("uniform", "pretrained attention")  # the control: attention never trained on the task
+    claim("04.7-wp-uniform-over-pretrained-min", g.min())
+    claim("04.7-wp-uniform-over-pretrained-mean", g.mean())
+    claim("04.7-wp-context-still-matters", diag.model_accuracy - diag.column("model attention").max())
+claim("04.7-wp-learned-vs-uniform", diag.gain("learned", "uniform").mean())  # printed, not asserted
 
 # %%
 fig = Figure(figsize=(8, 3.6), layout="constrained")
@@ -863,13 +885,15 @@ diag.plot(fig.subplots())
 fig
 
 # %% [markdown]
-# **What it shows** (asserted above, on every training seed). Pooled with the fine-tuned model's attention,
+# **What it shows** (asserted above, on every diagnostic seed). Pooled with the fine-tuned model's attention,
 # a model that sees each word alone classifies the held-out sentences better than with uniform weights or
-# with weights it learns itself: about 0.79 against 0.75 in fast mode (0.81 against 0.76 with 2,000
-# training sentences), 2 to 6 points on each of ten seeds we measured. Their LSTMs gave the same order,
-# the model's attention first. Learned weights do little better than uniform ones here (within two
-# points either way), so that comparison is printed, not asserted. The control says where the gain comes from:
-# the same encoder's attention before fine-tuning does *worse* than uniform weights (0.68 with 2,000 training sentences). Fine-tuning moved the last layer's `[CLS]` attention towards the words that carry the
+# with weights it learns itself: the table prints the accuracies (on the embedded seed-0 model about 0.79
+# against 0.75 in fast mode, 0.81 against 0.77 with 2,000 training sentences), 2 to 6 points on each of ten
+# diagnostic seeds we measured on one sentiment model. Their LSTMs gave the same order, the model's attention
+# first. Learned weights do little better than uniform ones here (within two points either way on the runs
+# we measured), so that comparison is printed, not asserted. The control says where the gain comes from:
+# the same encoder's attention before fine-tuning does *worse* than uniform weights (on the seed-0 model 0.70
+# in fast mode, 0.68 with 2,000 training sentences). Fine-tuning moved the last layer's `[CLS]` attention towards the words that carry the
 # sentiment, so the weights are not arbitrary, even though shuffling them barely moves this model's output
 # (Jain & Wallace above): the output does not depend on them alone, yet they encode which words matter.
 # The diagnostic stays well below the transformer itself: context (negation, "cannot wait") still counts.
@@ -890,22 +914,32 @@ fig
 # perturbation curve, AOPC). A bin removes at least one word, `ceil(k * words)` as in ERASER's scorer, so
 # on these short sentences the 1, 5 and 10% bins all remove the top word. The same grouping as in section 7
 # shows: deleting the top words of the orders read from attention removes less of the decision
-# (comprehensiveness) than deleting those of the gradient, SHAP and IG (asserted); on sufficiency IG need
-# not beat them (printed, not asserted). A random order is the worst on both measures.
+# (comprehensiveness) than deleting those of the gradient, SHAP and IG (asserted for the means of the two
+# groups, as in section 7: with training seed 1 Grad-SAM alone came out just above the gradient); on
+# sufficiency IG need not beat them (printed, not asserted). A random order, the control, does worse than
+# the gradient, SHAP and IG orders on both measures (asserted, again for their mean). On the embedded
+# seed-0 model it is the worst of all on both, but not on every training seed: how many orders do no
+# better than it is printed, not asserted.
 
 # %%
 print(f"{'ranking':22} {'comprehensiveness':>18} {'sufficiency':>12}")
 for name, m in summary.items():
     print(f"{name:22} {m['comprehensiveness']:18.3f} {m['sufficiency']:12.3f}")
-assert lab.bins == (0.01, 0.05, 0.1, 0.2, 0.5)
+assert lab.bins == (0.01, 0.05, 0.1, 0.2, 0.5)  # exact: the lab keeps the same literals (ERASER_BINS)
 panel.set(view="AOPC")
 assert panel.error is None and panel.result.view == "AOPC"
 comp = {name: m["comprehensiveness"] for name, m in summary.items()}
 suff = {name: m["sufficiency"] for name, m in summary.items()}
 print("most comprehensive ranking:", max(comp, key=comp.get), "| most sufficient:", min(suff, key=suff.get))
-if MODEL == "embedded":
-    assert min(comp, key=comp.get) == "random" and max(suff, key=suff.get) == "random"  # random: worst on both
-    assert max(comp["attention"], comp["Grad-SAM"]) < min(comp[m] for m in ("gradient", "SHAP", "IG"))
+by_gradients, by_attention = ("gradient", "SHAP", "IG"), ("attention", "Grad-SAM")
+# printed, not asserted: how many (ranking, measure) pairs do no better than the random order
+claim("04.8-not-beating-random", sum(comp[m] <= comp["random"] for m in comp if m != "random")
+      + sum(suff[m] >= suff["random"] for m in suff if m != "random"))
+if MODEL == "embedded":  # as in section 7, the groups are compared by the means of their orders
+    from_gradients_comp, from_attention_comp = (np.mean([comp[m] for m in g]) for g in (by_gradients, by_attention))
+    claim("04.8-gradient-orders-over-random-comp", from_gradients_comp - comp["random"])  # the control
+    claim("04.8-gradient-orders-over-random-suff", suff["random"] - np.mean([suff[m] for m in by_gradients]))
+    claim("04.8-attention-orders-less-comprehensive", from_gradients_comp - from_attention_comp)
 
 # %% [markdown]
 # **Chefer et al.'s relevance in the lab** (the row "Chefer LRP" of the tables above). It is read from
@@ -934,18 +968,17 @@ m = summary["Chefer LRP"]
 print(f"Chefer LRP: deleted before a flip {m['deleted before a flip']:.2f}, comprehensiveness "
       f"{m['comprehensiveness']:.3f}, sufficiency {m['sufficiency']:.3f}")
 if MODEL == "embedded":
-    assert lrp_median["grad-weighted attention"] > 0.7  # nearly the order of gradient-weighted attention ...
-    assert lrp_median["grad-weighted attention"] > lrp_median["LOO"] + 0.3  # ... far more than leave-one-out's
-    assert lrp_median["LOO"] < 0.5  # with leave-one-out it agrees only weakly
-    from_attention_comp = max(comp["attention"], comp["Grad-SAM"])
-    assert comp["Chefer LRP"] > from_attention_comp + 0.05  # yet more comprehensive than attention, Grad-SAM
-    assert suff["Chefer LRP"] < min(suff["attention"], suff["Grad-SAM"]) - 0.05  # and more sufficient
+    claim("04.8-lrp-tau-grad-weighted", lrp_median["grad-weighted attention"])  # nearly that order ...
+    claim("04.8-lrp-tau-grad-weighted-over-loo", lrp_median["grad-weighted attention"] - lrp_median["LOO"])
+    claim("04.8-lrp-tau-loo-weak", lrp_median["LOO"])  # ... with leave-one-out it agrees only weakly
+    claim("04.8-lrp-more-comprehensive", comp["Chefer LRP"] - max(comp[m] for m in by_attention))  # than both
+    claim("04.8-lrp-more-sufficient", min(suff[m] for m in by_attention) - suff["Chefer LRP"])
 
 # %% [markdown]
 # **What it shows** (the asserts above). Chefer et al.'s relevance orders the words almost as
-# gradient-weighted attention does (median tau about 0.85): the two share the product over the blocks and
-# differ only in what the gradient is multiplied by, $R^{A}$ or $A$. With leave-one-out it agrees only
-# weakly (median tau below 0.5, asserted; 0.2 to 0.35 on this model, much as raw attention does). Yet when the top words are deleted it behaves like the
+# gradient-weighted attention does (median tau above 0.7, asserted; printed above): the two share the product
+# over the blocks and differ only in what the gradient is multiplied by, $R^{A}$ or $A$. With leave-one-out
+# it agrees only weakly (median tau below 0.5, asserted; printed above, much as raw attention does). Yet when the top words are deleted it behaves like the
 # gradient-based orders, not like the attention-based ones it is read from: its top words carry more of the
 # decision than those of raw attention or Grad-SAM (higher comprehensiveness, lower sufficiency, each by
 # more than 0.05). Agreeing with one measure of importance (leave-one-out, one word at a time) and doing
