@@ -3,13 +3,15 @@
 * ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.models.build`),
   with training seed N (recorded as the cache's training seed; default the recorded one, 0 on a new cache).
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
-  over cells edited in the ``.ipynb`` (they go into the ``.py``, or both files are kept and the exit
-  status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
+  over cells, metadata or pasted images edited in the ``.ipynb`` (they go into the ``.py``, or both files
+  are kept and the exit status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
   sync or has outputs; ``notebooks run`` executes notebooks headless and can write HTML.
 * ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 * ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and
   ``nbgrader_config.py``; see :mod:`xaikit.course.nbgrading`), keeping files changed there unless ``--force``.
+
+Flags and names go in any order: ``notebooks build --force 01`` is ``notebooks build 01 --force``.
 """
 
 from __future__ import annotations
@@ -65,7 +67,14 @@ def _main(argv: list[str] | None) -> int:
                          "student), after copying each to backup-NN_name-<time>.ipynb beside it. Without "
                          "it such sheets are kept, listed, and the exit status is 1")
 
-    args = parser.parse_args(argv)
+    # names may come after a flag (`notebooks build --force 01`, as the build's own advice has it): argparse
+    # fills ``names`` from the words before the first flag and leaves the later ones over
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        flags = [word for word in extra if word.startswith("-")]
+        if flags or args.command not in ("notebooks", "homework"):
+            parser.error(f"unrecognized arguments: {' '.join(flags or extra)}")
+        args.names = [*args.names, *extra]
     if args.command == "prepare":
         from xaikit.models.build import prepare
 

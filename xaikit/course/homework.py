@@ -30,12 +30,15 @@ Both are written without outputs. ``python -m xaikit homework build [NN ...] [--
 under ``DIR`` (default: the repository root); ``exercises/`` and ``solutions/`` are build outputs, not
 committed. Students check their stubs with :mod:`xaikit.course.checks`.
 
-**A rebuild never overwrites a sheet someone changed.** Each sheet records the SHA-256 of the cells it was
-written with (every cell's type and source) in its notebook metadata (``metadata.xaikit.cells_sha256``).
-A sheet on disk whose cells no longer match that record (a student filled in a stub or added a note), or
-that has no record, or cannot be read, is left as it is: the other sheets are written, the changed ones are
-listed, and :func:`build` raises :class:`SheetChangedError` (the command exits with status 1). Outputs and
-metadata that running or saving a sheet adds do not count as changes. ``force=True``
+**A rebuild never overwrites a sheet someone changed.** Each sheet records the SHA-256 of the content it
+was written with (every cell's type, source, metadata such as tags, and pasted images, and the notebook's
+metadata: :func:`xaikit.course.notebooks.content_digest`) in its notebook metadata
+(``metadata.xaikit.content_sha256``; sheets of an older xaikit hold ``cells_sha256``, types and sources
+only). A sheet on disk whose content no longer matches that record (a student filled in a stub, added a
+note, tagged a cell or pasted an image), or that has no record, or cannot be read, is left as it is: the
+other sheets are written, the changed ones are listed, and :func:`build` raises :class:`SheetChangedError`
+(the command exits with status 1). Outputs and metadata that running or saving a sheet adds do not count
+as changes. ``force=True``
 (``--force``) copies each changed sheet to ``backup-NN_name-<time>.ipynb`` beside it, then overwrites it.
 """
 
@@ -381,13 +384,14 @@ def make_sheets(path: Path) -> Sheet:
     solution = copy.deepcopy(nb)
     exercise.cells.insert(0, _header(name, "exercise", len(stubs)))
     solution.cells.insert(0, _header(name, "solution", len(stubs)))
-    from xaikit.course.notebooks import cells_digest
+    from xaikit.course.notebooks import cells_digest, content_digest
 
     for kind, sheet in (("exercise", exercise), ("solution", solution)):
         sheet.nbformat, sheet.nbformat_minor = 4, max(int(sheet.get("nbformat_minor", 0)), 5)
         for i, cell in enumerate(sheet.cells):  # fresh, stable cell ids
             cell["id"] = f"{name[:2]}-{i:03d}"
-        sheet.metadata["xaikit"] = {"sheet": kind, "source": name, "cells_sha256": cells_digest(sheet)}
+        sheet.metadata["xaikit"] = {"sheet": kind, "source": name, "cells_sha256": cells_digest(sheet),
+                                    "content_sha256": content_digest(sheet)}
     return Sheet(name, exercise, solution, [i + 1 for i in stubs], answers)
 
 
@@ -395,21 +399,27 @@ def changed_since_built(path: Path) -> str | None:
     """Why the sheet at ``path`` must not be overwritten, or None (absent, or its cells are as written)."""
     import nbformat
 
-    from xaikit.course.notebooks import cells_digest
+    from xaikit.course.notebooks import attachments, cells_digest, content_digest
 
     if not path.exists():
         return None
     try:
         nb = nbformat.read(path, as_version=4)
-        cells = cells_digest(nb)
+        content, cells = content_digest(nb), cells_digest(nb)
     except Exception as err:  # noqa: BLE001 - an unreadable sheet may still be someone's work
         return f"it cannot be read as a notebook ({type(err).__name__})"
     info = nb.metadata.get("xaikit", {})
-    recorded = info.get("cells_sha256") if isinstance(info, dict) else None
-    if recorded is None:
+    info = info if isinstance(info, dict) else {}
+    if info.get("content_sha256") is not None:  # cells, their metadata (tags, ...), images, notebook metadata
+        if content != info["content_sha256"]:
+            return "its cells, their metadata (tags, points, ...) or its metadata were changed since it was built"
+        return None
+    if info.get("cells_sha256") is None:
         return "it has no record of being written by `homework build`"
-    if cells != recorded:
+    if cells != info["cells_sha256"]:  # a sheet of an older xaikit: types and sources only
         return "its cells were changed since it was built"
+    if attachments(nb):
+        return "it holds images pasted into its cells, which the record of an older xaikit does not cover"
     return None
 
 

@@ -2,18 +2,30 @@
 ``NN_name.ipynb`` is built from it without outputs. Also runs notebooks headless (nbclient) for the tests
 and the ``--headless`` start command.
 
-**The build never throws away cells it did not write.** It records the cells it wrote into each
-``.ipynb`` (a SHA-256 of every cell's type and source, in ``notebooks/.xaikit-build.json``). On the next
-build, for each notebook whose cells differ from its ``.py``:
+**The build never throws away what a person put into a notebook.** That is the notebook's *content*
+(:func:`content_digest`): each cell's type, source, metadata (tags, nbgrader points, ...) and pasted
+images (attachments), and the notebook's own metadata; not outputs, execution counts, cell ids, or what
+running or saving adds (``language_info``, ``kernelspec``, ``collapsed``, ...). Each build records the
+content it wrote into each ``.ipynb`` (a SHA-256, in ``notebooks/.xaikit-build.json``). On the next build,
+for each notebook whose content differs from its ``.py``:
 
-* the ``.ipynb`` is as the build left it (its cells match the record, or the file is byte for byte what a
-  build writes): the ``.py`` changed, so the ``.ipynb`` is rebuilt from it;
-* the ``.ipynb`` was edited (in Jupyter, without jupytext saving the ``.py`` too) and the ``.py`` is as it
-  was at the last build: the notebook is the newer file, so its cells are written into the ``.py`` through
-  jupytext (the ``.py``'s header is kept), and the ``.ipynb`` is rebuilt from that;
-* both were edited, or there is no record to tell: both files are left as they are, the build says so and
-  exits with status 1. ``--force`` rebuilds the ``.ipynb`` from the ``.py`` after copying it to
-  ``notebooks/backup-NN_name-<time>.ipynb``.
+* the ``.ipynb`` is as the build left it (its content matches the record), or is byte for byte the
+  version committed in git (``git show HEAD:...``, which keeps it): it is rebuilt from the ``.py``;
+* the ``.ipynb`` was edited (in Jupyter, without jupytext saving the ``.py`` too, or by a script) and the
+  ``.py`` is as it was at the last build: the notebook is the newer file, so its cells and metadata are
+  written into the ``.py`` through jupytext (the ``.py``'s header is kept unless the notebook's metadata
+  changed), and the ``.ipynb`` is rebuilt from that; if jupytext cannot carry everything (an image pasted
+  into a markdown cell: a ``.py`` cannot hold one), both files are kept, as below;
+* there is no record, and the ``.ipynb`` is byte for byte what a build writes for its own cells (e.g. a
+  fresh clone whose ``.py`` was edited): it is copied to ``notebooks/backup-NN_name-<time>.ipynb`` and
+  rebuilt, and the build says so;
+* otherwise (both were edited, there is no record to tell, the notebook holds pasted images, or it cannot
+  be read): both files are left as they are, the build says why and exits with status 1. ``--force``
+  rebuilds the ``.ipynb`` from the ``.py`` after copying it to ``notebooks/backup-NN_name-<time>.ipynb``.
+
+Two builds at once (two ``start.sh``, a build and a test) take turns: each holds an exclusive lock
+(``.notebooks.lock`` beside ``notebooks/``, :func:`xaikit.models.cache.build_lock`) from reading the record
+to writing it, so one never works from files the other is rewriting.
 
 Outputs and execution counts are not kept (they come back when the notebook runs): the ``.ipynb`` is
 always written without them.
@@ -25,6 +37,7 @@ import copy
 import hashlib
 import json
 import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -89,6 +102,66 @@ def cells_digest(nb) -> str:
     return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode()).hexdigest()
 
 
+#: notebook metadata that running, saving or opening a notebook writes (a kernel, an editor, jupytext, Colab,
+#: widgets, a homework sheet's own record), not a person's edit
+VOLATILE_NOTEBOOK_METADATA = frozenset({
+    "language_info", "kernelspec", "kernel_info", "jupytext", "widgets", "vscode", "interpreter", "colab",
+    "accelerator", "gpuClass", "toc", "varInspector", "celltoolbar", "xaikit"})
+#: cell metadata of the same kind (the keys jupytext never writes into a .py, and its own layout hints)
+VOLATILE_CELL_METADATA = frozenset({
+    "autoscroll", "collapsed", "scrolled", "trusted", "execution", "ExecuteTime", "skipline", "noskipline",
+    "cell_marker", "lines_to_next_cell", "lines_to_end_of_cell_marker", "vscode"})
+#: the prefix of a record entry made with :func:`content_digest` (older entries hold a :func:`cells_digest`)
+CONTENT = "content:"
+
+
+def _cell_metadata(cell) -> dict:
+    meta = {k: v for k, v in cell.get("metadata", {}).items() if k not in VOLATILE_CELL_METADATA}
+    jupyter = meta.get("jupyter")
+    if isinstance(jupyter, dict) and "outputs_hidden" in jupyter:  # a view setting, like "collapsed"
+        jupyter = {k: v for k, v in jupyter.items() if k != "outputs_hidden"}
+        meta = {**meta, "jupyter": jupyter} if jupyter else {k: v for k, v in meta.items() if k != "jupyter"}
+    return meta
+
+
+def notebook_metadata(nb) -> dict:
+    """``nb``'s notebook-level metadata that a person set (not :data:`VOLATILE_NOTEBOOK_METADATA`)."""
+    return {k: v for k, v in nb.metadata.items() if k not in VOLATILE_NOTEBOOK_METADATA}
+
+
+def content_digest(nb) -> str:
+    """SHA-256 of everything a person puts into a notebook: each cell's type, source, metadata (tags,
+    nbgrader points, ...) and attachments (images pasted into markdown), and the notebook's metadata. Not
+    outputs, execution counts, ids, or the metadata that running or saving changes
+    (:data:`VOLATILE_NOTEBOOK_METADATA`, :data:`VOLATILE_CELL_METADATA`)."""
+    cells = [[cell.cell_type, cell.source, _cell_metadata(cell), cell.get("attachments") or {}]
+             for cell in nb.cells]
+    data = json.dumps([notebook_metadata(nb), cells], ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()
+
+
+def attachments(nb) -> list[tuple[int, str]]:
+    """``(cell index, file name)`` of every image pasted into one of ``nb``'s cells (cell attachments)."""
+    return [(i, name) for i, cell in enumerate(nb.cells) for name in (cell.get("attachments") or {})]
+
+
+def _differences(nb, built) -> str:
+    """What in ``nb``'s content differs from ``built``'s, in a few words (cells numbered from 0)."""
+    parts = []
+    mine, theirs = notebook_metadata(nb), notebook_metadata(built)
+    keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if keys:
+        parts.append(f"notebook metadata {', '.join(keys)}")
+    if len(nb.cells) != len(built.cells):
+        parts.append(f"{len(nb.cells)} cells instead of {len(built.cells)}")
+    for what, get in (("source", lambda c: [c.cell_type, c.source]), ("metadata", _cell_metadata)):
+        changed = [i for i, (a, b) in enumerate(zip(nb.cells, built.cells, strict=False)) if get(a) != get(b)]
+        if changed:
+            shown = ", ".join(map(str, changed[:5])) + (", ..." if len(changed) > 5 else "")
+            parts.append(f"the {what} of cell{'s' if len(changed) > 1 else ''} {shown}")
+    return "; ".join(parts) or "its content"
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file and a rename: never half a file."""
     part = path.with_name(f".{path.name}.{os.getpid()}.part")
@@ -127,9 +200,32 @@ def _read_record() -> dict[str, str]:
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
+def _recorded_as(recorded: str | None, nb) -> bool:
+    """Whether ``nb`` is what the record entry ``recorded`` says a build wrote. An entry of an older xaikit
+    holds a :func:`cells_digest` (types and sources only): it is taken for a notebook without pasted
+    images, which is what that build compared."""
+    if recorded is None:
+        return False
+    if recorded.startswith(CONTENT):
+        return recorded == CONTENT + content_digest(nb)
+    return not attachments(nb) and recorded == cells_digest(nb)
+
+
+def _committed(path: Path) -> bytes | None:
+    """``path`` as committed in git (``git show HEAD:...``), or None (not in a repository, not committed,
+    no git)."""
+    try:
+        done = subprocess.run(["git", "-C", str(path.parent), "show", f"HEAD:./{path.name}"],
+                              capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
 def _as_built(nb, built) -> str:
     """The text a build writes for ``nb``'s cells: ``built``'s notebook metadata, ids cell-000, ..., no
-    outputs. A notebook saved by Jupyter differs from it (its metadata, outputs or new cells' ids)."""
+    outputs. A notebook saved by Jupyter differs from it (its metadata, outputs or new cells' ids); one
+    saved by ``nbformat.write`` or a kernel-less save may not, so this says nothing about who wrote it."""
     canon = copy.deepcopy(built)
     canon.cells = copy.deepcopy(nb.cells)
     for i, cell in enumerate(canon.cells):
@@ -141,7 +237,8 @@ def _as_built(nb, built) -> str:
 
 
 def _source_text(nb, old: str) -> str:
-    """``nb`` as py:percent text, keeping the YAML header of the old source text ``old``."""
+    """``nb`` as py:percent text, keeping the YAML header of the old source text ``old`` (unless ``nb``'s
+    notebook metadata differs from the one that header gives: then jupytext writes a header that holds it)."""
     import jupytext
 
     def split(text: str) -> tuple[str, str]:
@@ -153,6 +250,15 @@ def _source_text(nb, old: str) -> str:
         return "", text
 
     header, _ = split(old)
+    if notebook_metadata(nb) != notebook_metadata(_from_text(old)):
+        header = ""
+        nb = copy.deepcopy(nb)
+        keys = sorted(notebook_metadata(nb))
+        settings = nb.metadata.setdefault("jupytext", {})
+        if keys:  # jupytext writes only the metadata its filter names into a header
+            settings["notebook_metadata_filter"] = ",".join(keys)
+        else:
+            settings.pop("notebook_metadata_filter", None)
     new_header, body = split(jupytext.writes(nb, fmt="py:percent"))
     return (header or new_header) + body
 
@@ -160,71 +266,96 @@ def _source_text(nb, old: str) -> str:
 def build_notebooks(names: list[str] | None = None, force: bool = False, verbose: bool = True) -> list[Built]:
     """Write each ``notebooks/NN_*.ipynb`` from its ``.py`` without discarding edits made to the
     ``.ipynb`` (see the module docstring); returns what was done with each. ``force``: rebuild every
-    ``.ipynb`` from its ``.py``, copying an edited one to ``backup-NN_name-<time>.ipynb`` first."""
+    ``.ipynb`` from its ``.py``, copying an edited one to ``backup-NN_name-<time>.ipynb`` first. Holds the
+    notebooks' build lock throughout, so a second build at the same time waits for this one."""
     import nbformat
 
-    record = _read_record()
-    done = []
-    for src in sources(names):
-        target = src.with_suffix(".ipynb")
-        built = to_notebook(src)
-        text = _dump(built)
-        digest = cells_digest(built)
-        result = _build_one(src, target, built, text, digest, record.get(src.stem), force, nbformat)
-        if result.action != "kept":
-            record[src.stem] = cells_digest(to_notebook(src)) if result.action == "synced" else digest
-        if verbose and result.message:
-            print(result.message, file=sys.stderr if result.action == "kept" else sys.stdout, flush=True)
-        done.append(result)
-    write_text_atomic(NOTEBOOKS / RECORD, json.dumps(record, indent=1, sort_keys=True) + "\n")
+    from xaikit.models.cache import build_lock
+
+    with build_lock(NOTEBOOKS, what="notebooks", progress=verbose):
+        record = _read_record()
+        done = []
+        for src in sources(names):
+            target = src.with_suffix(".ipynb")
+            built = to_notebook(src)
+            result = _build_one(src, target, built, _dump(built), record.get(src.stem), force, nbformat)
+            if result.action != "kept":
+                record[src.stem] = CONTENT + content_digest(to_notebook(src) if result.action == "synced" else built)
+            if verbose and result.message:
+                print(result.message, file=sys.stderr if result.action == "kept" else sys.stdout, flush=True)
+            done.append(result)
+        write_text_atomic(NOTEBOOKS / RECORD, json.dumps(record, indent=1, sort_keys=True) + "\n")
     return done
 
 
-def _build_one(src: Path, target: Path, built, text: str, digest: str, recorded: str | None, force: bool,
-               nbformat) -> Built:
+def _build_one(src: Path, target: Path, built, text: str, recorded: str | None, force: bool, nbformat) -> Built:
     if not target.exists():
         write_text_atomic(target, text)
         return Built(target, "written")
     current = target.read_text()
     if current == text:
         return Built(target, "unchanged")
+    advice = "jupytext"
     try:
         nb = nbformat.reads(current, as_version=4)
-        cells = cells_digest(nb)
+        mine = content_digest(nb)
     except Exception as err:  # noqa: BLE001 - any unreadable file is kept, not overwritten
-        nb, cells, why = None, None, f"it cannot be read as a notebook ({type(err).__name__}: {err})"
+        why = f"it cannot be read as a notebook ({type(err).__name__}: {err})"
     else:
-        if cells == digest or cells == recorded or current == _as_built(nb, built):
-            write_text_atomic(target, text)  # same cells, or as the last build left it: nothing of yours lost
+        if mine == content_digest(built) or _recorded_as(recorded, nb):
+            write_text_atomic(target, text)  # same content, or as the last build left it: nothing of yours lost
             return Built(target, "written")
-        if recorded is not None and digest == recorded:
-            synced = _sync_source(src, nb)
-            if synced:
+        pasted = attachments(nb)
+        if pasted:
+            advice = "images"
+            where = ", ".join(f"{name!r} in cell {i}" for i, name in pasted[:5]) + (", ..." if len(pasted) > 5 else "")
+            why = (f"it holds {len(pasted)} image{'s' if len(pasted) > 1 else ''} pasted into its cells ({where}), "
+                   f"which {src.name} cannot hold (a .py has no place for cell attachments), so rebuilding "
+                   f"from it would delete {'them' if len(pasted) > 1 else 'it'}")
+        elif _recorded_as(recorded, built):
+            if _sync_source(src, nb):
                 write_text_atomic(target, _dump(to_notebook(src)))
                 return Built(target, "synced", f"{target.name} was edited since the last build and {src.name} "
-                                               f"was not: its cells were copied into {src.name} (jupytext)")
-            why = (f"its cells were edited since the last build, and jupytext could not write them into "
-                   f"{src.name} without changing them")
+                                               f"was not: its cells and metadata were copied into {src.name} "
+                                               "(jupytext)")
+            why = (f"it was edited since the last build ({_differences(nb, built)}), and jupytext could not "
+                   f"write that into {src.name} without changing it")
+        elif target.read_bytes() == _committed(target):
+            write_text_atomic(target, text)  # as committed: git keeps it
+            return Built(target, "written")
+        elif recorded is None and current == _as_built(nb, built):
+            # a build's output for other cells (a fresh clone whose .py changed) or the same file edited by a
+            # script: nothing tells which, so rebuild, keeping a copy
+            saved = backup(target)
+            write_text_atomic(target, text)
+            return Built(target, "written", f"{target.name}: its cells differ from {src.name} and there is no "
+                                            f"record of the last build; rebuilt from {src.name}, the old notebook "
+                                            f"is in {saved.name} (delete it if you did not edit the notebook)")
         elif recorded is None:
-            why = f"its cells differ from {src.name} and there is no record of what the last build wrote"
+            why = (f"its content differs from {src.name} ({_differences(nb, built)}) and there is no record of "
+                   "what the last build wrote")
         else:
-            why = f"its cells were edited since the last build, and so was {src.name}"
+            why = f"it was edited since the last build ({_differences(nb, built)}), and so was {src.name}"
     if force:
         saved = backup(target)
         write_text_atomic(target, text)
         return Built(target, "written", f"{target.name}: {why}; rebuilt from {src.name} (--force), the old "
                                         f"notebook is in {saved.name}")
-    return Built(target, "kept", (
-        f"{target.name} was left as it is: {why}. To keep the notebook's cells, write them into the source "
-        f"with `python -m jupytext --to py:percent notebooks/{target.name}` (this replaces {src.name}), then build; "
-        f"to rebuild it from {src.name} instead, run `python -m xaikit notebooks build --force "
-        f"{src.stem[:2]}` (it copies the notebook to backup-{target.stem}-<time>.ipynb first)"))
+    rebuild = (f"to rebuild it from {src.name} instead, run `python -m xaikit notebooks build --force "
+               f"{src.stem[:2]}` (it copies the notebook to backup-{target.stem}-<time>.ipynb first)")
+    if advice == "images":
+        keep = (f"To keep the images, save each as a file in {target.parent.name}/ and link it from its cell "
+                "(`![text](picture.png)` instead of `![text](attachment:...)`), then build")
+    else:
+        keep = (f"To keep the notebook's content, write it into the source with `python -m jupytext --to "
+                f"py:percent notebooks/{target.name}` (this replaces {src.name}), then build")
+    return Built(target, "kept", f"{target.name} was left as it is: {why}. {keep}; {rebuild}")
 
 
 def _sync_source(src: Path, nb) -> bool:
-    """Write ``nb``'s cells into the jupytext source ``src`` if they come back unchanged; else touch nothing."""
+    """Write ``nb``'s content into the jupytext source ``src`` if it comes back unchanged; else touch nothing."""
     new = _source_text(nb, src.read_text())
-    if cells_digest(_from_text(new)) != cells_digest(nb):
+    if content_digest(_from_text(new)) != content_digest(nb):
         return False
     write_text_atomic(src, new)
     return True
