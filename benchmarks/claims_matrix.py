@@ -188,6 +188,7 @@ def main() -> int:
     if args.run_one:
         run_one(args.run_one)
         return 0
+    args.root = args.root.resolve()  # the kernels run in notebooks/: every path handed to them is absolute
     out = args.root / "matrix.json"
     if args.report:
         return report(json.loads(out.read_text()))

@@ -611,8 +611,8 @@ a_herd = tcav.activations(model, herd, LAYER, POOLING, processor)  # (40, D)
 v = striped_cavs[0].vector  # (D,)
 by_hand = a_herd @ v / (np.linalg.norm(a_herd, axis=1) * np.linalg.norm(v))  # (40,)
 claim("05.8-cosine-by-hand", np.abs(rankings[0].similarity - by_hand).max())
-# most similar first; exact: the order is the argsort of the similarity (float64, rounded monotonically to float32)
-assert np.all(np.diff(rankings[0].similarity[rankings[0].order]) <= 0)
+# most similar first, judged by the cosines computed by hand (a tolerance: two near-equal cosines may swap)
+assert np.all(np.diff(by_hand[rankings[0].order]) <= 1e-5)
 
 
 def zebra_first(ranking):
