@@ -103,9 +103,25 @@ def run_one(nn: str) -> None:
         errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                   if o.get("output_type") == "error"]
         error = f"{errors[0]['ename']}: {errors[0]['evalue']}" if errors else None
+        slowest = sorted(((_cell_seconds(c), i) for i, c in enumerate(nb.cells) if c.cell_type == "code"),
+                         reverse=True)[:5]
     except Exception as err:  # noqa: BLE001 - nbclient raises CellExecutionError and others; all are reported
-        seconds, error = time.perf_counter() - t0, f"{type(err).__name__}: {str(err)[-2000:]}"
-    print(json.dumps({"seconds": round(seconds, 1), "error": error}))
+        seconds, error, slowest = time.perf_counter() - t0, f"{type(err).__name__}: {str(err)[-2000:]}", []
+    print(json.dumps({"seconds": round(seconds, 1), "error": error,
+                      "slowest_cells": [[i, round(t, 1)] for t, i in slowest]}))
+
+
+def _cell_seconds(cell) -> float:
+    """Wall time of one executed cell from nbclient's timing metadata (0 when it has none)."""
+    from datetime import datetime
+
+    timing = cell.get("metadata", {}).get("execution", {})
+    try:
+        start = datetime.fromisoformat(timing["iopub.execute_input"].replace("Z", "+00:00"))
+        end = datetime.fromisoformat(timing["shell.execute_reply"].replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return 0.0
+    return (end - start).total_seconds()
 
 
 def report(records: list[dict]) -> int:
