@@ -230,7 +230,7 @@ PREPARE_SCRIPT = textwrap.dedent("""
 
     log, started = Path(sys.argv[1]), Path(sys.argv[2])
 
-    def fake(tmp, progress=True, threads=None):
+    def fake(tmp, progress=True, threads=None, seed=None):
         with open(log, "a") as fh:
             fh.write("trained\\n")
         started.touch()

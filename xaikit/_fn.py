@@ -200,7 +200,7 @@ def call(f, batch: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def resolve_target(f, x: torch.Tensor, target) -> int | None:
+def resolve_target(f, x: torch.Tensor, target, method: str = "the method") -> int | None:
     """Validate ``target`` against ``f``'s output on ``x``; ``None`` becomes the predicted class.
 
     Returns ``None`` for a scalar-output ``f`` (shape ``(B,)``).
@@ -220,6 +220,7 @@ def resolve_target(f, x: torch.Tensor, target) -> int | None:
                                  "without the batch dimension") from err
             raise
         _check_not_batched(f, x, out)
+        _check_not_a_batch_of_many(f, x, out, method)
     if out.ndim == 1:
         if target not in (None, 0):
             raise ValueError(f"target must be None for f with one output per input (shape (B,)), got {target!r}")
@@ -273,6 +274,45 @@ def _check_not_batched(f, x: torch.Tensor, out: torch.Tensor) -> None:
     )
 
 
+def _check_not_a_batch_of_many(f, x: torch.Tensor, out: torch.Tensor, method: str) -> None:
+    """Raise when ``x`` is a batch of N > 1 inputs rather than one input (issue 26, item 9).
+
+    ``xaikit.gradient(lambda b: (b ** 2).sum(1), X)`` with ``X`` of shape ``(3, 2)`` read ``X`` as one input:
+    ``f`` on ``X[None]`` sums over the 3 rows and returns ``(1, 2)``, whose columns became "classes". ``x`` is
+    taken for a batch when all of these hold, so that a real one input is not refused:
+
+    - ``f`` on ``x[None]`` gives ``(1, C)`` with ``C >= 2`` "classes", and ``C`` is one of ``x``'s own sizes
+      (``N = x.shape[0]``, as in ``b @ w``, or the size of one row, as in ``b.sum(1)``);
+    - ``f`` on ``x`` itself is a well-formed output for a batch of N, ``(N,)`` or ``(N, C')``;
+    - ``f`` on ``x[:1]`` is the same output for a batch of one, ``(1,)`` or ``(1, C')``.
+
+    A model with a fixed input shape fails one of the last two (an RGB image ``(3, H, W)`` is not three
+    ``(H, W)`` inputs to it), so only a function that reads ``x`` either way is tested further.
+    """
+    n = x.shape[0] if x.ndim >= 2 else 1
+    if n < 2 or out.ndim != 2 or out.shape[1] < 2:
+        return
+    row = int(torch.Size(x.shape[1:]).numel())
+    if out.shape[1] not in (n, row):
+        return
+    try:
+        as_batch = call(f, x)
+        first = call(f, x[:1])
+    except Exception:  # noqa: BLE001 - any failure means f does not read x as a batch: x is one input
+        return
+    if as_batch.shape[1:] != first.shape[1:]:
+        return
+    per_input = "one value" if as_batch.ndim == 1 else f"one row of {as_batch.shape[1]} scores"
+    raise ValueError(
+        f"x looks like a batch of {n} inputs, not one input: x has shape {tuple(x.shape)}, and f reads it as "
+        f"{n} inputs of shape {tuple(x.shape[1:])} (output {tuple(as_batch.shape)}, {per_input} per input), "
+        f"while x as one input gives output {tuple(out.shape)}, which would be read as {out.shape[1]} "
+        f"classes. xaikit explains ONE input at a time (x without the batch dimension; f maps a batch (B, ...) to "
+        f"(B,) or (B, C)). Explain each input in a loop, e.g. [{method}(f, x[i]) for i in range({n})], or pass "
+        f"one input such as x[0] (shape {tuple(x.shape[1:])})"
+    )
+
+
 def select(out: torch.Tensor, target: int | None) -> torch.Tensor:
     """Pick the target column: ``(B, C) -> (B,)``; ``(B,)`` passes through."""
     return out if target is None else out[:, target]
@@ -287,4 +327,4 @@ def setup(f, x, target, method: str):
     if dev is not None:  # a float64 x stays on the CPU where dev holds no float64 (Apple's MPS): the method
         # computes on x's device, and to_model casts each batch to the model's dtype on its way there
         x = x.to(dev if x.dtype != torch.float64 else float64_device(dev))
-    return x, resolve_target(f, x, target), dev
+    return x, resolve_target(f, x, target, method), dev

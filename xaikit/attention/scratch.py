@@ -18,7 +18,9 @@ BERT-family model returns (:mod:`xaikit.attention.capture`), and additive attent
 every (query, key) pair.
 
 Masks are boolean with ``True`` meaning "may attend" (the convention of torch's
-``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite one).
+``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite one), 0/1 integers (as
+tokenizers return them), or additive floats (0 keep, ``-inf`` drop). A float mask of only 0s and 1s is refused:
+added to the scores it would mask nothing; pass ``mask.bool()``.
 """
 
 from __future__ import annotations
@@ -89,6 +91,15 @@ def _check_mask(mask, scores_shape: tuple[int, ...], name: str = "mask") -> torc
                          f"{tuple(scores_shape)} (queries x keys); the mask must be {expected}")
     if mask.dtype != torch.bool and not mask.is_floating_point():
         mask = mask.bool()  # 0/1 integer masks, as tokenizers return them
+    elif mask.is_floating_point() and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
+        # issue 26, item 8: torch.tril(torch.ones(T, T)) is float; added to the scores it shifts them by 0 or 1
+        # and masks nothing (the future key kept weight 0.087). Refused rather than guessed.
+        raise ValueError(
+            f"{name} is a float tensor of only 0s and 1s ({mask.dtype}, e.g. torch.tril(torch.ones(T, T))). A "
+            f"float mask is additive: it is added to the scores, so 0 and 1 would mask nothing. For a keep/drop "
+            f"mask pass {name}.bool() (True = may attend; see causal_mask and padding_mask), or an additive mask "
+            f"with 0 to keep and -inf to drop, e.g. torch.zeros(T, T).masked_fill({name} == 0, float('-inf'))"
+        )
     return mask
 
 

@@ -87,6 +87,7 @@ class SignificanceResult:
     random_scores: np.ndarray = field(repr=False)
     test: str = "t-test"
     null_scores: np.ndarray | None = field(default=None, repr=False)  # (K, R) the rank test's random concepts
+    random_cav_accuracies: np.ndarray | None = field(default=None, repr=False)  # (R,) the baseline CAVs' accuracy
 
     @property
     def null_means(self) -> np.ndarray | None:
@@ -186,7 +187,12 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     corrected by the number of concepts and ``significant`` means ``p_corrected < alpha``.
 
     ``random_sets``: R+1 image sets; by default :func:`xaikit.concepts.imageworld.random_images` with seeds
-    ``seed*1000 + i`` and ``n_random`` images each.
+    ``seed*1000 + i`` and ``n_random`` images each. Sets that should differ but share at least half their
+    images (``[random_images(50) for _ in range(R + 1)]``, whose default seed makes them copies; a concept
+    and its counterpart; two null sets) are refused with a ``ValueError`` naming them, and so is a
+    random-vs-random baseline CAV that comes out zero (its sets give the same activations at ``layer``): such
+    a baseline scores 0.00 and makes any concept look significant. ``random_cav_accuracies`` on the result
+    holds the baseline CAVs' held-out accuracies, which sit near chance (0.5) by design.
 
     ``test="rank"``: a calibrated null instead of the t-test. Each of K random image sets (``null_sets``, or
     ``n_null`` sets of :func:`~xaikit.concepts.imageworld.random_images` with seeds ``900_000 + seed*1000 + k``
@@ -219,6 +225,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     if len(random_sets) < R + 1:
         raise ValueError(f"random_sets must hold R+1={R + 1} sets (one random 'concept' plus R counterparts), "
                          f"got {len(random_sets)}")
+    given_nulls = null_sets if test == "rank" else None  # the default ones are distinct by their seeds
     if test == "rank":
         sizes = {name: len(_imgs(imgs, f"concepts[{name!r}]")) for name, imgs in concepts.items()}
         if len(set(sizes.values())) > 1:
@@ -236,6 +243,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
                           f"reach a corrected p below alpha={alpha}: the smallest is {len(concepts)}/"
                           f"{len(null_sets) + 1}; use n_null >= {int(np.ceil(len(concepts) / alpha))}",
                           UserWarning, stacklevel=2)
+    _check_distinct_sets(concepts, random_sets[:R + 1], negative, given_nulls, R)
     acts = lambda imgs, name: activations(model, _imgs(imgs, name), layer, pooling, processor)  # noqa: E731
     x_class = _imgs(class_images, "class_images")
     # gradients of the class logit at the layer, (N, D): S(x) = g(x) . v_C for every CAV below
@@ -256,7 +264,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
         else:
             cav = train_cav(a_pos, counter, classifier, seed + i, concept=name, negative=neg_name, layer=layer,
                             pooling=pooling)
-        return (*_score(g @ cav.vector), cav.accuracy)
+        return (*_score(g @ cav.vector), cav.accuracy, not np.any(cav.vector))  # last: a zero CAV
 
     from threadpoolctl import threadpool_limits
 
@@ -278,9 +286,18 @@ def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_n
     for i in range(R):
         # random set i vs random set i+1: every baseline run has its own pair, so the baseline's spread is
         # the spread of random CAVs, not of one random set against the others
-        base.append(run(a_rand[i], "random", i, counter=a_rand[i + 1])[0])
+        score, _, accuracy, zero = run(a_rand[i], "random", i, counter=a_rand[i + 1])
+        if zero:  # issue 26, item 4: checked like the concept CAVs, whose accuracy the result reports
+            raise ValueError(
+                f"the baseline CAV of random_sets[{i}] vs random_sets[{i + 1}] is zero: the two sets give the same "
+                f"activations at layer {layer} ({pooling} pooling), so its TCAV score is 0 whatever the model "
+                f"does, and every concept would look significant against such a baseline. Pass random sets of "
+                f"different images (e.g. [imageworld.random_images(50, seed=i) for i in range(R + 1)]), or a "
+                f"layer and pooling at which images differ")
+        base.append((score, accuracy))
         bar.update(1)
-    random_scores = np.array(base)
+    random_scores = np.array([b[0] for b in base])
+    random_accuracies = np.array([b[1] for b in base])
     null_scores = None
     if test == "rank":
         null_scores = _null_scores(model, [_imgs(s, f"null_sets[{k}]") for k, s in enumerate(null_sets)], layer, pooling,
@@ -291,7 +308,7 @@ def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_n
         a_pos = acts(imgs, f"concepts[{name!r}]")
         runs = []
         for i in range(R):
-            runs.append(run(a_pos, name, i))
+            runs.append(run(a_pos, name, i)[:3])
             bar.update(1)
         runs = np.array(runs)  # (R, 3): score, magnitude, CAV accuracy
         t, p = t_test(runs[:, 0], random_scores)
@@ -303,7 +320,69 @@ def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_n
                                         None if null_scores is None else null_scores.mean(1))
     bar.close()
     return SignificanceResult(out, label, layer, pooling, classifier, neg_name, R, alpha, random_scores, test,
-                              null_scores)
+                              null_scores, random_accuracies)
+
+
+def _image_keys(images, name: str) -> set[bytes]:
+    """One digest per distinct image of a set (its shape and bytes): images equal bit for bit share a key."""
+    keys = set()
+    for img in _imgs(images, name):
+        arr = np.ascontiguousarray(img)
+        keys.add(hashlib.blake2b(repr(arr.shape).encode() + arr.tobytes(), digest_size=16).digest())
+    return keys
+
+
+#: two image sets sharing at least this fraction of the smaller one's images are refused as "the same set"
+SAME_SET_SHARE = 0.5
+
+
+def _check_distinct_sets(concepts, random_sets, negative, null_sets, R: int) -> None:
+    """Refuse image sets that should differ but hold (nearly) the same images (issue 26, item 4).
+
+    ``imageworld.random_images(n)`` has a default seed, so ``[random_images(10) for _ in range(6)]`` is six
+    copies of one set: every random-vs-random baseline CAV then trained on identical sets, scored 0.00, and
+    an irrelevant set came out significant at p = 0.0025 (``[rs[0]] * 4``: p = 8e-6). Checked: the R+1 random
+    sets among themselves, each concept against its counterparts (``random_sets[1..R]`` or ``negative``), and
+    the rank test's null sets among themselves and against the random sets. Sets share "nearly" all images
+    when at least :data:`SAME_SET_SHARE` of the smaller set's images are in the other, bit for bit.
+    """
+    named = [(f"random_sets[{i}]", _image_keys(r, f"random_sets[{i}]")) for i, r in enumerate(random_sets)]
+    counterparts = named[1:R + 1]
+    if negative is not None:
+        counterparts = [("negative", _image_keys(negative, "negative"))]
+    nulls = [(f"null_sets[{k}]", _image_keys(n, f"null_sets[{k}]")) for k, n in enumerate(null_sets or ())]
+
+    def same(a, b) -> int | None:
+        shared = len(a[1] & b[1])
+        return shared if shared and shared >= SAME_SET_SHARE * min(len(a[1]), len(b[1])) else None
+
+    def refuse(a, b, shared, param: str, fix: str):
+        n = min(len(a[1]), len(b[1]))
+        what = "the same images" if shared == len(a[1]) == len(b[1]) else f"{shared} of the same {n} images"
+        raise ValueError(
+            f"{a[0]} and {b[0]} hold {what}: a CAV trained to tell them apart separates nothing, its TCAV score is "
+            f"meaningless, and a random-vs-random baseline of such sets makes any concept look significant. "
+            f"{param} must hold different images: {fix}")
+
+    fixes = {"random_sets": "draw each with its own seed, e.g. [imageworld.random_images(50, seed=i) for i in "
+                            "range(R + 1)] (random_images(n) without a seed always draws the same images)",
+             "null_sets": "draw each with its own seed, e.g. [imageworld.random_images(50, seed=1000 + k) for k in "
+                          "range(100)], or leave null_sets out to get such sets"}
+    for group, param in ((named, "random_sets"), (nulls, "null_sets")):
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                if (shared := same(a, b)) is not None:
+                    refuse(a, b, shared, param, fixes[param])
+    for a in nulls:
+        for b in named:
+            if (shared := same(a, b)) is not None:
+                refuse(a, b, shared, "null_sets", "draw the null sets with other seeds than the random sets")
+    for cname, imgs in concepts.items():
+        c = (f"concepts[{cname!r}]", _image_keys(imgs, f"concepts[{cname!r}]"))
+        for b in counterparts:
+            if (shared := same(c, b)) is not None:
+                refuse(c, b, shared, "a concept and its counterparts",
+                       "pass the concept's own images, and counterparts drawn apart from it")
 
 
 @functools.lru_cache(maxsize=1)

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["MANIFEST", "CacheCorruptError", "sha256_file", "write_manifest", "problems", "is_built", "verify",
-           "build_lock", "building", "ensure"]
+           "weights_problem", "build_lock", "building", "ensure"]
 
 MANIFEST = "xaikit-manifest.json"
 #: what every embedded model folder must hold besides the manifest
@@ -150,17 +150,18 @@ def problems(folder: str | os.PathLike, required: tuple[str, ...] = ()) -> list[
     return found
 
 
-def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS) -> bool:
+def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, probe=None) -> bool:
     """True when ``folder`` holds the ``required`` files and every file matches its recorded checksum.
 
     A folder built before xaikit kept checksums (all ``required`` files, no manifest) is checked once:
-    every safetensors file must be complete and hold finite numbers, every JSON file must parse; then its
-    checksums are recorded. A folder that fails is not built.
+    every safetensors file must be complete and hold finite numbers, every JSON file must parse, and
+    ``probe(folder)``, when given, must find the model working (see :func:`_adopt`); then its checksums are
+    recorded. A folder that fails is not built.
     """
     folder = Path(folder)
     if (folder.is_dir() and not (folder / MANIFEST).exists()
             and all((folder / name).is_file() for name in required)):
-        _adopt(folder)
+        _adopt(folder, probe)
     return not problems(folder, required)
 
 
@@ -174,8 +175,17 @@ def verify(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_ME
     return Path(folder)
 
 
-def _adopt(folder: Path) -> bool:
-    """Record checksums for a folder built before manifests existed, if its files pass a structural check."""
+def _adopt(folder: Path, probe=None) -> bool:
+    """Record checksums for a folder built before manifests existed, if its files pass a structural check
+    and, with ``probe``, the model computes what it should.
+
+    ``probe(folder)`` returns ``None`` when the model works, or a sentence saying what is wrong; raising
+    counts as wrong. Issue 26, item 6: without it a folder whose manifest was deleted was adopted on its
+    files parsing alone, and one flipped byte had made the [CLS] embedding 9.6e37 (finite): every sentence
+    gave NaN logits, the manifest recorded the damage and ``prepare`` said "done". The embedded models'
+    probes (:func:`xaikit.models.sentiment.probe`, :func:`xaikit.models.vitworld.probe`) load the model, check
+    its weights' size (:func:`weights_problem`) and run it on a few inputs.
+    """
     for path in sorted(folder.iterdir()):
         try:
             if path.suffix == ".safetensors":
@@ -184,10 +194,44 @@ def _adopt(folder: Path) -> bool:
                 json.loads(path.read_text())
         except Exception:  # noqa: BLE001 - any failure means "not built": the caller rebuilds
             return False
+    if probe is not None:
+        import torch
+
+        try:
+            with torch.random.fork_rng(devices=[]):  # loading a model may draw initial weights: leave the RNG
+                problem = probe(folder)
+        except Exception as err:  # noqa: BLE001 - a model that cannot even run is not adopted
+            problem = f"it could not be run ({type(err).__name__}: {err})"
+        if problem:
+            print(f"xaikit: {folder.name} has no {MANIFEST} (built before xaikit kept checksums, or the manifest "
+                  f"was deleted), and its model is not usable: {problem}. It will be rebuilt", flush=True)
+            return False
     write_manifest(folder, note="recorded after the build (folder built before xaikit kept checksums)")
-    print(f"xaikit: {folder.name} was built before xaikit kept checksums; its weights are complete and "
-          f"finite, so their SHA-256 are now recorded in {MANIFEST}", flush=True)
+    checked = "complete and finite, and the model runs" if probe is not None else "complete and finite"
+    print(f"xaikit: {folder.name} was built before xaikit kept checksums; its weights are {checked}, so their "
+          f"SHA-256 are now recorded in {MANIFEST}", flush=True)
     return True
+
+
+#: no weight of a course model comes near this (the largest: 7.9 in the sentiment model, 1.2 in the ViTs); a
+#: flipped exponent bit gives values such as 9.6e37, which are finite but turn every logit into NaN
+MAX_WEIGHT = 1e4
+
+
+def weights_problem(state_dict) -> str | None:
+    """``None`` when every floating-point tensor of ``state_dict`` is finite and below :data:`MAX_WEIGHT` in
+    size, else a sentence naming the first tensor that is not."""
+    import torch
+
+    for name, tensor in state_dict.items():
+        if not (isinstance(tensor, torch.Tensor) and tensor.is_floating_point() and tensor.numel()):
+            continue
+        if not bool(torch.isfinite(tensor).all()):
+            return f"{name} holds NaN or inf"
+        largest = float(tensor.abs().max())
+        if largest > MAX_WEIGHT:
+            return f"{name} holds {largest:.3g}, far beyond any trained weight (a flipped byte?)"
+    return None
 
 
 def _check_safetensors(path: Path) -> None:
@@ -332,18 +376,19 @@ def building(folder: str | os.PathLike):
 
 
 def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIGHTS_AND_METRICS,
-           force: bool = False, what: str = "model", progress: bool = True) -> Path:
+           force: bool = False, what: str = "model", progress: bool = True, probe=None) -> Path:
     """``folder``, after running ``build(tmp_folder)`` if it is not built (missing, incomplete or failing
-    its checksums) or ``force`` is set.
+    its checksums) or ``force`` is set. ``probe``: how a folder without a manifest proves that its model
+    works before it is adopted (:func:`is_built`).
 
     The build runs under :func:`build_lock` into a temporary folder (see :func:`building`). A process that
     had to wait for the lock uses the model the other process just built, even with ``force``.
     """
     folder = Path(folder)
-    if not force and is_built(folder, required):
+    if not force and is_built(folder, required, probe):
         return folder
     with build_lock(folder, what, progress) as waited:
-        if (waited or not force) and is_built(folder, required):
+        if (waited or not force) and is_built(folder, required, probe):
             return folder
         if not force and folder.exists() and progress:
             print(f"xaikit: the cached {what} in {folder} is not usable "

@@ -117,7 +117,49 @@ def is_built(seed: int | None = None) -> bool:
     files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(sentiment_folder(seed))
+    return cache.is_built(sentiment_folder(seed), probe=probe)
+
+
+def probe(folder: Path) -> str | None:
+    """Whether the sentiment model in ``folder`` works, for a folder that has lost its checksums
+    (:func:`xaikit.models.cache.is_built`): ``None`` if it does, else what is wrong.
+
+    A second or two on a CPU: the weights must be finite and of a trained model's size
+    (:func:`xaikit.models.cache.weights_problem`), the logits of the lecture's five sentences finite, and
+    their labels those that ``metrics.json`` recorded at build time (where the model was sure of them, so
+    that a GPU-built model is not refused over rounding).
+    """
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from xaikit.models import cache
+
+    folder = Path(folder)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True).eval()
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    problem = cache.weights_problem(model.state_dict())
+    if problem:
+        return problem
+    sentences = [s for s, _ in LECTURE_SENTENCES]
+    with torch.no_grad():
+        logits = model(**_encode(tokenizer, sentences, RECIPE["max_length"])).logits  # (5, 2)
+    if not bool(torch.isfinite(logits).all()):
+        return "its logits on the lecture's sentences are NaN or inf"
+    recorded = json.loads((folder / "metrics.json").read_text()).get("lecture_sentences") or {}
+    top = logits.topk(2, dim=-1) if logits.shape[-1] > 1 else None
+    for i, sentence in enumerate(sentences):
+        if sentence in recorded and top is not None:
+            label, margin = int(top.indices[i, 0]), float(top.values[i, 0] - top.values[i, 1])
+            if label != int(recorded[sentence]) and margin > 0.5:
+                return (f"it labels {sentence!r} {label}, but metrics.json recorded {recorded[sentence]} when it "
+                        "was built")
+    return None
 
 
 def sentiment_folder(seed: int | None = None) -> Path:
@@ -412,7 +454,8 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
     def build(tmp: Path) -> None:
         built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads, seed=seed)
 
-    folder = cache.ensure(sentiment_folder(seed), build, force=force, what="sentiment model", progress=progress)
+    folder = cache.ensure(sentiment_folder(seed), build, force=force, what="sentiment model", progress=progress,
+                          probe=probe)
     if not built:
         return folder
     metrics = built["metrics"]

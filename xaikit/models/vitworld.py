@@ -157,7 +157,37 @@ def is_built(world: str = "main", seed: int | None = None) -> bool:
     seed whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(model_folder(world, seed))
+    return cache.is_built(model_folder(world, seed), probe=probe)
+
+
+def probe(folder: Path) -> str | None:
+    """Whether the ViT in ``folder`` works, for a folder that has lost its checksums
+    (:func:`xaikit.models.cache.is_built`): ``None`` if it does, else what is wrong. Its weights must be finite
+    and of a trained model's size (:func:`xaikit.models.cache.weights_problem`), and its logits finite on a
+    grey image and two seeded noise images. Well under a second."""
+    from transformers import ViTForImageClassification
+    from transformers.utils import logging as hf_logging
+
+    from xaikit.models import cache
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        model = ViTForImageClassification.from_pretrained(Path(folder), use_safetensors=True).eval()
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    problem = cache.weights_problem(model.state_dict())
+    if problem:
+        return problem
+    config = model.config
+    shape = (config.num_channels, config.image_size, config.image_size)
+    gen = torch.Generator().manual_seed(0)
+    pixels = torch.cat([torch.zeros(1, *shape), torch.randn(2, *shape, generator=gen)])  # (3, C, H, W)
+    with torch.no_grad():
+        logits = model(pixel_values=pixels).logits  # (3, n_classes)
+    if not bool(torch.isfinite(logits).all()):
+        return "its logits on a grey image and two noise images are NaN or inf"
+    return None
 
 
 def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
@@ -260,7 +290,7 @@ def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool
         (tmp / "metrics.json").write_text(json.dumps(built["metrics"], indent=2))
 
     folder = cache.ensure(model_folder(world, seed_), build, force=force, what=f"embedded ViT ({world})",
-                          progress=progress)
+                          progress=progress, probe=probe)
     metrics = built.get("metrics")
     if progress and metrics is not None:
         print(f"embedded ViT ({world}): test accuracy {metrics['test_accuracy']:.3f}, "

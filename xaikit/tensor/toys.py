@@ -197,7 +197,9 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
     """A :class:`DigitsClassifier` trained on the bundled digits in a few seconds on a laptop CPU.
 
     Seeded (same seed, same weights), cached in memory for the session and, with ``disk_cache``, as
-    safetensors under ``xaikit.cache_dir() / "toys"``. The model is returned in eval mode. Notebook 01, §4.
+    safetensors under ``xaikit.cache_dir() / "toys"`` with its SHA-256 in a ``.sha256`` file beside it: a file
+    that does not match it (or has none, or holds NaN) is trained again, with a message. The global RNG is
+    never touched. The model is returned in eval mode. Notebook 01, §4.
 
     Args:
         seed: seeds the initialisation and the batch order (the global RNG is left untouched). ``None``: the
@@ -229,24 +231,23 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
     kind = "shuffled_" if shuffle_labels else ""
     path = (cache_dir() / "toys" / f"digits_cnn_{kind}seed{seed}_epochs{epochs}_v1.safetensors" if disk_cache
             else None)
-    model = DigitsClassifier()
-    from_cache = False
-    if path is not None and path.exists() and not force:
-        from safetensors.torch import load_file
-
-        model.load_state_dict(load_file(str(path)))
-        from_cache = True
+    with torch.random.fork_rng(devices=[]):  # the layers' default initialisation draws from the global RNG;
+        model = DigitsClassifier()  # _train re-initialises under the seed, so leave the caller's RNG alone
+    labelled = DigitsData(data.train_x, train_y, data.test_x, data.test_y)
+    desc = "training the digits CNN on shuffled labels" if shuffle_labels else "training the digits CNN"
+    lr = 3e-3 if shuffle_labels else 1e-2
+    if path is None:
+        _train(model, labelled, seed, epochs, progress, desc, lr=lr)
+        from_cache = False
     else:
-        _train(model, DigitsData(data.train_x, train_y, data.test_x, data.test_y), seed, epochs, progress,
-               "training the digits CNN on shuffled labels" if shuffle_labels else "training the digits CNN",
-               lr=3e-3 if shuffle_labels else 1e-2)
-        if path is not None:
-            from safetensors.torch import save_file
+        from xaikit.models.cache import build_lock
 
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp))
-            tmp.replace(path)
+        # two processes asking for the same model train it once: the second waits, then reads the first's file
+        with build_lock(path, "digits CNN", progress):
+            from_cache = not force and _load_checked(model, path)
+            if not from_cache:
+                _train(model, labelled, seed, epochs, progress, desc, lr=lr)
+                _save_checked(model, path)
     model.eval()
     with torch.no_grad():
         accuracy = float((model(data.test_x).argmax(1) == data.test_y).float().mean())
@@ -255,6 +256,77 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
                             shuffle_labels, train_accuracy, path)
     _MEMORY[key] = trained
     return trained
+
+
+def _sidecar(path: Path) -> Path:
+    """The checksum file beside a cached digits CNN: ``<name>.safetensors.sha256`` (``sha256sum`` format)."""
+    return path.with_name(path.name + ".sha256")
+
+
+def _load_checked(model: nn.Module, path: Path) -> bool:
+    """Load ``path`` into ``model`` if it is there, matches the SHA-256 recorded beside it when it was saved,
+    and holds finite weights. False (with a message when a file was there) means: train it again.
+
+    Issue 26, item 5: the file used to be loaded unchecked, so a NaN in ``head.weight`` gave NaN logits and
+    9.8% accuracy, and one flipped byte 0.958 instead of 0.971. A file without its checksum file (saved by an
+    older xaikit, or by a save that was cut off) is trained again: seconds, and the same seeded weights.
+    """
+    if not path.is_file():
+        return False
+    from xaikit.models.cache import sha256_file
+
+    side = _sidecar(path)
+    problem = None
+    try:
+        recorded = side.read_text().split()[0] if side.is_file() else None
+    except (OSError, IndexError):
+        recorded = ""
+    if recorded is None:
+        problem = f"it has no checksum file {side.name} (saved before xaikit checked this cache, or cut off)"
+    elif recorded != sha256_file(path):
+        problem = "its SHA-256 differs from the one recorded when it was saved (changed or corrupt)"
+    else:
+        from safetensors.torch import load_file
+
+        try:
+            model.load_state_dict(load_file(str(path)))
+            if not all(bool(torch.isfinite(t).all()) for t in model.state_dict().values()):
+                problem = "its weights hold NaN or inf"
+        except Exception as err:  # noqa: BLE001 - any failure to read it back means: train it again
+            problem = f"it cannot be read back ({type(err).__name__}: {err})"
+    if problem is None:
+        return True
+    print(f"xaikit: the cached digits CNN {path} is not usable: {problem}; training it again (a few seconds)",
+          flush=True)
+    return False
+
+
+def _save_checked(model: nn.Module, path: Path) -> None:
+    """Write the weights and their SHA-256 beside them, each atomically (a temporary file, then a rename).
+    The weights go first: a save cut off between the two renames leaves a file that fails its check."""
+    import os
+    import secrets
+
+    from safetensors.torch import save_file
+
+    from xaikit.models.cache import sha256_file
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tag = f".{os.getpid()}-{secrets.token_hex(3)}.part"
+    tmp, side_tmp = path.with_name(path.name + tag), _sidecar(path).with_name(_sidecar(path).name + tag)
+    try:
+        save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(tmp))
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        with open(side_tmp, "w") as fh:
+            fh.write(f"{sha256_file(tmp)}  {path.name}\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        os.replace(side_tmp, _sidecar(path))
+    finally:
+        for leftover in (tmp, side_tmp):
+            leftover.unlink(missing_ok=True)
 
 
 def digits_setup(index: int = 0):
