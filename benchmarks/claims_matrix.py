@@ -124,9 +124,10 @@ def _cell_seconds(cell) -> float:
     return (end - start).total_seconds()
 
 
-def report(records: list[dict]) -> int:
-    """Print the matrix and return the exit status (1 if any asserted claim failed or was not reached)."""
-    from xaikit.claims import LEDGER
+def report(records: list[dict], record: bool = False) -> int:
+    """Print the matrix and return the exit status (1 if any asserted claim failed or was not reached).
+    ``record``: write each empirical claim's worst value and build to ``xaikit/claims/measured.json``."""
+    from xaikit.claims import LEDGER, MEASURED_FILE
 
     builds = [r["build"] for r in records]
     notebooks = sorted({nn for r in records for nn in r["notebooks"]})
@@ -162,6 +163,14 @@ def report(records: list[dict]) -> int:
         worst_of[cid] = worst
         last = f"{worst[0]:.4g} ({worst[2]})" if worst else shown_range
         print(f"| {cid} | {entry.kind} | {entry.bound_text()} | " + " | ".join(cells) + f" | {last} |")
+    if record:
+        measured = {cid: {"worst": w[0], "worst_build": w[2], "margin": round(w[1], 6)}
+                    for cid, w in worst_of.items() if w is not None and LEDGER[cid].kind == "empirical"}
+        MEASURED_FILE.write_text(json.dumps({
+            "builds": builds, "date": time.strftime("%Y-%m-%d"),
+            "note": "worst value of each empirical claim over these builds (benchmarks/claims_matrix.py --record)",
+            "claims": measured}, indent=1, sort_keys=True) + "\n")
+        print(f"\nwrote {MEASURED_FILE} ({len(measured)} empirical claims over {len(builds)} builds)")
     print("\n## Notebook times in student mode (s; budget on 2 cores, first run after prepare)\n")
     print(f"| {'build':<{width}} | prepare | " + " | ".join(f"{nn} (<= {BUDGETS.get(nn, 0):.0f})" for nn in notebooks)
           + " |")
@@ -199,6 +208,10 @@ def main() -> int:
                         help="where the builds' caches, logs and matrix.json go (kept between runs)")
     parser.add_argument("--prepare-only", action="store_true", help="build the caches, run no notebook")
     parser.add_argument("--report", action="store_true", help="print the table of <root>/matrix.json again")
+    parser.add_argument("--also", type=Path, nargs="*", default=[],
+                        help="with --report: more roots whose matrix.json joins the table (runs split across roots)")
+    parser.add_argument("--record", action="store_true",
+                        help="write each empirical claim's worst value to xaikit/claims/measured.json")
     parser.add_argument("--run-one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_one:
@@ -207,7 +220,13 @@ def main() -> int:
     args.root = args.root.resolve()  # the kernels run in notebooks/: every path handed to them is absolute
     out = args.root / "matrix.json"
     if args.report:
-        return report(json.loads(out.read_text()))
+        records = json.loads(out.read_text())
+        for extra in args.also:
+            records += json.loads((extra.resolve() / "matrix.json").read_text())
+        order = {f"seed{s}-{k}": i for i, (s, k) in enumerate(
+            [(s, "native") for s in range(100)] + [(s, "avx2") for s in range(100)])}
+        records.sort(key=lambda r: order.get(r["build"], 10**6))
+        return report(records, record=args.record)
     args.root.mkdir(parents=True, exist_ok=True)
     builds = [(s, "native") for s in args.seeds] + [(s, "avx2") for s in args.avx2_seeds]
     previous = {r["build"]: r for r in json.loads(out.read_text())} if out.is_file() else {}
@@ -218,7 +237,7 @@ def main() -> int:
             continue
         previous[records[-1]["build"]] = records[-1]
         out.write_text(json.dumps(list(previous.values()), indent=1))  # after every build: a partial run survives
-    return 0 if args.prepare_only else report(records)
+    return 0 if args.prepare_only else report(records, record=args.record)
 
 
 if __name__ == "__main__":
