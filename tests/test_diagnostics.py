@@ -145,6 +145,31 @@ def test_training_is_seeded_and_leaves_the_global_generator_alone():
     assert torch.equal(a.embedding.weight, emb)  # exact: the embedding stays frozen
 
 
+def test_all_pairs_trained_at_once_equal_one_training_per_pair():
+    """run_diagnostic trains every (seed, weighting) pair at once (stacked parameters, one Adam); each pair's
+    logits equal train_diagnostic's for it, up to the order of float sums (ragged lengths, a short last batch)."""
+    from xaikit.text.diagnostics import DiagnosticData, _train_stacked
+
+    emb = torch.randn(40, 16, generator=torch.Generator().manual_seed(0))
+    sets = []
+    for n, seed in ((200, 3), (90, 4)):  # 200 = 6 batches of 32 and one of 8
+        ids, mask, y, oracle, adversarial = _key_task(n, seed=seed)
+        sets.append((DiagnosticData([""] * n, ids, mask, y, oracle, y, -1), adversarial))
+    (train, train_adv), (test, test_adv) = sets
+    weights = {"uniform": (train.weights("uniform"), test.weights("uniform")), "learned": (None, None),
+               "model attention": (train.attention, test.attention), "other attention": (train_adv, test_adv)}
+    seeds = (0, 5)
+    logits = _train_stacked(emb, train, test, weights, seeds, 8, 3, 3e-3, 32, 2)
+    assert logits.shape == (2, 4, 90, 2)
+    for i, seed in enumerate(seeds):
+        for j, (name, (w, tw)) in enumerate(weights.items()):
+            mlp = train_diagnostic(emb, train.ids, train.mask, train.labels, w, learn_weights=name == "learned",
+                                   seed=seed, hidden=8, epochs=3, batch_size=32, n_classes=2)
+            with torch.no_grad():
+                ref = mlp(test.ids, test.mask, tw)
+            torch.testing.assert_close(logits[i, j], ref, atol=1e-5, rtol=0)
+
+
 # -- the model's attention ------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def model():

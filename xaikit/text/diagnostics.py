@@ -110,6 +110,15 @@ def pool(outputs, weights, mask=None) -> torch.Tensor:
 
 # --------------------------------------------------------------------------------------------- the model
 
+def _initial_layers(features: int, hidden: int, n_classes: int, learn_weights: bool):
+    """The trained layers of a :class:`DiagnosticMLP`, drawn from torch's global generator in the model's order
+    (token layer, score if learned, classifier): the one place both the model and the batched training
+    initialise them, so that a seed gives the same start either way."""
+    token_layer = nn.Linear(features, hidden)  # h_t = tanh(W e_t + b), one token at a time
+    score = nn.Linear(hidden, 1) if learn_weights else None  # alpha_t = softmax_t(v . h_t)
+    return token_layer, score, nn.Linear(hidden, n_classes)
+
+
 class DiagnosticMLP(nn.Module):
     """Wiegreffe & Pinter's diagnostic model (2019, section 4): a frozen embedding, one tanh layer per token
     (no context), pooling with given weights (or with weights it learns, ``learn_weights=True``), a linear
@@ -129,9 +138,8 @@ class DiagnosticMLP(nn.Module):
         hidden = check_int(hidden, "hidden", 1)
         n_classes = check_int(n_classes, "n_classes", 2)
         self.embedding = nn.Embedding.from_pretrained(embedding.detach().float().cpu(), freeze=True)
-        self.token_layer = nn.Linear(embedding.shape[1], hidden)  # h_t = tanh(W e_t + b), one token at a time
-        self.score = nn.Linear(hidden, 1) if learn_weights else None  # alpha_t = softmax_t(v . h_t)
-        self.classifier = nn.Linear(hidden, n_classes)
+        self.token_layer, self.score, self.classifier = _initial_layers(embedding.shape[1], hidden, n_classes,
+                                                                        learn_weights)
 
     @property
     def learn_weights(self) -> bool:
@@ -246,12 +254,142 @@ def evaluate_diagnostic(mlp: DiagnosticMLP, ids, mask, labels, weights=None) -> 
     """Accuracy and macro-F1 (the mean over the classes of each class's F1) of a trained diagnostic."""
     with torch.no_grad():
         pred = mlp(ids, mask, weights).argmax(-1).numpy()  # (N,)
-    y = torch.as_tensor(labels).cpu().numpy()
+    return _scores(pred, torch.as_tensor(labels).cpu().numpy(), mlp.classifier.out_features)
+
+
+def _scores(pred: np.ndarray, y: np.ndarray, n_classes: int) -> dict[str, float]:
     f1 = []
-    for c in range(mlp.classifier.out_features):
+    for c in range(n_classes):
         tp, fp, fn = np.sum((pred == c) & (y == c)), np.sum((pred == c) & (y != c)), np.sum((pred != c) & (y == c))
         f1.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0)
     return {"accuracy": float(np.mean(pred == y)), "f1": float(np.mean(f1))}
+
+
+class _Stacked:
+    """Every (seed, weighting) diagnostic of :func:`run_diagnostic` as one set of stacked parameters, trained
+    together: seed ``s`` and weighting ``m`` start from the weights :func:`train_diagnostic` gives them (the
+    same draws of the same seed) and see the same mini-batches in the same order, with one Adam over the
+    stacked tensors (Adam works element by element, and each model's loss depends on its own slice only).
+    The numbers equal one :func:`train_diagnostic` per pair up to the order of float sums in the batched
+    matrix products."""
+
+    def __init__(self, features: int, seeds, learned, hidden: int, n_classes: int):
+        w, b, u, ub, v, vb = [], [], [], [], [], []
+        self.learned = [j for j, flag in enumerate(learned) if flag]  # at most one slot learns its weights
+        for s in seeds:
+            for flag in learned:
+                with torch.random.fork_rng(devices=[]):
+                    torch.manual_seed(s)
+                    token_layer, score, classifier = _initial_layers(features, hidden, n_classes, flag)
+                w.append(token_layer.weight.detach().T)
+                b.append(token_layer.bias.detach())
+                u.append(classifier.weight.detach())
+                ub.append(classifier.bias.detach())
+                if score is not None:
+                    v.append(score.weight.detach()[0])
+                    vb.append(score.bias.detach())
+        S, M = len(seeds), len(learned)
+        params = [  # the token layers as (S, d, M*H): one matrix product per seed for all its weightings
+            torch.stack(w).view(S, M, features, hidden).permute(0, 2, 1, 3).reshape(S, features, M * hidden),
+            torch.stack(b).view(S, 1, M * hidden), torch.stack(u).view(S, M, n_classes, hidden),
+            torch.stack(ub).view(S, M, 1, n_classes)]
+        if self.learned:
+            params += [torch.stack(v).view(S, hidden), torch.stack(vb).view(S, 1, 1)]
+        self.params = [p.clone().contiguous().requires_grad_(True) for p in params]
+        self.S, self.M, self.H = S, M, hidden
+
+    def logits(self, embedding, ids, mask, alpha):
+        """Logits ``(S, M, b, C)``: ``ids``/``mask`` ``(S, b, T)``, one batch per seed; ``alpha`` ``(S, M, b, T)``
+        the normalised fixed weights (zero outside the mask; any value in the learned slot).
+
+        Each seed's distinct tokens go through the token layer once, ``h`` ``(S, M, U, H)``; the pooling
+        ``sum_t alpha_t h_t`` is then ``A h`` with ``A[b, u]`` the weight of token ``u`` in sentence ``b``
+        (summed where it occurs twice), so no ``(b, T, H)`` tensor is formed per model.
+        """
+        w, b, u, ub = self.params[:4]
+        S, M, H = self.S, self.M, self.H
+        rows = []
+        index = torch.zeros(ids.shape, dtype=torch.long)  # (S, b, T): each token's row among its seed's distinct ones
+        for s in range(S):
+            vocab, where = torch.unique(ids[s][mask[s]], return_inverse=True)  # (U_s,), (n_real,)
+            rows.append(embedding[vocab])
+            index[s][mask[s]] = where
+        width = max(len(r) for r in rows)
+        e = torch.zeros(S, width, embedding.shape[1])  # (S, U, d), zero rows past a seed's own U_s
+        for s, r in enumerate(rows):
+            e[s, :len(r)] = r
+        h = torch.tanh(torch.baddbmm(b, e, w)).view(S, width, M, H).transpose(1, 2)  # (S, M, U, H)
+        spread = index[:, None].expand(alpha.shape)  # (S, M, b, T)
+        weight = torch.zeros(*alpha.shape[:3], width).scatter_add_(-1, spread, alpha)  # (S, M, b, U)
+        c = torch.matmul(weight, h)  # (S, M, b, H)
+        if self.learned:
+            v, vb = self.params[4:]
+            j = self.learned[0]
+            score = torch.einsum("suh,sh->su", h[:, j], v)[:, None, :].expand(-1, ids.shape[1], -1)  # (S, b, U)
+            score = torch.gather(score, -1, index) + vb  # (S, b, T)
+            learned = torch.softmax(score.masked_fill(~mask, float("-inf")), dim=-1)  # (S, b, T)
+            weight = torch.zeros(*learned.shape[:2], width).scatter_add(-1, index, learned)  # (S, b, U)
+            c = torch.cat([c[:, :j], torch.matmul(weight, h[:, j])[:, None], c[:, j + 1:]], dim=1)
+        return torch.einsum("smbh,smch->smbc", c, u) + ub  # (S, M, b, C)
+
+
+def _train_stacked(embedding, train, test, weights: dict, seeds, hidden: int, epochs: int, lr: float,
+                   batch_size: int, n_classes: int, progress: bool = False):
+    """Train every (seed, weighting) diagnostic of :func:`run_diagnostic` at once (:class:`_Stacked`); their
+    logits on ``test``, ``(seeds, weightings, N_test, C)``. ``weights[w]``: the (train, test) pooling weights
+    of weighting ``w`` (``None`` for "learned")."""
+    from tqdm.auto import tqdm
+
+    names = tuple(weights)
+    learned = [w == "learned" for w in names]
+    for data in (train, test):
+        if bool((~data.mask.any(-1)).any()):
+            raise ValueError(f"sequence {int((~data.mask.any(-1)).nonzero()[0])} has no token to pool (its mask is "
+                             f"all False)")
+    embedding = embedding.detach().float().cpu()
+
+    def fixed(k):  # (M, N, T): each weighting's weights over the mask, normalised as the pooling does
+        out = []
+        for w, flag in zip(names, learned, strict=True):
+            data = (train, test)[k]
+            if flag:
+                out.append(torch.zeros(data.mask.shape))
+                continue
+            real, _ = _check_weights(torch.zeros(*data.mask.shape, 1), weights[w][k], data.mask)
+            out.append(real / real.sum(-1, keepdim=True))
+        return torch.stack(out)
+
+    def last(mask):  # (N,): one past each sequence's last pooled token, to trim the padding of a batch
+        return (mask * torch.arange(1, mask.shape[1] + 1)).amax(-1)
+
+    stacked = _Stacked(embedding.shape[1], seeds, learned, hidden, n_classes)
+    opt = torch.optim.Adam(stacked.params, lr=lr)
+    train_alpha, train_end = fixed(0), last(train.mask)
+    orders = [torch.Generator().manual_seed(s) for s in seeds]
+    S, M, N = len(seeds), len(names), len(train)
+    with method_threads():
+        for _ in tqdm(range(epochs), desc="diagnostic", disable=not progress):
+            for batches in zip(*(torch.randperm(N, generator=g).split(batch_size) for g in orders), strict=True):
+                idx = torch.stack(batches)  # (S, b): each seed's own mini-batch, of the same size
+                width = int(train_end[idx].max())
+                alpha = train_alpha[:, idx, :width].transpose(0, 1)  # (S, M, b, T)
+                logits = stacked.logits(embedding, train.ids[idx, :width], train.mask[idx, :width], alpha)
+                y = train.labels[idx][:, None, :].expand(S, M, idx.shape[1])  # (S, M, b)
+                loss = nn.functional.cross_entropy(logits.reshape(-1, n_classes), y.reshape(-1), reduction="none")
+                # each model's mean over its batch; summed, every model still gets its own gradient
+                loss = loss.view(S, M, -1).mean(-1).sum()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        test_alpha, test_end = fixed(1), last(test.mask)
+        out = torch.zeros(S, M, len(test), n_classes)
+        with torch.no_grad():
+            for rows in torch.arange(len(test)).split(batch_size):
+                idx = rows.expand(S, -1)  # every seed scores the same sentences
+                width = int(test_end[rows].max())
+                alpha = test_alpha[:, idx, :width].transpose(0, 1)
+                out[:, :, rows] = stacked.logits(embedding, test.ids[idx, :width], test.mask[idx, :width], alpha)
+    return out
 
 
 # ------------------------------------------------------------------------------- the model's attention
@@ -302,20 +440,27 @@ def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 
     return _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress)
 
 
-def _cache_key(model, tokenizer, pairs, layer: int) -> str:
+def _fingerprint(model) -> list[tuple[float, float]]:
+    """A fingerprint of the weights: sum and sum of squares of every 7th value of each parameter."""
+    with torch.no_grad():
+        return [(float(v.sum()), float(v.square().sum()))
+                for v in (p.detach().flatten()[::7].cpu().double() for p in model.parameters())]
+
+
+def _cache_key(model, tokenizer, pairs, layer: int, prints=None) -> str:
+    """The attention cache's key; ``prints``: the model's :func:`_fingerprint` if taken already (a second
+    set of sentences for the same weights need not read every weight again)."""
     import hashlib
     import json
 
-    with torch.no_grad():  # a fingerprint of the weights: sum and sum of squares of every 7th value of each
-        prints = [(float(v.sum()), float(v.square().sum()))
-                  for v in (p.detach().flatten()[::7].cpu().double() for p in model.parameters())]
+    prints = _fingerprint(model) if prints is None else prints
     what = {"model": str(getattr(model.config, "_name_or_path", "")), "dtype": str(model.dtype), "layer": layer,
             "weights": prints, "tokenizer": [str(getattr(tokenizer, "name_or_path", "")), len(tokenizer)],
             "pairs": [[t, int(y)] for t, y in pairs], "version": 1}
     return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:24]
 
 
-def _cached(model, tokenizer, pairs, layer, batch_size, progress) -> DiagnosticData:
+def _cached(model, tokenizer, pairs, layer, batch_size, progress, prints=None) -> DiagnosticData:
     """:func:`_diagnostic_data` through the model cache's safety net (:func:`xaikit.models.cache.ensure`): a
     folder per key with a checksum manifest, built under a lock in a temporary folder renamed into place, so a
     half-written or damaged file is detected and rebuilt, never loaded."""
@@ -324,7 +469,7 @@ def _cached(model, tokenizer, pairs, layer, batch_size, progress) -> DiagnosticD
 
     check_model(model, tokenizer, "diagnostic_data")
     layer = check_layer(model, layer)
-    folder = cache_dir() / "diagnostics" / f"attention-{_cache_key(model, tokenizer, _check_pairs(pairs), layer)}"
+    folder = cache_dir() / "diagnostics" / f"attention-{_cache_key(model, tokenizer, _check_pairs(pairs), layer, prints)}"
     built: list[DiagnosticData] = []
 
     def build(tmp):
@@ -472,9 +617,9 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
     ``controls``: other models that share the tokenizer, by name (e.g. ``{"pretrained": encoder}``, the
     encoder before fine-tuning); each adds the weighting ``"<name> attention"``, read the same way.
     """
-    from tqdm.auto import tqdm
-
     seeds = tuple(check_int(s, "seeds[i]", 0) for s in (seeds if isinstance(seeds, (list, tuple)) else [seeds]))
+    hidden, epochs = check_int(hidden, "hidden", 1), check_int(epochs, "epochs", 1)
+    batch_size, lr = check_int(batch_size, "batch_size", 1), check_float(lr, "lr", 0.0, strict_min=True)
     if not seeds:
         raise ValueError("seeds is empty; pass at least one training seed, e.g. seeds=(0, 1, 2)")
     weightings = tuple(check_choice(w, "weightings[i]", WEIGHTINGS) for w in weightings)
@@ -486,12 +631,21 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
             raise TypeError(f"controls[{name!r}] must be a transformers model that shares the tokenizer (e.g. "
                             f"xaikit.models.sentiment.pretrained_encoder()); got {type(other).__name__}")
     start = time.perf_counter()
-    train = diagnostic_data(model, tokenizer, train_pairs, layer, progress=progress, cache=cache)
-    test = diagnostic_data(model, tokenizer, test_pairs, layer, progress=progress, cache=cache)
+
+    prints = {}  # the train and test sets of one model share its weights' fingerprint, taken once
+
+    def data(m, pairs):
+        if not cache:
+            return diagnostic_data(m, tokenizer, pairs, layer, progress=progress)
+        check_model(m, tokenizer, "diagnostic_data")
+        if id(m) not in prints:
+            prints[id(m)] = _fingerprint(m)
+        return _cached(m, tokenizer, pairs, layer, 64, progress, prints[id(m)])
+
+    train, test = data(model, train_pairs), data(model, test_pairs)
     weights = {w: (train.weights(w), test.weights(w)) for w in weightings}
     for name, other in controls.items():
-        a = diagnostic_data(other, tokenizer, train_pairs, layer, progress=progress, cache=cache)
-        b = diagnostic_data(other, tokenizer, test_pairs, layer, progress=progress, cache=cache)
+        a, b = data(other, train_pairs), data(other, test_pairs)
         if not (torch.equal(a.ids, train.ids) and torch.equal(b.ids, test.ids)):
             raise ValueError(f"controls[{name!r}] reads other token ids: pass models that share the tokenizer")
         weights[f"{name} attention"] = (a.attention, b.attention)
@@ -503,15 +657,15 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
             raise ValueError(f"{name} hold label {int(data.labels.max())}, but the model has {n_classes} classes "
                              f"(0..{n_classes - 1}); pass labels the model predicts, e.g. "
                              f"xaikit.models.sentiment.load_movie_reviews('test')")
+    # every (seed, weighting) pair at once: the same numbers as train_diagnostic and evaluate_diagnostic per
+    # pair (tests/test_diagnostics.py compares them), in a fraction of the time
+    logits = _train_stacked(embedding, train, test, weights, seeds, hidden, epochs, lr, batch_size, n_classes,
+                            progress)
     acc, f1 = np.zeros((len(seeds), len(weightings))), np.zeros((len(seeds), len(weightings)))
-    runs = [(i, j) for i in range(len(seeds)) for j in range(len(weightings))]
-    for i, j in tqdm(runs, desc="diagnostic", disable=not progress):
-        w = weightings[j]
-        mlp = train_diagnostic(embedding, train.ids, train.mask, train.labels, weights[w][0],
-                               learn_weights=w == "learned", seed=seeds[i], hidden=hidden, epochs=epochs, lr=lr,
-                               batch_size=batch_size, n_classes=n_classes)
-        scores = evaluate_diagnostic(mlp, test.ids, test.mask, test.labels, weights[w][1])
-        acc[i, j], f1[i, j] = scores["accuracy"], scores["f1"]
+    for i in range(len(seeds)):
+        for j in range(len(weightings)):
+            scores = _scores(logits[i, j].argmax(-1).numpy(), test.labels.numpy(), n_classes)
+            acc[i, j], f1[i, j] = scores["accuracy"], scores["f1"]
     model_acc = float((test.predicted == test.labels).float().mean())
     return DiagnosticResult(weightings, seeds, acc, f1, model_acc, train.layer, len(train), len(test),
                             time.perf_counter() - start)
