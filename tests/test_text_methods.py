@@ -523,6 +523,38 @@ def test_rank_agreement_taus_and_the_labs(model, tok):
     assert r.medians() == {pair: pytest.approx(float(np.median(r.tau[pair]))) for pair in fa.TAU_PAIRS}
 
 
+def test_lab_keeps_each_sentences_scores(model, tok):
+    """LabResult.scores holds what the methods give each sentence alone: Chefer LRP, grad-weighted attention
+    (an extra view), attention, leave-one-out and the input gradient, with the word positions (notebook 04,
+    section 8 ranks them against each other without running them again)."""
+    from xaikit.text import faithfulness as fa
+    from xaikit.text.encoding import encode_one
+    from xaikit.text.lrp import chefer_lrp
+    from xaikit.text.views import all_views
+
+    lab = fa.run_lab(model, tok, SENTENCES[:3], rankings=("attention", "Chefer LRP", "random"), n_permutations=2,
+                     progress=False)
+    assert set(lab.scores) == {"attention", "Chefer LRP", "random", "grad-weighted attention", "input gradient",
+                               "LOO"}
+    assert all(len(v) == 3 for v in lab.scores.values()) and len(lab.positions) == 3
+    for i, text in enumerate(lab.sentences):
+        enc = encode_one(model, tok, text)
+        assert lab.positions[i] == fa.content_positions(enc, tok)
+        views = all_views(model, tok, text, enc.target, ("attention", "grad-weighted attention"))
+        alone = {"Chefer LRP": chefer_lrp(model, tok, text, target=enc.target).scores,
+                 "LOO": fa.leave_one_out(model, enc, tok), "input gradient": fa.input_gradient(model, enc),
+                 **{k: v.scores for k, v in views.items()}}
+        for k, expected in alone.items():
+            np.testing.assert_allclose(lab.scores[k][i], expected, atol=1e-7, rtol=0, err_msg=k)
+        order = sorted(lab.positions[i], key=lambda p: -lab.scores["random"][i][p])  # the random ranking's order
+        assert sorted(order) == lab.positions[i]
+    bare = fa.run_lab(model, tok, SENTENCES[:2], rankings=("attention",), n_permutations=2, progress=False,
+                      extra_views=())
+    assert set(bare.scores) == {"attention", "input gradient", "LOO"}
+    with pytest.raises(ValueError, match="extra_views"):
+        fa.run_lab(model, tok, SENTENCES[:2], rankings=("attention",), extra_views=("nope",), progress=False)
+
+
 def test_rank_agreement_bad_input(model, tok):
     from xaikit.text.faithfulness import rank_agreement, word_tau
 

@@ -53,12 +53,15 @@ from xaikit.text.encoding import check_model, check_texts, encode_one
 from xaikit.text.registry import TEXT_METHODS, lab_rankings
 from xaikit.text.tokens import TokenScores
 
-__all__ = ["RANKINGS", "ERASER_BINS", "TAU_PAIRS", "js_divergence", "content_positions", "erasure", "flip_fraction",
+__all__ = ["RANKINGS", "EXTRA_VIEWS", "ERASER_BINS", "TAU_PAIRS", "js_divergence", "content_positions", "erasure", "flip_fraction",
            "aopc", "permutation_change", "word_tau", "input_gradient", "leave_one_out", "RankAgreement",
            "rank_agreement", "LabResult", "run_lab"]
 
 #: the rankings compared by the lab (SHAP and IG are the slow ones), read from :mod:`xaikit.text.registry`.
 RANKINGS = lab_rankings()
+#: views the lab keeps per sentence besides its rankings (``LabResult.scores``), read from the forward/backward
+#: pass the attention rankings share: notebook 04 (section 8) ranks Chefer et al.'s relevance against them.
+EXTRA_VIEWS = ("grad-weighted attention",)
 #: ERASER's bins for the area over the perturbation curve: 1, 5, 10, 20 and 50% of the words.
 ERASER_BINS = (0.01, 0.05, 0.1, 0.2, 0.5)
 #: Jain & Wallace's three comparisons (section 4.1): attention with the gradient, attention with leave-one-out,
@@ -285,11 +288,14 @@ def leave_one_out(model, enc, tokenizer, batch_size: int = 64) -> np.ndarray:
     return out
 
 
-def _agreement_row(model, enc, tokenizer, attention: TokenScores) -> dict[str, float]:
-    """The three taus of one sentence, over its word tokens."""
+def _agreement_row(model, enc, tokenizer, attention: TokenScores, keep: dict | None = None) -> dict[str, float]:
+    """The three taus of one sentence, over its word tokens; ``keep``: a dict that gets the input gradient and
+    the leave-one-out scores, ``(N,)`` each, under "input gradient" and "LOO"."""
     positions = content_positions(enc, tokenizer)
     grad = input_gradient(model, enc)
     loo = leave_one_out(model, enc, tokenizer)
+    if keep is not None:
+        keep.update({"input gradient": grad, "LOO": loo})
     att = attention.scores
     return {"attention-gradient": word_tau(att, grad, positions), "attention-LOO": word_tau(att, loo, positions),
             "gradient-LOO": word_tau(grad, loo, positions)}
@@ -367,6 +373,12 @@ class LabResult:
     IG ranking uses only its order).
     ``agreement``: Jain & Wallace's Kendall taus between attention, the input gradient and leave-one-out
     (:class:`RankAgreement`).
+    ``scores``: every sentence's token scores ``(N,)`` by name, one list entry per sentence: each ranking
+    (``"random"``: its order, highest first), the views of :data:`EXTRA_VIEWS` (or ``run_lab``'s
+    ``extra_views``), and ``"input gradient"`` and ``"LOO"`` (:func:`input_gradient`, :func:`leave_one_out`,
+    NaN at the special tokens) of the agreement. ``positions``: each sentence's word-token positions, the
+    only ones ranked (:func:`content_positions`), so ``word_tau(scores[a][i], scores[b][i], positions[i])``
+    compares two of them on sentence ``i`` without running anything again.
     """
 
     sentences: list[str]
@@ -390,6 +402,8 @@ class LabResult:
     seconds: float = 0.0
     ig_relative_gap: np.ndarray | None = None
     agreement: RankAgreement | None = None
+    scores: dict[str, list[np.ndarray]] | None = None
+    positions: list[list[int]] | None = None
 
     @property
     def flip_table(self) -> np.ndarray:
@@ -418,16 +432,22 @@ class LabResult:
 
 
 def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int = 16, shap_evals: int = 200,
-            ig_steps: int = 16, seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True) -> LabResult:
+            ig_steps: int = 16, seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True,
+            extra_views=EXTRA_VIEWS) -> LabResult:
     """Run every experiment of the lab over ``sentences`` (notebook 04 §7-8).
 
     ``layer``: the attention layer whose [CLS] row gives the attention rankings and in which Serrano &
     Smith's erasure acts (the last by default). ``bins``: the AOPC bins (ERASER's by default).
-    ``progress``: a progress bar over the sentences.
+    ``progress``: a progress bar over the sentences. ``extra_views``: views of each sentence kept in
+    ``LabResult.scores`` besides the rankings' (by :func:`xaikit.text.views.all_views`, with ``layer``),
+    ranked nowhere.
     """
+    from xaikit.text.registry import method_names
+
     sentences = check_texts(sentences, "sentences")
     for r in rankings:
         check_choice(r, "rankings[i]", RANKINGS)
+    extra = tuple(check_choice(v, "extra_views[i]", method_names()) for v in extra_views)
     check_model(model, tokenizer, "run_lab")
     layer = check_layer(model, layer)
     bins = tuple(check_float(b, "bins[i]", 0.0, 1.0, strict_min=True) for b in bins)
@@ -435,6 +455,7 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
     view_names = tuple(r for r in rankings if r != "random")
     if "attention" not in view_names:
         view_names = ("attention", *view_names)
+    view_names += tuple(v for v in extra if v not in view_names)
     start = time.perf_counter()
     with method_threads():
         rows, kept, ig_gaps, agreement = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng,
@@ -456,7 +477,9 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
         per_ranking("deleted", 1, bool), per_ranking("aopc", 0), per_ranking("aopc", 1),
         col(lambda r: r["perm"]["median_tvd"]), np.array([r["perm_by_layer"] for r in rows]),
         col(lambda r: r["max_attention"]), layer=layer, bins=bins, seconds=time.perf_counter() - start,
-        ig_relative_gap=np.array(ig_gaps) if ig_gaps else None, agreement=agreement)
+        ig_relative_gap=np.array(ig_gaps) if ig_gaps else None, agreement=agreement,
+        scores={k: [r["scores"][k] for r in rows] for k in rows[0]["scores"]},
+        positions=[r["positions"] for r in rows])
 
 
 def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals, ig_steps, layer,
@@ -498,8 +521,10 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
         row["perm_by_layer"] = by_layer
         row["max_attention"] = float(views["attention"].scores[positions].max())
         start = time.perf_counter()
-        taus.append(_agreement_row(model, enc, tokenizer, views["attention"]))
+        kept_scores = {k: np.asarray(v.scores, dtype=float).copy() for k, v in views.items()}
+        taus.append(_agreement_row(model, enc, tokenizer, views["attention"], kept_scores))
         spent += time.perf_counter() - start
+        row["scores"], row["positions"] = kept_scores, list(positions)
         n_words.append(len(positions))
         rows.append(row)
         kept.append(text)
