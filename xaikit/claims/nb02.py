@@ -5,7 +5,8 @@ so their claims are identities: the same on every build up to rounding (float32 
 of about 1; the float64 toys keep their float64 tolerances). Sections 3, 4 (the digits CNN), 7 and 8 compute on
 trained models (the digits CNN, the sentiment MiniLM) and on seeded noise baselines: empirical claims, whose
 bounds are the ones the notebook asserted before the ledger existed (the IG paper's 5% for the completeness
-gap, zero, a tie, chance) and are not loosened.
+gap, zero, a tie, chance) and are not loosened. Section 3's three claims about the shape of the digits CNN's path
+failed on some training seeds (claims matrix, seeds 0-4) and are shown instead.
 """
 
 from xaikit.claims import Claim
@@ -43,14 +44,22 @@ CLAIMS = [
     # -- 3. the definition on the digits CNN (trained) --
     Claim("02.3-gap-50-steps", "On the digits CNN the right Riemann sum at 50 steps is within the IG paper's 5% "
           "(relative completeness gap).", "empirical", upper=0.05, strict=True, lecture="5%", why=_IG_PAPER_5),
-    Claim("02.3-steepest-early", "The output along the path is steepest in its first half, not at the black image "
-          "(argmax of the slope / number of intervals).", "empirical", lower=0.0, upper=0.5, strict=True,
-          why="the text's 'steepest well before x'; 0 would be the first interval (at x'), 0.5 the middle"),
-    Claim("02.3-flat-near-x", "The output flattens out near x: its slope at x is under half its steepest "
-          "(ratio).", "empirical", upper=0.5, strict=True, why="the notebook's bound for 'flattening out'"),
-    Claim("02.3-gradient-at-x-misses", "Gradient x (x - x') at x alone accounts for under 3/4 of F(x) - F(x') "
-          "(ratio).", "empirical", upper=0.75, strict=True,
-          why="the notebook's bound for 'only part of the change'; IG's share is 1 by completeness"),
+    Claim("02.3-steepest-early", "Where along the path is the output steepest: in its first half, or right at the "
+          "black image? (argmax of the slope / number of intervals)", "shown",
+          why="was asserted 0 < value < 0.5 (the text's 'steepest well before x'; 0 is the first interval, at x', "
+              "0.5 the middle). Seeds 0-4: 0-0.41; 0 on seed 3, whose digits CNN is steepest right at the black "
+              "image. The shape of the path depends on how the CNN trained, not on its accuracy (0.97-0.98 held-out "
+              "on every seed)"),
+    Claim("02.3-flat-near-x", "Does the output flatten out near x? Its slope at x over its steepest slope "
+          "(ratio).", "shown",
+          why="was asserted < 0.5 (the notebook's bound for 'flattening out'). Seeds 0-4: 0.35-0.89; above 0.5 "
+              "on seeds 2, 3 and 4 (0.56, 0.56, 0.89): their digits CNNs are still more than half as steep at x "
+              "as at their steepest on this digit, seed 4's nearly as steep"),
+    Claim("02.3-gradient-at-x-misses", "How much of F(x) - F(x') does gradient x (x - x') at x alone account for? "
+          "(ratio)", "shown",
+          why="was asserted < 0.75 (the notebook's bound for 'only part of the change'; IG's share is 1 by "
+              "completeness). Seeds 0-4: 0.48-0.98; above 0.75 on seeds 2, 3 and 4 (0.86, 0.78, 0.98), the same "
+              "builds whose output does not flatten near x (02.3-flat-near-x)"),
     # -- 4. approximating the integral: the digits CNN --
     Claim("02.4-gap-128-steps", "On the digits CNN the right Riemann sum at 128 steps is within 5% (relative gap).",
           "empirical", upper=0.05, strict=True, lecture="5%", why=_IG_PAPER_5),
