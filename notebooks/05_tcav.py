@@ -160,7 +160,9 @@ if MODEL.startswith("embedded"):
 
     acc = accuracy(model, x_test, y_test)
     print(f"held-out accuracy: {acc:.3f}")
-    claim("05.1-held-out-accuracy", acc)  # training seeds 0-4 of the recipe: 0.95-0.99 on 600 held-out images
+    # printed, not asserted: 0.995 on the seed-0 build, 0.84-0.995 over training seeds 0-4 (`prepare --seed N`):
+    # seed 4's main ViT reached only 0.84, and its TCAV pairs missed the lecture's verdict too (section 4)
+    claim("05.1-held-out-accuracy", acc)
 
 # %% [markdown]
 # ## 2. Concepts: example images
@@ -247,7 +249,7 @@ pairs = tcav.pair_scores(model, concepts, zebras, "zebra", LAYER, pooling=POOLIN
 for (a, b), score in pairs.items():
     print(f"TCAV({a} vs {b}, zebra) = {score:.2f}   (lecture ~{tcav.LECTURE_PAIRS[(a, b)]})")
 if MODEL.startswith("embedded"):
-    # three held for every training seed (the table below), so they are asserted; dotted vs bubbly is shown
+    # all four are printed, not asserted: on training seeds 3 and 4 they missed the lecture's verdict (below)
     claim("05.4-striped-vs-dotted", pairs[("striped", "dotted")])
     claim("05.4-bubbly-vs-striped", pairs[("bubbly", "striped")])
     claim("05.4-dotted-vs-bubbly", pairs[("dotted", "bubbly")])
@@ -266,10 +268,10 @@ if MODEL.startswith("embedded"):
 #
 # | claim (zebra) | lecture | seeds 0-4 | seeds 5-9 | another machine | asserted here |
 # | --- | --- | --- | --- | --- | --- |
-# | striped vs dotted | ~0.95 | 0.92-1.00 | 0.95-0.99 | 0.87-1.00 | yes (>= 0.8) |
-# | bubbly vs striped | ~0.1 | 0.00-0.17 | 0.00-0.15 | 0.01-0.17 | yes (<= 0.25) |
-# | dotted vs bubbly | ~0.05 | 0.06-0.25 | 0.02-0.19 | 0.00-0.31 | no: shown (the bound was <= 0.25) |
-# | striped vs bubbly | ~0.95 | 0.83-1.00 | 0.85-1.00 | 0.83-0.99 | yes (>= 0.8) |
+# | striped vs dotted | ~0.95 | 0.92-1.00 | 0.95-0.99 | 0.87-1.00 | no: shown (was >= 0.8) |
+# | bubbly vs striped | ~0.1 | 0.00-0.17 | 0.00-0.15 | 0.01-0.17 | no: shown (was <= 0.25) |
+# | dotted vs bubbly | ~0.05 | 0.06-0.25 | 0.02-0.19 | 0.00-0.31 | no: shown (was <= 0.25) |
+# | striped vs bubbly | ~0.95 | 0.83-1.00 | 0.85-1.00 | 0.83-0.99 | no: shown (was >= 0.8) |
 #
 # (One image draw per seed in the first two columns; the draw in this notebook is another one. "Another
 # machine": seeds 1-4 trained there with its default CPU kernels and seeds 0-2 with the AVX2 ones, three
@@ -279,6 +281,16 @@ if MODEL.startswith("embedded"):
 # so that pair is printed beside the lecture's ~0.05, not asserted: it stayed below 0.5, zebra siding with
 # bubbly, on every build we measured, but not always "low". The margins are thin in places: on one extra
 # draw seed 3's striped vs bubbly was 0.79.)
+#
+# The claims matrix (`benchmarks/claims_matrix.py`, the models as `python -m xaikit prepare --seed N` builds
+# them) then broke the other three. Over training seeds 0-4: striped vs dotted 0.56-0.96, bubbly vs striped
+# 0.04-0.35, dotted vs bubbly 0.04-0.48, striped vs bubbly 0.65-0.96. Seeds 0-2 agreed with the lecture
+# (seed 0: 0.96, 0.04, 0.04, 0.96); seeds 3 and 4 missed all three old bounds (seed 3: striped vs dotted
+# 0.56, bubbly vs striped 0.35, striped vs bubbly 0.65).
+# Seed 4's main ViT had reached only 0.84 held-out accuracy, but seed 3's reached 0.97. So all four pairs
+# are printed beside the lecture's numbers, not asserted: an explanation's verdict can flip with the training
+# seed, which is why we measure over builds.
+#
 # It took a world built for it. In
 # the previous recipe the leopard shared the zebra's silhouette with small, dense spots, and the sheep
 # were bubbly: there "dotted vs bubbly" came out 0.50-0.95 on ten of ten seeds, the *opposite* of the
@@ -286,7 +298,8 @@ if MODEL.startswith("embedded"):
 # dense as stripes looked like stripes to the zebra direction at block 2. And whichever texture the sheep
 # wore, the sheep's texture was the one that lowered "zebra" most. A relative CAV says how *this* model's
 # zebra logit treats the difference between two concept sets, and another model, trained on other
-# images, can order two textures the other way. Here we know the order we built in, and TCAV finds it.
+# images, can order two textures the other way. Here we know the order we built in, and TCAV finds it on
+# most builds (seeds 0-2 of the claims matrix), not on all.
 #
 # Swapping the two sets flips the CAV, so the score becomes one minus itself (up to images with
 # $S = 0$ exactly):
@@ -318,8 +331,8 @@ for a, b in vitworld.CLAIM_PAIRS:
 claim("05.4-magnitude-by-hand", gap)
 claim("05.4-swap-magnitude", abs(one.magnitude + other.magnitude - 1))  # swapped sets: one minus the other
 if MODEL.startswith("embedded"):
-    # held for training seeds 0-4 (benchmarks/tcav_robustness.py's models, two image draws each): 0.91-1.00,
-    # while the count was 0.79-1.00: the zebras that stripes push down, they push down only weakly
+    # printed, not asserted (was >= 0.9): 1.00 on the seed-0 build, 0.815-0.997 over training seeds 0-4 (seed 3:
+    # 0.815). It stayed above the count on every build: the zebras that stripes push down, they push down weakly
     striped_bubbly = tcav.tcav(model, concepts["striped"], concepts["bubbly"], zebras, "zebra", LAYER, POOLING,
                                processor=processor)
     claim("05.4-striped-bubbly-magnitude", striped_bubbly.magnitude)
@@ -341,8 +354,10 @@ if MODEL.startswith("embedded"):
 # `xaikit.concepts.significance`), and it corrects by the number of concepts tested. R = 10 keeps the notebook quick; over training seeds 0-9,
 # "striped" was significant on every main model (corrected p from 1e-8 to 0.0022, mean score 0.84-0.99
 # against 0.36-0.55 for random CAVs, with the CAV seeds of this cell; section 6's table, which draws
-# other CAV seeds per training seed, has 0.82-1.00), so the cell asserts both. "dotted" scored *below* random on every
-# main model (mean 0.03-0.28; significant on nine of ten), as the mark of two other classes should; the
+# other CAV seeds per training seed, has 0.82-1.00). The claims matrix's builds gave less: a mean of 0.98
+# on seed 0 but 0.69-0.98 over training seeds 0-4 (seed 3: 0.69, seed 4: 0.75), so the mean is printed, not
+# asserted; that it lies above the random CAVs and is significant held on every build, and is asserted.
+# "dotted" scored *below* random on every main model (mean 0.03-0.28; significant on nine of ten), as the mark of two other classes should; the
 # test is two-sided, so that counts as significant too, and the cell asserts the direction. Do not read "bubbly" as the foam, though: its score against random sets is no
 # different on the control model (section 6), where foam means nothing, and its CAV barely separates
 # bubbles from random collages. The summary prints each CAV's held-out accuracy against random sets:
@@ -357,7 +372,7 @@ sig = tcav.tcav_significance(model, tested, zebras, "zebra", LAYER, random_sets=
                              pooling=POOLING, processor=processor)
 print(sig.summary())
 if MODEL.startswith("embedded"):
-    # held for training seeds 0-4: stripes raise "zebra" for most zebra images, far above random CAVs
+    # the mean is printed (0.69-0.98 over training seeds 0-4); above the random CAVs and significant: asserted
     claim("05.5-striped-vs-random", sig["striped"].mean)
     claim("05.5-striped-above-random-cavs", sig["striped"].mean - sig.random_scores.mean())
     claim("05.5-striped-significant", sig["striped"].p_corrected)
@@ -471,7 +486,8 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True, layout="constrain
 for ax, (name, r) in zip(axes, rank.items(), strict=True):
     plotting.rank_null(ax, r, title=f"{name} model: zebra, block {r.layer}")
 plt.show()
-# held for training seeds 0-7 of the recipe, one fresh image draw each (benchmarks/tcav_robustness.py)
+# main: printed, not asserted (0.03 on the seed-0 build, 0.09-0.27 on seeds 1-4); control: asserted (held on
+# every build)
 claim("05.6-rank-main-striped", rank["main"]["striped"].p_corrected)
 claim("05.6-rank-control-striped", rank["control"]["striped"].p_corrected)
 
@@ -498,6 +514,15 @@ claim("05.6-rank-control-striped", rank["control"]["striped"].p_corrected)
 # 1.7%: its yardstick, R = 10 random-vs-random scores, is itself one noisy draw (on seed 6's main model
 # their mean was 0.67 while the random concepts' median was 0.43), and the concept's R runs all share one
 # image set. The rank test centres on the median of all K + 1 means, which one concept cannot drag far.
+#
+# The claims matrix's builds (`prepare --seed 0..4`, one image draw each, this notebook's) did not repeat
+# the main column: only seed 0 gave p = 0.03; seeds 1-4 gave 0.09-0.27, some random concept lying as far
+# out as "striped" (the t-test of section 5 still called it significant on all five). So "striped is
+# significant on the main model" is printed, not asserted. "Not significant on the control" held on all
+# five builds and stays asserted. But without significance on the main model for most seeds, the contrast
+# "significant on main, not on the control" is shown only for those builds where the main model passed it
+# (seed 0), not established for the recipe: the rank test's price in power shows up as a verdict that
+# flips with the training seed.
 #
 # "Not significant" on the control does not mean "insensitive". On the controls of seeds 1, 2, 5 and 6
 # "striped" still scored 0.71-0.81: the zebra logit rises along the striped CAV for three zebras in
@@ -562,7 +587,8 @@ claim("05.6-rank-control-striped", rank["control"]["striped"].p_corrected)
 # | 0-3, mean of patches | 0 | 0-5 | 0-5 | 0 | 0-2 | 3-5 | 0 |
 #
 # Block 2 with all tokens is the only setting that kept every claim asserted then on all five seeds;
-# block 1 came close. Mean pooling never did (at block 3 it scores exactly 0: after the last block no patch token
+# block 1 came close. (The claims matrix's builds of seeds 3 and 4 missed the pairs' old bounds even at
+# block 2; section 4.) Mean pooling never did (at block 3 it scores exactly 0: after the last block no patch token
 # reaches the logit). The sweep below is *this* model only.
 
 # %%
@@ -693,10 +719,9 @@ for c, score in vs_random.items():
 for (a, b), score in relative.items():
     print(f"  {a:>8} vs {b}: {score:.2f}  (relative CAV)")
 if MODEL.startswith("embedded"):
-    # held for training seeds 0-4, three image draws each (the table below), and for seeds 0-2 trained with
-    # AVX2 kernels: dots lower "zebra" by at least 0.19 against random CAVs, and concepts set against dots
-    # score high (bubbly vs dotted at least 0.65, striped vs dotted at least 0.84; the latter is section 4's
-    # pair, the same CAV and zebras, claimed there as 05.4-striped-vs-dotted)
+    # asserted (>= 0.1), held on every build: dots lower "zebra" against random CAVs (by 0.19-0.42). Printed, not
+    # asserted (was >= 0.55): bubbly vs dotted, 0.96 on the seed-0 build, 0.52-0.96 over training seeds 0-4
+    # (seed 4: 0.52). Striped vs dotted is section 4's pair, the same CAV and zebras (05.4-striped-vs-dotted)
     claim("05.8-dotted-below-random-cavs", random_cavs - vs_random["dotted"])
     claim("05.8-bubbly-vs-dotted", relative[("bubbly", "dotted")])
     claim("05.8-bubbly-minus-dotted-vs-random", vs_random["bubbly"] - vs_random["dotted"])
@@ -714,7 +739,8 @@ if MODEL.startswith("embedded"):
 # | 4 | 0.98 | 0.61-0.91 | 0.02-0.23 | 0.47-0.53 | 0.99-1.00 | 0.99-1.00 | 2 of 3 |
 #
 # Read as relative scores, "bubbly vs dotted" (0.65-1.00) and "striped vs dotted" (0.84-1.00) are both
-# high: by the lecture's pairs alone, bubbles would seem to make a zebra much as stripes do.
+# high: by the lecture's pairs alone, bubbles would seem to make a zebra much as stripes do. (Not on every
+# build: on the claims matrix's seed 4 they were 0.52 and 0.74.)
 # Against random images the two come apart: stripes lie far above the random CAVs on every run, bubbles
 # lie above them on some runs and below on others (significant in 3 of 15), and dots lie below them on
 # every run (by 0.19-0.50). The relative score of bubbly vs dotted is high mostly because spots, the mark

@@ -1,10 +1,13 @@
 """Notebook 05 (TCAV on a Vision Transformer): its claims about numbers, one entry each (issue 25).
 
-The bounds of the lecture's four pairs and of the significance claims are also the bounds of
+The entries of the lecture's four pairs and of the significance claims are also the checks of
 :func:`xaikit.models.vitworld.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
-``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws: one number, here.
+``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws: one number, here;
+a ``shown`` entry is reported there without being asserted.
 Empirical bounds are the ones the notebook asserted before the ledger existed (none loosened); the ranges in
-``why`` are what ``benchmarks/tcav_robustness.py`` and ``benchmarks/cav_sort_robustness.py`` measured.
+``why`` are what ``benchmarks/tcav_robustness.py`` and ``benchmarks/cav_sort_robustness.py`` measured. Claims
+that failed on some build of ``benchmarks/claims_matrix.py`` (``prepare --seed 0..4``) are ``shown``, with that
+matrix's range over seeds 0-4 and the old bound in ``why``.
 """
 
 from xaikit.claims import Claim
@@ -14,25 +17,35 @@ CLAIMS = [
     Claim("05.1-first-four-correct", "The embedded ViT names at least 3 of the first 4 world pictures correctly.",
           "empirical", lower=3,
           why="a floor on a trained model's answers, far below its held-out accuracy (0.95-0.99 on seeds 0-4)"),
-    Claim("05.1-held-out-accuracy", "The embedded ViT's held-out accuracy on the image world is at least 0.9.",
-          "empirical", lower=0.9, why="seeds 0-4 of the recipe gave 0.95-0.99 on 600 held-out images"),
+    Claim("05.1-held-out-accuracy", "How well has the embedded ViT learned its world (held-out accuracy)?",
+          "shown",
+          why="was asserted >= 0.9; the claims matrix (prepare --seed 0-4) gave 0.84-0.995: "
+              "seed 4's main ViT reached only 0.84 (train 0.90: it underfit), seeds 0-3 0.97-0.995. "
+              "benchmarks/tcav_robustness.py's models of seeds 0-4 had given 0.95-0.99 on 600 images"),
     # -- 3. a CAV that cannot separate its sets means nothing --
     Claim("05.3-cav-accuracy", "The striped-vs-dotted CAV separates the two sets on held-out images (accuracy >= 0.9).",
           "empirical", lower=0.9, why="chance is 0.5; the notebook's check that the CAV means something"),
     # -- 4. the lecture's four pairs for zebra (also vitworld.lecture_claims' bounds) --
-    Claim("05.4-striped-vs-dotted", "TCAV(striped vs dotted, zebra) is high, as in the lecture.", "empirical",
-          lower=0.8, lecture="~0.95",
-          why="the lecture's 'high'; seeds 0-4 gave 0.92-1.00, seeds 5-9 0.95-0.99, another machine 0.87-1.00"),
-    Claim("05.4-bubbly-vs-striped", "TCAV(bubbly vs striped, zebra) is low, as in the lecture.", "empirical",
-          upper=0.25, lecture="~0.1",
-          why="the lecture's 'low'; seeds 0-4 gave 0.00-0.17, seeds 5-9 0.00-0.15, another machine 0.01-0.17"),
+    Claim("05.4-striped-vs-dotted", "Is TCAV(striped vs dotted, zebra) high, as in the lecture?", "shown",
+          lecture="~0.95",
+          why="was asserted >= 0.8 (the lecture's 'high'); the claims matrix gave 0.56-0.96 over seeds 0-4: "
+              "0.56 on seed 3 and 0.74 on seed 4 (seed 4's main ViT reached only 0.84 held-out accuracy; "
+              "seed 3's 0.97, so a well-trained model can break it too). benchmarks/tcav_robustness.py had "
+              "given 0.92-1.00 on its seeds 0-4, 0.95-0.99 on seeds 5-9"),
+    Claim("05.4-bubbly-vs-striped", "Is TCAV(bubbly vs striped, zebra) low, as in the lecture?", "shown",
+          lecture="~0.1",
+          why="was asserted <= 0.25 (the lecture's 'low'); the claims matrix gave 0.04-0.35 over seeds 0-4: "
+              "0.35 on seed 3 and 0.27 on seed 4, the builds where striped vs dotted also fell. "
+              "benchmarks/tcav_robustness.py had given 0.00-0.17 on its seeds 0-4"),
     Claim("05.4-dotted-vs-bubbly", "TCAV(dotted vs bubbly, zebra) is low, as in the lecture (zebra sides with bubbly).",
           "shown", lecture="~0.05",
           why="measured 0.00-0.31 over training seeds and machines: seed 2 with default kernels gave 0.30 and 0.31, "
               "past the 0.25 asserted before; raising the bound to the builds seen is not allowed"),
-    Claim("05.4-striped-vs-bubbly", "TCAV(striped vs bubbly, zebra) is high, as in the lecture.", "empirical",
-          lower=0.8, lecture="~0.95",
-          why="the lecture's 'high'; seeds 0-4 gave 0.83-1.00, seeds 5-9 0.85-1.00 (seed 3: 0.79 on one extra draw)"),
+    Claim("05.4-striped-vs-bubbly", "Is TCAV(striped vs bubbly, zebra) high, as in the lecture?", "shown",
+          lecture="~0.95",
+          why="was asserted >= 0.8 (the lecture's 'high'); the claims matrix gave 0.65-0.96 over seeds 0-4: "
+              "0.65 on seed 3 and 0.73 on seed 4. benchmarks/tcav_robustness.py had given 0.83-1.00 on its "
+              "seeds 0-4 (seed 3: 0.79 on one extra draw)"),
     Claim("05.4-swap-count", "Swapping the two sets makes the TCAV score one minus itself (up to images with S = 0).",
           "identity", upper=0.05,
           why="train_cav holds out the same rows on either side, so the swapped CAV is -v and every S changes sign; "
@@ -42,13 +55,17 @@ CLAIMS = [
     Claim("05.4-swap-magnitude", "Swapping the two sets turns the magnitude score into one minus itself exactly.",
           "identity", upper=1e-5,
           why="the swapped CAV is -v, so the positive and negative S trade places; float32 sums of 100 derivatives"),
-    Claim("05.4-striped-bubbly-magnitude", "Weighed by magnitude, striped vs bubbly is high: stripes push zebras down "
-          "only weakly.", "empirical", lower=0.9,
-          why="seeds 0-4, two image draws each, gave 0.91-1.00 (the count 0.79-1.00)"),
+    Claim("05.4-striped-bubbly-magnitude", "Weighed by magnitude, is striped vs bubbly high (stripes push zebras "
+          "down only weakly)?", "shown",
+          why="was asserted >= 0.9; the claims matrix gave 0.815-0.997 over seeds 0-4: 0.815 on seed 3 (whose "
+              "count score was 0.65), 0.90 on seed 1. benchmarks/tcav_robustness.py's seeds 0-4, two image "
+              "draws each, had given 0.91-1.00"),
     # -- 5. significance against random CAVs (the t-test), on the main model --
-    Claim("05.5-striped-vs-random", "Stripes raise 'zebra' for most zebra images: striped vs random scores at least 0.8.",
-          "empirical", lower=0.8,
-          why="seeds 0-9 gave a mean 0.84-0.99 with this cell's CAV seeds (0.82-1.00 with section 6's draws)"),
+    Claim("05.5-striped-vs-random", "Do stripes raise 'zebra' for most zebra images (striped vs random, mean of R)?",
+          "shown",
+          why="was asserted >= 0.8; the claims matrix gave 0.69-0.98 over seeds 0-4: 0.69 on seed 3 and 0.75 on "
+              "seed 4, still above the random CAVs on every build (05.5-striped-above-random-cavs). "
+              "benchmarks/tcav_robustness.py's seeds 0-9 had given 0.84-0.99 with this cell's CAV seeds"),
     Claim("05.5-striped-above-random-cavs", "Striped vs random lies above the random CAVs (mean score minus theirs).",
           "empirical", lower=0.0, strict=True,
           why="the random-vs-random CAVs are the control: 0.36-0.55 against 0.84-0.99 on seeds 0-9"),
@@ -69,9 +86,12 @@ CLAIMS = [
     Claim("05.6-striped-p-main-below-control", "Stripes are far more significant on the main model than on the "
           "control (t-test p, main minus control).", "empirical", upper=0.0, strict=True,
           why="the control model, where stripes cannot help, is the control; held for every training seed 0-7"),
-    Claim("05.6-rank-main-striped", "By the rank test among random concepts, 'striped' is significant on the main "
-          "model (corrected p).", "empirical", upper=0.05, strict=True,
-          why="alpha = 0.05; seeds 0-7 all gave 3/101 = 0.03, the smallest p the test can give (K = 100, 3 concepts)"),
+    Claim("05.6-rank-main-striped", "Is 'striped' significant on the main model by the rank test among random "
+          "concepts (corrected p)?", "shown",
+          why="was asserted < 0.05 (alpha); the claims matrix gave 0.03-0.27 over seeds 0-4: only seed 0 gave "
+              "3/101 = 0.03, the smallest p the test can give (K = 100, 3 concepts); seeds 1-4 gave 0.18, 0.09, "
+              "0.27, 0.21, with a random concept as far out as 'striped'. benchmarks/tcav_robustness.py's "
+              "seeds 0-7 had all given 0.03"),
     Claim("05.6-rank-control-striped", "By the rank test, 'striped' is not significant on the control model "
           "(corrected p).", "empirical", lower=0.05,
           why="alpha = 0.05; the rank test's false-alarm rate is at most alpha; seeds 0-7 gave 0.27-1"),
@@ -84,8 +104,10 @@ CLAIMS = [
     Claim("05.8-dotted-below-random-cavs", "Dots lower 'zebra' against random CAVs by at least 0.1 (random CAVs minus "
           "dotted vs random).", "empirical", lower=0.1,
           why="the random CAVs are the control; seeds 0-4, three draws each, gave 0.19-0.50"),
-    Claim("05.8-bubbly-vs-dotted", "The relative CAV bubbly vs dotted scores high for zebra.", "empirical",
-          lower=0.55, why="seeds 0-4, three draws each, gave 0.65-1.00; seeds 0-2 with AVX2 kernels 0.81-1.00"),
+    Claim("05.8-bubbly-vs-dotted", "Does the relative CAV bubbly vs dotted score high for zebra?", "shown",
+          why="was asserted >= 0.55; the claims matrix gave 0.52-0.96 over seeds 0-4: 0.52 on seed 4 (whose "
+              "main ViT reached only 0.84 held-out accuracy), 0.88-0.96 on seeds 0-3. "
+              "benchmarks/cav_sort_robustness.py's seeds 0-4, three draws each, had given 0.65-1.00"),
     Claim("05.8-bubbly-minus-dotted-vs-random", "Against random images, bubbly scores above dotted (bubbly minus "
           "dotted).", "shown",
           why="positive on all 15 runs of seeds 0-4 but only 0.05 on one: too thin to assert"),
