@@ -166,10 +166,10 @@ elif MODEL != "tiny":
 # It is the only one whose sentiment is not carried by one word: *cannot* is a negation and *wait* is
 # neutral; only the idiom as a whole is eager. A model fine-tuned for one epoch on review snippets and
 # tweets has seen "cannot" more often in negative text than in positive (counted in the next cell), so the
-# word-level evidence points the wrong way. Notebook 02's IG and the SHAP values below both put the largest
-# attribution on "cannot", against the positive class (asserted in both). The lecture's BERT-base reads
-# it the other way: its SHAP values give *cannot* +1.07 and *wait* +1.28 towards positive. (Trained
-# without the tweets, an earlier recipe of this model called the sentence negative: see
+# word-level evidence points the wrong way. Notebook 02's IG (asserted there) and, on the seed-0 model, the
+# SHAP values below both put the largest attribution on "cannot", against the positive class. The
+# lecture's BERT-base reads it the other way: its SHAP values give *cannot* +1.07 and *wait* +1.28 towards
+# positive. (Trained without the tweets, an earlier recipe of this model called the sentence negative: see
 # `xaikit.models.sentiment`.)
 # </details>
 
@@ -404,8 +404,9 @@ shap.plots.bar(explanation.abs.sum(0), show=False)
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # In the three negative sentences their sentiment word, *hates*, *boring*, *confused*, by far, and *cannot*
-# in "I cannot wait for next time"; all four pull the positive logit down (asserted below; for *cannot*
-# this held whichever way training seeds 0 and 1 labelled the sentence). SHAP measures how much
+# in "I cannot wait for next time"; on the embedded seed-0 model all four pull the positive logit down
+# (counted below). That is printed, not asserted: over training seeds 0-4 it held for 3 or 4 of the four
+# (3 on seed 1). SHAP measures how much
 # each token moves the positive logit away from its value on the fully masked input. Not every large value
 # is a sentiment word: in "I like the movie" this small model leans on *I* more than on *like*, and SHAP
 # reports what the model does. The special tokens `[CLS]`/`[SEP]` (the empty strings) are the next
@@ -420,7 +421,7 @@ for i, expected_word in ((1, "hates"), (2, "boring"), (3, "cannot"), (4, "confus
     print(f"{sentences[i]!r:32} largest |SHAP|: {words[k]!r} ({explanation.values[i][k]:+.2f})")
     pulls_down += words[k] == expected_word and explanation.values[i][k] < 0
 if MODEL == "embedded":
-    claim("04.4-shap-top-word-pulls-down", pulls_down, note="of 4 sentences")
+    claim("04.4-shap-top-word-pulls-down", pulls_down, note="of 4 sentences")  # printed: 3-4 over seeds 0-4
 
 # %% [markdown]
 # **What SHAP gives `[CLS]` and `[SEP]`.** The text masker keeps them in every masked variant, so hiding
@@ -563,8 +564,10 @@ fig
 # %% [markdown]
 # The rank correlations, averaged over the five sentences, and two things they show. Rollout keeps most
 # of `[CLS]`'s flow on `[CLS]` itself: the residual identity (notebook 03, section 8) carries each position
-# forward in every layer. And Grad-SAM, built from attention, ranks the words much as raw attention does,
-# and less as IG does, which moves the input itself.
+# forward in every layer. And on the embedded seed-0 model Grad-SAM, built from attention, ranks the words
+# much as raw attention does, and less as IG does, which moves the input itself (the difference of the two
+# correlations, printed, was 0.42). Over training seeds 0-4 that difference ranged from 0.04 to 0.48, so it
+# is printed, not asserted: a mean over five sentences can move with one retraining.
 
 # %%
 names = list(views)
@@ -580,6 +583,7 @@ claim("04.6-ig-complete", max(v["IG"].detail.relative_gap for v in views_of.valu
 if MODEL == "embedded":
     claim("04.6-rollout-cls-keeps-most", min(cls_self))  # [CLS] keeps most of its rollout
     gs = names.index("Grad-SAM")
+    # printed, not asserted: 0.04-0.48 over training seeds 0-4
     claim("04.6-gradsam-nearer-attention-than-ig", rho[gs, names.index("attention")] - rho[gs, names.index("IG")])
 
 # %% [markdown]
@@ -600,10 +604,11 @@ if MODEL == "embedded":
 # total, LayerNorm, GELU and softmax passed straight through. So the relevance that enters a block leaves it
 # (asserted: the totals at every block boundary agree to 1e-9). That holds by construction (the rescaling
 # and the pass-through rules force it), so it checks the bookkeeping, not the explanation; and what is
-# conserved is the total of 1, not how it is spread: at block 0's input most of it (the cell below prints
-# the share for each of the five sentences; asserted above 0.5) still sits on `[CLS]`'s own position,
-# carried down the residual stream. The view reads $R^{A_b}$, not that input relevance. Below, the view next to Grad-SAM
-# and SHAP for the five sentences (about a second).
+# conserved is the total of 1, not how it is spread: on the embedded seed-0 model, at block 0's input most
+# of it (at least 0.58 in each of the five sentences; the cell below prints the shares) still sits on
+# `[CLS]`'s own position, carried down the residual stream. That is printed, not asserted: over training
+# seeds 0-4 the smallest share ranged from 0.09 (seed 3) to 0.82. The view reads $R^{A_b}$, not that
+# input relevance. Below, the view next to Grad-SAM and SHAP for the five sentences (about a second).
 
 # %%
 from IPython.display import HTML
@@ -621,7 +626,7 @@ for m, r in lrp_rho.items():
     print(f"Spearman (word tokens) of Chefer LRP with {m:8}:", " ".join(f"{v:+.2f}" for v in r))
 claim("04.6-lrp-conserved", worst)  # conservation, block by block
 if MODEL == "embedded":
-    claim("04.6-lrp-cls-keeps-most", min(on_cls))  # most of the total stays on [CLS]'s residual stream
+    claim("04.6-lrp-cls-keeps-most", min(on_cls))  # printed: 0.09-0.82 over training seeds 0-4
 assert all(r.tokens == views_of[s]["SHAP"].tokens for s, r in lrp_of.items())
 HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]["SHAP"].html()
              + lrp_of[s].html() for s in sentences))
@@ -657,7 +662,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
 # words: about 30-40 s on two idle cores, up to twice that when they are busy; the progress bar counts the
 # sentences. The full lab, 120 sentences of up to 16 words with more IG steps and shuffles, takes several
 # minutes (about 6 of one core's time on the machine that tests xaikit): set `FULL_LAB = True` and run the
-# cell again; the progress bar shows the time left. The claims below hold for both.
+# cell again; the progress bar shows the time left. The asserted claims below hold for both.
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "The highest attention weight indicates the most important feature?"
@@ -695,22 +700,27 @@ if MODEL == "embedded":
     claim("04.7-erasure-rarely-flips", lab.flip_table[1, 1])  # ... yet erasing either one rarely flips it
     claim("04.7-erasure-sets-flip-few", max(m["flipped by erasure (%)"] for m in summary.values()))  # in one layer
     claim("04.7-deletion-flips-most", np.mean([m["flipped by deletion (%)"] for m in summary.values()]))
-    claim("04.7-deletion-gradient-beats-random", deleted["random"] - deleted["gradient"])  # flips far sooner
-    claim("04.7-deletion-attention-needs-more", from_attention - from_gradients)  # than the other orders
+    # printed, not asserted (they vary with the training seed): sooner than random? later than the others?
+    claim("04.7-deletion-gradient-beats-random", deleted["random"] - deleted["gradient"])
+    claim("04.7-deletion-attention-needs-more", from_attention - from_gradients)
 
 # %% [markdown]
-# **What the lab finds** (the asserts above). Erasing the most-attended word moves the output more than
+# **What the lab finds** (the claims above). Erasing the most-attended word moves the output more than
 # erasing a random word, but in one layer it almost never flips the decision, and erasing word after word
 # flips few sentences at all: the last layer's `[CLS]` row is one route among many, since the earlier
 # layers have already written the words into `[CLS]`'s residual stream. Serrano & Smith also found, for
 # their single attention layer, that erasing the top-attended item rarely flips the decision. Their second
 # finding, that gradient-based rankings reach a flip with fewer removals than attention, one-layer
 # erasure here can hardly test, since it flips so few sentences by any ranking; deletion can. Deleting the
-# words from the input is a much stronger intervention: most sentences flip, the attention gradient's
-# order needs far fewer words than a random order, and the orders read from attention (raw attention,
-# Grad-SAM) need more words than those read from gradients or from the input (gradient, gradient x
-# attention, SHAP, IG). How close Grad-SAM's order comes to a random one varies with the training run:
-# the table above shows this model's.
+# words from the input is a much stronger intervention: most sentences flip. On the embedded seed-0 model
+# the attention gradient's order also needs far fewer words than a random order, and the orders read from
+# attention (raw attention, Grad-SAM) need more words than those read from gradients or from the input
+# (gradient, gradient x attention, SHAP, IG). Both are printed, not asserted: over training seeds 0-4 the
+# gradient's lead over random ranged from -0.15 to 0.24 of the words (on seeds 2 and 3 its order did worse
+# than random), and the attention orders' extra deletions from 0.04 to 0.16. A method's verdict in a
+# faithfulness test can flip with the training seed; this is why we measure over builds. How close
+# Grad-SAM's order comes to a random one varies with the training run too: the table above shows this
+# model's.
 #
 # Jain & Wallace's permutation, printed and asserted below: shuffling the last layer's attention barely
 # moves the output. No later layer exists to compensate for it. What the shuffle changes is one term of a
@@ -867,13 +877,15 @@ print(f"the transformer itself on the same held-out sentences: accuracy {diag.mo
 gain = diag.gain("model attention", "uniform")
 print("model attention - uniform, per seed:", np.round(gain, 3))
 assert diag.accuracy.shape == (len(diag.seeds), len(diag.weightings))
-if MODEL == "embedded":  # margins: the smallest gains measured over 10 seeds were 0.023, 0.028 and 0.030
-    claim("04.7-wp-attention-over-uniform-min", gain.min())  # on every diagnostic seed, by a margin ...
-    claim("04.7-wp-attention-over-uniform-mean", gain.mean())  # ... and on average by more
+if MODEL == "embedded":
+    # printed, not asserted: the model's attention beat uniform and learned weights on the seed-0 build, not
+    # on every training seed (below uniform weights on seed 3)
+    claim("04.7-wp-attention-over-uniform-min", gain.min())  # on every diagnostic seed?
+    claim("04.7-wp-attention-over-uniform-mean", gain.mean())  # on average?
     g = diag.gain("model attention", "learned")
     claim("04.7-wp-attention-over-learned-min", g.min())
     claim("04.7-wp-attention-over-learned-mean", g.mean())
-    g = diag.gain("uniform", "pretrained attention")  # the control: attention never trained on the task
+    g = diag.gain("uniform", "pretrained attention")  # the control (asserted): never trained on the task
     claim("04.7-wp-uniform-over-pretrained-min", g.min())
     claim("04.7-wp-uniform-over-pretrained-mean", g.mean())
     claim("04.7-wp-context-still-matters", diag.model_accuracy - diag.column("model attention").max())
@@ -885,24 +897,32 @@ diag.plot(fig.subplots())
 fig
 
 # %% [markdown]
-# **What it shows** (asserted above, on every diagnostic seed). Pooled with the fine-tuned model's attention,
-# a model that sees each word alone classifies the held-out sentences better than with uniform weights or
-# with weights it learns itself: the table prints the accuracies (on the embedded seed-0 model about 0.79
-# against 0.75 in fast mode, 0.81 against 0.77 with 2,000 training sentences), 2 to 6 points on each of ten
-# diagnostic seeds we measured on one sentiment model. Their LSTMs gave the same order, the model's attention
-# first. Learned weights do little better than uniform ones here (within two points either way on the runs
-# we measured), so that comparison is printed, not asserted. The control says where the gain comes from:
-# the same encoder's attention before fine-tuning does *worse* than uniform weights (on the seed-0 model 0.70
-# in fast mode, 0.68 with 2,000 training sentences). Fine-tuning moved the last layer's `[CLS]` attention towards the words that carry the
-# sentiment, so the weights are not arbitrary, even though shuffling them barely moves this model's output
-# (Jain & Wallace above): the output does not depend on them alone, yet they encode which words matter.
+# **What it shows** (printed above, not asserted). On the embedded seed-0 model, pooled with the fine-tuned
+# model's attention, a model that sees each word alone classifies the held-out sentences better than with
+# uniform weights or with weights it learns itself: the table prints the accuracies (about 0.79 against 0.75
+# in fast mode, 0.81 against 0.77 with 2,000 training sentences), 2 to 6 points on each of ten diagnostic
+# seeds we measured on that model. Their LSTMs gave the same order, the model's attention first. **But that
+# verdict depends on the training run.** Over training seeds 0-4 of the same recipe (held-out accuracies
+# 0.85-0.87; the diagnostic with 2,000 training sentences) the mean gain of the model's attention over uniform
+# weights ranged from -0.035 to 0.048, and over learned weights from -0.041 to 0.042: on seed 2 it barely beat
+# uniform weights, on seed 3 it did worse than both. So with this diagnostic, "attention carries task
+# information" is a finding about one trained model, not about the architecture or the recipe; to say more we
+# would have to measure over builds, as here. Learned weights do little better than uniform ones (within two
+# points either way on the runs we measured), so that comparison is printed, not asserted. The control,
+# asserted, says what fine-tuning did: the same encoder's attention before fine-tuning does *worse* than
+# uniform weights (on the seed-0 model 0.70 in fast mode, 0.68 with 2,000 training sentences, where uniform
+# weights beat it by 0.082 on average on every build). Fine-tuning moved the last layer's `[CLS]` attention
+# towards the words that carry the sentiment, on every seed far enough to beat the pretrained attention, on
+# some far enough to beat uniform weights, even though shuffling it barely moves this model's output (Jain &
+# Wallace above): the output does not depend on it alone, yet it encodes which words matter.
 # The diagnostic stays well below the transformer itself: context (negation, "cannot wait") still counts.
 # Two limits, true of Wiegreffe & Pinter's design as well: the model's attention was computed with the whole
 # sentence in view (the test sentences' too), so the "no context" diagnostic receives some context
 # second-hand, through the weights; and beating uniform weights shows that the weights carry information
 # about the task, not that the transformer's prediction relies on them.
-# Wiegreffe & Pinter's conclusion fits: attention can be *an* explanation in this sense without being *the*
-# explanation, and which it is depends on the definition of explanation one wants.
+# Wiegreffe & Pinter's conclusion fits, with a caveat these builds add: attention can be *an* explanation in
+# this sense without being *the* explanation; which it is depends on the definition of explanation one
+# wants and, with this diagnostic, on the training run as well.
 
 # %% [markdown]
 # ## 8. Faithfulness of each method: comprehensiveness and sufficiency
@@ -968,17 +988,18 @@ if MODEL == "embedded":
     claim("04.8-lrp-tau-grad-weighted-over-loo", lrp_median["grad-weighted attention"] - lrp_median["LOO"])
     claim("04.8-lrp-tau-loo-weak", lrp_median["LOO"])  # ... with leave-one-out it agrees only weakly
     claim("04.8-lrp-more-comprehensive", comp["Chefer LRP"] - max(comp[m] for m in by_attention))  # than both
-    claim("04.8-lrp-more-sufficient", min(suff[m] for m in by_attention) - suff["Chefer LRP"])
+    claim("04.8-lrp-more-sufficient", min(suff[m] for m in by_attention) - suff["Chefer LRP"])  # printed only
 
 # %% [markdown]
-# **What it shows** (the asserts above). Chefer et al.'s relevance orders the words almost as
+# **What it shows** (the claims above). Chefer et al.'s relevance orders the words almost as
 # gradient-weighted attention does (median tau above 0.7, asserted; printed above): the two share the product
 # over the blocks and differ only in what the gradient is multiplied by, $R^{A}$ or $A$. With leave-one-out
 # it agrees only weakly (median tau below 0.5, asserted; printed above, much as raw attention does). Yet when the top words are deleted it behaves like the
 # gradient-based orders, not like the attention-based ones it is read from: its top words carry more of the
-# decision than those of raw attention or Grad-SAM (higher comprehensiveness, lower sufficiency, each by
-# more than 0.05). Agreeing with one measure of importance (leave-one-out, one word at a time) and doing
-# well on another (deleting the top k% at once) are different things.
+# decision than those of raw attention or Grad-SAM (higher comprehensiveness by more than 0.05, asserted;
+# lower sufficiency, by 0.14 on the embedded seed-0 model, printed, not asserted: over training seeds 0-4
+# that margin ranged from 0.006 on seed 3 to 0.15). Agreeing with one measure of importance (leave-one-out,
+# one word at a time) and doing well on another (deleting the top k% at once) are different things.
 
 # %% [markdown]
 # **Exercise.** The lecture concludes: whether attention is explanation depends on the definition of

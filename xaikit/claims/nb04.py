@@ -8,7 +8,10 @@ asserted before the ledger (a majority, zero, chance, the papers' statements, a 
 and are not loosened. Three statements that training seeds 1 and 2 broke are no longer asserted in their old
 form: the lecture sentences' labels and "a random order is the worst" are printed (shown), and "attention-based
 orders are less comprehensive" compares the two groups' means, as section 7 does, instead of the best of one
-group with the worst of the other.
+group with the worst of the other. Ten more that the claims matrix (training seeds 0-4, student mode) broke are
+shown, with the measured range in ``why``: SHAP's top word in all four sentences, Grad-SAM nearer attention
+than IG, LRP's share on [CLS], two deletion orders, Chefer LRP's sufficiency, and the four Wiegreffe & Pinter
+gains of the model's attention over uniform and learned weights.
 """
 
 from xaikit.claims import Claim
@@ -18,6 +21,11 @@ _SOFTMAX = "each attention row is a softmax over the keys (padding masked to exa
 _SEEDS = "flips with the training seed"
 _WP = ("Wiegreffe & Pinter's diagnostic: the notebook's bound (on every diagnostic seed by 0.01, on average by "
        "0.025; the smallest gains over 10 diagnostic seeds of one sentiment model were 0.023-0.030)")
+_WP_SHOWN = ("Wiegreffe & Pinter's diagnostic, the model's attention against {against}: the gain depends on the "
+             "training run, not only on the diagnostic's seeds. {seeds}. Seed 3's attention did worse than "
+             "{against}; the five models' held-out accuracies (0.85-0.87) do not explain it. What moved is the "
+             "model's attention: the other columns gave the same gains on every build (learned - uniform "
+             "0.006, uniform - pretrained 0.082)")
 _WP_PAPER = "Wiegreffe & Pinter 2019, Table 3: their LSTMs' own attention guided the diagnostic best"
 
 CLAIMS = [
@@ -61,9 +69,11 @@ CLAIMS = [
           "error over the five sentences).", "identity", upper=1e-4,
           why="efficiency of the Partition explainer: its values telescope from f(masked) to f(x), float32 "
               "logits of size ~1"),
-    Claim("04.4-shap-top-word-pulls-down", "The largest |SHAP| of 'hates', 'boring', 'cannot', 'confused' is "
-          "that word, pulling the positive logit down (count of 4).", "empirical", lower=4,
-          why="the notebook's 'all four'; for 'cannot' it held whichever way seeds 0 and 1 labelled the sentence",
+    Claim("04.4-shap-top-word-pulls-down", "Is the largest |SHAP| of 'hates', 'boring', 'cannot', 'confused' "
+          "that word, pulling the positive logit down? (count of 4)", "shown",
+          why="was asserted >= 4 (the notebook's 'all four'); seeds 0-4: 3-4, all four on seeds 0, 2, 3, 4 but "
+              "3 on seed 1 (the table does not say which sentence; seed 1's model is the surest that 'I cannot wait "
+              "for next time' is positive, P = 0.72)",
           lecture="the lecture's BERT-base: 'cannot' +1.07, 'wait' +1.28 towards positive"),
     Claim("04.4-credit-split-adds-up", "Each SHAP value is the token's own effect plus its shares of the groups' "
           "left-overs (largest |own + shares - value|).", "identity", upper=1e-9,
@@ -98,16 +108,19 @@ CLAIMS = [
     Claim("04.6-rollout-cls-keeps-most", "Rollout keeps most of [CLS]'s flow on [CLS] itself (smallest share "
           "over the five sentences).", "empirical", lower=0.5, strict=True,
           why="'most': more than half; the residual identity carries each position forward"),
-    Claim("04.6-gradsam-nearer-attention-than-ig", "Grad-SAM ranks words much as raw attention does, less as IG "
-          "(difference of the mean Spearman correlations).", "empirical", lower=0.2, strict=True,
-          why="the notebook's margin; IG, which moves the input itself, is the comparison"),
+    Claim("04.6-gradsam-nearer-attention-than-ig", "Does Grad-SAM rank words more as raw attention does than as "
+          "IG does? (difference of the mean Spearman correlations)", "shown",
+          why="was asserted > 0.2 (the notebook's margin); seeds 0-4: 0.04-0.48, below 0.2 on seeds 2 and 3 "
+              "(0.04, 0.15); a mean over five sentences only, so one sentence's ranks can move it"),
     Claim("04.6-lrp-conserved", "Chefer et al.'s LRP conserves the relevance block by block (largest relative "
           "change of the total).", "identity", upper=1e-9, strict=True,
           why="the z+ rule, the rescaled splits and the pass-through rules keep the total by construction; "
               "computed in float64"),
-    Claim("04.6-lrp-cls-keeps-most", "At block 0's input most of the LRP total still sits on [CLS]'s position "
-          "(smallest share over the five sentences).", "empirical", lower=0.5, strict=True,
-          why="'most': more than half of the conserved total of 1"),
+    Claim("04.6-lrp-cls-keeps-most", "How much of the LRP total still sits on [CLS]'s position at block 0's "
+          "input? (smallest share over the five sentences)", "shown",
+          why="was asserted > 0.5 ('most' of the conserved total of 1); seeds 0-4: 0.09-0.82, 0.58-0.82 on "
+              "seeds 0, 1, 2, 4 but 0.09 on seed 3: for at least one sentence that model's relevance reaches "
+              "block 0's input mostly away from [CLS]"),
     # -- 7. the lab: erasure, deletion, permutation --
     Claim("04.7-erase-top-beats-random", "Erasing the top-attended word moves the output more than erasing a "
           "random word (share of sentences).", "empirical", lower=0.7,
@@ -121,13 +134,16 @@ CLAIMS = [
           "(largest % flipped).", "empirical", upper=35, why="the notebook's bound for 'few'"),
     Claim("04.7-deletion-flips-most", "Deleting words from the input flips most sentences (mean % over the "
           "rankings).", "empirical", lower=50, strict=True, why="'most': more than half"),
-    Claim("04.7-deletion-gradient-beats-random", "By deletion the attention gradient's order flips far sooner "
-          "than a random order (difference of the fractions deleted).", "empirical", lower=0.1, strict=True,
-          why="the random order is the control; the notebook's margin for 'far sooner'"),
-    Claim("04.7-deletion-attention-needs-more", "Orders read from attention need more deletions than those from "
-          "gradients or the input (difference of the group means).", "empirical", lower=0.05, strict=True,
-          why="the notebook's margin; group means (attention, Grad-SAM vs gradient, gradient x attention, SHAP, "
-              "IG), not one method against another"),
+    Claim("04.7-deletion-gradient-beats-random", "By deletion, does the attention gradient's order flip sooner "
+          "than a random order? (difference of the fractions deleted)", "shown",
+          why="was asserted > 0.1 (the random order is the control; the notebook's margin for 'far sooner'); "
+              "seeds 0-4: -0.15 to 0.24, 0.11-0.24 on seeds 0, 1, 4 but negative on seeds 2 and 3 (-0.15, "
+              "-0.14): there the gradient's order needed more deletions than a random one"),
+    Claim("04.7-deletion-attention-needs-more", "Do orders read from attention need more deletions than those "
+          "from gradients or the input? (difference of the group means)", "shown",
+          why="was asserted > 0.05 (the notebook's margin; group means: attention, Grad-SAM vs gradient, "
+              "gradient x attention, SHAP, IG); seeds 0-4: 0.04-0.16, positive on every seed but 0.043 on "
+              "seed 3, under the margin"),
     Claim("04.7-shuffle-last-layer-barely-moves", "Shuffling the last layer's attention barely moves the output "
           "(median TVD).", "empirical", upper=0.05, strict=True, why="the notebook's bound for 'barely'",
           lecture="Jain & Wallace 2019: permuting attention often leaves the output unchanged"),
@@ -145,16 +161,28 @@ CLAIMS = [
           "(median tau gradient-LOO minus attention-LOO).", "shown",
           why="the three medians lie too close together to assert an order"),
     # -- 7. Wiegreffe & Pinter's diagnostic --
-    Claim("04.7-wp-attention-over-uniform-min", "Pooled with the model's attention, the diagnostic beats uniform "
-          "weights on every diagnostic seed (smallest gain).", "empirical", lower=0.01, strict=True, why=_WP,
+    Claim("04.7-wp-attention-over-uniform-min", "Pooled with the model's attention, does the diagnostic beat "
+          "uniform weights on every diagnostic seed? (smallest gain)", "shown",
+          why=_WP_SHOWN.format(against="uniform weights", seeds="Was asserted > 0.01; seeds 0-4: -0.04 to 0.04, "
+                               "0.016-0.04 on seeds 0, 1, 4 but 0 on seed 2 and -0.04 on seed 3"),
           lecture=_WP_PAPER),
-    Claim("04.7-wp-attention-over-uniform-mean", "...and on average by a margin (mean gain over the diagnostic "
-          "seeds).", "empirical", lower=0.025, strict=True, why=_WP, lecture=_WP_PAPER),
-    Claim("04.7-wp-attention-over-learned-min", "The model's attention beats weights the diagnostic learns itself "
-          "on every diagnostic seed (smallest gain).", "empirical", lower=0.01, strict=True, why=_WP,
+    Claim("04.7-wp-attention-over-uniform-mean", "...and on average? (mean gain over the diagnostic seeds)",
+          "shown",
+          why=_WP_SHOWN.format(against="uniform weights", seeds="Was asserted > 0.025; seeds 0-4: -0.035 to 0.048, "
+                               "above the bound on seeds 0 and 1 (0.048, 0.026) only: 0.013, -0.035 and 0.024 "
+                               "on seeds 2, 3, 4"),
           lecture=_WP_PAPER),
-    Claim("04.7-wp-attention-over-learned-mean", "...and on average by a margin (mean gain).", "empirical",
-          lower=0.025, strict=True, why=_WP, lecture=_WP_PAPER),
+    Claim("04.7-wp-attention-over-learned-min", "Does the model's attention beat weights the diagnostic learns "
+          "itself on every diagnostic seed? (smallest gain)", "shown",
+          why=_WP_SHOWN.format(against="learned weights", seeds="Was asserted > 0.01; seeds 0-4: -0.05 to 0.032, "
+                               "above the bound on seed 0 only (0.032): 0.008, -0.008, -0.05 on seeds 1-3 and "
+                               "0.01, at the bound, on seed 4"),
+          lecture=_WP_PAPER),
+    Claim("04.7-wp-attention-over-learned-mean", "...and on average? (mean gain)", "shown",
+          why=_WP_SHOWN.format(against="learned weights", seeds="Was asserted > 0.025; seeds 0-4: -0.041 to 0.042, "
+                               "above the bound on seed 0 only (0.042): 0.020, 0.007, -0.041, 0.018 on seeds "
+                               "1-4"),
+          lecture=_WP_PAPER),
     Claim("04.7-wp-uniform-over-pretrained-min", "The control, the encoder's attention before fine-tuning, does "
           "worse than uniform weights on every diagnostic seed (smallest gain).", "empirical", lower=0.01,
           strict=True, why=_WP + "; the pretrained attention never saw the task"),
@@ -192,6 +220,8 @@ CLAIMS = [
     Claim("04.8-lrp-more-comprehensive", "Chefer LRP is more comprehensive than raw attention and Grad-SAM "
           "(minus the better of the two).", "empirical", lower=0.05, strict=True,
           why="the notebook's margin; the attention-based orders it is read from are the comparison"),
-    Claim("04.8-lrp-more-sufficient", "...and more sufficient (the better sufficiency of attention and Grad-SAM "
-          "minus Chefer LRP's).", "empirical", lower=0.05, strict=True, why="the notebook's margin"),
+    Claim("04.8-lrp-more-sufficient", "...and is it more sufficient? (the better sufficiency of attention and "
+          "Grad-SAM minus Chefer LRP's)", "shown",
+          why="was asserted > 0.05 (the notebook's margin); seeds 0-4: 0.006-0.15, 0.10-0.15 on seeds 0, 1, 2, "
+              "4 but 0.006 on seed 3, where Chefer LRP was hardly more sufficient than attention's orders"),
 ]
