@@ -525,7 +525,7 @@ for s, e, p in zip(SENTENCES, explained, probs, strict=True):
 claim("02.8-five-gaps", max(e.detail.relative_gap for e in explained))
 if MODEL == "embedded":
     # the lecture's labels for the four clear sentences (1 positive, 0 negative); "I cannot wait" is a near
-    # tie that flips with the training seed (seed 0: positive, seed 1: negative), so it is shown, not asserted
+    # tie that flips with the training seed (seeds 0-4: P(positive) 0.25-0.72), so it is shown, not asserted
     claim("02.8-lecture-labels", min(float(probs[i, label]) for i, label in ((0, 1), (1, 0), (2, 0), (4, 0))))
     # the negative sentences' sentiment words lead (for the near tie, "I cannot wait", see the printout)
     claim("02.8-negative-words-lead",
@@ -605,7 +605,7 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # %% [markdown]
 # **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive, and so does the
 # embedded one built by `prepare` (training seed 0) on our machine (shown above, not asserted: the same
-# recipe with training seed 1, or on another CPU, can call it negative). How sure is it,
+# recipe with training seeds 2, 3 and 4 calls it negative: P(positive) 0.25-0.72 over seeds 0-4). How sure is it,
 # and which token does IG say pulls the hardest? Does the model read the idiom?
 #
 # <details class="xk-answer"><summary>Answer</summary>

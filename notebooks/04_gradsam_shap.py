@@ -145,8 +145,8 @@ real = enc["attention_mask"].bool().cpu()[:, None, :].expand_as(row_sums)
 claim("04.1-attention-rows-sum-to-one", (row_sums[real] - 1).abs().max())  # each real query's row sums to 1
 agree = [p == e for p, e in zip(predicted, expected, strict=True)]
 # printed, not asserted, for the embedded model: "I cannot wait" (index 3) is a near tie that flips with the
-# training seed (seed 0: positive, seed 1: negative), and training seed 2 gives one of the four clear
-# sentences another label
+# training seed (claims matrix, seeds 0-4: P(positive) 0.25-0.72, positive on seeds 0 and 1, negative on 2-4);
+# the four clear sentences kept the lecture's labels on all five (notebook 02 asserts it)
 claim("04.1-lecture-labels", sum(agree), note="of 5 agree with the lecture's model")
 if MODEL == "embedded":
     # printed, not asserted: how sure the model is depends on the training seed and on the CPU that trained it
@@ -157,9 +157,8 @@ elif MODEL != "tiny":
 # %% [markdown]
 # **Exercise.** The embedded model (training seed 0) gives the five sentences the lecture's labels, but
 # *"I cannot wait for next time"* only just: its P(positive) is printed above (0.51 on the seed-0 model we
-# built), and the same recipe with training seed 1 calls it negative. (With training seed 2 one of the four
-# clear sentences gets another label too, which is why the labels are printed, not asserted.) Why is it the
-# hardest of the five?
+# built). Over training seeds 0-4 of the same recipe it ranged from 0.25 to 0.72: seeds 2, 3 and 4 call it
+# negative, which is why the labels are printed, not asserted. Why is it the hardest of the five?
 #
 # <details class="xk-answer"><summary>Answer</summary>
 #
