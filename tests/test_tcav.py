@@ -319,6 +319,56 @@ def test_significance_rank_test_ranks_each_concept_among_the_random_concepts():
                                n_null=0)
 
 
+@pytest.mark.parametrize("classifier,fixed_negative", [("logistic", False), ("hinge", True)])
+def test_rank_test_random_concepts_score_as_train_cav_would(classifier, fixed_negative):
+    """The random concepts' CAVs skip train_cav's held-out accuracy and the forward pass stops at the layer;
+    their (K, R) scores are those of train_cav's CAVs on the full forward pass's activations, run by run,
+    with random counterparts and with a fixed negative set (subsampled per run)."""
+    from xaikit.concepts.activations import _run, _score
+    from xaikit.concepts.cav import _held_out, _vector_from_training_rows
+    from xaikit.concepts.images import pixel_values
+    from xaikit.concepts.significance import _subsample
+
+    rng = np.random.default_rng(3)
+    for n_pos, n_neg, d in ((12, 12, 40), (10, 14, 6)):  # the row space (d > rows) and the full space
+        pos, neg = rng.standard_normal((n_pos, d)), rng.standard_normal((n_neg, d)) + 0.3
+        for seed in (0, 4):
+            test = _held_out(n_pos, n_neg, seed)
+            vector = _vector_from_training_rows(np.concatenate([pos, neg])[~test], int((~test[:n_pos]).sum()),
+                                                classifier, seed)
+            reference = tcav.train_cav(pos, neg, classifier, seed).vector
+            np.testing.assert_allclose(vector, reference, atol=1e-6, rtol=0)
+    model = tiny_vit(seed=3, image_size=32)
+    x = pixel_values(model, iw.random_images(6, seed=9)[:, ::2, ::2])
+    full, short = _run(model, x, [0], "mean", None, 4)[0], _run(model, x, [0], "mean", None, 4, stop=True)[0]
+    np.testing.assert_array_equal(short, full)  # exact: the same blocks up to layer 0 run on the same input
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
+    nulls = [iw.random_images(8, seed=500 + k)[:, ::2, ::2] for k in range(3)]
+    negative = iw.random_images(10, seed=700)[:, ::2, ::2] if fixed_negative else None
+    cls_imgs = iw.make_dataset(10, seed=4)[0][:, ::2, ::2]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # 3 random concepts can never reject
+        r = tcav.tcav_significance(model, {"striped": iw.concept_images("striped", 8)[:, ::2, ::2]}, cls_imgs,
+                                   "zebra", 1, random_sets=randoms, R=3, pooling="mean", test="rank",
+                                   null_sets=nulls, classifier=classifier, negative=negative, seed=2)
+    from xaikit.concepts.activations import _cached
+    from xaikit.concepts.images import resolve_class
+
+    grads = _cached(model, pixel_values(model, cls_imgs), 1, "mean", resolve_class(model, "zebra")[0], 64)
+    acts = lambda imgs: tcav.activations(model, imgs, 1, "mean")  # noqa: E731
+    for k, imgs in enumerate(nulls):
+        a = acts(imgs)
+        for i in range(3):
+            if negative is None:
+                counter, pos = acts(randoms[i + 1]), a
+            else:
+                sub = np.random.default_rng([2, i, 17])
+                counter = acts(negative)[_subsample(10, sub)]
+                pos = a[_subsample(8, sub)]
+            cav = tcav.train_cav(pos, counter, classifier, 2 + i)
+            assert r.null_scores[k, i] == _score(grads @ cav.vector)[0], (k, i)
+
+
 # -- bad input ------------------------------------------------------------------------------------------------
 def test_bad_inputs_raise_clear_errors():
     model = tiny_vit(image_size=32)

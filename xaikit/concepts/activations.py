@@ -87,17 +87,27 @@ def _layers_to_keep(model, layer: int, pooling: str, n: int) -> list[int]:
     return list(range(total)) if n * width * total * 4 < _ALL_LAYERS_BYTES else [layer]
 
 
-def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | None, batch_size: int):
+class _Stop(Exception):
+    """Raised by the hook of the last block :func:`_run` needs, to skip the blocks above it."""
+
+
+def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | None, batch_size: int,
+         stop: bool = False):
     """Forward (and backward, if ``target`` is set) with hooks on ``layers``; pooled activations or lifted
-    gradients per layer, each (N, D)."""
+    gradients per layer, each (N, D). ``stop=True`` (activations only): the forward pass ends at the last
+    of ``layers``; the blocks above it and the head are not run (the activations are the same)."""
     from xaikit.models.arch import encoder_layers
 
     blocks = encoder_layers(model)
     outs: dict[int, torch.Tensor] = {}
+    stop = stop and target is None
+    last = max(layers)
 
     def hook(i):
         def fn(_module, _inputs, output):
             outs[i] = output[0] if isinstance(output, (tuple, list)) else output  # 4.x tuple, 5.x tensor
+            if stop and i == last:
+                raise _Stop
         return fn
 
     handles = [blocks[i].register_forward_hook(hook(i)) for i in layers]
@@ -108,7 +118,10 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
             xb = x[s:s + batch_size].to(device=device, dtype=next(model.parameters()).dtype)
             if target is None:
                 with torch.no_grad():
-                    model(pixel_values=xb)
+                    try:
+                        model(pixel_values=xb)
+                    except _Stop:
+                        pass
                 for i in layers:
                     pieces[i].append(_pool(outs[i], pooling).float().cpu())
             else:

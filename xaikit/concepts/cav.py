@@ -64,23 +64,11 @@ def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: i
         raise ValueError(f"each activation set needs at least 2 rows, got {len(pos)} and {len(neg)}")
     x = np.concatenate([pos, neg])
     y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
-    test = np.zeros(len(x), bool)
-    for cls in (0, 1):  # stratified split, at least one training row per class
-        rows = np.flatnonzero(y == cls)
-        # the held-out rows of a set depend on the seed and the set's size only, not on which side it is
-        # on: swapping concept and counterpart then trains on the same rows and gives exactly -v
-        idx = rows[np.random.default_rng([seed, len(rows)]).permutation(len(rows))]
-        k = min(int(round(test_fraction * len(idx))), len(idx) - 1)
-        test[idx[:k]] = True
+    test = _held_out(len(pos), len(neg), seed, test_fraction)
     scale = x[~test].std(0) + 1e-6  # standardise for the solver, then map the normal back (w / scale)
     mu = x[~test].mean(0)
     z = (x - mu) / scale
-    if classifier == "logistic":
-        clf = _LogisticL2(C=1.0)
-    else:
-        from sklearn.linear_model import SGDClassifier
-
-        clf = SGDClassifier(loss="hinge", alpha=0.01, max_iter=1000, tol=1e-3, random_state=seed)
+    clf = _classifier(classifier, seed)
     # With more dimensions than training rows (all tokens flattened: 65 x 96 = 6240 here), the
     # L2-regularised optimum lies in the row space of the training data (representer theorem), so fit in
     # that r-dimensional basis and map back: the same CAV, 100x faster.
@@ -106,6 +94,57 @@ def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: i
     acc_train = float(clf.score(z[~test], y[~test]))
     acc = float(clf.score(z[test], y[test])) if test.any() else acc_train
     return CAV(vector, concept, negative, layer, pooling, classifier, acc, acc_train)
+
+
+def _held_out(n_pos: int, n_neg: int, seed: int, test_fraction: float = 0.25) -> np.ndarray:
+    """``(n_pos + n_neg,)`` True at :func:`train_cav`'s held-out rows of ``concat([concept, counterpart])``:
+    a stratified split, at least one training row per class."""
+    y = np.concatenate([np.ones(n_pos), np.zeros(n_neg)])
+    test = np.zeros(len(y), bool)
+    for cls in (0, 1):
+        rows = np.flatnonzero(y == cls)
+        # the held-out rows of a set depend on the seed and the set's size only, not on which side it is
+        # on: swapping concept and counterpart then trains on the same rows and gives exactly -v
+        idx = rows[np.random.default_rng([seed, len(rows)]).permutation(len(rows))]
+        k = min(int(round(test_fraction * len(idx))), len(idx) - 1)
+        test[idx[:k]] = True
+    return test
+
+
+def _classifier(classifier: str, seed: int):
+    if classifier == "logistic":
+        return _LogisticL2(C=1.0)
+    from sklearn.linear_model import SGDClassifier
+
+    return SGDClassifier(loss="hinge", alpha=0.01, max_iter=1000, tol=1e-3, random_state=seed)
+
+
+def _vector_from_training_rows(xt: np.ndarray, n_pos: int, classifier: str, seed: int) -> np.ndarray:
+    """The unit CAV of :func:`train_cav` from its training rows alone, ``xt`` ``(n, D)`` float64: the concept's
+    ``n_pos`` rows, then the counterpart's, in the order ``train_cav`` keeps them. No held-out accuracy: the
+    same standardisation, row-space basis and fit, with the Gram matrix of the training rows only; equal to
+    ``train_cav(...).vector`` up to the order of float sums in the matrix products (tests/test_tcav.py). For
+    the significance test's random concepts, whose accuracy nobody reads (:mod:`xaikit.concepts.significance`).
+    """
+    y = np.concatenate([np.ones(n_pos), np.zeros(len(xt) - n_pos)])
+    # train_cav's x.std(0) and (x - x.mean(0)) / scale with the centred rows formed once: numpy's std centres
+    # on the same mean (the sum over the rows, divided by their count) and sums the same squares
+    zt = xt - np.add.reduce(xt, axis=0) / len(xt)
+    scale = np.sqrt(np.add.reduce(zt * zt, axis=0) / len(xt)) + 1e-6
+    zt /= scale
+    clf = _classifier(classifier, seed)
+    if zt.shape[1] > len(zt):  # the row space, as train_cav
+        k = zt @ zt.T  # (n, n)
+        evals, evecs = np.linalg.eigh(k)
+        keep = evals > max(evals[-1], 1e-300) * 1e-10
+        to_basis = evecs[:, keep] / np.sqrt(evals[keep])
+        clf.fit(k @ to_basis, y)
+        w = ((to_basis @ clf.coef_[0]) @ zt) / scale
+    else:
+        clf.fit(zt, y)
+        w = clf.coef_[0] / scale
+    norm = np.linalg.norm(w)
+    return (w / norm if norm > 0 else w).astype(np.float32)
 
 
 class _LogisticL2:

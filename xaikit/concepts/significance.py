@@ -201,8 +201,8 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     :func:`rank_p` of its mean score among theirs, two-sided about the median of all of them. "Is stripes'
     score further out than a random image set's would be?" is then answered with the error rate it promises. The
     K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts
-    (about 20-30 ms per CAV on one BLAS thread, which this function sets: K=100 and R=10 add some 20-40 s
-    per model). Notebook 05, section 6.
+    (about 10 ms per CAV on one BLAS thread, which this function sets: K=100 and R=10 add some 10-20 s per
+    model). Notebook 05, section 6.
     """
 
     R = check_int(R, "R", 2, hint="a t-test needs at least 2 runs per side; the TCAV paper uses R=500, 10-50 "
@@ -252,18 +252,19 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     a_neg = acts(negative, "negative") if negative is not None else None
     neg_name = "random" if negative is None else "negative"
 
-    def run(a_pos, name, i, counter=None, cache=True):
-        rng = np.random.default_rng([seed, i, 17])
-        if counter is None and a_neg is None:
-            counter = a_rand[i + 1]
-        elif counter is None:  # a fixed counterpart: vary the runs by subsampling both sets
-            counter = a_neg[_subsample(len(a_neg), rng)]
-            a_pos = a_pos[_subsample(len(a_pos), rng)]
-        if cache:
-            cav = _cav_cached(model, a_pos, counter, classifier, seed + i, name, neg_name, layer, pooling)
-        else:
-            cav = train_cav(a_pos, counter, classifier, seed + i, concept=name, negative=neg_name, layer=layer,
-                            pooling=pooling)
+    def counterpart(i, n_pos):
+        """Run i's counterpart set and the rows of the concept set it keeps (``None``: all of them)."""
+        if a_neg is None:
+            return a_rand[i + 1], None
+        rng = np.random.default_rng([seed, i, 17])  # a fixed counterpart: vary the runs by subsampling both sets
+        counter = a_neg[_subsample(len(a_neg), rng)]
+        return counter, _subsample(n_pos, rng)
+
+    def run(a_pos, name, i, counter=None):
+        if counter is None:
+            counter, rows = counterpart(i, len(a_pos))
+            a_pos = a_pos if rows is None else a_pos[rows]
+        cav = _cav_cached(model, a_pos, counter, classifier, seed + i, name, neg_name, layer, pooling)
         return (*_score(g @ cav.vector), cav.accuracy, not np.any(cav.vector))  # last: a zero CAV
 
     from threadpoolctl import threadpool_limits
@@ -274,11 +275,13 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     # random concepts' forward passes use the method thread count (xaikit.policies), as every other pass does
     with threadpool_limits(1, user_api="blas"), method_threads():
         return _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test,
-                                  null_sets, n_null, seed, processor, progress, run, acts, g, a_rand, a_neg)
+                                  null_sets, n_null, seed, processor, progress, run, counterpart, acts, g, a_rand,
+                                  a_neg)
 
 
 def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test, null_sets,
-                       n_null, seed, processor, progress, run, acts, g, a_rand, a_neg) -> SignificanceResult:
+                       n_null, seed, processor, progress, run, counterpart, acts, g, a_rand,
+                       a_neg) -> SignificanceResult:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=R * (len(concepts) + 1), desc="TCAV runs", disable=not progress, leave=False)
@@ -301,8 +304,8 @@ def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_n
     null_scores = None
     if test == "rank":
         null_scores = _null_scores(model, [_imgs(s, f"null_sets[{k}]") for k, s in enumerate(null_sets)], layer, pooling,
-                                 processor, run, R, (g, classifier, seed, [*a_rand[1:R + 1], *([] if a_neg is None
-                                                                                         else [a_neg])]), progress)
+                                 processor, counterpart, R, (g, classifier, seed, [*a_rand[1:R + 1], *([] if a_neg is None
+                                                                                                 else [a_neg])]), progress)
     out = {}
     for name, imgs in concepts.items():
         a_pos = acts(imgs, f"concepts[{name!r}]")
@@ -394,14 +397,21 @@ def _default_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, .
     return tuple(random_images(size, seed=900_000 + seed * 1000 + k) for k in range(n_null))
 
 
-def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, run, R: int, context,
+def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, counterpart, R: int, context,
                  progress: bool) -> np.ndarray:
     """(K, R) TCAV scores of R runs of each random image set posing as a concept, cached per model, so that
     moving a panel's alpha or concept set does not train the K x R CAVs again. Their activations are not
-    cached (K sets would hold hundreds of MB); each set's are taken at ``layer`` only and dropped."""
+    cached (K sets would hold hundreds of MB); each set's are taken at ``layer`` only (the blocks above it
+    are not run) and dropped.
+
+    Run i pits every set against the same counterpart with the same held-out split (it depends on the seed
+    and the set sizes only), so the counterpart's training rows are prepared once per run, and only each
+    CAV's unit vector is computed (:func:`xaikit.concepts.cav._vector_from_training_rows`: the vector of
+    ``train_cav``, without the held-out accuracy nobody reads here)."""
     from tqdm.auto import tqdm
 
     from xaikit.concepts.activations import _run
+    from xaikit.concepts.cav import _held_out, _vector_from_training_rows
 
     g, classifier, seed, counterparts = context
     digest = hashlib.sha1(g.tobytes())
@@ -410,11 +420,27 @@ def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, ru
     key = ("null-scores", digest.hexdigest()[:16], len(null_sets), layer, pooling, classifier, seed, R)
     store = _store(model)
     if key not in store:
+        n_pos = len(null_sets[0])  # the sets are of one size (tcav_significance checks it)
+        runs = []  # per run: the concept's training rows among the set's, and the training rows of a CAV
+        for i in range(R):  # with the counterpart's already in place
+            counter, rows = counterpart(i, n_pos)
+            rows = np.arange(n_pos) if rows is None else rows
+            test = _held_out(len(rows), len(counter), seed + i)
+            train = rows[~test[:len(rows)]]
+            xt = np.empty((len(train) + int((~test[len(rows):]).sum()), counter.shape[1]))
+            xt[len(train):] = np.asarray(counter, np.float64)[~test[len(rows):]]
+            runs.append((train, xt))
         scores = []
         for k, imgs in enumerate(tqdm(null_sets, desc="random concepts", disable=not progress, leave=False)):
-            a = _run(model, pixel_values(model, imgs, processor, f"null_sets[{k}]"), [layer], pooling, None, 64)[layer]
+            a = _run(model, pixel_values(model, imgs, processor, f"null_sets[{k}]"), [layer], pooling, None, 64,
+                     stop=True)[layer]
+            a = np.asarray(a, np.float64)
             # not through the CAV cache: K x R CAVs of throwaway sets would crowd out the concepts' own
-            scores.append([run(a, f"null{k}", i, cache=False)[0] for i in range(R)])
+            row = []
+            for i, (train, xt) in enumerate(runs):
+                np.take(a, train, axis=0, out=xt[:len(train)])  # this set's training rows, then the counterpart's
+                row.append(_score(g @ _vector_from_training_rows(xt, len(train), classifier, seed + i))[0])
+            scores.append(row)
         store[key] = np.array(scores)
     return store[key]
 
