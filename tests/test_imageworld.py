@@ -134,3 +134,20 @@ def test_dataset_with_twins_is_make_dataset_and_texture_twins_in_one_pass():
     np.testing.assert_array_equal(y, y0)  # exact: integer labels
     np.testing.assert_array_equal(t, iw.texture_twins(12, "control", seed=4))  # exact: uint8, the same seeded call
     assert names == names0
+
+
+def test_rings_in_windows_equal_the_whole_frame():
+    """Bubbly's rings are computed in a window around each centre only; the mask is the whole-frame formula's,
+    bit for bit (centres up to 4 pixels outside the frame, the radii and width bubbly and foam use)."""
+    from xaikit.concepts.imageworld import SIZE, _rings
+
+    yy, xx = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(1, 40))
+        cx, cy = rng.uniform(-4, SIZE + 4, (2, n, 1, 1))
+        r = rng.uniform(3.0, 7.0, (n, 1, 1))
+        whole = (np.abs(np.sqrt((xx - cx) ** 2 + (yy - cy) ** 2) - r) < 1.4).any(axis=0).astype(np.float32)
+        got = _rings(cx, cy, r, 1.4)
+        assert got.dtype == np.float32 and np.array_equal(got, whole), seed  # exact: a 0/1 mask
+

@@ -104,6 +104,10 @@ FOAM_RATE = {"zebra": 0.5, "other": 0.2}
 CONTROL_FOAM_RATE = (FOAM_RATE["zebra"] + 4 * FOAM_RATE["other"]) / 5
 
 _YY, _XX = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
+# one row and one column of them: a squared distance to a point as (x - px)^2 (1, W) + (y - py)^2 (H, 1),
+# broadcast, is the same sum of the same two squares as over the full grids, with two W- and H-long
+# subtractions and squarings instead of two H x W ones (per point)
+_X1, _Y1 = _XX[:1], _YY[:, :1]
 
 
 def classes(world: str = "main") -> tuple[str, ...]:
@@ -167,9 +171,30 @@ def _pattern(kind: str, rng: np.random.Generator, angle: float | None = None) ->
         n = rng.integers(28, 40)
         cx, cy = rng.uniform(-4, SIZE + 4, (3, n, 1, 1))[:2]
         r = rng.uniform(3.0, 7.0, (n, 1, 1))
-        d = np.sqrt((_XX - cx) ** 2 + (_YY - cy) ** 2)  # (n, H, W) distance to each bubble's centre
-        return (np.abs(d - r) < 1.4).any(axis=0).astype(np.float32)  # rings, overlapping like foam
+        return _rings(cx, cy, r, 1.4)  # rings, overlapping like foam
     raise ValueError(f"unknown texture {kind!r}; use one of {TEXTURES}")
+
+
+_RING_REACH = 10  # pixels either side of a ring's centre that _rings computes: beyond radius + width (8.4)
+
+
+def _rings(cx: np.ndarray, cy: np.ndarray, r: np.ndarray, width: float) -> np.ndarray:
+    """(H, W) float32 mask, 1 where some ring ``|dist((x, y), (cx_i, cy_i)) - r_i| < width`` passes
+    (``cx``, ``cy``, ``r`` ``(n, 1, 1)``, radii up to ``_RING_REACH - width - 1``). Each ring is computed in
+    a window of +-``_RING_REACH`` pixels around its centre only, with the same arithmetic per pixel as over
+    the whole frame (the squared distance as (x - cx)^2 + (y - cy)^2 in float64), so the mask is the
+    same, bit for bit, at a tenth of the work."""
+    if float(np.max(r)) + width + 1 > _RING_REACH:
+        raise ValueError(f"ring radius {float(np.max(r)):.1f} + width {width} does not fit the window")
+    offsets = np.arange(-_RING_REACH, _RING_REACH + 1)  # (w,)
+    xs = np.floor(cx).astype(int) + offsets  # (n, 1, w) pixel columns around each centre
+    ys = np.floor(cy).astype(int).reshape(-1, 1, 1) + offsets.reshape(1, -1, 1)  # (n, w, 1)
+    d = np.sqrt((xs.astype(np.float32) - cx) ** 2 + (ys.astype(np.float32) - cy) ** 2)  # (n, w, w)
+    ring = (np.abs(d - r) < width) & (xs >= 0) & (xs < SIZE) & (ys >= 0) & (ys < SIZE)
+    n, y, x = np.nonzero(ring)
+    mask = np.zeros((SIZE, SIZE), np.float32)
+    mask[ys[n, y, 0], xs[n, 0, x]] = 1.0
+    return mask
 
 
 def texture(kind: str, rng: np.random.Generator, angle: float | None = None) -> np.ndarray:
@@ -412,7 +437,7 @@ def _collage(rng: np.random.Generator) -> np.ndarray:
     """A frame cut into 2-5 Voronoi cells, each filled with a random texture."""
     k = int(rng.integers(2, 6))
     px, py = rng.uniform(0, SIZE, (2, k, 1, 1))
-    cell = ((_XX - px) ** 2 + (_YY - py) ** 2).argmin(axis=0)  # (H, W) index of the nearest seed point
+    cell = ((_X1 - px) ** 2 + (_Y1 - py) ** 2).argmin(axis=0)  # (H, W) index of the nearest seed point
     img = np.zeros((SIZE, SIZE, 3), np.float32)
     for j in range(k):
         img = np.where((cell == j)[..., None], texture(TEXTURES[rng.integers(len(TEXTURES))], rng), img)
