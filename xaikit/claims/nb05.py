@@ -14,9 +14,10 @@ from xaikit.claims import Claim
 
 CLAIMS = [
     # -- 1. the embedded model has learned its world (else no TCAV number means anything) --
-    Claim("05.1-first-four-correct", "The embedded ViT names at least 3 of the first 4 world pictures correctly.",
-          "empirical", lower=3,
-          why="a floor on a trained model's answers, far below its held-out accuracy (0.95-0.99 on seeds 0-4)"),
+    Claim("05.1-first-four-correct", "How many of the first 4 world pictures does the embedded ViT name correctly?",
+          "shown",
+          why="was asserted >= 3; over the claims matrix 3-4, at the bound on seed 0 (native and AVX2: a leopard "
+              "called sheep), so printed"),
     Claim("05.1-held-out-accuracy", "How well has the embedded ViT learned its world (held-out accuracy)?",
           "shown",
           why="was asserted >= 0.9; the claims matrix (prepare --seed 0-4) gave 0.84-0.995: "
@@ -84,8 +85,10 @@ CLAIMS = [
           "(Bonferroni-corrected p).", "shown",
           why="flips with the training seed: significant on the controls of seeds 1 and 5 (p 0.022, 0.038)"),
     Claim("05.6-striped-p-main-below-control", "Stripes are far more significant on the main model than on the "
-          "control (t-test p, main minus control).", "empirical", upper=0.0, strict=True,
-          why="the control model, where stripes cannot help, is the control; held for every training seed 0-7"),
+          "control (t-test p, main minus control)?", "shown",
+          why="was asserted < 0; over the claims matrix -0.97 to -0.007 (-0.007 on seed 2): below 0 everywhere "
+              "but with no margin on seed 2, and the rank test on main is itself shown (not significant on "
+              "seeds 1-4), so printed; the control model, where stripes cannot help, is the control"),
     Claim("05.6-rank-main-striped", "Is 'striped' significant on the main model by the rank test among random "
           "concepts (corrected p)?", "shown",
           why="was asserted < 0.05 (alpha); the claims matrix gave 0.03-0.27 over seeds 0-4: only seed 0 gave "
