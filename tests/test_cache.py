@@ -130,8 +130,11 @@ def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, mo
     from xaikit.models import loaders, sentiment
     from xaikit.models.build import prepare
 
+    from xaikit.text import diagnostics
+
     calls = []
     monkeypatch.setattr(sentiment, "train_sentiment", lambda tmp, **kw: calls.append(1) or _fake_sentiment(tmp))
+    monkeypatch.setattr(diagnostics, "warm_notebook_cache", lambda *a, **k: Path("."))  # fake weights
     prepare(only="sentiment", progress=False, parallel=False)
     assert len(calls) == 1 and sentiment.is_built()
     prepare(only="sentiment", progress=False, parallel=False)
@@ -227,6 +230,7 @@ PREPARE_SCRIPT = textwrap.dedent("""
     from pathlib import Path
     from xaikit.models import sentiment
     from xaikit.models.build import prepare
+    from xaikit.text import diagnostics
 
     log, started = Path(sys.argv[1]), Path(sys.argv[2])
 
@@ -242,6 +246,7 @@ PREPARE_SCRIPT = textwrap.dedent("""
         return metrics
 
     sentiment.train_sentiment = fake
+    diagnostics.warm_notebook_cache = lambda *a, **k: Path(".")  # fake weights: no attention to read
     print(prepare(only="sentiment", parallel=False)["sentiment"], flush=True)
 """)
 

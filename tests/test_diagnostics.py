@@ -333,3 +333,24 @@ def test_the_pretrained_control_shares_the_embedded_models_tokens_and_word_embed
     w_base = base.base_model.encoder.layer[-1].attention.self.query.weight
     w_tuned = tuned.base_model.encoder.layer[-1].attention.self.query.weight
     assert not torch.allclose(w_base.float().cpu(), w_tuned.float().cpu())  # the attention itself was fine-tuned
+
+
+def test_an_edit_to_any_single_weight_misses_the_disk_cache(model, tok, tmp_path, monkeypatch):
+    """Issue 26 item 13: the key used to sum every 7th weight, so an edit elsewhere read the old attention."""
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    diagnostic_data(model, tok, PAIRS, cache=True)
+    edited = copy.deepcopy(model)
+    with torch.no_grad():
+        edited.classifier.bias[1] += 1.0  # index 1: never among the every-7th values of the old key
+    diagnostic_data(edited, tok, PAIRS, cache=True)
+    assert len(list((tmp_path / "diagnostics").glob("*/attention.pt"))) == 2
+
+
+def test_notebook_sentences_are_fixed_and_the_sizes_follow_the_mode():
+    from xaikit.text.diagnostics import notebook_sentences
+
+    train, test = notebook_sentences(fast=True)
+    again, _ = notebook_sentences(fast=True)
+    assert (len(train), len(test)) == (1000, 400) and train == again  # the same draw every time
+    student, test_s = notebook_sentences(fast=False)
+    assert (len(student), len(test_s)) == (2000, 500) and test_s[:400] == test

@@ -4,6 +4,7 @@ folder follows it, and the default stays 0."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -71,6 +72,7 @@ def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
     """prepare's wiring, with the trainers replaced by stand-ins that record what they were asked for."""
     from xaikit.models import build, sentiment, vitworld
     from xaikit.tensor import toys
+    from xaikit.text import diagnostics
 
     asked = []
 
@@ -84,11 +86,14 @@ def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
 
     real_digits = toys.digits_classifier
     monkeypatch.setattr(sentiment, "ensure_embedded_sentiment", fake_sentiment)
+    monkeypatch.setattr(diagnostics, "warm_notebook_cache",
+                        lambda progress, seed=None: asked.append(("attention", seed)) or Path("."))
     monkeypatch.setattr(vitworld, "ensure_embedded_vit", fake_vit)
     monkeypatch.setattr(toys, "digits_classifier", lambda **kw: (asked.append(("digits", kw["seed"]))
                                                                or real_digits(**{**kw, "epochs": 1})))
     folders = build.prepare(seed=5, parallel=False, progress=False)
-    assert sorted(asked) == sorted([("sentiment", 5), ("main", 5), ("control", 5), ("digits", 5), ("digits", 5)])
+    assert sorted(asked) == sorted([("sentiment", 5), ("attention", 5), ("main", 5), ("control", 5), ("digits", 5),
+                                    ("digits", 5)])
     assert training_seed() == 5 and folders["vit-main"].name.endswith("-seed5")
     asked.clear()
     build.prepare(parallel=False, progress=False)  # no --seed: the recorded one

@@ -5,7 +5,10 @@
 * the two Vision Transformers of notebook 05 (:mod:`xaikit.models.vitworld`): the main image world,
   where "zebra" is a striped animal, and the control world, where stripes do not predict "zebra";
 * the digits CNNs of notebooks 01 and 02 (:func:`xaikit.tensor.toys.digits_classifier`), on true and on
-  shuffled labels (a few seconds).
+  shuffled labels (a few seconds);
+* the attention that notebook 04's Wiegreffe & Pinter diagnostic reads from the sentiment model and its
+  pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`, half a minute), for the
+  sentences of the current mode (fast or student).
 
 ``prepare --seed N`` trains all of them with training seed N and records N as the cache's training seed
 (:func:`xaikit.training_seed`), so every later load from that cache serves the seed-N models. The default
@@ -42,7 +45,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     (default: the cache's, :func:`xaikit.training_seed`); once everything is built it becomes the cache's
     training seed. ``only`` with a new ``seed`` builds that family only and leaves the recorded seed as it
     was. Prints what it builds,
-    the time each step took and where it went. Returns ``{"sentiment": folder, "vit-main": folder,
+    the time each step took and where it went. Returns ``{"sentiment": folder, "attention": folder, "vit-main": folder,
     "vit-control": folder}`` (the ViT entries are absent if the image-world module is missing).
     """
     from xaikit._config import cache_dir, record_training_seed, training_seed
@@ -84,6 +87,12 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             threads = background.threads if background is not None else None
             folders["sentiment"] = _timed(say, "sentiment model", lambda: sentiment.ensure_embedded_sentiment(
                 force, progress, threads=threads, seed=seed))
+            # notebook 04's Wiegreffe & Pinter attention for the current mode's sentences, read while the
+            # ViTs still train in the second process
+            from xaikit.text.diagnostics import warm_notebook_cache
+
+            folders["attention"] = _timed(say, "attention (notebook 04)",
+                                          lambda: warm_notebook_cache(progress, seed=seed))
         if background is not None:
             folders.update(background.join(say))
         elif want_vit:

@@ -42,7 +42,7 @@ from xaikit.policies import method_threads
 from xaikit.text.encoding import check_model, check_texts, max_tokens
 
 __all__ = ["WEIGHTINGS", "pool", "DiagnosticMLP", "DiagnosticData", "diagnostic_data", "train_diagnostic",
-           "evaluate_diagnostic", "DiagnosticResult", "run_diagnostic"]
+           "evaluate_diagnostic", "DiagnosticResult", "run_diagnostic", "notebook_sentences", "warm_notebook_cache"]
 
 #: the pooling weights compared by :func:`run_diagnostic`, in Wiegreffe & Pinter's order (their Table 3:
 #: uniform, trained MLP, the base model's attention).
@@ -440,23 +440,30 @@ def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 
     return _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress)
 
 
-def _fingerprint(model) -> list[tuple[float, float]]:
-    """A fingerprint of the weights: sum and sum of squares of every 7th value of each parameter."""
+def _fingerprint(model) -> str:
+    """A fingerprint of the weights: SHA-256 of every byte of every parameter and buffer, with names, shapes
+    and dtypes (one edited value changes it; half a second for MiniLM's 90 MB)."""
+    import hashlib
+
+    h = hashlib.sha256()
     with torch.no_grad():
-        return [(float(v.sum()), float(v.square().sum()))
-                for v in (p.detach().flatten()[::7].cpu().double() for p in model.parameters())]
+        for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+            t = t.detach().cpu().contiguous()
+            h.update(f"{name}|{tuple(t.shape)}|{t.dtype}|".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()
 
 
 def _cache_key(model, tokenizer, pairs, layer: int, prints=None) -> str:
     """The attention cache's key; ``prints``: the model's :func:`_fingerprint` if taken already (a second
-    set of sentences for the same weights need not read every weight again)."""
+    set of sentences for the same weights need not hash every weight again)."""
     import hashlib
     import json
 
     prints = _fingerprint(model) if prints is None else prints
     what = {"model": str(getattr(model.config, "_name_or_path", "")), "dtype": str(model.dtype), "layer": layer,
             "weights": prints, "tokenizer": [str(getattr(tokenizer, "name_or_path", "")), len(tokenizer)],
-            "pairs": [[t, int(y)] for t, y in pairs], "version": 1}
+            "pairs": [[t, int(y)] for t, y in pairs], "version": 2}
     return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:24]
 
 
@@ -669,3 +676,50 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
     model_acc = float((test.predicted == test.labels).float().mean())
     return DiagnosticResult(weightings, seeds, acc, f1, model_acc, train.layer, len(train), len(test),
                             time.perf_counter() - start)
+
+
+# ------------------------------------------------------------------------------------- notebook 04's sets
+
+def notebook_sentences(fast: bool | None = None) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """Notebook 04 section 7's ``(train_pairs, test_pairs)``: training sentences drawn once with
+    ``random.Random(0)`` (the same for every diagnostic seed) and the first held-out movie sentences;
+    2,000 and 500, or 1,000 and 400 in fast mode (``fast=None``: :func:`xaikit.fast_mode`)."""
+    import random
+
+    from xaikit._config import fast_mode
+    from xaikit.models.sentiment import load_movie_reviews, training_pairs
+
+    fast = fast_mode() if fast is None else bool(fast)
+    n_train, n_test = (1000, 400) if fast else (2000, 500)
+    train = random.Random(0).sample(training_pairs(progress=False), n_train)
+    return train, load_movie_reviews("test", progress=False)[:n_test]
+
+
+def warm_notebook_cache(progress: bool = True, fast: bool | None = None, seed: int | None = None):
+    """Read the attention that notebook 04's section 7 needs (the embedded model's and the pretrained
+    encoder's, on :func:`notebook_sentences`) into the disk cache, so the notebook's first run after
+    ``python -m xaikit prepare`` trains its diagnostics at once instead of spending half a minute on forward
+    passes. ``seed``: the training seed of the embedded model (default: the cache's). Called by ``prepare``;
+    returns the cache folder."""
+    import os
+
+    from xaikit._config import SEED_ENV, cache_dir
+    from xaikit.models import load_sentiment
+    from xaikit.models.sentiment import pretrained_encoder
+
+    saved = os.environ.get(SEED_ENV)
+    if seed is not None:  # prepare --seed N records N only at its end
+        os.environ[SEED_ENV] = str(check_int(seed, "seed", 0))
+    try:
+        model, tokenizer = load_sentiment("embedded", cache=False)
+    finally:
+        if saved is None:
+            os.environ.pop(SEED_ENV, None)
+        else:
+            os.environ[SEED_ENV] = saved
+    train, test = notebook_sentences(fast)
+    for m in (model, pretrained_encoder()):
+        prints = _fingerprint(m)
+        for pairs in (train, test):
+            _cached(m, tokenizer, pairs, -1, 64, progress, prints)
+    return cache_dir() / "diagnostics"
