@@ -129,7 +129,6 @@ def _fake_sentiment(tmp: Path, progress: bool = True, threads=None) -> dict:
 def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, monkeypatch):
     from xaikit.models import loaders, sentiment
     from xaikit.models.build import prepare
-
     from xaikit.text import diagnostics
 
     calls = []
