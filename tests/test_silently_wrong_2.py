@@ -230,3 +230,106 @@ def test_one_input_with_a_leading_size_is_still_one_input():
         cnn = lambda b: head(torch.relu(conv(b)).mean((-2, -1)))  # noqa: E731
         x = torch.rand(3, 8, 8)
         assert xaikit.gradient(cnn, x).shape == (3, 8, 8)
+
+
+# --- item 7: explain() passes every option on, or refuses it ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+    return tiny_bert(seed=1), tiny_tokenizer(tmp_path_factory.mktemp("tok"))
+
+
+def test_explain_passes_layer_on_to_the_methods_that_take_it(bert):
+    from xaikit.text.views import attention_gradient, explain, raw_attention
+
+    model, tok = bert
+    text = "a fine and moving film"
+    for method, fn, extra in (("attention", raw_attention, {}),
+                              ("gradient", attention_gradient, {"target": 1}),
+                              ("gradient x attention", attention_gradient, {"target": 1, "times_attention": True})):
+        got = explain(model, tok, text, method, target=1, layer=0).scores
+        want = fn(model, tok, text, layer=0, **extra).scores
+        last = fn(model, tok, text, layer=-1, **extra).scores
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+        assert not np.allclose(got, last), method  # the option changed the answer
+
+
+@pytest.mark.parametrize("method", ["Grad-SAM", "grad-weighted attention", "Chefer LRP", "rollout"])
+def test_explain_refuses_an_option_the_method_does_not_take(bert, method):
+    from xaikit.text.views import explain
+
+    model, tok = bert
+    with pytest.raises(TypeError, match=rf"explain\(method='{method}'\) got the option layer=2.*Remove it"):
+        explain(model, tok, "a fine film", method, layer=2)
+
+
+# --- item 12: baseline_attributions warns about a completeness gap like every other IG entry point -------------
+
+def test_baseline_attributions_warns_about_a_completeness_gap():
+    from xaikit.tensor.baselines import baseline_attributions
+    from xaikit.tensor.integrated import CompletenessWarning
+
+    def f(batch):
+        return batch.flatten(1).pow(6).sum(1)  # curved along the path: two Riemann nodes miss badly
+
+    x = torch.linspace(0.2, 1.0, 16).reshape(1, 4, 4)
+    with pytest.warns(CompletenessWarning, match=r"baseline_attributions: .*completeness gap.*Raise steps"):
+        coarse = baseline_attributions(f, x, "zero", steps=2, rule="riemann_right")
+    assert coarse.relative_gap > 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompletenessWarning)  # enough steps: silent
+        fine = baseline_attributions(f, x, "zero", steps=32, rule="gausslegendre")
+    assert fine.relative_gap < 1e-3
+
+
+# --- item 13: smaller silent cases -------------------------------------------------------------------------------
+
+def test_smoothgrad_on_a_constant_input_asks_for_value_range():
+    from xaikit.tensor.gradients import smoothgrad
+
+    def f(b):
+        return b.flatten(1).square().sum(1)
+
+    grey = torch.full((1, 3, 3), 0.5)
+    with pytest.raises(ValueError, match=r"x is constant.*Pass value_range.*value_range=\(0, 1\)"):
+        smoothgrad(f, grey, seed=0)
+    noisy = smoothgrad(f, grey, seed=0, value_range=(0, 1), n=8)
+    assert not torch.allclose(noisy, 2 * grey)  # real noise now: not the plain gradient 2x
+    assert torch.allclose(smoothgrad(f, grey, sigma=0.0, n=2, seed=0), 2 * grey)  # sigma 0: asked for, allowed
+
+
+@pytest.mark.parametrize("text", ["\u200b\u200b", "\x00\x07", "\ufeff \u2060", "\u200d\t\u200c"])
+def test_a_sentence_of_invisible_characters_is_refused_as_empty(bert, text):
+    from xaikit.text.views import explain
+
+    model, tok = bert
+    with pytest.raises(ValueError, match=r"text is empty: it holds only invisible characters \(U\+"):
+        explain(model, tok, text, "attention")
+
+
+def test_a_sentence_with_a_zero_width_space_among_words_is_still_explained(bert):
+    from xaikit.text.views import explain
+
+    model, tok = bert
+    assert len(explain(model, tok, "a fine\u200b film", "attention").scores) >= 3
+
+
+# --- item 15: run_lab checks every sentence's length before any work, and takes allow_long -------------------
+
+def test_run_lab_refuses_a_long_sentence_before_any_work(bert, monkeypatch):
+    from xaikit.text import faithfulness, shaptext, views
+
+    model, tok = bert
+    monkeypatch.setattr(shaptext, "LONG_TEXT", 6)  # the tiny model takes too few tokens for the real 200
+    calls = []
+    real = views.all_views
+    monkeypatch.setattr(views, "all_views", lambda *a, **k: calls.append(1) or real(*a, **k))
+    sentences = ["a fine film", "a fine film and a fine moving film"]
+    with pytest.raises(ValueError, match=r"sentences\[1\] has \d+ tokens.*run_lab\(\.\.\., allow_long=True\)"):
+        faithfulness.run_lab(model, tok, sentences, shap_evals=20, ig_steps=4, n_permutations=2, progress=False)
+    assert calls == []  # refused before the first sentence was explained
+    lab = faithfulness.run_lab(model, tok, sentences, shap_evals=20, ig_steps=4, n_permutations=2, progress=False,
+                               allow_long=True)
+    assert len(lab.sentences) == 2

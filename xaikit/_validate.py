@@ -64,6 +64,14 @@ def check_text(text, name: str = "text") -> str:
         raise TypeError(f"{name} must be a str, got {type(text).__name__}; pass one sentence as a string")
     if not text.strip():
         raise ValueError(f"{name} is empty; pass a sentence with at least one word, e.g. 'I like the movie'")
+    import unicodedata
+
+    # control (Cc), format (Cf: zero-width space, joiners, BOM), unassigned or private characters show nothing:
+    # a tokenizer drops them and the explanation would be of an empty sentence (issue 26 item 13)
+    if all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs") for c in text):
+        shown = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(text) if not c.isspace())
+        raise ValueError(f"{name} is empty: it holds only invisible characters ({shown}), which the tokenizer "
+                         f"drops; pass a sentence with at least one word, e.g. 'I like the movie'")
     return text
 
 

@@ -27,7 +27,7 @@ import torch
 
 from xaikit._fn import as_input, in_float32, setup, to_cpu
 from xaikit._validate import check_choice, check_float, check_int
-from xaikit.tensor.integrated import RULES, alphas_and_weights, integrate_path
+from xaikit.tensor.integrated import RULES, alphas_and_weights, integrate_path, warn_gap
 
 __all__ = ["BASELINES", "BaselineResult", "image_baseline", "baseline_attributions"]
 
@@ -139,5 +139,7 @@ def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps
         gaps.append(result.gap)
         f_bs.append(result.f_baseline)
         f_x = result.f_x
+    # the averaged attributions' completeness, as every other IG entry point checks it (issue 26 item 12)
+    warn_gap("baseline_attributions", float(np.mean(gaps)), f_x, float(np.mean(f_bs)), steps, rule)
     return BaselineResult(attributions, to_cpu(baselines), float(np.mean(gaps)), f_x, np.asarray(f_bs), kind,
                           param)

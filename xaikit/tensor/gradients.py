@@ -232,7 +232,13 @@ def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: i
     batch_size = check_int(n if batch_size is None else batch_size, "batch_size", 1)
     if seed is not None:
         seed = check_int(seed, "seed", 0)
-    noise_std = sigma * _value_range(x, value_range)
+    spread = _value_range(x, value_range)
+    if value_range is None and spread == 0.0 and sigma > 0.0:  # exact: max - min of a constant input
+        raise ValueError(f"x is constant (every value {float(x.flatten()[0]):.4g}), so its range max - min is 0 and "
+                         f"noise of sigma={sigma:g} times it would be no noise: SmoothGrad would return the plain "
+                         f"gradient. Pass value_range, the range the input can take, e.g. value_range=(0, 1) for "
+                         f"images in [0, 1]")
+    noise_std = sigma * spread
 
     generator = torch.Generator()  # on CPU, so a seed gives the same noise on every device
     generator.manual_seed(seed if seed is not None else int(torch.randint(0, 2**62, (1,))))

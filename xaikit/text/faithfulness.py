@@ -433,14 +433,15 @@ class LabResult:
 
 def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int = 16, shap_evals: int = 200,
             ig_steps: int = 16, seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True,
-            extra_views=EXTRA_VIEWS) -> LabResult:
+            extra_views=EXTRA_VIEWS, allow_long: bool = False) -> LabResult:
     """Run every experiment of the lab over ``sentences`` (notebook 04 §7-8).
 
     ``layer``: the attention layer whose [CLS] row gives the attention rankings and in which Serrano &
     Smith's erasure acts (the last by default). ``bins``: the AOPC bins (ERASER's by default).
     ``progress``: a progress bar over the sentences. ``extra_views``: views of each sentence kept in
     ``LabResult.scores`` besides the rankings' (by :func:`xaikit.text.views.all_views`, with ``layer``),
-    ranked nowhere.
+    ranked nowhere. ``allow_long``: let SHAP explain sentences of more than
+    :data:`xaikit.text.shaptext.LONG_TEXT` tokens (refused by default, before any work: each costs minutes).
     """
     from xaikit.text.registry import method_names
 
@@ -451,6 +452,10 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
     check_model(model, tokenizer, "run_lab")
     layer = check_layer(model, layer)
     bins = tuple(check_float(b, "bins[i]", 0.0, 1.0, strict_min=True) for b in bins)
+    if not isinstance(allow_long, bool):
+        raise TypeError(f"allow_long must be True or False, got {type(allow_long).__name__} {allow_long!r}")
+    if "SHAP" in (*rankings, *extra) and not allow_long:
+        _check_lengths(model, tokenizer, sentences, shap_evals)  # every sentence, before any work (item 15)
     rng = np.random.default_rng(seed)
     view_names = tuple(r for r in rankings if r != "random")
     if "attention" not in view_names:
@@ -459,7 +464,8 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
     start = time.perf_counter()
     with method_threads():
         rows, kept, ig_gaps, agreement = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng,
-                                                   n_permutations, shap_evals, ig_steps, layer, bins, progress)
+                                                   n_permutations, shap_evals, ig_steps, layer, bins, progress,
+                                                   allow_long)
     if not rows:
         raise ValueError("no sentence had at least two word tokens; pass real sentences")
 
@@ -482,8 +488,23 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
         positions=[r["positions"] for r in rows])
 
 
+def _check_lengths(model, tokenizer, sentences, shap_evals) -> None:
+    """Refuse, before any work, a sentence too long for SHAP without ``allow_long`` (as cut to the model)."""
+    from xaikit.text.encoding import max_tokens
+    from xaikit.text.shaptext import LONG_TEXT
+
+    limit = max_tokens(model, tokenizer)
+    for i, text in enumerate(sentences):
+        n = min(len(tokenizer(text, verbose=False)["input_ids"]), limit)
+        if n > LONG_TEXT:
+            raise ValueError(
+                f"sentences[{i}] has {n} tokens; SHAP would run about shap_evals={shap_evals} forward passes of up "
+                f"to {n} tokens for it (300 words took 101 s on 2 CPU cores). Pass run_lab(..., allow_long=True) "
+                f"to run it anyway, shorten it to at most {LONG_TEXT} tokens, or leave 'SHAP' out of rankings")
+
+
 def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, shap_evals, ig_steps, layer,
-              bins, progress):
+              bins, progress, allow_long=False):
     from tqdm.auto import tqdm
 
     from xaikit.tensor.integrated import CompletenessWarning
@@ -496,13 +517,15 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
         positions = content_positions(enc, tokenizer)
         if len(positions) < 2:  # nothing to compare on a one-word text
             continue
-        own = tuple(v for v in view_names if TEXT_METHODS[v].lab_options)  # explained with the lab's options
+        own = tuple(v for v in view_names  # explained with the lab's options
+                    if TEXT_METHODS[v].lab_options or (allow_long and v == "SHAP"))
         views = all_views(model, tokenizer, text, enc.target, tuple(v for v in view_names if v not in own),
                           layer=layer, shap_evals=shap_evals)
         for name in own:  # a ranking needs IG's order, not its exact sum: the gap is kept, not warned about
             entry = TEXT_METHODS[name]
             costs = {"steps": ig_steps, "max_evals": shap_evals}
-            options = {**({entry.cost: costs[entry.cost]} if entry.cost in costs else {}), **entry.lab_options}
+            options = {**({entry.cost: costs[entry.cost]} if entry.cost in costs else {}), **entry.lab_options,
+                       **({"allow_long": True} if name == "SHAP" else {})}
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", CompletenessWarning)
                 views[name] = explain(model, tokenizer, text, name, enc.target, **options)

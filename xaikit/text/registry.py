@@ -64,12 +64,30 @@ def lab_rankings() -> tuple[str, ...]:
     return (*(m.name for m in ranked), "random")
 
 
-# The entries. Each ``explain`` imports its module on first use, so reading the registry stays cheap.
+# The entries. Each ``explain`` imports its module on first use, so reading the registry stays cheap, and
+# passes its options on through :func:`_call`, which refuses an option the method does not take (issue 26
+# item 7: ``explain(..., "Grad-SAM", layer=2)`` used to drop ``layer`` and return the usual scores).
+
+def _call(name: str, fn, model, tokenizer, text, options: dict, fixed: tuple[str, ...] = (), **given):
+    """``fn(model, tokenizer, text, **given, **options)``, after checking that ``fn`` takes every option
+    (``fixed``: keywords the entry sets itself, e.g. ``times_attention`` for "gradient x attention")."""
+    import inspect
+
+    taken = [p for p in inspect.signature(fn).parameters
+             if p not in ("model", "tokenizer", "text", "target", *fixed, *given)]
+    for key, value in options.items():
+        if key not in taken:
+            offer = (f"its options are {', '.join(taken)}" if taken else f"{name} takes no options")
+            raise TypeError(f"explain(method={name!r}) got the option {key}={value!r}, which {name} does not take; "
+                            f"{offer}. Remove it, or pick a method that takes it (e.g. 'attention' or "
+                            f"'gradient' take layer=...)")
+    return fn(model, tokenizer, text, **given, **options)
+
 
 def _gradsam(model, tokenizer, text, target, **options):
     from xaikit.text.gradsam import gradsam
 
-    return gradsam(model, tokenizer, text, target)
+    return _call("Grad-SAM", gradsam, model, tokenizer, text, options, target=target)
 
 
 def _gradsam_pass(a, g, layer):
@@ -81,7 +99,7 @@ def _gradsam_pass(a, g, layer):
 def _shap(model, tokenizer, text, target, **options):
     from xaikit.text.shaptext import token_scores
 
-    return token_scores(model, tokenizer, text, target, **options)
+    return _call("SHAP", token_scores, model, tokenizer, text, options, target=target)
 
 
 def _ig(model, tokenizer, text, target, **options):
@@ -91,7 +109,7 @@ def _ig(model, tokenizer, text, target, **options):
     if target is None:
         target = encode_one(model, tokenizer, text, None, method="IG").target
     options.setdefault("steps", 32)
-    scores = text_integrated_gradients(model, tokenizer, text, target=target, **options)
+    scores = _call("IG", text_integrated_gradients, model, tokenizer, text, options, target=target)
     scores.method = "IG"
     return scores
 
@@ -99,13 +117,13 @@ def _ig(model, tokenizer, text, target, **options):
 def _attention(model, tokenizer, text, target, **options):
     from xaikit.text.views import raw_attention
 
-    return raw_attention(model, tokenizer, text, **options)
+    return _call("attention", raw_attention, model, tokenizer, text, options)
 
 
 def _rollout(model, tokenizer, text, target, **options):
     from xaikit.text.views import rollout
 
-    return rollout(model, tokenizer, text, **options)
+    return _call("rollout", rollout, model, tokenizer, text, options)
 
 
 def _rollout_pass(a, g, layer):
@@ -117,7 +135,7 @@ def _rollout_pass(a, g, layer):
 def _grad_weighted(model, tokenizer, text, target, **options):
     from xaikit.text.views import grad_weighted_attention
 
-    return grad_weighted_attention(model, tokenizer, text, target)
+    return _call("grad-weighted attention", grad_weighted_attention, model, tokenizer, text, options, target=target)
 
 
 def _grad_weighted_pass(a, g, layer):
@@ -127,10 +145,13 @@ def _grad_weighted_pass(a, g, layer):
 
 
 def _attention_gradient(times_attention: bool):
+    name = "gradient x attention" if times_attention else "gradient"
+
     def explain(model, tokenizer, text, target, **options):
         from xaikit.text.views import attention_gradient
 
-        return attention_gradient(model, tokenizer, text, target, times_attention=times_attention)
+        return _call(name, attention_gradient, model, tokenizer, text, options, fixed=("times_attention",),
+                     target=target, times_attention=times_attention)
 
     return explain
 
@@ -138,7 +159,7 @@ def _attention_gradient(times_attention: bool):
 def _chefer_lrp(model, tokenizer, text, target, **options):
     from xaikit.text.lrp import chefer_lrp
 
-    return chefer_lrp(model, tokenizer, text, target)
+    return _call("Chefer LRP", chefer_lrp, model, tokenizer, text, options, target=target)
 
 
 register(TextMethod("Grad-SAM", _gradsam, _gradsam_pass, lab=3))
