@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, warn
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import check_choice, check_float, check_int, check_names
 from xaikit.tensor.gradients import gradient_batches
 
 __all__ = ["RULES", "GAP_TOLERANCE", "CompletenessWarning", "IGResult", "alphas_and_weights",
@@ -419,7 +419,7 @@ def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), ru
     All the nodes of all the rules are evaluated in one pass (shared nodes once), so the log-log figure
     of notebook 02, section 4 costs about as much as a single IG with a few thousand steps.
     """
-    rules = [check_choice(r, "rules", RULES) for r in rules]
+    rules = check_names(rules, "rules", RULES)
     steps = [check_int(n, "steps", 1) for n in steps]
     x, target, _ = setup(f, x, target, "gap_curves")
     b = as_baseline(baseline, x)
