@@ -46,7 +46,7 @@ def test_set_gives_the_baseline_its_parameter_whatever_the_previous_baseline():
     panel.set(baseline="expected", param=40)  # 40 is outside uniform's range, inside expected's
     assert panel.values["param"] == 40 and panel.result.baselines.shape[0] == 40 and panel.status.value == ""
     panel.set(baseline="gaussian", param=9.0)  # outside the new range: clamped to it, with a note
-    assert panel.values["param"] == 1.0 and "parameter: 9 is above its maximum 1" in panel.status.value
+    assert panel.values["param"] == 1.0 and "param: 9 is above its maximum 1" in panel.status.value
 
 
 # -- 11: set() checks every value before it applies any --------------------------------------------------------
