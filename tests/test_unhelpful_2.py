@@ -137,6 +137,13 @@ def test_a_str_where_a_list_of_names_belongs(bert, tok):
         all_views(bert, tok, "i like the movie", methods=["IG", "nope"])
 
 
+def test_one_notebook_name_as_a_str_is_that_notebook():
+    from xaikit.course import homework, notebooks
+
+    for sources in (notebooks.sources, homework.sources):
+        assert [p.stem for p in sources("01")] == ["01_gradients"]  # was every notebook: "0" and "1" matched
+
+
 def test_run_lab_names_its_own_arguments(bert, tok):
     from xaikit.text.faithfulness import run_lab
 
