@@ -273,7 +273,7 @@ def test_bad_input(trained):
         S.spearman(torch.ones(4), torch.ones(5))
     with pytest.raises(ValueError, match="at least 3x3"):
         S.ssim(torch.ones(2, 2), torch.ones(2, 2))
-    with pytest.raises(ValueError, match="methods must be one of"):
+    with pytest.raises(ValueError, match=r"methods\[0\] must be one of"):
         S.sanity_maps(model, trained.data.test_x[0], 0, methods=["LRP"])
     with pytest.raises(ValueError, match="images must be a non-empty batch"):
         S.cascade_scores(model, trained.data.test_x[:0])

@@ -92,16 +92,32 @@ def pick(normal, fast):
 
 
 def cache_dir(create: bool = True) -> Path:
-    """Where prepared models and data live: ``$XAIKIT_CACHE`` or the user's cache directory."""
+    """Where prepared models and data live: ``$XAIKIT_CACHE`` or the user's cache directory.
+
+    A path that is a file, or a folder that cannot be made (under a file, no permission) or written, is a
+    ValueError naming ``XAIKIT_CACHE`` and the fix.
+    """
+    from platformdirs import user_cache_dir
+
+    default = Path(user_cache_dir("xaikit", appauthor=False))
     env = os.environ.get(CACHE_ENV)
     if env:
         path = Path(env).expanduser()
+        where = f"{CACHE_ENV}={path}"
+        fix = f"set {CACHE_ENV} to a folder you can write, or unset it to use {default}"
     else:
-        from platformdirs import user_cache_dir
-
-        path = Path(user_cache_dir("xaikit", appauthor=False))
+        path = default
+        where = f"the cache folder {path}"
+        fix = f"set {CACHE_ENV} to a folder you can write"
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{where} is a file, not a folder; {fix}")
     if create:
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"{where} cannot be created ({err.strerror or err}); {fix}") from None
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"{where} is not writable; {fix}")
     return path
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import re
 import warnings
 from contextlib import contextmanager
@@ -50,10 +51,13 @@ def as_input(x, name: str = "x") -> torch.Tensor:
 
 def as_baseline(baseline, x: torch.Tensor) -> torch.Tensor:
     """The baseline ``x'`` of every tensor method, on ``x``'s device and dtype: ``None`` is all zeros, a
-    number is a constant input, anything else a tensor of ``x``'s shape (checked like ``x``)."""
+    number is a constant input (a NumPy scalar, or a 0-d array or tensor, too), anything else a tensor of
+    ``x``'s shape (checked like ``x``)."""
     if baseline is None:
         return torch.zeros_like(x)
-    if isinstance(baseline, (int, float)) and not isinstance(baseline, bool):
+    if getattr(baseline, "ndim", None) == 0 and hasattr(baseline, "item"):  # np.float32(0), np.array(0), tensor(0)
+        baseline = baseline.item()
+    if isinstance(baseline, numbers.Real) and not isinstance(baseline, bool):
         value = check_float(baseline, "baseline", hint="a number baseline is a constant input, e.g. 0.0")
         return torch.full_like(x, value)
     b = as_input(baseline, "baseline")

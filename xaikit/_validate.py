@@ -58,6 +58,50 @@ def check_choice(value, name: str, choices: Sequence[str]) -> str:
     return value
 
 
+def check_names(values, name: str, choices: Sequence[str]) -> list:
+    """A list (or tuple) of names, each one of ``choices``: ``methods=["IG", "SHAP"]``.
+
+    A single str is refused rather than read as its characters (``"IG"`` would be ``"I"``, ``"G"``); the
+    message suggests the list meant. Each element is checked by :func:`check_choice` as ``name[i]``.
+    """
+    if isinstance(values, str):
+        import difflib
+
+        close = [values] if values in choices else difflib.get_close_matches(values, [str(c) for c in choices], n=1)
+        also = f" Did you mean [{close[0]!r}]?" if close else ""
+        raise ValueError(f"{name} must be a list of names (e.g. [{choices[0]!r}]), not one str: got {values!r}.{also}")
+    try:
+        values = list(values)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of names among {', '.join(map(repr, choices))}, got "
+                        f"{type(values).__name__} {values!r}") from None
+    return [check_choice(v, f"{name}[{i}]", choices) for i, v in enumerate(values)]
+
+
+#: the largest seed :func:`check_seed` accepts by default: every torch generator takes it
+SEED_MAX = 2 ** 63 - 1
+#: the largest seed scikit-learn's ``random_state`` (and NumPy's legacy ``np.random.seed``) takes
+SKLEARN_SEED_MAX = 2 ** 32 - 1
+
+
+def check_seed(seed, name: str = "seed", maximum: int = SEED_MAX) -> int:
+    """A seed: an int (NumPy's too) in ``[0, maximum]``. ``maximum`` is ``2**32 - 1`` where scikit-learn or
+    NumPy's legacy generator gets the seed, ``2**63 - 1`` (torch) otherwise."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {type(seed).__name__} {seed!r}; e.g. {name}=0")
+    seed = int(seed)
+    if not 0 <= seed <= maximum:
+        shown = f"2**{seed.bit_length() - 1}" if seed > 0 and seed == 2 ** (seed.bit_length() - 1) else str(seed)
+        raise ValueError(f"{name} must be an int between 0 and {_power_of_two(maximum)}, got {shown}; e.g. {name}=0")
+    return seed
+
+
+def _power_of_two(n: int) -> str:
+    """``2**k - j`` for a large number just below a power of two (``2**32 - 1``), else the number."""
+    k = n.bit_length()
+    return f"2**{k} - {2 ** k - n}" if n >= 2 ** 16 and 2 ** k - n <= 1000 else str(n)
+
+
 def check_text(text, name: str = "text") -> str:
     """A non-empty string (after stripping white space)."""
     if not isinstance(text, str):

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from xaikit._fn import ensure_eval, in_float32, to_cpu, to_model
-from xaikit._validate import check_int, check_text
+from xaikit._validate import check_finite, check_int, check_text
 from xaikit.models import arch
 from xaikit.text.encoding import check_pair, fit_text, max_tokens
 
@@ -160,6 +160,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
             pv = pv.unsqueeze(0)  # (1, 3, H, W)
         if pv.dim() != 4 or pv.shape[0] != 1:
             raise ValueError(f"pixel_values must be (3, H, W) or (1, 3, H, W), got {tuple(pv.shape)}")
+        check_finite(pv, "pixel_values")  # NaN pixels give NaN attention, drawn as if it meant something
     else:
         text = _checked_text(model, tokenizer, text, max_length, "capture_attention")
     layer = arch.check_layer(model, layer)

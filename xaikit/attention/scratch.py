@@ -21,6 +21,9 @@ Masks are boolean with ``True`` meaning "may attend" (the convention of torch's
 ``scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite one), 0/1 integers (as
 tokenizers return them), or additive floats (0 keep, ``-inf`` drop). A float mask of only 0s and 1s is refused:
 added to the scores it would mask nothing; pass ``mask.bool()``.
+
+Inputs of different float dtypes (a float64 ``q`` with a float32 ``k``, float64 inputs with float32 weights)
+are computed in their common dtype (``torch.promote_types``), as :func:`additive_attention` always did.
 """
 
 from __future__ import annotations
@@ -54,8 +57,22 @@ def _as_tensor(x, name: str) -> torch.Tensor:
     return t
 
 
+def _promoted(*tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The tensors in their common dtype (``torch.promote_types``): float64 q with float32 k computes in
+    float64, as NumPy would, instead of torch's "expected m1 and m2 to have the same dtype"."""
+    dtype = _common_dtype(*tensors)
+    return tuple(t.to(dtype) for t in tensors)
+
+
+def _common_dtype(*tensors: torch.Tensor) -> torch.dtype:
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = torch.promote_types(dtype, t.dtype)
+    return dtype
+
+
 def _check_qkv(q, k, v, same_width: bool = True):
-    q, k, v = _as_tensor(q, "q"), _as_tensor(k, "k"), _as_tensor(v, "v")
+    q, k, v = _promoted(_as_tensor(q, "q"), _as_tensor(k, "k"), _as_tensor(v, "v"))
     for name, t in (("q", q), ("k", k), ("v", v)):
         if t.dim() < 2:
             raise ValueError(f"{name} must have at least 2 dimensions (..., tokens, features), got shape "
@@ -173,6 +190,7 @@ def self_attention(x, w_q, w_k, w_v, mask=None, scale: float | None = None) -> A
         if w.dim() != 2 or w.shape[0] != x.shape[1]:
             raise ValueError(f"{name} must be (d_model, d_out) with d_model = x.shape[1] = {x.shape[1]}, got "
                              f"{tuple(w.shape)}")
+    x, w_q, w_k, w_v = _promoted(x, w_q, w_k, w_v)
     q = x @ w_q  # (T, d_model) @ (d_model, d_k) -> (T, d_k)
     k = x @ w_k  # (T, d_k)
     v = x @ w_v  # (T, d_v)
@@ -231,6 +249,10 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, b_q=Non
             if tuple(b.shape) != (C,):
                 raise ValueError(f"{name} must have shape (d_model,) = ({C},), got {tuple(b.shape)}")
         biases[name] = b
+    dtype = _common_dtype(x, *weights_in.values(), *(b for b in biases.values() if b is not None))
+    x = x.to(dtype)
+    weights_in = {name: w.to(dtype) for name, w in weights_in.items()}
+    biases = {name: None if b is None else b.to(dtype) for name, b in biases.items()}
     hs = C // n_heads  # features per head, d_head
 
     def project(w, b):
@@ -300,10 +322,7 @@ def additive_attention(q, k, v, w_q, w_k, v_a, mask=None):
         raise ValueError(f"v_a must be a vector (d_a,) = ({d_a},), one weight per hidden unit, got shape "
                          f"{tuple(v_a.shape)}; a ({d_a}, 1) column or (1, {d_a}) row can be passed as "
                          f"v_a.reshape(-1)")
-    dtype = q.dtype
-    for t in (k, v, w_q, w_k, v_a):
-        dtype = torch.promote_types(dtype, t.dtype)
-    q, k, v, w_q, w_k, v_a = (t.to(dtype) for t in (q, k, v, w_q, w_k, v_a))
+    q, k, v, w_q, w_k, v_a = _promoted(q, k, v, w_q, w_k, v_a)
     q_a = q @ w_q  # (..., T_q, d_q) @ (d_q, d_a) -> (..., T_q, d_a)
     k_a = k @ w_k  # (..., T_k, d_k) @ (d_k, d_a) -> (..., T_k, d_a)
     hidden = torch.tanh(q_a.unsqueeze(-2) + k_a.unsqueeze(-3))  # (..., T_q, 1, d_a) + (..., 1, T_k, d_a)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xaikit._validate import check_choice, check_float
+from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_seed
 
 __all__ = ["CHANCE_ACCURACY", "CLASSIFIERS", "CAV", "train_cav"]
 
@@ -54,6 +54,7 @@ def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: i
     the row-space fit with).
     """
     check_choice(classifier, "classifier", CLASSIFIERS)
+    seed = check_seed(seed, maximum=SKLEARN_SEED_MAX)
     test_fraction = check_float(test_fraction, "test_fraction", 0.0, 0.9)
     pos = np.asarray(concept_acts, dtype=np.float64)
     neg = np.asarray(negative_acts, dtype=np.float64)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_int, check_seed
 from xaikit.concepts.activations import _cached, _check_common, _score, _store, activations
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, resolve_class
@@ -209,8 +209,13 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
                   "is enough to see significance here")
     layer = _check_common(model, layer, pooling)
     check_choice(classifier, "classifier", CLASSIFIERS)
+    seed = check_seed(seed, maximum=SKLEARN_SEED_MAX - (R - 1))  # run i < R seeds its classifier with seed + i
     alpha = check_float(alpha, "alpha", 0.0, 1.0, strict_min=True)
     check_choice(test, "test", TESTS)
+    if test == "rank" and null_sets is not None and len(null_sets) == 0:
+        raise ValueError("null_sets is empty: the rank test compares each concept's score with the scores of random "
+                         "image sets posing as concepts; pass some, e.g. [imageworld.random_images(50, seed=1000 + k) "
+                         "for k in range(100)], or leave null_sets=None for n_null such sets")
     if test == "rank" and null_sets is None:
         n_null = check_int(n_null, "n_null", 1, hint="the rank test's p-value is at least 1/(n_null+1): use 100 or "
                            "more to reach p < 0.05 for several concepts")

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xaikit._validate import check_choice
+from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_seed
 from xaikit.concepts.activations import (
     POOLINGS,
     _check_common,
@@ -93,6 +93,7 @@ def tcav(model, concept_images, negative_images, class_images, target, layer: in
     layer = _check_common(model, layer, pooling)
     idx, label = resolve_class(model, target)
     check_choice(classifier, "classifier", CLASSIFIERS)
+    seed = check_seed(seed, maximum=SKLEARN_SEED_MAX)
     a_pos = activations(model, _imgs(concept_images, "concept_images"), layer, pooling, processor)
     a_neg = activations(model, _imgs(negative_images, "negative_images"), layer, pooling, processor)
     cav = train_cav(a_pos, a_neg, classifier, seed, concept=concept, negative=negative, layer=layer, pooling=pooling)

@@ -431,6 +431,8 @@ def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -
     found: dict[str, Path] = {p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))}
     found.update({p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.py"))})
     paths = [found[k] for k in sorted(found)]
+    if isinstance(names, str):  # one name, not its characters ("01" would match every notebook starting "0")
+        names = [names]
     if names:
         paths = [p for p in paths if any(p.stem == n or p.stem.startswith(n) for n in names)]
         if not paths:

@@ -64,6 +64,8 @@ class NotebookNotFoundError(LookupError):
 def sources(names: list[str] | None = None) -> list[Path]:
     """The jupytext sources, optionally filtered by stem or number prefix ("01", "02_integrated...")."""
     found = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.py"))
+    if isinstance(names, str):  # one name, not its characters ("01" would match every notebook starting "0")
+        names = [names]
     if names:
         found = [p for p in found if any(p.stem == n or p.stem.startswith(n) for n in names)]
         if not found:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from xaikit import _fn
-from xaikit._validate import check_choice, check_float, check_int, check_same_shape
+from xaikit._validate import check_choice, check_float, check_int, check_same_shape, check_seed
 
 __all__ = ["gradient", "grad_times_input", "occlusion", "smoothgrad", "noisy_gradients", "NoisyGradients",
            "relative_change", "KINDS"]
@@ -231,7 +231,7 @@ def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: i
     n = check_int(n, "n", 1, hint="n is the number of noisy samples, e.g. 50")
     batch_size = check_int(n if batch_size is None else batch_size, "batch_size", 1)
     if seed is not None:
-        seed = check_int(seed, "seed", 0)
+        seed = check_seed(seed)
     spread = _value_range(x, value_range)
     if value_range is None and spread == 0.0 and sigma > 0.0:  # exact: max - min of a constant input
         raise ValueError(f"x is constant (every value {float(x.flatten()[0]):.4g}), so its range max - min is 0 and "

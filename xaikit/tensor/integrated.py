@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, warn
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import check_choice, check_float, check_int, check_names
 from xaikit.tensor.gradients import gradient_batches
 
 __all__ = ["RULES", "GAP_TOLERANCE", "CompletenessWarning", "IGResult", "alphas_and_weights",
@@ -280,6 +280,7 @@ def integrate_path(f, x, b, alphas, weights, target, batch_size, rule, progress=
     else:
         outputs, grads = cache.evaluate(alphas, lambda idx: b + a[idx] * diff)
         weighted = (w * grads).sum(0)
+    _check_path(alphas, outputs, grads if grads is not None else node_sums)
     attributions = diff * weighted  # (...)
     # F at the ends: reuse the path's own evaluations when the rule includes alpha = 0 or 1.
     ends = {} if ends is None else {0.0: float(ends[0]), 1.0: float(ends[1])}
@@ -293,10 +294,36 @@ def integrate_path(f, x, b, alphas, weights, target, batch_size, rule, progress=
         ends.setdefault(0.0, float(both[0]))
         ends.setdefault(1.0, float(both[1]))
     f_b, f_x = ends[0.0], ends[1.0]
+    _check_path(np.array([0.0, 1.0]), torch.tensor([f_b, f_x]))
     gap = float(attributions.sum()) - (f_x - f_b)
     # computed on the model's device, returned on the CPU (see xaikit._fn)
     return IGResult(to_cpu(attributions), gap, f_x, f_b, np.asarray(alphas), np.asarray(weights), to_cpu(outputs),
                     to_cpu(grads), to_cpu(x), to_cpu(b), target, rule, len(alphas), node_sums)
+
+
+def _check_path(alphas, outputs: torch.Tensor, grads=None) -> None:
+    """Refuse NaN or inf in ``F`` (``outputs``, ``(S,)``) or ``dF/dx`` (``grads``, ``(S, ...)``, or the per-node
+    sums) at the path's nodes ``alphas``: the model is undefined there, which no number of steps fixes (the
+    completeness warning would say "raise steps")."""
+    bad_out = ~torch.isfinite(outputs.reshape(len(outputs), -1)).all(1)
+    bad_grad = (torch.zeros_like(bad_out) if grads is None else
+                ~torch.isfinite(torch.as_tensor(grads).reshape(len(outputs), -1)).all(1).to(bad_out.device))
+    bad = bad_out | bad_grad
+    if not bool(bad.any()):
+        return
+    k = int(bad.nonzero()[0])
+    alpha = float(alphas[k])
+    where = f"alpha={alpha:.4g}" + (" (the baseline)" if alpha == 0.0 else " (the input)" if alpha == 1.0 else "")
+    if bool(bad_out[k]):
+        value = float(outputs.reshape(len(outputs), -1)[k].double().sum())
+        what = f"the model's output is {'NaN' if value != value else 'inf'}"
+    else:
+        what = "the model's gradient is NaN or inf"
+    raise ValueError(
+        f"Integrated Gradients: {what} at {where} on the straight path x' + alpha (x - x') from the baseline to "
+        f"the input, so the attributions would be NaN. This is not a matter of steps: the model is not defined "
+        f"there (e.g. the log or square root of a negative number, a division by zero, an overflow). Choose a "
+        f"baseline whose path stays where the model is defined, or fix the model")
 
 
 def _walk(f, b, diff, a, w, target, batch_size, progress):
@@ -419,7 +446,7 @@ def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), ru
     All the nodes of all the rules are evaluated in one pass (shared nodes once), so the log-log figure
     of notebook 02, section 4 costs about as much as a single IG with a few thousand steps.
     """
-    rules = [check_choice(r, "rules", RULES) for r in rules]
+    rules = check_names(rules, "rules", RULES)
     steps = [check_int(n, "steps", 1) for n in steps]
     x, target, _ = setup(f, x, target, "gap_curves")
     b = as_baseline(baseline, x)

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_baseline, setup, to_cpu
-from xaikit._validate import check_choice, check_int
+from xaikit._validate import check_int, check_names
 from xaikit.tensor.integrated import RULES, integrate_path, path_gradients, shared_path
 
 __all__ = ["AdditiveModel", "additive_toy", "RuleErrors", "quadrature_errors", "convergence_slope",
@@ -132,7 +132,7 @@ def quadrature_errors(f, exact, x, baseline=None, steps: Sequence[int] = (2, 4, 
     never from a quadrature). Use float64 inputs so that round-off stays far below the errors measured.
     All the nodes of all the rules are evaluated once, in one pass (as :func:`~xaikit.tensor.integrated.gap_curves`).
     """
-    rules = [check_choice(r, "rules", RULES) for r in rules]
+    rules = check_names(rules, "rules", RULES)
     steps = sorted(check_int(n, "steps", 1) for n in steps)
     x, target, _ = setup(f, x, target, "quadrature_errors")
     b = as_baseline(baseline, x)

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from xaikit import _fn
-from xaikit._validate import check_choice, check_int, check_same_shape
+from xaikit._validate import check_choice, check_int, check_names, check_same_shape
 from xaikit.policies import method_threads
 from xaikit.tensor import gradients as G
 
@@ -233,8 +233,7 @@ def sanity_maps(model, x, target: int, methods: Sequence[str] = METHODS, n: int 
     """
     from xaikit.tensor.integrated import CompletenessWarning, integrated_gradients
 
-    for m in methods:
-        check_choice(m, "methods", METHODS)
+    methods = check_names(methods, "methods", METHODS)
     maps = {}
     for m in methods:
         if m == "gradient":
@@ -283,8 +282,8 @@ def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, method
     all layers from the top (:func:`cascading_randomisation` with ``seed``) and compare every method's map
     with the trained model's (:func:`similarity`). ``targets`` defaults to the trained model's predictions.
     ``map_options`` go to :func:`sanity_maps`. Adebayo et al. (2018), figure 2; notebook 01, section 5."""
+    methods = tuple(check_names(methods, "methods", METHODS))
     layers = layers_from_top(model)
-    methods = tuple(methods)
     targets = _targets(model, images, targets)
     values = np.ones((len(layers) + 1, len(methods), len(images), 3))
     with method_threads():  # hundreds of tiny backward passes: one thread, unless XAIKIT_THREADS says otherwise
@@ -303,6 +302,7 @@ def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, met
     test compares the trained model with :func:`data_randomised_digits`. Notebook 01, section 5."""
     _check_model(model)
     _check_model(other)
+    methods = tuple(check_names(methods, "methods", METHODS))
     targets = _targets(model, images, targets)
     with method_threads():
         return _similarities(_all_maps(model, images, targets, methods, map_options), other, images, targets,

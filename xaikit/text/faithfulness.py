@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32, inputs_to_model
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import check_choice, check_float, check_int, check_names, check_seed
 from xaikit.models.arch import attention_modules, check_layer
 from xaikit.policies import method_threads, to_float64
 from xaikit.text.editing import run_edited
@@ -446,12 +446,20 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
     from xaikit.text.registry import method_names
 
     sentences = check_texts(sentences, "sentences")
-    for r in rankings:
-        check_choice(r, "rankings[i]", RANKINGS)
-    extra = tuple(check_choice(v, "extra_views[i]", method_names()) for v in extra_views)
+    rankings = tuple(check_names(rankings, "rankings", RANKINGS))
+    extra = tuple(check_names(extra_views, "extra_views", method_names()))
+    n_permutations = check_int(n_permutations, "n_permutations", 1, hint="shuffles per sentence and layer, e.g. 16")
+    shap_evals = check_int(shap_evals, "shap_evals", 2, hint="SHAP's model evaluations per sentence, e.g. 200")
+    ig_steps = check_int(ig_steps, "ig_steps", 1, hint="IG's steps per sentence, e.g. 16")
+    seed = check_seed(seed)
     check_model(model, tokenizer, "run_lab")
     layer = check_layer(model, layer)
-    bins = tuple(check_float(b, "bins[i]", 0.0, 1.0, strict_min=True) for b in bins)
+    if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
+        raise TypeError(f"bins must be a list of fractions in (0, 1], e.g. bins=(0.1, 0.2, 0.5), got {bins!r}")
+    bins = tuple(check_float(b, f"bins[{i}]", 0.0, 1.0, strict_min=True) for i, b in enumerate(bins))
+    if not bins:
+        raise ValueError("bins must hold at least one fraction of the words to remove (AOPC averages over them), "
+                         "e.g. bins=(0.1, 0.2, 0.5), or leave it out for ERASER's bins")
     if not isinstance(allow_long, bool):
         raise TypeError(f"allow_long must be True or False, got {type(allow_long).__name__} {allow_long!r}")
     if "SHAP" in (*rankings, *extra) and not allow_long:

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32, to_cpu
-from xaikit._validate import check_choice, check_text
+from xaikit._validate import check_choice, check_int, check_names, check_text
 from xaikit.models.arch import check_layer
 from xaikit.policies import method_threads
 from xaikit.text.encoding import check_model, encode_one, fit_text
@@ -83,11 +83,22 @@ def _scores(enc, values, method: str, signed: bool = False, layer: int | None = 
     return TokenScores(enc.tokens, to_cpu(values), method, enc.target, signed, detail)
 
 
+def _check_row(row, enc) -> int:
+    """``row``, a token position of the encoded text (Python's negative indices included), or an error naming it."""
+    row = check_int(row, "row", hint="the position of the token whose row is shown; 0 is [CLS]")
+    n = enc.n_tokens
+    if not -n <= row < n:
+        raise ValueError(f"row must be a token position 0..{n - 1}: {enc.text!r} has {n} tokens ([CLS] is 0); got "
+                         f"{row}")
+    return row
+
+
 @in_float32("model")
 def raw_attention(model, tokenizer, text: str, layer: int = -1, row: int = 0) -> TokenScores:
     """Where token ``row`` ([CLS] by default) looks in ``layer``, averaged over the heads."""
     enc = encode_one(model, tokenizer, text, None, method="raw_attention")
     layer = check_layer(model, layer)
+    row = _check_row(row, enc)
     with torch.no_grad():
         out = model(**enc.inputs, output_attentions=True)
     a = out.attentions[layer][0].mean(dim=0)  # (N, N)
@@ -98,6 +109,7 @@ def raw_attention(model, tokenizer, text: str, layer: int = -1, row: int = 0) ->
 def rollout(model, tokenizer, text: str, residual: bool = True, row: int = 0) -> TokenScores:
     """Attention rollout's [CLS] row (Abnar & Zuidema 2020)."""
     enc = encode_one(model, tokenizer, text, None, method="rollout")
+    row = _check_row(row, enc)
     with torch.no_grad():
         out = model(**enc.inputs, output_attentions=True)
     a = torch.stack([t[0] for t in out.attentions])  # (L, M, N, N)
@@ -109,6 +121,7 @@ def rollout(model, tokenizer, text: str, residual: bool = True, row: int = 0) ->
 def grad_weighted_attention(model, tokenizer, text: str, target: int | None = None, row: int = 0) -> TokenScores:
     """Gradient-weighted attention relevance of the [CLS] row (Chefer et al. 2021)."""
     enc = encode_one(model, tokenizer, text, target, method="grad_weighted_attention")
+    row = _check_row(row, enc)
     a, g, _ = _attention_and_gradients(model, enc.inputs, enc.target)
     r = grad_attention_matrix(a, g)
     return _scores(enc, r[row], "grad-weighted attention", matrix=r)
@@ -148,14 +161,15 @@ def all_views(model, tokenizer, text: str, target: int | None = None, methods=No
 
     ``shap_evals`` and ``ig_steps`` set the cost of the methods whose cost is ``max_evals`` or ``steps``.
     """
+    shap_evals = check_int(shap_evals, "shap_evals", 2, hint="SHAP's model evaluations, e.g. 500")
+    ig_steps = check_int(ig_steps, "ig_steps", 1, hint="IG's steps, e.g. 32")
     with method_threads():
         return _all_views(model, tokenizer, text, target, method_names() if methods is None else methods, layer,
                           {"max_evals": shap_evals, "steps": ig_steps})
 
 
 def _all_views(model, tokenizer, text, target, methods, layer, costs) -> dict[str, TokenScores]:
-    for m in methods:
-        check_choice(m, "methods[i]", method_names())
+    methods = check_names(methods, "methods", method_names())
     enc = encode_one(model, tokenizer, text, target, method="all_views")
     layer = check_layer(model, layer)
     a, g, logits = _attention_and_gradients(model, enc.inputs, enc.target)  # on the model's device

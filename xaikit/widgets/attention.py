@@ -137,7 +137,7 @@ class WorkedExamplePanel(Panel):
     def __init__(self, temperature: float = math.sqrt(3)):
         self.example = A.worked_example()
         super().__init__({"temperature": log_slider("temperature (sqrt(d_k) = 1.73)", temperature, -1.5, 1.5,
-                                                    readout_format=".3g")})
+                                                    readout_format=".3g", name="temperature")})
 
     def compute(self, temperature):
         ex = self.example

@@ -61,8 +61,13 @@ _STYLE = {"description_width": "initial"}
 
 
 def slider(description: str, value: float, min: float, max: float, step: float, continuous: bool = False,
-           readout_format: str = ".3g", **kwargs) -> widgets.FloatSlider:
-    """A float slider; ``continuous=False`` (the default) updates on release, for expensive panels."""
+           readout_format: str = ".3g", name: str | None = None, **kwargs) -> widgets.FloatSlider:
+    """A float slider; ``continuous=False`` (the default) updates on release, for expensive panels.
+
+    ``value`` must be a number (a TypeError naming ``name``, by default the description, otherwise); one
+    outside ``[min, max]`` is clamped with a note. The same holds for :func:`log_slider` and :func:`int_slider`.
+    """
+    value = _check_number(name or description, value)
     value, note = _clamped(description, value, min, max)
     return _noted(widgets.FloatSlider(value=value, min=min, max=max, step=step, description=description,
                                       continuous_update=continuous, readout_format=readout_format, style=_STYLE,
@@ -70,8 +75,9 @@ def slider(description: str, value: float, min: float, max: float, step: float, 
 
 
 def log_slider(description: str, value: float, min_exp: float, max_exp: float, step: float = 0.05,
-               continuous: bool = False, **kwargs) -> widgets.FloatLogSlider:
+               continuous: bool = False, name: str | None = None, **kwargs) -> widgets.FloatLogSlider:
     """A slider over ``10**min_exp .. 10**max_exp`` (temperatures, betas, sigmas)."""
+    value = _check_number(name or description, value)
     value, note = _clamped(description, value, 10.0 ** min_exp, 10.0 ** max_exp)
     return _noted(widgets.FloatLogSlider(value=value, base=10, min=min_exp, max=max_exp, step=step,
                                          description=description, continuous_update=continuous, style=_STYLE,
@@ -79,11 +85,22 @@ def log_slider(description: str, value: float, min_exp: float, max_exp: float, s
 
 
 def int_slider(description: str, value: int, min: int, max: int, step: int = 1, continuous: bool = False,
-               **kwargs) -> widgets.IntSlider:
+               name: str | None = None, **kwargs) -> widgets.IntSlider:
+    value = _check_number(name or description, value, integer=True)
     value, note = _clamped(description, value, min, max)
     return _noted(widgets.IntSlider(value=value, min=min, max=max, step=step, description=description,
                                     continuous_update=continuous, style=_STYLE,
                                     layout=widgets.Layout(width="320px"), **kwargs), note)
+
+
+def _check_number(name: str, value, integer: bool = False):
+    """``value`` if it is a finite number (an int for an int slider), else an error naming the control."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise TypeError(f"{name} must be {'an int' if integer else 'a number'}, got {type(value).__name__} {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value}")
+    return value
 
 
 def _clamped(name: str, value, lo, hi):
@@ -106,6 +123,8 @@ def _choice(description: str, options: list, value):
     """``value``, or the first option when it is None; a value that is not an option is a ValueError naming
     the control (ipywidgets would raise a TraitError that names nothing)."""
     values = [o[1] if isinstance(o, tuple) else o for o in options]
+    if not values:
+        raise ValueError(f"{description} has no options to choose from; give the panel at least one")
     return values[0] if value is None else _check_option(description, values, value)
 
 
@@ -264,8 +283,11 @@ class Panel:
         """Set several controls at once, then recompute and redraw once. Returns the new result.
 
         Every value is checked first: one a control cannot take changes nothing (the error is shown in the
-        panel, naming the control, and ``set`` returns the last good result); a number outside a slider's
-        range is clamped to it, with a note in the panel's status line.
+        panel, naming the control and its choices, and ``set`` returns the last good result). Then the choices
+        (dropdowns, toggles, multiple selections) are applied before the sliders, since a choice may re-tune a
+        slider (``IGBaselinePanel``'s baseline gives the parameter slider its range), so
+        ``set(baseline="expected", param=16)`` means k = 16 whatever the baseline was. A number outside its
+        slider's range (the range after the choices) is clamped to it, with a note in the status line.
         """
         unknown = sorted(set(values) - set(self.controls))
         if unknown:
@@ -274,16 +296,20 @@ class Panel:
         checked, notes = {}, []
         try:
             for name, value in values.items():
-                checked[name], note = _check_value(name, self.controls[name], value)
-                if note:
-                    notes.append(note)
+                checked[name] = _check_value(name, self.controls[name], value)
         except (TypeError, ValueError) as err:
             self._show_error(err, traceback.format_exc())
             return self.result
+        choices_first = sorted(checked, key=lambda name: not _is_choice(self.controls[name]))  # a stable sort
         self._suspended = True
         try:
-            for name, value in checked.items():
-                self.controls[name].value = value
+            for name in choices_first:
+                control, value = self.controls[name], checked[name]
+                if _is_range(control):
+                    value, note = _clamped(name, value, *_bounds(control))
+                    if note:
+                        notes.append(note)
+                control.value = value
         finally:
             self._suspended = False
         self._set_notes = notes
@@ -447,29 +473,67 @@ def _check_option(name: str, choices: list, value, consequence: str = ""):
     raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}{consequence}.{also}")
 
 
+_RANGES = (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider, widgets.BoundedFloatText,
+           widgets.BoundedIntText)
+
+
+def _is_choice(control: widgets.Widget) -> bool:
+    """A dropdown, toggle or multiple selection: set before the sliders, which it may re-tune."""
+    return isinstance(control, (widgets.widget_selection._Selection, widgets.widget_selection._MultipleSelection))
+
+
+def _is_range(control: widgets.Widget) -> bool:
+    return isinstance(control, _RANGES)
+
+
+def _bounds(control: widgets.Widget) -> tuple:
+    """A slider's ``(min, max)`` in the values it takes (a log slider's exponents undone)."""
+    if isinstance(control, widgets.FloatLogSlider):
+        return control.base ** control.min, control.base ** control.max
+    return control.min, control.max
+
+
+def _check_names(name: str, choices: list, value):
+    """``value`` as a tuple if every element is one of a multiple selection's ``choices``, else an error naming
+    the control, its choices and the elements it does not know."""
+    listed = ", ".join(map(repr, choices))
+    if isinstance(value, str):
+        import difflib
+
+        close = [value] if value in choices else difflib.get_close_matches(value, [str(c) for c in choices], n=1)
+        also = f" Did you mean ({close[0]!r},)?" if close else ""
+        raise ValueError(f"{name} must be a tuple of names among {listed}, not one str: got {value!r}, so nothing "
+                         f"was changed.{also}")
+    try:
+        value = tuple(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a tuple of names among {listed}, got {type(value).__name__} {value!r}, so "
+                        "nothing was changed") from None
+    unknown = [v for v in value if not any(_same(v, c) for c in choices)]
+    if unknown:
+        raise ValueError(f"{name} must be names among {listed}; got {value!r}, and {', '.join(map(repr, unknown))} "
+                         f"{'is' if len(unknown) == 1 else 'are'} not one of them, so nothing was changed")
+    return value
+
+
 def _check_value(name: str, control: widgets.Widget, value):
-    """``(value to apply, note or None)`` for ``panel.set(name=value)``, or a ValueError/TypeError naming the
-    control: a choice must be one of the options, a slider takes a finite number (clamped into its range,
-    with a note), a checkbox a bool, a text box a str."""
+    """The value to apply for ``panel.set(name=value)``, or a ValueError/TypeError naming the control: a choice
+    must be one of the options (each element of a multiple selection too), a slider takes a finite number
+    (clamped into its range when it is applied, with a note), a checkbox a bool, a text box a str."""
     from traitlets import TraitError
 
     if isinstance(control, widgets.widget_selection._Selection):
-        return _check_option(name, list(control._options_values), value, ", so nothing was changed"), None
-    if isinstance(control, (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider,
-                            widgets.BoundedFloatText, widgets.BoundedIntText)):
+        return _check_option(name, list(control._options_values), value, ", so nothing was changed")
+    if isinstance(control, widgets.widget_selection._MultipleSelection):
+        return _check_names(name, list(control._options_values), value)
+    if _is_range(control):
         integer = isinstance(control, (widgets.IntSlider, widgets.BoundedIntText))
-        kind = numbers.Integral if integer else numbers.Real
-        if isinstance(value, bool) or not isinstance(value, kind):
-            raise TypeError(f"{name} must be {'an int' if integer else 'a number'}, got {type(value).__name__} "
-                            f"{value!r}, so nothing was changed")
-        if not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value}, so nothing was changed")
-        lo, hi = control.min, control.max
-        if isinstance(control, widgets.FloatLogSlider):
-            lo, hi = control.base ** lo, control.base ** hi
-        return _clamped(name, value, lo, hi)
+        try:
+            return _check_number(name, value, integer)
+        except (TypeError, ValueError) as err:
+            raise type(err)(f"{err}, so nothing was changed") from None
     try:
         type(control).value.validate(control, value)
     except TraitError as err:
         raise TypeError(f"{name} cannot take {value!r} ({type(value).__name__}): {err}; nothing was changed") from err
-    return value, None
+    return value

@@ -313,8 +313,11 @@ class SmoothGradPanel(_ToyPanel):
 
     def __init__(self, trained: toys.TrainedDigits | None = None, n_images: int = 12, sigma: float = 0.15,
                  n: int = 50, kind: str = "smoothgrad", seed: int = 0):
+        from xaikit._validate import check_int, check_seed
+
+        n_images = check_int(n_images, "n_images", 1, hint="how many test digits the image menu offers, e.g. 12")
+        self.seed = check_seed(seed)
         self.trained = trained or toys.digits_classifier()
-        self.seed = seed
         data = self.trained.data
         options = [(f"test #{i}: a {int(data.test_y[i])}", i) for i in range(min(n_images, len(data.test_y)))]
         super().__init__({

@@ -250,7 +250,7 @@ class IGBaselinePanel(Panel):
     def _retune(self, change):
         """Give the parameter slider the meaning, range and default of the chosen baseline."""
         name, default, lo, hi = PARAMETERS.get(change["new"], ("(none)", 0.0, 0.0, 1.0))
-        self._suspended = True
+        suspended, self._suspended = self._suspended, True  # inside set(), stay suspended until set() updates
         try:
             self.param.min, self.param.max = -1e9, 1e9
             self.param.min, self.param.max = float(lo), float(hi)
@@ -258,7 +258,7 @@ class IGBaselinePanel(Panel):
             self.param.value = float(default)
             self.param.description = name
         finally:
-            self._suspended = False
+            self._suspended = suspended
 
     def compute(self, baseline, param, image):
         spec = PARAMETERS.get(baseline)

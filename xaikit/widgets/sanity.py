@@ -83,7 +83,7 @@ class SanityCheckPanel(_ToyPanel):
         options = [(f"test #{i}: a {int(data.test_y[i])}", i) for i in range(min(n_images, len(data.test_y)))]
         super().__init__({
             "image": dropdown("image", options),
-            "layers": int_slider("layers randomised", layers, 0, len(self.layer_names)),
+            "layers": int_slider("layers randomised", layers, 0, len(self.layer_names), name="layers"),
             "values": toggle("values", ["absolute", "signed"], values),
         })
 

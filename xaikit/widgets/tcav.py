@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
+from xaikit._validate import check_names
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 
@@ -161,6 +162,18 @@ def _layer_count(model) -> int:
     return n_layers(model)
 
 
+#: the concepts a TCAV panel shows unless told otherwise (those of them the concept sets have)
+DEFAULT_CONCEPTS = ("striped", "dotted", "bubbly")
+
+
+def _chosen_concepts(concepts, names: list[str]) -> list[str]:
+    """``concepts`` checked against the concept sets' ``names`` (a typo is refused, not dropped); ``None``: the
+    default concepts the sets have, else their first three."""
+    if concepts is None:
+        return [c for c in DEFAULT_CONCEPTS if c in names] or names[:3]
+    return check_names(concepts, "concepts", names)
+
+
 def _target_labels(sets, model, target: str) -> list[str]:
     """The classes a panel can show (those with images), after checking that ``target`` is one of them."""
     labels = sets.classes(_labels(model))
@@ -175,7 +188,8 @@ class TCAVPanel(Panel):
 
     Bars are mean scores with one standard deviation; grey hatched bars are not significant after
     Bonferroni correction; each label shows the CAV's held-out accuracy. The dashed line is the mean
-    score of random CAVs.
+    score of random CAVs. ``concepts``: the names selected at first, among ``concept_sets`` (``None``: striped,
+    dotted and bubbly, those of them the sets have); a name without images is a ValueError naming it.
     """
 
     title = "TCAV: does the concept push the class up?"
@@ -183,16 +197,17 @@ class TCAVPanel(Panel):
 
     def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
                  target: str = "zebra", layer: int = 0, pooling: str = "flatten", R: int = 10,
-                 concepts=("striped", "dotted", "bubbly"), random_sets=None):
+                 concepts=None, random_sets=None):
         self.model, self.processor = model, processor
         self.sets = _Sets(concept_sets, class_images, world)
         self.random_sets = random_sets
         names = list(self.sets.concepts)
+        concepts = tuple(_chosen_concepts(concepts, names))
         labels = _target_labels(self.sets, model, target)
         controls = {
             "target": dropdown("class", labels, target),
-            "concepts": widgets.SelectMultiple(options=names, value=tuple(c for c in concepts if c in names),
-                                               description="concepts", rows=min(5, len(names))),
+            "concepts": widgets.SelectMultiple(options=names, value=concepts, description="concepts",
+                                               rows=min(5, len(names))),
             "negative": dropdown("vs", ["random", *names], "random"),
             "layer": int_slider("layer", layer, 0, _layer_count(model) - 1),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
@@ -238,17 +253,19 @@ class TCAVPanel(Panel):
 
 
 class LayerSweepPanel(Panel):
-    """TCAV score by layer for each concept; filled markers are significant, hollow ones are not."""
+    """TCAV score by layer for each concept; filled markers are significant, hollow ones are not.
+
+    ``concepts`` as in :class:`TCAVPanel`."""
 
     title = "TCAV by layer"
     figsize = (8.0, 3.4)
 
     def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
                  target: str = "zebra", pooling: str = "flatten", R: int = 5,
-                 concepts=("striped", "dotted", "bubbly"), random_sets=None):
+                 concepts=None, random_sets=None):
         self.model, self.processor = model, processor
         self.sets = _Sets(concept_sets, class_images, world)
-        self.concepts = [c for c in concepts if c in self.sets.concepts]
+        self.concepts = _chosen_concepts(concepts, list(self.sets.concepts))
         self.random_sets = random_sets
         labels = _target_labels(self.sets, model, target)
         controls = {

@@ -1,0 +1,278 @@
+"""Issue 26, items 10, 11 and 16: unhelpful errors, round two. ``panel.set`` applies a choice before the slider
+it re-tunes (10) and checks every value before it applies any (11); raw errors from deep inside torch, traitlets
+or NumPy now name the parameter (or environment variable) and the fix (16). Each test failed before its fix;
+the README's "Bad input and safety" table lists them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import xaikit
+from tests.test_tcav import ToyViT, _colour_images
+from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+
+@pytest.fixture(scope="module")
+def tok(tmp_path_factory):
+    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
+
+
+@pytest.fixture(scope="module")
+def bert():
+    return tiny_bert(seed=2)
+
+
+def _state(panel):
+    return panel.values, panel.result, panel.n_updates, panel.status.value
+
+
+# -- 10: a choice is applied before the slider it re-tunes ----------------------------------------------------
+def test_set_gives_the_baseline_its_parameter_whatever_the_previous_baseline():
+    from xaikit.widgets import IGBaselinePanel
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 16), nn.Tanh(), nn.Linear(16, 10)).eval()
+    panel = IGBaselinePanel(model, torch.rand(4, 1, 8, 8), data=torch.rand(40, 1, 8, 8), steps=8)
+    assert panel.result.kind == "zero"  # its parameter slider runs 0..1
+    updates = panel.n_updates
+    panel.set(baseline="expected", param=16)  # was k = 1: 16 was clamped to the zero baseline's range first
+    assert panel.error is None and panel.values["param"] == 16 and panel.result.baselines.shape[0] == 16
+    assert panel.n_updates == updates + 1  # one update, not one per control
+    panel.set(baseline="uniform", param=3)  # 1..16 samples
+    assert panel.result.baselines.shape[0] == 3
+    panel.set(baseline="expected", param=40)  # 40 is outside uniform's range, inside expected's
+    assert panel.values["param"] == 40 and panel.result.baselines.shape[0] == 40 and panel.status.value == ""
+    panel.set(baseline="gaussian", param=9.0)  # outside the new range: clamped to it, with a note
+    assert panel.values["param"] == 1.0 and "param: 9 is above its maximum 1" in panel.status.value
+
+
+# -- 11: set() checks every value before it applies any --------------------------------------------------------
+@pytest.fixture(scope="module")
+def tcav_panel():
+    from xaikit.concepts import imageworld as iw
+    from xaikit.models.tiny import tiny_vit
+    from xaikit.widgets import TCAVPanel
+
+    model = tiny_vit(seed=0, image_size=32)
+    concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted", "bubbly")}
+    zebras = {"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]}
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
+    return TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, pooling="mean")
+
+
+def test_an_unknown_concept_changes_nothing_and_names_the_choices(tcav_panel):
+    panel = tcav_panel
+    panel.set(layer=0, concepts=("striped", "dotted"))
+    assert panel.error is None
+    before = _state(panel)
+    for bad in (("nope",), ("striped", "nope")):  # a typo among good names is refused, not dropped
+        panel.set(layer=1, concepts=bad)  # was: the layer moved, then a raw TraitError, panel.error None
+        assert isinstance(panel.error, ValueError)
+        assert str(panel.error).startswith("concepts must be names among 'striped', 'dotted', 'bubbly'")
+        assert "'nope'" in str(panel.error) and "nothing was changed" in str(panel.error)
+        assert "concepts must be names among" in panel.status.value
+        assert _state(panel)[:3] == before[:3]  # no control moved, no update ran
+    panel.set(concepts="striped")  # a str where a tuple is expected
+    assert isinstance(panel.error, ValueError) and "Did you mean ('striped',)?" in str(panel.error)
+    assert _state(panel)[:3] == before[:3]
+    panel.set(layer=1, concepts=("striped",))
+    assert panel.error is None and panel.result.layer == 1 and list(panel.result.concepts) == ["striped"]
+
+
+def test_a_failing_computation_is_still_shown_in_the_panel(tcav_panel):
+    panel = tcav_panel
+    panel.set(concepts=("dotted",), negative="dotted")  # checked values, but nothing left to score
+    assert isinstance(panel.error, ValueError) and "other than the counterpart" in panel.status.value
+    assert panel.set(concepts=("striped",), negative="random") is panel.result and panel.error is None
+
+
+def test_the_tcav_panels_refuse_unknown_concepts():
+    from xaikit.concepts import imageworld as iw
+    from xaikit.models.tiny import tiny_vit
+    from xaikit.widgets import LayerSweepPanel, TCAVPanel
+
+    model = tiny_vit(seed=0, image_size=32)
+    concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted")}
+    zebras = {"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]}
+    for panel in (TCAVPanel, LayerSweepPanel):
+        with pytest.raises(ValueError, match=r"concepts\[1\] must be one of 'striped', 'dotted'; got 'nope'"):
+            panel(model, concept_sets=concepts, class_images=zebras, concepts=("striped", "nope"))  # was dropped
+        with pytest.raises(ValueError, match=r"concepts must be a list.*got 'striped'\. Did you mean \['striped'\]"):
+            panel(model, concept_sets=concepts, class_images=zebras, concepts="striped")  # was: no concept at all
+
+
+# -- 16: errors that name the parameter and the fix -----------------------------------------------------------
+def test_a_row_past_the_last_token_is_named(bert, tok):
+    from xaikit.text.views import grad_weighted_attention, raw_attention, rollout
+
+    for method in (rollout, raw_attention, grad_weighted_attention):
+        with pytest.raises(ValueError, match=r"row must be a token position 0\.\.5: 'i like the movie' has 6 "
+                                             r"tokens \(\[CLS\] is 0\); got 99"):
+            method(bert, tok, "i like the movie", row=99)  # was IndexError from torch
+    with pytest.raises(TypeError, match="row must be an int"):
+        rollout(bert, tok, "i like the movie", row=1.5)
+    assert rollout(bert, tok, "i like the movie", row=-1).scores.shape == (6,)  # Python's -1: the last token
+
+
+def test_a_str_where_a_list_of_names_belongs(bert, tok):
+    from xaikit.tensor.integrated import gap_curves
+    from xaikit.tensor.sanity import sanity_maps
+    from xaikit.text.faithfulness import run_lab
+    from xaikit.text.views import all_views
+
+    with pytest.raises(ValueError, match=r"methods must be a list of names.*got 'G'\. Did you mean \['IG'\]\?"):
+        all_views(bert, tok, "i like the movie", methods="G")  # was "got 'G'" for one name of the list
+    with pytest.raises(ValueError, match=r"rankings must be a list of names.*got 'IG'\. Did you mean \['IG'\]\?"):
+        run_lab(bert, tok, ["i like the movie"], rankings="IG", progress=False)  # was "got 'I'"
+    with pytest.raises(ValueError, match=r"extra_views must be a list.*Did you mean \['rollout'\]\?"):
+        run_lab(bert, tok, ["i like the movie"], extra_views="rollout", progress=False)
+    with pytest.raises(ValueError, match=r"methods must be a list.*Did you mean \['gradient'\]\?"):
+        sanity_maps(nn.Linear(4, 2), torch.ones(4), 0, methods="gradient")  # was "got 'g'"
+    with pytest.raises(ValueError, match=r"rules must be a list.*Did you mean \['gausslegendre'\]\?"):
+        gap_curves(lambda b: b.sum(1), [1.0, 2.0], rules="gausslegendre")
+    with pytest.raises(ValueError, match=r"methods\[1\] must be one of"):
+        all_views(bert, tok, "i like the movie", methods=["IG", "nope"])
+
+
+def test_one_notebook_name_as_a_str_is_that_notebook():
+    from xaikit.course import homework, notebooks
+
+    for sources in (notebooks.sources, homework.sources):
+        assert [p.stem for p in sources("01")] == ["01_gradients"]  # was every notebook: "0" and "1" matched
+
+
+def test_run_lab_names_its_own_arguments(bert, tok):
+    from xaikit.text.faithfulness import run_lab
+
+    lab = lambda **kw: run_lab(bert, tok, ["i like the movie"], progress=False, **kw)  # noqa: E731
+    with pytest.raises(ValueError, match="shap_evals must be an int >= 2, got 0"):
+        lab(rankings=("attention", "SHAP"), shap_evals=0)  # was "max_evals must be ..."
+    with pytest.raises(ValueError, match=r"bins must hold at least one fraction.*e\.g\. bins=\(0\.1, 0\.2, 0\.5\)"):
+        lab(bins=())  # was NaN AOPC scores
+    with pytest.raises(TypeError, match="seed must be an int, got str 'x'"):
+        lab(seed="x")  # was a TypeError from NumPy's SeedSequence
+    with pytest.raises(ValueError, match="ig_steps must be an int >= 1, got 0"):
+        lab(ig_steps=0)
+    with pytest.raises(ValueError, match="n_permutations must be an int >= 1, got 0"):
+        lab(n_permutations=0)
+
+
+def test_seeds_of_the_wrong_type_or_range_are_named():
+    from xaikit.concepts import tcav
+
+    f = lambda b: torch.tanh(b).sum(1)  # noqa: E731
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*63 - 1.*got 2\*\*70"):
+        xaikit.smoothgrad(f, torch.tensor([1.0, 2.0]), seed=2 ** 70)  # was "Overflow when unpacking long long"
+    with pytest.raises(TypeError, match=r"seed must be an int, got float 1\.5"):
+        xaikit.smoothgrad(f, torch.tensor([1.0, 2.0]), seed=1.5)
+    model = ToyViT().eval()
+    red, grey = _colour_images((0.8, 0.4, 0.2), 12, 0), _colour_images((0.5, 0.5, 0.5), 10, 2)
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*32 - 1.*got -1"):
+        tcav.tcav(model, red, grey, grey, "zebra", 1, pooling="mean", seed=-1)  # was "expected non-negative integer"
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*32 - 3"):
+        tcav.tcav_significance(model, {"red": red}, grey, "zebra", 1, R=3, pooling="mean", seed=2 ** 32 - 1)
+    assert xaikit.smoothgrad(f, torch.tensor([1.0, 2.0]), seed=np.int64(3)).shape == (2,)  # NumPy ints still work
+
+
+def test_an_empty_list_of_null_sets_is_named():
+    from xaikit.concepts import tcav
+
+    model = ToyViT().eval()
+    red, grey = _colour_images((0.8, 0.4, 0.2), 10, 0), _colour_images((0.5, 0.5, 0.5), 10, 2)
+    randoms = [_colour_images((0.1, 0.9, 0.1), 10, k) for k in range(3)]
+    with pytest.raises(ValueError, match=r"null_sets is empty.*leave null_sets=None"):
+        tcav.tcav_significance(model, {"red": red}, grey, "zebra", 1, R=2, pooling="mean", test="rank",
+                               random_sets=randoms, null_sets=[])  # was an IndexError
+
+
+def test_xaikit_device_is_named_with_the_valid_values(monkeypatch):
+    from xaikit._config import device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("XAIKIT_DEVICE", "cuda")
+    with pytest.raises(ValueError, match=r"XAIKIT_DEVICE='cuda' asks for cuda, which this machine does not have "
+                                         r"\(torch sees: cpu\); set XAIKIT_DEVICE=cpu"):
+        device()
+    monkeypatch.setenv("XAIKIT_DEVICE", "gpu")
+    with pytest.raises(ValueError, match=r"XAIKIT_DEVICE='gpu' is not a torch device \(e\.g\. 'cpu', 'cuda'"):
+        device()
+    monkeypatch.setenv("XAIKIT_DEVICE", "cpu")
+    assert device() == torch.device("cpu")
+
+
+def test_xaikit_cache_on_a_file_is_named(monkeypatch, tmp_path):
+    from xaikit._config import cache_dir
+
+    a_file = tmp_path / "cache.txt"
+    a_file.write_text("not a folder")
+    monkeypatch.setenv("XAIKIT_CACHE", str(a_file))
+    with pytest.raises(ValueError, match=r"XAIKIT_CACHE=.*cache\.txt is a file, not a folder.*set XAIKIT_CACHE "
+                                         r"to a folder"):
+        cache_dir()  # was FileExistsError
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        cache_dir(create=False)
+    monkeypatch.setenv("XAIKIT_CACHE", str(a_file / "sub"))
+    with pytest.raises(ValueError, match=r"XAIKIT_CACHE=.*sub cannot be created \(.*\); set XAIKIT_CACHE to a "
+                                         r"folder you can write"):
+        cache_dir()  # was NotADirectoryError
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path / "fine"))
+    assert cache_dir().is_dir()
+
+
+def test_panel_constructors_name_their_arguments():
+    from xaikit.widgets import GradientPanel, SmoothGradPanel
+
+    with pytest.raises(TypeError, match="x1 must be a number, got str 'a'"):
+        GradientPanel(x1="a")  # was a TraitError
+    with pytest.raises(ValueError, match="n_images must be an int >= 1, got 0"):
+        SmoothGradPanel(n_images=0)  # was an IndexError
+
+
+def test_a_numpy_scalar_baseline_is_a_constant_input():
+    from xaikit.tensor.integrated import integrated_gradients
+
+    f = lambda b: torch.tanh(b).sum(1)  # noqa: E731
+    want = integrated_gradients(f, [1.0, 2.0], baseline=0.25).attributions
+    for scalar in (np.float32(0.25), np.float16(0.25), np.array(0.25), torch.tensor(0.25)):
+        got = integrated_gradients(f, [1.0, 2.0], baseline=scalar).attributions  # was "wrap it as [0.25]", which
+        assert torch.equal(got, want)  # then failed: a (1,) baseline for a (2,) input
+
+
+def test_nan_along_the_path_is_not_blamed_on_the_steps():
+    from xaikit.tensor.integrated import integrated_gradients, steps_for_tolerance
+
+    root = lambda b: torch.sqrt(b).sum(1)  # noqa: E731 - NaN below 0
+    with pytest.raises(ValueError, match=r"the model's output is NaN at alpha=0\.125 .*not a matter of steps"):
+        integrated_gradients(root, [1.0, 2.0], baseline=-1.0, steps=8)  # was NaN attributions, "Raise steps"
+    with pytest.raises(ValueError, match=r"the model's output is NaN at alpha=0 \(the baseline\)"):
+        integrated_gradients(root, [1.0, 2.0], baseline=-1.0, steps=8, rule="riemann_left")
+    with pytest.raises(ValueError, match=r"the model's gradient is NaN or inf at alpha=0 \(the baseline\)"):
+        integrated_gradients(root, [1.0, 2.0], baseline=0.0, steps=4, rule="riemann_left")  # d sqrt / dx at 0
+    with pytest.raises(ValueError, match="not a matter of steps"):
+        steps_for_tolerance(root, [1.0, 2.0], baseline=-1.0)  # was a search to max_steps
+
+
+def test_mixed_dtypes_in_attention_are_promoted():
+    from xaikit.attention import scratch as A
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 4), torch.randn(3, 4)
+    out, weights = A.scaled_dot_product_attention(q, k, v)  # was "expected m1 and m2 to have the same dtype"
+    want, want_w = A.scaled_dot_product_attention(q, k.double(), v.double())
+    assert out.dtype == torch.float64 and torch.equal(out, want) and torch.equal(weights, want_w)
+    x, w = torch.randn(3, 4, dtype=torch.float64), torch.randn(4, 4)
+    assert A.self_attention(x, w, w, w).out.dtype == torch.float64
+    assert A.multi_head_attention(x, w, w, w, w, n_heads=2)[0].dtype == torch.float64
+
+
+def test_nan_pixels_are_refused_by_capture_attention():
+    from xaikit.attention.capture import capture_attention
+    from xaikit.models.tiny import tiny_vit
+
+    pixels = torch.rand(3, 32, 32)
+    pixels[0, 2, 5] = float("nan")
+    with pytest.raises(ValueError, match=r"pixel_values contains NaN or inf \(first at index \(0, 0, 2, 5\)\)"):
+        capture_attention(tiny_vit(seed=0), pixel_values=pixels)  # was NaN attention, drawn as a picture
