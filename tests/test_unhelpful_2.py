@@ -276,3 +276,12 @@ def test_nan_pixels_are_refused_by_capture_attention():
     pixels[0, 2, 5] = float("nan")
     with pytest.raises(ValueError, match=r"pixel_values contains NaN or inf \(first at index \(0, 0, 2, 5\)\)"):
         capture_attention(tiny_vit(seed=0), pixel_values=pixels)  # was NaN attention, drawn as a picture
+
+
+def test_one_pair_where_a_list_of_pairs_belongs_is_named():
+    from xaikit.concepts.tcav import pair_scores
+
+    with pytest.raises(ValueError, match=r"got one pair \('striped', 'dotted'\); pass pairs=\[\('striped', 'dotted'\)\]"):
+        pair_scores(None, {"striped": None, "dotted": None}, None, 0, 0, pairs=("striped", "dotted"))
+    with pytest.raises(ValueError, match=r"pairs must be a list of \(concept, counterpart\) pairs"):
+        pair_scores(None, {"striped": None}, None, 0, 0, pairs="striped")

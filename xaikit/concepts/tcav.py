@@ -115,6 +115,12 @@ def pair_scores(model, concept_sets: Mapping[str, object], class_images, target,
                 pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS), **kwargs) -> dict[tuple[str, str], float]:
     """TCAV score of each (concept, counterpart) pair, e.g. the lecture's striped-vs-dotted for zebra;
     ``kwargs`` go to :func:`tcav` (pooling, classifier, processor, seed)."""
+    if isinstance(pairs, (tuple, list)) and len(pairs) == 2 and all(isinstance(p, str) for p in pairs):
+        raise ValueError(f"pairs must be a list of (concept, counterpart) pairs, got one pair {tuple(pairs)!r}; "
+                         f"pass pairs=[{tuple(pairs)!r}]")
+    if isinstance(pairs, str) or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in pairs):
+        raise ValueError(f"pairs must be a list of (concept, counterpart) pairs, e.g. [('striped', 'dotted')], "
+                         f"got {pairs!r}")
     missing = sorted({c for p in pairs for c in p} - set(concept_sets))
     if missing:
         raise ValueError(f"concept_sets has no images for {missing}; it has {sorted(concept_sets)}")
