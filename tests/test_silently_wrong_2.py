@@ -333,3 +333,47 @@ def test_run_lab_refuses_a_long_sentence_before_any_work(bert, monkeypatch):
     lab = faithfulness.run_lab(model, tok, sentences, shap_evals=20, ig_steps=4, n_permutations=2, progress=False,
                                allow_long=True)
     assert len(lab.sentences) == 2
+
+
+# --- a fresh round (cases 270/271, 186/268): caches that outlived an edit ---------------------------------------
+
+class _SignedViT(ToyViT):
+    """ToyViT whose logits are multiplied by a parameter: flipping it in place flips every TCAV score."""
+
+    def __init__(self):
+        super().__init__()
+        self.sign = nn.Parameter(torch.ones(1))
+
+    def forward(self, pixel_values):
+        out = super().forward(pixel_values)
+        out.logits = out.logits * self.sign
+        return out
+
+
+def test_tcav_notices_weights_edited_in_place():
+    model = _SignedViT().eval()
+    red, blue = _colour_images((0.8, 0.4, 0.2), 20, 0), _colour_images((0.2, 0.4, 0.8), 20, 1)
+    cls_imgs = _colour_images((0.5, 0.5, 0.5), 10, 2)
+    before = tcav.tcav(model, red, blue, cls_imgs, "zebra", 1, pooling="mean").score
+    with torch.no_grad():
+        model.sign.mul_(-1)  # the model now says the opposite
+    after = tcav.tcav(model, red, blue, cls_imgs, "zebra", 1, pooling="mean").score
+    assert before == pytest.approx(1.0) and after == pytest.approx(0.0)  # it served 1.0 again from the cache
+    model.sign.data = torch.ones(1)  # a new tensor, version 0 again: still noticed
+    assert tcav.tcav(model, red, blue, cls_imgs, "zebra", 1, pooling="mean").score == pytest.approx(1.0)
+
+
+def test_a_re_saved_tokenizer_is_not_served_from_the_loader_cache(tmp_path):
+    from xaikit.models import loaders
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+    tiny_bert().save_pretrained(tmp_path)
+    tok = tiny_tokenizer(tmp_path)
+    tok.save_pretrained(tmp_path)
+    loaders.clear_cache()
+    _, first = loaders.load_sentiment(tmp_path)
+    assert first.model_max_length != 77
+    tok.model_max_length = 77
+    tok.save_pretrained(tmp_path)  # only the tokenizer's files change
+    _, second = loaders.load_sentiment(tmp_path)
+    assert second.model_max_length == 77

@@ -44,7 +44,8 @@ _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def clear_cache(model=None) -> None:
-    """Forget cached activations, gradients and CAVs (of one model, or all). Needed after training a model."""
+    """Forget cached activations, gradients and CAVs (of one model, or all). A model whose weights change is
+    noticed without it (see :func:`_store`)."""
     if model is None:
         _CACHE.clear()
     else:
@@ -52,7 +53,14 @@ def clear_cache(model=None) -> None:
 
 
 def _store(model) -> dict:
-    return _CACHE.setdefault(model, {})
+    """The model's cache of activations, gradients and CAVs, emptied when its weights changed since it was
+    filled: an in-place edit (``p.mul_(-1)``, training, ``load_state_dict``) bumps a parameter's version
+    counter, and ``p.data = ...`` moves its storage (issue 26: a flipped classifier served the old scores)."""
+    weights = tuple((p.data_ptr(), p._version) for p in model.parameters())
+    entry = _CACHE.get(model)
+    if entry is None or entry[0] != weights:
+        entry = _CACHE[model] = (weights, {})
+    return entry[1]
 
 
 def _fingerprint(x: torch.Tensor) -> str:

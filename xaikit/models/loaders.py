@@ -195,10 +195,10 @@ def _check_folder(path: Path) -> None:
 
 
 def _stamp(source: str) -> tuple:
-    """Changes when the folder's files are rewritten, so a rebuilt model is not served from the cache."""
+    """Changes when any file of the folder is rewritten, added or removed (weights, config, tokenizer or image
+    processor files), so a re-saved model or tokenizer is not served from the in-process cache."""
     folder = Path(source)
-    return tuple((f, (folder / f).stat().st_mtime_ns) for f in ("config.json", *_WEIGHT_FILES)
-                 if (folder / f).is_file())
+    return tuple(sorted((f.name, f.stat().st_mtime_ns, f.stat().st_size) for f in folder.iterdir() if f.is_file()))
 
 
 # --------------------------------------------------------------------------------------- loading
