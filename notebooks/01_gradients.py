@@ -80,6 +80,7 @@ import torch
 import xaikit
 from xaikit import pick, widgets
 from xaikit.claims import LEDGER, claim
+from xaikit.policies import method_threads
 from xaikit.tensor import toys
 from xaikit.tensor.contrast import deeplift_rescale
 from xaikit.tensor.gradients import noisy_gradients, relative_change
@@ -386,20 +387,21 @@ n_images = pick(20, 12)
 N_MEASURE = 50  # SmoothGrad samples for this measurement in both modes: fewer would drown it in sampling noise
 nudge = torch.Generator().manual_seed(1)
 raw_change, smooth_change, resample_change, same_draw_change = [], [], [], []
-for i in range(n_images):
-    x = data.test_x[i]
-    x_nudged = x + 0.02 * torch.randn(x.shape, generator=nudge)
-    target = int(model(x[None]).argmax())
-    raw_change.append(relative_change(xaikit.gradient(model, x, target=target),
-                                      xaikit.gradient(model, x_nudged, target=target)))
-    smooth, nudged, again = (xaikit.smoothgrad(model, z, sigma=0.15, n=N_MEASURE, target=target, seed=seed,
-                                               value_range=(0, 1))
-                             for z, seed in ((x, 3 * i), (x_nudged, 3 * i + 1), (x, 3 * i + 2)))  # 3 draws
-    smooth_change.append(relative_change(smooth, nudged))   # the nudge, with independent draws
-    resample_change.append(relative_change(smooth, again))  # no nudge: sampling noise alone
-    same_draw = xaikit.smoothgrad(model, x_nudged, sigma=0.15, n=N_MEASURE, target=target, seed=3 * i,
-                                  value_range=(0, 1))  # the nudged image under smooth's own noise draw
-    same_draw_change.append(relative_change(smooth, same_draw))  # the nudge alone, no sampling noise
+with method_threads():  # many small gradient passes: one thread, as in section 5
+    for i in range(n_images):
+        x = data.test_x[i]
+        x_nudged = x + 0.02 * torch.randn(x.shape, generator=nudge)
+        target = int(model(x[None]).argmax())
+        raw_change.append(relative_change(xaikit.gradient(model, x, target=target),
+                                          xaikit.gradient(model, x_nudged, target=target)))
+        smooth, nudged, again = (xaikit.smoothgrad(model, z, sigma=0.15, n=N_MEASURE, target=target, seed=seed,
+                                                   value_range=(0, 1))
+                                 for z, seed in ((x, 3 * i), (x_nudged, 3 * i + 1), (x, 3 * i + 2)))  # 3 draws
+        smooth_change.append(relative_change(smooth, nudged))   # the nudge, with independent draws
+        resample_change.append(relative_change(smooth, again))  # no nudge: sampling noise alone
+        same_draw = xaikit.smoothgrad(model, x_nudged, sigma=0.15, n=N_MEASURE, target=target, seed=3 * i,
+                                      value_range=(0, 1))  # the nudged image under smooth's own noise draw
+        same_draw_change.append(relative_change(smooth, same_draw))  # the nudge alone, no sampling noise
 raw_median = torch.tensor(raw_change).median().item()
 smooth_median = torch.tensor(smooth_change).median().item()
 resample_median = torch.tensor(resample_change).median().item()
@@ -481,7 +483,6 @@ panel4
 # class the trained model predicts. The digits CNN has three layers; from the top:
 
 # %%
-from xaikit.policies import method_threads
 from xaikit.tensor import sanity
 
 print(sanity.layers_from_top(model))

@@ -159,8 +159,9 @@ CLAIMS = [
           "every layer randomised, is far below its all-pixel value (mean Spearman |map| over both methods and "
           "the three randomisation seeds).",
           "shown",
-          why="its size depends on the trained CNN and the randomisation seed: 0.27-0.48 per method and seed "
-              "over the 7 builds (12 digits), where the all-pixel value was 0.89-0.92; the point is the drop, "
+          why="its size depends on the trained CNN and the randomisation seed: 0.27-0.48 per method and seed, "
+              "0.32-0.38 as the notebook averages them, over the 7 builds (12 digits), where the all-pixel "
+              "value was 0.89-0.92; the point is the drop, "
               "made by the tied zero background, which the table prints beside it"),
     Claim("01.5-trained-gxi-follows-input",
           "The trained model's |gradient x input| ranks its pixels almost as the input itself does (mean "
