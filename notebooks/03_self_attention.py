@@ -672,8 +672,9 @@ if MODEL == "embedded":
 # of heads mixes all of these patterns. "cat" is among the three keys "it" weighs most in about as many
 # heads as chance gives any key, fewer than "because" or "hungry", and "it" gives it less weight on average
 # than those two (asserted on every training seed). The matched control says the rest: in "...because it
-# was sour", where "it" is the milk, "it" still weighs "cat" more than "milk". What little "cat" gets does
-# not follow the referent, so these weights show no coreference. Even a head that did link "it" to "cat"
+# was sour", where "it" is the milk, "it" still weighs "cat" more than "milk"; the ratio printed above drops
+# only somewhat from the "hungry" sentence. The weight on "cat" barely follows the referent, so these
+# weights are no evidence of coreference. Even a head that did link "it" to "cat"
 # would show what the model *relates*, not what its prediction *depends on*: attention
 # weights are one factor of the computation (the values and every later layer matter too), which is why
 # notebook 04 turns to gradients (Grad-SAM) and SHAP. See Jain & Wallace (2019) and Wiegreffe & Pinter
