@@ -390,6 +390,53 @@ claim("02.5-square-ig-thirds", (ig_sq - torch.tensor([1 / 3, 2 / 3], dtype=torch
 claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(shapley_sq.sum()) - 1.0)))
 
 # %% [markdown]
+# **Which Shapley values?** "Shapley values" name a family: the game must say what a feature *outside* the
+# coalition is replaced by, and each choice answers a different question. Three appear in this course.
+#
+# * **Baseline Shapley** (this section, `exact_shapley`): an absent feature takes its value in one baseline
+#   $x'$, $v(S) = F(x_S, x'_{ar S})$, and the values add up to $F(x) - F(x')$, the same total as IG's.
+#   Sundararajan & Najmi (2020, *The Many Shapley Values for Model Explanation*, ICML) call it BShap.
+# * **SHAP as the lecture defines it** (XAI for transformers, seeds/002, line 452): contributions to "the
+#   model prediction's deviation from the *expected* prediction across a background dataset". An absent
+#   feature is filled in from background examples $z$, $v(S) = \mathbb E_z[F(x_S, z_{ar S})]$ (Lundberg &
+#   Lee 2017; the interventional form of Janzing et al. 2020), and the values add up to
+#   $F(x) - \mathbb E_z[F(z)]$. Since a Shapley value is linear in the game, this is the *average of the
+#   baseline Shapley values* over the background points: the cell below checks it on the multilinear model.
+# * **Notebook 04's SHAP**: `shap`'s Partition explainer with the tokenizer as masker. Its background is one
+#   reference, the sentence with every token replaced by `[MASK]`, so the values add up to
+#   $f(x) - f(	ext{all [MASK]})$; and it does not average over all coalitions but over those a hierarchy of
+#   token groups allows, which makes them Owen values (Owen 1977), equal to the Shapley values only in
+#   special cases; the hierarchy is what lets it explain a sentence without all $2^T$ coalitions.
+#
+# What is explained matters as much as the game. The lecture's prediction function (seeds/002, lines
+# 455-467) returns the positive class's **logit** $z_1$, and notebook 04 follows it. For a two-class softmax
+# the **log-odds** are $\log(p_1 / p_0) = z_1 - z_0$, a different function: a token that raises both logits
+# alike gets credit for $z_1$ although the probability does not move. Shapley values are linear in the
+# explained function, so the values for the log-odds are those for $z_1$ minus those for $z_0$.
+#
+# The same care applies to attention rollout (notebook 04, section 6). The lecture writes it
+# (Attention-based explainability, seeds/003, lines 179-181) as $S = \bar A^1 \bar A^2 \cdots \bar A^N$ with
+# $\bar A^j$ the mean of layer $j$'s heads. Abnar & Zuidema (2020, *Quantifying Attention Flow in
+# Transformers*, section 3) first add the residual connection, $\hat A^j = 0.5\,\bar A^j + 0.5\,I$ (rows
+# renormalised), because a token also passes itself on (notebook 03, section 8); and with rows as queries,
+# as in our matrices ($A_{ij}$: how much token $i$ takes from token $j$), what reaches the top is
+# $\hat A^N \cdots \hat A^1$, the last layer on the left. The lecture's left-to-right order is the same
+# product read with columns as queries; used on row-stochastic matrices as written, it composes the layers
+# in reverse. `xaikit.text.views.rollout_matrix` follows Abnar & Zuidema.
+
+# %%
+background = torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.5, -0.2, 1.0, 0.1], [-1.0, 0.3, 0.5, -0.4]],
+                          dtype=torch.float64)  # (3, 4): a small background set
+per_point = torch.stack([exact_shapley(multilinear, x, baseline=z) for z in background])  # (3, 4): BShap each
+shap_background = per_point.mean(0)  # (4,): the expected-value game's Shapley values, by linearity
+expected = multilinear(background).mean().item()  # E_z[F(z)]
+print("baseline Shapley, one row per background point\n", per_point.numpy().round(4))
+print("their mean (SHAP against the background)", shap_background.numpy().round(4),
+      f" sum {shap_background.sum().item():.4f} = F(x) - E[F(z)] = {multilinear(x[None]).item() - expected:.4f}")
+claim("02.5-background-shap-adds-to-mean",
+      abs(shap_background.sum().item() - (multilinear(x[None]).item() - expected)))
+
+# %% [markdown]
 # ## 6. Path methods and symmetry
 # *Lecture: Gradient/attention-based explanations (seeds/000), pp. 35-39.*
 #
@@ -427,6 +474,16 @@ symmetry_panel
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Why the straightline path chosen by integrated gradients is canonical?"
 # > (Gradient/attention-based explanations, seeds/000, p. 37)
+#
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# The lecture gives two reasons. It is the simplest path, and it **preserves symmetry**: if swapping two
+# inputs leaves $F$ unchanged and they have equal values in $x$ and in $x'$, they get equal attributions.
+# The cell above measures it: the straight line gives $x_1$ and $x_2$ the same attribution, the sequential
+# and power paths do not (asserted). Sundararajan, Taly & Yan (2017, Theorem 1) prove more: among all path
+# methods (which all keep sensitivity, implementation invariance and completeness), IG is the only one that
+# is symmetry-preserving for every $F$.
+# </details>
 
 # %% [markdown]
 # ## 7. Baselines
@@ -585,10 +642,10 @@ print(f"right sum on 'a clever piece of cinema': stopped at {stop.steps} steps, 
 claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 
 # %% [markdown]
-# On the embedded seed-0 model, Gauss-Legendre with the doubling search did **not** need clearly fewer
-# evaluations than the paper's right sum for a 1% gap: the cell above prints the ratios, which on that model
-# ran from about as many (0.94) to several times more (3.75); a model trained with another seed or on another
-# machine can land elsewhere, so they are printed, not asserted. Two reasons, neither of them the
+# Read the ratios the cell above prints: Gauss-Legendre with the doubling search need not spend fewer
+# evaluations than the paper's right sum for a 1% gap, and where the smallest ratio is near 1 or above it
+# did not on your build (a model trained with another seed or on another machine can land elsewhere, so the
+# ratios are printed, not asserted). Two reasons, neither of them the
 # convergence order. First, the search itself: Gauss-Legendre nodes (like midpoints) do not nest, so a
 # search that stops at $N$ nodes has paid for about $2N$; compare the node counts, not only the
 # evaluations, and the midpoint rule's column, which pays the same. Second, the stopping rule is the
@@ -596,9 +653,9 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # leading gap term is $(\text{slope}(1) - \text{slope}(0)) / (2n)$ and the slope columns show it small at
 # both ends, but each token's own term $(\varphi_i(1) - \varphi_i(0)) / (2n)$ need not be, and the
 # errors cancel in the gap. (The last lines of the cell above check this against the Gauss-Legendre IG of
-# this section's first cell, printed, not asserted: on the embedded seed-0 model the right sum stopped on
-# "a clever piece of cinema" at 8 steps with a gap of 0.28% while one token was off by 1.65% of
-# $|F(x) - F(x')|$.) On the smooth toy model Gauss-Legendre wins by orders of
+# this section's first cell, printed, not asserted: they give the steps and the gap where the right sum
+# stopped on "a clever piece of cinema", and its largest token error as a share of
+# $|F(x) - F(x')|$; where that share is larger than the gap, the small gap hid it.) On the smooth toy model Gauss-Legendre wins by orders of
 # magnitude; a convergence order describes the error for large $n$, and at a 1% tolerance a
 # transformer's path is not there yet.
 

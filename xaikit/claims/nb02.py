@@ -117,6 +117,11 @@ CLAIMS = [
           upper=1e-8, why="integral of alpha^2 and of 2 alpha^2 over [0, 1]; Gauss-Legendre is exact for them"),
     Claim("02.5-square-both-complete", "Both add up to F(x) - F(0) = 1 (largest error of the two sums).",
           "identity", upper=1e-8, why="completeness of IG and efficiency of the Shapley value"),
+    Claim("02.5-background-shap-adds-to-mean", "The mean of the baseline Shapley values over a background set is "
+          "SHAP against that background: it adds up to F(x) - E_z[F(z)] (|sum - (F(x) - mean F(z))|).",
+          "identity", upper=1e-10,
+          why="the Shapley value is linear in the game, and the expected-value game is the mean of the "
+              "baseline games; each adds up to F(x) - F(z) (efficiency); float64 rounding only"),
     # -- 6. path methods and symmetry --
     Claim("02.6-straight-symmetric", "The straight path gives x1 and x2 of sigmoid(x1 + x2) equal attributions "
           "(|difference|).", "identity", upper=1e-5,
