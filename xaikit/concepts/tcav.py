@@ -40,6 +40,7 @@ from xaikit.concepts.activations import (
     activations,
     clear_cache,
     directional_derivatives,
+    gradients,
 )
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, prepare_images, resolve_class
@@ -54,7 +55,7 @@ from xaikit.concepts.sorting import CAVSort, sort_activations, sort_by_cav
 
 __all__ = [
     "POOLINGS", "CLASSIFIERS", "CHANCE_ACCURACY", "CAV", "TCAVResult", "ConceptSignificance", "SignificanceResult",
-    "LayerSweep", "prepare_images", "pixel_values", "activations", "train_cav", "directional_derivatives", "tcav",
+    "LayerSweep", "prepare_images", "pixel_values", "activations", "gradients", "train_cav", "directional_derivatives", "tcav",
     "tcav_significance", "rank_p", "layer_sweep", "pair_scores", "LECTURE_PAIRS", "t_test", "resolve_class", "clear_cache",
     "CAVSort", "sort_by_cav", "sort_activations", "choose_layer",
 ]
