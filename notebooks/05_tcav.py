@@ -23,9 +23,9 @@
 # 1. ViT recap: an image as a sequence of patches
 # 2. Concepts: example images
 # 3. Activations and CAVs
-# 4. Directional derivatives and the TCAV score
+# 4. The ground truth by intervention; directional derivatives and the TCAV score
 # 5. Significance against random concepts
-# 6. A ground-truth control, and random image sets as the yardstick
+# 6. A ground-truth control, random image sets as the yardstick, and TCAV held against the ground truth
 # 7. TCAV by layer
 # 8. Which images does a CAV point at? Sorting by a CAV, and relative CAVs
 #

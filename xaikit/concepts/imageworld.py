@@ -21,8 +21,10 @@ and, as context, a **puddle of foam** (bubbly texture) on the ground: in half of
 waterhole) and in a fifth of every other class's. The world thus holds the lecture's three concepts at
 three known strengths for "zebra": stripes define it (every zebra, nothing else), bubbles are a weak
 context cue (foam is 2.5 times as likely beside a zebra), and dots are the mark of two *other* classes.
-That is the order the lecture's ImageNet ViT shows (striped vs dotted ~0.95, dotted vs bubbly ~0.05),
-and TCAV on the embedded ViT must find it: the answer is known before the method runs.
+That is the order the lecture's ImageNet ViT shows (striped vs dotted ~0.95, dotted vs bubbly ~0.05). It is
+the order in the *data*; what a trained model took from it is measured without TCAV, by repainting a scene's
+body or adding and taking away its foam (:class:`Scene`, :func:`repaint`, :func:`with_foam`,
+:mod:`xaikit.concepts.intervention`): on the main models stripes are used, and the foam hardly at all.
 
 How this world came about (recipe v6; ``benchmarks/tcav_robustness.py`` trains several seeds and checks
 each claim on each):
