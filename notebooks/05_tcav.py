@@ -685,18 +685,18 @@ if MODEL.startswith("embedded"):
 #
 # Section 4 measured what each model uses by repainting its zebras. Now hold TCAV's answers against that
 # table, concept by concept: the intervention says "raises" or "lowers" zebra where the effect on the
-# logit is at least 0.5 (the bound section 4 asserts on), and "not used" below that; TCAV says "raises"
+# logit is at least 0.5 (the bound section 4 asserts on), and "neither" below that; TCAV says "raises"
 # or "lowers" where a test finds the concept significant (the sign of its offset from the random CAVs), and
-# "no evidence" where it does not. For "bubbly" there are two interventions: a bubbly body, and the foam.
+# "neither" where it does not. For "bubbly" there are two interventions: a bubbly body, and the foam.
 
 # %%
 if MODEL.startswith("embedded"):
     def verdict(effect):
-        return "raises" if effect >= 0.5 else "lowers" if effect <= -0.5 else "not used"
+        return "raises" if effect >= 0.5 else "lowers" if effect <= -0.5 else "neither"
 
     def tcav_verdict(r, c):
         if not r[c].significant:
-            return "no evidence"
+            return "neither"
         return "raises" if r[c].mean > r.random_scores.mean() else "lowers"
 
     agree = {}
