@@ -28,7 +28,7 @@ CLAIMS = [
           "empirical", lower=0.9, why="chance is 0.5; the notebook's check that the CAV means something"),
     Claim("05.3-chosen-block", "Which block does section 3's rule pick (the deepest block before the last at "
           "which the striped-vs-dotted CAV reaches held-out accuracy 0.9)?", "shown",
-          why="block 2 on all 7 builds (that CAV's held-out accuracy was 0.96-1.00 at every block); printed, as "
+          why="block 2 on all 7 builds (that CAV's held-out accuracy was 1.00 at blocks 0-2 on every build); printed, as "
               "the notebook uses whatever block the rule gives"),
     Claim("05.3-cav-cosine-logistic-hinge", "How close are the logistic and the hinge-loss CAVs of the same two "
           "sets (cosine)?", "shown",
@@ -51,7 +51,7 @@ CLAIMS = [
           why="a third of the smallest texture effect asserted (1); 0.008-0.158 over the 7 builds"),
     Claim("05.4-iv-texture-control", "On the control model no body texture moves the zebra logit by more than 0.5 "
           "from the average texture (largest absolute effect of the six).", "empirical", upper=0.5,
-          why="the control was trained not to use texture; 0.03-0.06 over the 7 builds"),
+          why="the control was trained not to use texture; 0.02-0.06 over the 7 builds"),
     Claim("05.4-iv-foam-control", "What does a puddle of foam do to the control model's zebra logit?", "shown",
           why="-0.04 to -0.19 over the 7 builds: foam lies beside every control class equally often; a small "
               "effect with a sign we did not build in, so printed"),
