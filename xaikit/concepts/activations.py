@@ -33,7 +33,7 @@ from xaikit._validate import check_choice, check_int
 from xaikit.concepts.cav import CAV
 from xaikit.concepts.images import pixel_values, resolve_class
 
-__all__ = ["POOLINGS", "activations", "directional_derivatives", "clear_cache"]
+__all__ = ["POOLINGS", "activations", "directional_derivatives", "gradients", "clear_cache"]
 
 POOLINGS = ("cls", "mean", "flatten")
 _ALL_LAYERS_BYTES = 64 * 2**20  # cache every layer at once below this size
@@ -179,6 +179,17 @@ def activations(model, images, layer: int, pooling: str = "flatten", processor=N
     layer = _check_common(model, layer, pooling)
     x = pixel_values(model, images, processor)
     return _cached(model, x, layer, pooling, None, check_int(batch_size, "batch_size", 1))
+
+
+def gradients(model, images, layer: int, target, pooling: str = "flatten", processor=None,
+              batch_size: int = 64) -> np.ndarray:
+    """The gradient (N, D) of the ``target`` logit at encoder block ``layer``, pooled as the CAVs are (cached):
+    ``directional_derivatives`` is this times the CAV. With ``"flatten"`` the first ``hidden_size`` numbers of
+    a row are the [CLS] token's."""
+    layer = _check_common(model, layer, pooling)
+    idx, _ = resolve_class(model, target)
+    x = pixel_values(model, images, processor, "class_images")
+    return _cached(model, x, layer, pooling, idx, check_int(batch_size, "batch_size", 1))
 
 
 def directional_derivatives(model, images, layer: int, cav, target, pooling: str = "flatten",

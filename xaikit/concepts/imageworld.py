@@ -21,8 +21,10 @@ and, as context, a **puddle of foam** (bubbly texture) on the ground: in half of
 waterhole) and in a fifth of every other class's. The world thus holds the lecture's three concepts at
 three known strengths for "zebra": stripes define it (every zebra, nothing else), bubbles are a weak
 context cue (foam is 2.5 times as likely beside a zebra), and dots are the mark of two *other* classes.
-That is the order the lecture's ImageNet ViT shows (striped vs dotted ~0.95, dotted vs bubbly ~0.05),
-and TCAV on the embedded ViT must find it: the answer is known before the method runs.
+That is the order the lecture's ImageNet ViT shows (striped vs dotted ~0.95, dotted vs bubbly ~0.05). It is
+the order in the *data*; what a trained model took from it is measured without TCAV, by repainting a scene's
+body or adding and taking away its foam (:class:`Scene`, :func:`repaint`, :func:`with_foam`,
+:mod:`xaikit.concepts.intervention`): on the main models stripes are used, and the foam hardly at all.
 
 How this world came about (recipe v6; ``benchmarks/tcav_robustness.py`` trains several seeds and checks
 each claim on each):
@@ -64,7 +66,9 @@ Everything is seeded: the same ``seed`` gives byte-identical arrays. Arrays are 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -72,7 +76,8 @@ from xaikit._validate import check_choice, check_int
 
 __all__ = [
     "SIZE", "TEXTURES", "WORLDS", "classes", "make_dataset", "texture_twins", "dataset_with_twins", "render",
-    "class_images", "concept_images", "random_images", "texture", "to_pil", "foam_rate",
+    "class_images", "concept_images", "random_images", "texture", "to_pil", "foam_rate", "Scene", "scenes",
+    "repaint", "with_foam", "without_foam",
 ]
 
 SIZE = 64
@@ -316,20 +321,108 @@ def render(label: str, world: str = "main", rng: np.random.Generator | int | Non
 
 def _render(label: str, world: str, rng: np.random.Generator, texture_kind: str | None) -> tuple[np.ndarray, str]:
     """:func:`render` without the argument checks; also returns the body texture it used."""
+    scene = _scene(label, world, rng, texture_kind)
+    return scene.image(), scene.texture_kind
+
+
+@dataclass(frozen=True)
+class Scene:
+    """One picture of the world taken apart into its layers, so that one of them can be changed and the
+    rest kept, pixel for pixel (:mod:`xaikit.concepts.intervention`). :meth:`image` puts them together,
+    and ``render`` / ``class_images`` return exactly that image.
+
+    Attributes:
+        label, world: the class and the world the scene was drawn for.
+        background: (H, W, 3) float32 ground without foam.
+        foam_mask, foam: (H, W) bool and (H, W, 3) float32 bubbly texture of the puddle; ``None`` without foam.
+        body_mask: (H, W) bool, the textured part of the object; ``body``: (H, W, 3) float32, its texture
+            (of kind ``texture_kind``) over the whole frame, shown where ``body_mask`` is set.
+        dark_mask, dark_colour: the plain dark parts (hooves, faces, poles) and their colour (3,).
+        noise: (H, W, 3) float32 standard-normal pixel noise, added at 0.02 before rounding.
+    """
+
+    label: str
+    world: str
+    background: np.ndarray
+    foam_mask: np.ndarray | None
+    foam: np.ndarray | None
+    body_mask: np.ndarray
+    body: np.ndarray
+    texture_kind: str
+    dark_mask: np.ndarray
+    dark_colour: np.ndarray
+    noise: np.ndarray
+
+    @property
+    def has_foam(self) -> bool:
+        return self.foam_mask is not None
+
+    def image(self) -> np.ndarray:
+        """The (64, 64, 3) uint8 picture."""
+        img = self.background
+        if self.foam_mask is not None:
+            img = np.where(self.foam_mask[..., None], self.foam, img)
+        img = np.where(self.body_mask[..., None], self.body, img)
+        img = np.where(self.dark_mask[..., None], self.dark_colour, img)
+        return _finished(img, self.noise)
+
+
+def _scene(label: str, world: str, rng: np.random.Generator, texture_kind: str | None) -> Scene:
+    """Draw one scene's layers, taking the random numbers in the order the world has always taken them."""
     shape, rule = _RULES[world][label]
     # the control world draws its texture before looking at texture_kind, so that a texture twin
     # (:func:`texture_twins`) takes the same random numbers for everything else in the scene
     drawn = TEXTURES[rng.integers(len(TEXTURES))] if rule is None else None
     kind = texture_kind or rule or drawn
-    img = _background(rng)
+    background = _background(rng)
+    foam_mask = foam = None
     if rng.random() < foam_rate(label, world):
-        img = _foam(img, rng)
+        foam_mask, foam = _foam_layer(rng)
     textured, dark = _shape(shape, rng)
-    # zebra stripes run across the body (near vertical); other stripes at any angle
-    angle = rng.uniform(0.6 * np.pi, 1.4 * np.pi) if shape == "quadruped" and kind == "striped" else None
-    img = np.where(textured[..., None], texture(kind, rng, angle), img)
-    img = np.where(dark[..., None], _hsv(rng.random(), 0.3, rng.uniform(0.05, 0.25)), img)
-    return _finish(img, rng), kind
+    body = texture(kind, rng, _body_angle(shape, kind, rng))
+    colour = _hsv(rng.random(), 0.3, rng.uniform(0.05, 0.25))
+    noise = rng.standard_normal((SIZE, SIZE, 3), dtype=np.float32)
+    return Scene(label, world, background, foam_mask, foam, textured, body, kind, dark, colour, noise)
+
+
+def _body_angle(shape: str, kind: str, rng: np.random.Generator) -> float | None:
+    """Zebra stripes run across the body (near vertical); other stripes at any angle (None: the texture draws it)."""
+    return rng.uniform(0.6 * np.pi, 1.4 * np.pi) if shape == "quadruped" and kind == "striped" else None
+
+
+def scenes(label: str, n: int = 40, world: str = "main", seed: int = 0) -> list[Scene]:
+    """The scenes of ``class_images(label, n, world, seed)``, layer by layer: ``[s.image() for s in scenes(...)]``
+    are those images, byte for byte."""
+    check_choice(world, "world", WORLDS)
+    check_choice(label, "label", classes(world))
+    n = check_int(n, "n", 1)
+    rng = np.random.default_rng([check_int(seed, "seed", 0), classes(world).index(label), 31])
+    return [_scene(label, world, rng, None) for _ in range(n)]
+
+
+def repaint(scene: Scene, kind: str, rng: np.random.Generator | int | None = None) -> Scene:
+    """The same scene with a new body texture of ``kind`` (new colours, scale and angle drawn from ``rng``):
+    only the pixels of ``body_mask`` change. A zebra silhouette's stripes run across its body, as drawn."""
+    check_choice(kind, "kind", TEXTURES)
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    shape = _RULES[scene.world][scene.label][0]
+    body = texture(kind, rng, _body_angle(shape, kind, rng))
+    return dataclasses.replace(scene, body=body, texture_kind=kind)
+
+
+def with_foam(scene: Scene, rng: np.random.Generator | int | None = None) -> Scene:
+    """The scene with a puddle of foam: its own if it had one, else a new one drawn from ``rng`` (behind the
+    object, as in the world)."""
+    if scene.has_foam:
+        return scene
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    mask, foam = _foam_layer(rng)
+    return dataclasses.replace(scene, foam_mask=mask, foam=foam)
+
+
+def without_foam(scene: Scene) -> Scene:
+    """The scene with its puddle of foam (if any) taken away: the ground shows where it lay."""
+    return dataclasses.replace(scene, foam_mask=None, foam=None)
 
 
 def foam_rate(label: str, world: str = "main") -> float:
@@ -339,16 +432,20 @@ def foam_rate(label: str, world: str = "main") -> float:
     return FOAM_RATE["zebra"] if label == "zebra" else FOAM_RATE["other"]
 
 
-def _foam(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """A puddle of foam on the ground: bubbly texture in a flat ellipse in the lower part of the scene."""
+def _foam_layer(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """A puddle of foam on the ground: a flat ellipse in the lower part of the scene (mask) and its bubbly texture."""
     cx, cy = rng.uniform(8, 56), rng.uniform(44, 60)
     mask = _ellipse(cx, cy, rng.uniform(14, 24), rng.uniform(6, 10))
-    return np.where(mask[..., None], texture("bubbly", rng), img)
+    return mask, texture("bubbly", rng)
 
 
-def _finish(img: np.ndarray, rng: np.random.Generator, noise: float = 0.02) -> np.ndarray:
-    img = img + noise * rng.standard_normal(img.shape, dtype=np.float32)
-    return (np.clip(img, 0, 1) * 255 + 0.5).astype(np.uint8)
+def _finish(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return _finished(img, rng.standard_normal(img.shape, dtype=np.float32))
+
+
+def _finished(img: np.ndarray, noise: np.ndarray) -> np.ndarray:
+    """Add the pixel noise (standard normal, at 0.02) and round to uint8."""
+    return (np.clip(img + 0.02 * noise, 0, 1) * 255 + 0.5).astype(np.uint8)
 
 
 def make_dataset(n: int, world: str = "main", seed: int = 0) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:

@@ -40,6 +40,7 @@ from xaikit.concepts.activations import (
     activations,
     clear_cache,
     directional_derivatives,
+    gradients,
 )
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, prepare_images, resolve_class
@@ -54,9 +55,9 @@ from xaikit.concepts.sorting import CAVSort, sort_activations, sort_by_cav
 
 __all__ = [
     "POOLINGS", "CLASSIFIERS", "CHANCE_ACCURACY", "CAV", "TCAVResult", "ConceptSignificance", "SignificanceResult",
-    "LayerSweep", "prepare_images", "pixel_values", "activations", "train_cav", "directional_derivatives", "tcav",
+    "LayerSweep", "prepare_images", "pixel_values", "activations", "gradients", "train_cav", "directional_derivatives", "tcav",
     "tcav_significance", "rank_p", "layer_sweep", "pair_scores", "LECTURE_PAIRS", "t_test", "resolve_class", "clear_cache",
-    "CAVSort", "sort_by_cav", "sort_activations",
+    "CAVSort", "sort_by_cav", "sort_activations", "choose_layer",
 ]
 
 
@@ -142,3 +143,15 @@ def layer_sweep(model, concepts: Mapping[str, object], class_images, target, lay
     get = lambda f: np.array([[f(r[c]) for r in results] for c in names])  # noqa: E731
     return LayerSweep(layers, names, get(lambda c: c.mean), get(lambda c: c.std), get(lambda c: c.significant),
                       get(lambda c: c.cav_accuracy), np.array([r.random_scores.mean() for r in results]), results)
+
+
+def choose_layer(accuracy, threshold: float = 0.9) -> int | None:
+    """Notebook 05's layer rule, fixed before any TCAV score is seen: the deepest block whose every token still
+    reaches the classifier (not the last: after it only [CLS] is read) at which a CAV reaches ``threshold``
+    held-out accuracy. ``accuracy`` (blocks,) is that CAV's held-out accuracy at every block, 0 to the last;
+    ``None`` if no candidate block reaches the threshold."""
+    acc = np.asarray(accuracy, dtype=np.float64)
+    if acc.ndim != 1 or len(acc) < 2:
+        raise ValueError(f"accuracy must hold one value per block (at least 2 blocks), got shape {acc.shape}")
+    ok = np.flatnonzero(acc[:-1] >= threshold)
+    return int(ok[-1]) if len(ok) else None
