@@ -6,8 +6,9 @@ concept's direction. Whether the model *uses* the concept is a different questio
 it can be answered without TCAV: take each class picture apart into its layers
 (:class:`xaikit.concepts.imageworld.Scene`), repaint the object's body with another texture, or add or take
 away the puddle of foam, keep every other pixel, and measure the class logit and probability. Kim et al.
-(2018, section 4.3) check TCAV in the same spirit, on a dataset where they control what the label depends on
-(an image caption that is right with a chosen probability, and otherwise noise).
+(2018, section 4.3) check TCAV in the same spirit, on a dataset where they control what the label depends on:
+each image carries a caption that names its class with a probability they choose and another class otherwise,
+so how much a network can rely on the caption, rather than the picture, is set by the experimenter.
 
 :func:`intervene` returns an :class:`InterventionTable`: per variant of every scene, the target logit and
 probability. Each variant changes one layer of the scene:
