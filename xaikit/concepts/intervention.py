@@ -7,8 +7,8 @@ it can be answered without TCAV: take each class picture apart into its layers
 (:class:`xaikit.concepts.imageworld.Scene`), repaint the object's body with another texture, or add or take
 away the puddle of foam, keep every other pixel, and measure the class logit and probability. Kim et al.
 (2018, section 4.3) check TCAV in the same spirit, on a dataset where they control what the label depends on:
-each image carries a caption that names its class with a probability they choose and another class otherwise,
-so how much a network can rely on the caption, rather than the picture, is set by the experimenter.
+each image carries a caption naming its class, replaced by a random word with a probability (the noise) they
+choose, so how much a network can rely on the caption, rather than the picture, is set by the experimenter.
 
 :func:`intervene` returns an :class:`InterventionTable`: per variant of every scene, the target logit and
 probability. Each variant changes one layer of the scene:
