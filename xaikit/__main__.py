@@ -106,8 +106,14 @@ def _main(argv: list[str] | None) -> int:
     if args.force and args.action != "build":
         parser.error("--force goes with `notebooks build` only")
     if args.action == "build":
-        kept = [b for b in _nbtools.build_notebooks(args.names, force=args.force) if b.action == "kept"]
-        return 1 if kept else 0
+        orphans = _nbtools.orphans(args.names)
+        if not orphans or not args.names or _nbtools.sources_match(args.names):
+            kept = [b for b in _nbtools.build_notebooks(args.names, force=args.force) if b.action == "kept"]
+        else:
+            kept = []
+        for p in orphans:
+            print(p, file=sys.stderr)
+        return 1 if kept or orphans else 0
     elif args.action == "check":
         problems = _nbtools.check(args.names)
         for p in problems:
