@@ -380,7 +380,7 @@ def orphans(names: list[str] | None = None) -> list[str]:
             continue
         found.append(f"{nb.name} has no source {src.name}, so it is neither built nor checked: restore the source "
                      f"(git checkout -- notebooks/{src.name}), or write it from the notebook with "
-                     f"`jupytext --to py:percent notebooks/{nb.name}`")
+                     f"`python -m jupytext --to py:percent notebooks/{nb.name}`")
     return found
 
 
