@@ -5,7 +5,7 @@
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
   over cells, metadata or pasted images edited in the ``.ipynb`` (they go into the ``.py``, or both files
   are kept and the exit status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
-  sync or has outputs; ``notebooks run`` executes notebooks headless and can write HTML.
+  sync, has outputs or has lost its ``.py`` source (so does ``build``); ``notebooks run`` executes notebooks headless and can write HTML.
 * ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 * ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and
