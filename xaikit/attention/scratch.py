@@ -158,7 +158,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
     Args:
         q: queries ``(..., T_q, d_k)``; k: keys ``(..., T_k, d_k)``; v: values ``(..., T_k, d_v)``.
         mask: optional, broadcastable to ``(..., T_q, T_k)``: boolean (``True`` = may attend) or an
-            additive float mask. See :func:`causal_mask` and :func:`padding_mask`.
+            additive float mask. See :func:`causal_mask` and :func:`padding_mask`; a tokenizer's ``(B, T)``
+            ``attention_mask`` goes through :func:`padding_mask` (passed as is with ``B == T`` it is refused,
+            as it would be read as queries x keys).
         scale: the factor on the scores; ``1 / temperature``. Default ``1 / sqrt(d_k)`` (Vaswani et al.).
 
     Returns:
