@@ -5,7 +5,7 @@
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
   over cells, metadata or pasted images edited in the ``.ipynb`` (they go into the ``.py``, or both files
   are kept and the exit status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
-  sync or has outputs; ``notebooks run`` executes notebooks headless and can write HTML.
+  sync, has outputs or has lost its ``.py`` source (so does ``build``); ``notebooks run`` executes notebooks headless and can write HTML.
 * ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 * ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and
@@ -106,8 +106,14 @@ def _main(argv: list[str] | None) -> int:
     if args.force and args.action != "build":
         parser.error("--force goes with `notebooks build` only")
     if args.action == "build":
-        kept = [b for b in _nbtools.build_notebooks(args.names, force=args.force) if b.action == "kept"]
-        return 1 if kept else 0
+        orphans = _nbtools.orphans(args.names)
+        if not orphans or not args.names or _nbtools.sources_match(args.names):
+            kept = [b for b in _nbtools.build_notebooks(args.names, force=args.force) if b.action == "kept"]
+        else:
+            kept = []
+        for p in orphans:
+            print(p, file=sys.stderr)
+        return 1 if kept or orphans else 0
     elif args.action == "check":
         problems = _nbtools.check(args.names)
         for p in problems:

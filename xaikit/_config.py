@@ -25,6 +25,9 @@ def set_seed(seed: int = 0) -> int:
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    from xaikit._validate import check_seed
+
+    seed = check_seed(seed)  # at most 2**63 - 1: torch overflows above it
     random.seed(seed)
     import numpy as np
 
@@ -94,15 +97,19 @@ def pick(normal, fast):
 def cache_dir(create: bool = True) -> Path:
     """Where prepared models and data live: ``$XAIKIT_CACHE`` or the user's cache directory.
 
+    ``$XAIKIT_CACHE`` is stripped of surrounding spaces, ``~`` expanded and a relative path made absolute
+    against the current folder.
+
     A path that is a file, or a folder that cannot be made (under a file, no permission) or written, is a
     ValueError naming ``XAIKIT_CACHE`` and the fix.
     """
     from platformdirs import user_cache_dir
 
     default = Path(user_cache_dir("xaikit", appauthor=False))
-    env = os.environ.get(CACHE_ENV)
+    env = os.environ.get(CACHE_ENV, "").strip()  # stray spaces, e.g. from a .env file, are not a folder name
     if env:
-        path = Path(env).expanduser()
+        # absolute, so the CLI at the repository root and a kernel in notebooks/ share one cache (issue 26)
+        path = Path(env).expanduser().resolve()
         where = f"{CACHE_ENV}={path}"
         fix = f"set {CACHE_ENV} to a folder you can write, or unset it to use {default}"
     else:

@@ -52,9 +52,14 @@ def check_choice(value, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         import difflib
 
-        close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=3)
-        also = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}.{also}")
+        by_text = {str(c): c for c in choices}
+        close = [by_text[c] for c in difflib.get_close_matches(str(value), list(by_text), n=3)]
+        # '2' for the int 2: name the types, or the suggestion would read like the value refused (issue 26)
+        typed = any(type(c) is not type(value) for c in close)
+        shown = [f"{c!r} ({type(c).__name__})" if typed else repr(c) for c in close]
+        also = f" Did you mean {' or '.join(shown)}?" if close else ""
+        got = f"{value!r} ({type(value).__name__})" if typed else repr(value)
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)}; got {got}.{also}")
     return value
 
 

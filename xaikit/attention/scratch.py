@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import torch
 
-from xaikit._validate import check_int
+from xaikit._validate import check_float, check_int
 
 __all__ = [
     "scaled_dot_product_attention", "additive_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
@@ -103,9 +103,21 @@ def _check_mask(mask, scores_shape: tuple[int, ...], name: str = "mask") -> torc
         shape = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
         shape = None
+    # a tokenizer's attention_mask (B, T) passed as is: read as (queries, keys) when B == T_q (issue 26)
+    looks_padding = (mask.dim() == 2 and len(scores_shape) >= 3 and mask.shape[0] == scores_shape[0]
+                     and mask.shape[1] == t_k)
+    padding_fix = (f"If {name} is a tokenizer's attention_mask (B, T) with 1 for real tokens, pass "
+                   f"padding_mask({name}), which gives the (B, 1, T) key mask")
     if shape != torch.Size(scores_shape):
         raise ValueError(f"{name} has shape {tuple(mask.shape)}, which does not fit the attention scores "
-                         f"{tuple(scores_shape)} (queries x keys); the mask must be {expected}")
+                         f"{tuple(scores_shape)} (queries x keys); the mask must be {expected}"
+                         + (f". {padding_fix}" if looks_padding else ""))
+    if looks_padding and mask.dtype != torch.bool and not mask.is_floating_point():
+        raise ValueError(f"{name} is a 0/1 integer tensor of shape {tuple(mask.shape)} for attention scores "
+                         f"{tuple(scores_shape)} whose batch size is {scores_shape[0]}: it would be read as "
+                         f"({t_q} queries, {t_k} keys), the same mask for every batch element, but it looks like "
+                         f"a tokenizer's attention_mask (B, T). {padding_fix}; for a (queries, keys) mask shared "
+                         f"by the batch pass {name}.bool()")
     if mask.dtype != torch.bool and not mask.is_floating_point():
         mask = mask.bool()  # 0/1 integer masks, as tokenizers return them
     elif mask.is_floating_point() and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
@@ -146,7 +158,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None)
     Args:
         q: queries ``(..., T_q, d_k)``; k: keys ``(..., T_k, d_k)``; v: values ``(..., T_k, d_v)``.
         mask: optional, broadcastable to ``(..., T_q, T_k)``: boolean (``True`` = may attend) or an
-            additive float mask. See :func:`causal_mask` and :func:`padding_mask`.
+            additive float mask. See :func:`causal_mask` and :func:`padding_mask`; a tokenizer's ``(B, T)``
+            ``attention_mask`` goes through :func:`padding_mask` (passed as is with ``B == T`` it is refused,
+            as it would be read as queries x keys).
         scale: the factor on the scores; ``1 / temperature``. Default ``1 / sqrt(d_k)`` (Vaswani et al.).
 
     Returns:
@@ -359,6 +373,7 @@ def sinusoidal_positional_encoding(n_positions: int, d_model: int, base: float =
     ``PE[pos, 2i] = sin(pos / base^(2i/d))`` and ``PE[pos, 2i+1] = cos(pos / base^(2i/d))``."""
     n_positions = check_int(n_positions, "n_positions", 1)
     d_model = check_int(d_model, "d_model", 2, hint="use an even number such as 16 or 64")
+    base = _check_base(base)
     pos = torch.arange(n_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d/2),)
     angle = pos / base ** (two_i / d_model)  # (P, ceil(d/2)); wavelengths from 2*pi to base*2*pi
@@ -366,6 +381,13 @@ def sinusoidal_positional_encoding(n_positions: int, d_model: int, base: float =
     pe[:, 0::2] = torch.sin(angle)  # even features
     pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])  # odd features
     return pe.to(torch.get_default_dtype())
+
+
+def _check_base(base) -> float:
+    """The wavelength base: > 1, so the wavelengths grow from 2 pi to base * 2 pi (0 or less gives NaN, 1 the same
+    frequency in every column)."""
+    return check_float(base, "base", 1.0, strict_min=True,
+                       hint="base sets the longest wavelength, base * 2 pi; the usual value is 10000")
 
 
 def position_shift(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
@@ -385,6 +407,7 @@ def position_shift(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     if d_model % 2:
         raise ValueError(f"d_model must be even for the shift to be a rotation, got {d_model}: the last sine "
                          "feature of an odd d_model has no cosine partner; use e.g. 64")
+    base = _check_base(base)
     w = 1.0 / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,) frequencies
     c, s = torch.cos(k * w), torch.sin(k * w)  # (d/2,)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)

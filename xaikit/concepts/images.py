@@ -19,16 +19,23 @@ from xaikit._validate import check_int
 __all__ = ["prepare_images", "pixel_values", "resolve_class"]
 
 
+def check_not_one_image(images, name: str = "images") -> None:
+    """Refuse one (H, W, 3) image where a set of images belongs: iterating it would give its pixel rows as
+    "images". Arrays and tensors are checked; lists and other inputs pass."""
+    shape = tuple(images.shape) if isinstance(images, (np.ndarray, torch.Tensor)) else None
+    if shape is not None and len(shape) == 3 and shape[-1] in (3, 4) and min(shape[:2]) > 4:
+        raise ValueError(f"{name} looks like one image of shape {shape} (H, W, channels), but a set of "
+                         f"images is expected; pass a batch (N, H, W, 3), e.g. images[None] for a set of one, or "
+                         f"a list of images (TCAV's sets usually have 30-100)")
+
+
 def prepare_images(images, name: str = "images", min_count: int = 2) -> list[np.ndarray]:
     """A list of (H, W, 3) uint8 arrays from a uint8/float array (N, H, W[, C]) or a list of PIL images /
     arrays. Grayscale and RGBA are converted to RGB with a warning; anything else is rejected."""
     if isinstance(images, torch.Tensor):
         images = images.detach().cpu().numpy()
     if isinstance(images, np.ndarray):
-        if images.ndim == 3 and images.shape[-1] in (3, 4) and min(images.shape[:2]) > 4:
-            raise ValueError(f"{name} looks like one image of shape {images.shape} (H, W, channels), but a set of "
-                             f"images is expected; pass a batch (N, H, W, 3), e.g. images[None] for a set of one, or "
-                             f"a list of images (TCAV's sets usually have 30-100)")
+        check_not_one_image(images, name)
         if images.ndim not in (3, 4):
             raise ValueError(f"{name} must be a batch of images (N, H, W, 3) (or (N, H, W) grayscale), got an "
                              f"array of shape {images.shape}; for one image use images[None]")

@@ -368,9 +368,28 @@ def build(names: list[str] | None = None, force: bool = False, verbose: bool = T
     return [b.target for b in build_notebooks(names, force=force, verbose=verbose)]
 
 
+def orphans(names: list[str] | None = None) -> list[str]:
+    """One message per ``notebooks/NN_*.ipynb`` whose ``.py`` source is gone: no build or check sees such a
+    notebook, so without this a deleted source went unnoticed (issue 26)."""
+    if isinstance(names, str):
+        names = [names]
+    found = []
+    for nb in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        src = nb.with_suffix(".py")
+        if src.exists() or (names and not any(nb.stem == n or nb.stem.startswith(n) for n in names)):
+            continue
+        found.append(f"{nb.name} has no source {src.name}, so it is neither built nor checked: restore the source "
+                     f"(git checkout -- notebooks/{src.name}), or write it from the notebook with "
+                     f"`python -m jupytext --to py:percent notebooks/{nb.name}`")
+    return found
+
+
 def check(names: list[str] | None = None) -> list[str]:
-    """Problems: a notebook missing, out of sync with its source, or committed with outputs."""
-    problems = []
+    """Problems: a notebook missing, out of sync with its source, committed with outputs, or without its
+    source."""
+    problems = orphans(names)
+    if problems and names and not sources_match(names):
+        return problems
     for src in sources(names):
         target = src.with_suffix(".ipynb")
         if not target.exists():
@@ -378,6 +397,14 @@ def check(names: list[str] | None = None) -> list[str]:
         elif target.read_text() != _dump(to_notebook(src)):
             problems.append(f"{target.name} differs from {src.name}: run `python -m xaikit notebooks build`")
     return problems
+
+
+def sources_match(names) -> bool:
+    """Whether ``names`` match at least one source (:func:`sources` raises when none does)."""
+    try:
+        return bool(sources(names))
+    except NotebookNotFoundError:
+        return False
 
 
 def execute(path: Path, timeout: int = 600, cwd: Path | None = None):

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_input, in_float32, setup, to_cpu
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import check_choice, check_float, check_int, check_seed
 from xaikit.tensor.integrated import RULES, alphas_and_weights, integrate_path, warn_gap
 
 __all__ = ["BASELINES", "BaselineResult", "image_baseline", "baseline_attributions"]
@@ -45,7 +45,8 @@ PARAMETERS = {
 def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: float = 1.0,
                    seed: int = 0) -> torch.Tensor:
     """One baseline image for ``x`` (shape ``(H, W)`` or ``(C, H, W)``, values in ``[low, high]``), on
-    ``x``'s device and in its dtype.
+    ``x``'s device and in its dtype. ``x`` must lie in ``[low, high]`` for the kinds built from that range
+    (``"constant"``, ``"uniform"``, ``"gaussian"``, ``"max_distance"``): pass ``high=255`` for a 0..255 image.
 
     ``"expected"`` needs a dataset; use :func:`baseline_attributions` for it. The noise is drawn on the CPU
     (a seed gives the same baseline on every device) and then moved next to ``x``.
@@ -56,7 +57,9 @@ def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: fl
         raise ValueError(f"x must be an image of shape (H, W) or (C, H, W), got shape {tuple(x.shape)}")
     low = check_float(low, "low")
     high = check_float(high, "high", low, strict_min=True, hint="the pixel range must have low < high")
-    gen = torch.Generator().manual_seed(int(seed))
+    gen = torch.Generator().manual_seed(check_seed(seed))
+    if kind in _USES_RANGE:
+        _check_in_range(x, kind, low, high)
     if kind == "zero":
         return torch.zeros_like(x)
     if kind == "constant":
@@ -82,6 +85,22 @@ def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: fl
         return torch.where(x > (low + high) / 2, torch.full_like(x, low), torch.full_like(x, high))
     raise ValueError("kind='expected' averages over a dataset; call baseline_attributions(f, x, 'expected', "
                      "data=...) instead")
+
+
+#: the baselines built from the pixel range [low, high]: wrong for an x outside it (a 0..255 image)
+_USES_RANGE = ("constant", "uniform", "gaussian", "max_distance")
+
+
+def _check_in_range(x: torch.Tensor, kind: str, low: float, high: float) -> None:
+    """x must lie in [low, high]: a 0..255 image against the default [0, 1] gets a black max-distance baseline
+    and a Gaussian one clamped to near black."""
+    lo, hi = float(x.min()), float(x.max())
+    slack = 1e-6 * (high - low)
+    if lo < low - slack or hi > high + slack:
+        guess = " (a 0..255 image: pass low=0, high=255, or divide x by 255)" if hi > 1.5 and lo >= 0 else ""
+        raise ValueError(f"x has values in [{lo:.4g}, {hi:.4g}], outside the pixel range low={low:g}, high={high:g} "
+                         f"that the {kind!r} baseline is built from{guess}; pass low= and high=, the range x's "
+                         f"pixels can take")
 
 
 @dataclass
@@ -116,6 +135,7 @@ def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps
     """
     kind = check_choice(kind, "kind", BASELINES)
     rule = check_choice(rule, "rule", RULES)
+    seed = check_seed(seed)
     x, target, _ = setup(f, x, target, "baseline_attributions")
     if kind == "expected":
         if data is None:
@@ -124,6 +144,9 @@ def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps
         if tuple(pool.shape[1:]) != tuple(x.shape):
             raise ValueError(f"data must have shape (N, {', '.join(map(str, x.shape))}) like x, got {tuple(pool.shape)}")
         k = check_int(8 if param is None else param, "param", 1, hint="k, the number of dataset samples")
+        if k > pool.shape[0]:
+            raise ValueError(f"param (k, the number of dataset samples) is {k} but data holds {pool.shape[0]} "
+                             f"images; pass param <= {pool.shape[0]}, or more images in data")
         pick = torch.randperm(pool.shape[0], generator=torch.Generator().manual_seed(int(seed)))[:k]
         baselines = pool[pick].to(x)
     elif kind == "uniform":

@@ -121,8 +121,9 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
         window: the window size. An int ``k`` means ``(k,)`` for a 1-D ``x``, ``(k, k)`` for an image
             ``(H, W)`` and ``(C, k, k)`` for an image ``(C, H, W)`` (all channels occluded together). A tuple
             gives one size per dimension of ``x`` (or per trailing dimension for ``(C, H, W)``).
-        stride: the step between windows, same forms as ``window``; ``None`` uses ``window`` (non-overlapping
-            windows, each element covered once).
+        stride: the step between windows, same forms as ``window``, at most ``window`` in each dimension
+            (a larger step would leave elements uncovered); ``None`` uses ``window`` (non-overlapping windows,
+            each element covered once).
         baseline: the value an occluded element takes: a number, a tensor shaped like ``x``, or ``None``
             (zeros), as every tensor method reads it (:func:`xaikit._fn.as_baseline`).
         batch_size: occluded copies evaluated per call of ``f`` (default 64).
@@ -135,6 +136,10 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
     shape = tuple(x.shape)
     win = _window(window, shape, "window")
     step = win if stride is None else _window(stride, shape, "stride", full_leading=win)
+    if any(s > w for s, w in zip(step, win, strict=True)):
+        raise ValueError(f"stride {step} is larger than window {win} in some dimension, so the elements between "
+                         f"two windows would be occluded by none and get attribution 0; pass a stride <= window "
+                         f"(e.g. stride=None: stride = window, each element covered once)")
     base = _fn.as_baseline(baseline, x)
     batch_size = check_int(_DEFAULT_BATCH if batch_size is None else batch_size, "batch_size", 1)
 
@@ -214,6 +219,8 @@ class NoisyGradients:
         """``"smoothgrad"``: mean of the gradients; ``"squared"``: mean of their squares; ``"vargrad"``:
         their (population) variance, i.e. mean of squares minus squared mean."""
         check_choice(kind, "kind", KINDS)
+        if kind == "vargrad":
+            _check_vargrad_n(self.n)
         if kind == "smoothgrad":
             return self.grads.mean(0)
         if kind == "squared":
@@ -263,7 +270,7 @@ def smoothgrad(f, x, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad",
     Args:
         f, x, target: the :mod:`xaikit._fn` convention.
         sigma: noise level as a fraction of the value range, >= 0 (0 gives the plain gradient).
-        n: number of noisy samples, >= 1.
+        n: number of noisy samples, >= 1 (>= 2 for ``"vargrad"``, a variance).
         kind: ``"smoothgrad"`` (mean gradient), ``"squared"`` (mean squared gradient, SmoothGrad-squared of
             Hooker et al. 2019) or ``"vargrad"`` (variance of the gradients, Adebayo et al. 2018).
         seed: seeds the noise (a private generator: the global torch RNG is untouched); ``None``: fresh noise.
@@ -276,8 +283,17 @@ def smoothgrad(f, x, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad",
         A tensor shaped like ``x``. Use :func:`noisy_gradients` to get the samples themselves.
     """
     check_choice(kind, "kind", KINDS)
+    if kind == "vargrad":
+        _check_vargrad_n(n)
     return noisy_gradients(f, x, sigma=sigma, n=n, target=target, seed=seed, batch_size=batch_size,
                            value_range=value_range, progress=progress).reduce(kind)
+
+
+def _check_vargrad_n(n) -> None:
+    """VarGrad is a variance over the samples: with one sample it is 0 everywhere, whatever the model."""
+    if not isinstance(n, bool) and isinstance(n, int) and n < 2:
+        raise ValueError(f"n must be an int >= 2 for kind='vargrad', got {n}: the variance of {n} gradient is 0 "
+                         f"everywhere, whatever the model; pass n=50 (or more) noisy samples")
 
 
 def _value_range(x: torch.Tensor, value_range) -> float:
@@ -295,9 +311,12 @@ def _value_range(x: torch.Tensor, value_range) -> float:
 def relative_change(a, b) -> float:
     """``||a - b|| / ||a||``: how much an attribution map moved (0: not at all, 1: as much as its size).
 
-    Notebook 01 uses it to measure that a tiny input change moves the raw gradient a lot and SmoothGrad little.
+    ``inf`` when ``a`` is all zeros and ``b`` is not (0 when both are). Notebook 01 uses it to measure that a tiny input change moves the raw gradient a lot and SmoothGrad little.
     """
     a = _fn.as_input(a, "a")
     b = _fn.as_input(b, "b").to(a.dtype)
     check_same_shape(a, b, "a", "b")
-    return float((a - b).norm() / a.norm().clamp(min=1e-12))
+    norm_a, diff = a.norm(), (a - b).norm()
+    if norm_a == 0:  # relative to a zero map: no change is 0, any change is infinitely large
+        return 0.0 if diff == 0 else math.inf
+    return float(diff / norm_a)

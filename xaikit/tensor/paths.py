@@ -38,6 +38,10 @@ def path_points(kind: str, x: torch.Tensor, baseline: torch.Tensor, alphas, orde
     ``powers`` (power path) is one exponent >= 1 per coordinate (default 1, 2, 3, ...).
     """
     kind = check_choice(kind, "path", PATHS)
+    for option, value, belongs in (("order", order, "sequential"), ("powers", powers, "power")):
+        if value is not None and kind != belongs:  # an option of another path would be ignored
+            raise ValueError(f"{option} is an option of path={belongs!r}, not of path={kind!r}, where it would be "
+                             f"ignored; pass path={belongs!r}, or leave {option} out")
     a = torch.as_tensor(np.asarray(alphas), dtype=x.dtype, device=x.device)  # (S,)
     diff = (x - baseline).reshape(-1)  # (d,)
     d = diff.numel()
@@ -46,7 +50,10 @@ def path_points(kind: str, x: torch.Tensor, baseline: torch.Tensor, alphas, orde
         s = a[:, None].expand(S, d)  # (S, d): the fraction of the way each coordinate has moved
         ds = torch.ones(S, d, dtype=x.dtype, device=x.device)
     elif kind == "sequential":
-        order = list(range(d)) if order is None else [int(i) for i in order]
+        order = list(range(d)) if order is None else list(order)
+        for i, item in enumerate(order):  # 0.5 would be truncated to 0 by int()
+            check_int(item, f"order[{i}]", hint=f"order is a permutation of the coordinates 0..{d - 1}")
+        order = [int(i) for i in order]
         if sorted(order) != list(range(d)):
             raise ValueError(f"order must be a permutation of 0..{d - 1} (the flattened coordinates), got {order}")
         rank = torch.empty(d, dtype=x.dtype, device=x.device)

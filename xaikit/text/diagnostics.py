@@ -215,7 +215,7 @@ def train_diagnostic(embedding, ids, mask, labels, weights=None, learn_weights: 
     lr = check_float(lr, "lr", 0.0, strict_min=True)
     ids, mask = _check_ids(ids, mask, torch.as_tensor(embedding).shape[0] if torch.as_tensor(embedding).ndim == 2
                            else 1 << 62)
-    labels = torch.as_tensor(labels).long().cpu()
+    labels = _class_labels(labels)
     if tuple(labels.shape) != (ids.shape[0],):
         raise ValueError(f"labels must have one class per sequence, shape ({ids.shape[0]},), got {tuple(labels.shape)}")
     if ids.shape[0] == 0:
@@ -254,7 +254,20 @@ def evaluate_diagnostic(mlp: DiagnosticMLP, ids, mask, labels, weights=None) -> 
     """Accuracy and macro-F1 (the mean over the classes of each class's F1) of a trained diagnostic."""
     with torch.no_grad():
         pred = mlp(ids, mask, weights).argmax(-1).numpy()  # (N,)
-    return _scores(pred, torch.as_tensor(labels).cpu().numpy(), mlp.classifier.out_features)
+    return _scores(pred, _class_labels(labels).numpy(), mlp.classifier.out_features)
+
+
+def _class_labels(labels) -> torch.Tensor:
+    """Class indices as a long tensor; fractional numbers (probabilities, scores) are refused, not truncated to 0."""
+    labels = torch.as_tensor(labels).cpu()
+    if (labels.is_floating_point() or labels.is_complex()) and labels.numel():
+        frac = ~torch.isfinite(labels) | (labels != labels.round())
+        if bool(frac.any()):
+            i = int(frac.flatten().nonzero()[0])
+            raise ValueError(f"labels must be class indices 0, 1, ..., got {float(labels.flatten()[i]):g} at index "
+                             f"{i}: a probability or score would be truncated to a class; pass classes, e.g. "
+                             f"(p > 0.5).long() for probabilities of class 1")
+    return labels.long()
 
 
 def _scores(pred: np.ndarray, y: np.ndarray, n_classes: int) -> dict[str, float]:

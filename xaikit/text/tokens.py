@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from xaikit._validate import check_int
+
 
 @dataclass
 class TokenScores:
@@ -58,6 +60,8 @@ class TokenScores:
         return [int(i) for i in np.argsort(-key, kind="stable")]
 
     def top(self, k: int = 5, by_abs: bool | None = None) -> list[tuple[str, float]]:
+        """The ``k`` most important tokens with their scores (all of them if ``k`` is larger)."""
+        k = check_int(k, "k", 1, hint="k is how many of the most important tokens to list, e.g. 5")
         return [(self.tokens[i], float(self.scores[i])) for i in self.ranking(by_abs)[:k]]
 
     def without(self, drop: tuple[str, ...] = ("[CLS]", "[SEP]", "<s>", "</s>")) -> TokenScores:

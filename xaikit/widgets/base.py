@@ -468,9 +468,14 @@ def _check_option(name: str, choices: list, value, consequence: str = ""):
         return value
     import difflib
 
-    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
-    also = f" Did you mean {close[0]!r}?" if close else ""
-    raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}{consequence}.{also}")
+    by_text = {str(c): c for c in choices}
+    close = [by_text[c] for c in difflib.get_close_matches(str(value), list(by_text), n=1)]
+    # '2' for the int 2: name the types, or the suggestion would read like the value refused (issue 26)
+    typed = bool(close) and type(close[0]) is not type(value)
+    also = (f" Did you mean {close[0]!r} ({type(close[0]).__name__})?" if typed else f" Did you mean {close[0]!r}?") \
+        if close else ""
+    got = f"{value!r} ({type(value).__name__})" if typed else repr(value)
+    raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {got}{consequence}.{also}")
 
 
 _RANGES = (widgets.FloatSlider, widgets.FloatLogSlider, widgets.IntSlider, widgets.BoundedFloatText,

@@ -250,6 +250,9 @@ class IGBaselinePanel(Panel):
     def _retune(self, change):
         """Give the parameter slider the meaning, range and default of the chosen baseline."""
         name, default, lo, hi = PARAMETERS.get(change["new"], ("(none)", 0.0, 0.0, 1.0))
+        if change["new"] == "expected" and self.data is not None:  # k <= the number of images to draw from
+            hi = max(1, min(hi, len(self.data)))
+            default = min(default, hi)
         suspended, self._suspended = self._suspended, True  # inside set(), stay suspended until set() updates
         try:
             self.param.min, self.param.max = -1e9, 1e9

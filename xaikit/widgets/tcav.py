@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from xaikit._validate import check_names
+from xaikit._validate import check_int, check_names
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 
@@ -26,9 +26,14 @@ class _Sets:
     def __init__(self, concept_sets=None, class_images=None, world: str = "main", n: int = 50, n_class: int = 40,
                  seed: int = 0):
         from xaikit.concepts import imageworld as iw
+        from xaikit.concepts.images import check_not_one_image
 
         self.concepts = dict(concept_sets) if concept_sets is not None else {
             c: iw.concept_images(c, n, seed) for c in ("striped", "dotted", "bubbly", "zigzag", "checkered")}
+        for name, images in self.concepts.items():  # one image would be drawn and read as its pixel rows
+            check_not_one_image(images, f"concept_sets[{name!r}]")
+        for name, images in (class_images.items() if isinstance(class_images, dict) else ()):
+            check_not_one_image(images, f"class_images[{name!r}]")
         self._class_images = class_images
         self.world, self.n_class, self.seed = world, n_class, seed
         self._cache: dict[str, np.ndarray] = {}
@@ -130,8 +135,12 @@ class ConceptGalleryPanel(Panel):
 
     def __init__(self, concept_sets=None, random_set=None, class_images=None, n_show: int = 8):
         from xaikit.concepts import imageworld as iw
+        from xaikit.concepts.images import check_not_one_image
 
+        n_show = check_int(n_show, "n_show", 1, hint="the number of images shown per set, e.g. 8")
         self.sets = _Sets(concept_sets, class_images)
+        if random_set is not None:
+            check_not_one_image(random_set, "random_set")
         self.random = random_set if random_set is not None else iw.random_images(n_show, seed=0)
         self.n_show = n_show
         options = [*self.sets.concepts, "random", "class: zebra"]

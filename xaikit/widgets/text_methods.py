@@ -43,7 +43,9 @@ class MethodComparisonPanel(Panel):
         from xaikit.text.views import METHODS
 
         self.model, self.tokenizer = model, tokenizer
-        self.allow_long = bool(allow_long)  # SHAP on texts over xaikit.text.shaptext.LONG_TEXT tokens (slow)
+        if not isinstance(allow_long, bool):  # bool('False') is True: refused as run_lab refuses it
+            raise TypeError(f"allow_long must be True or False, got {type(allow_long).__name__} {allow_long!r}")
+        self.allow_long = allow_long  # SHAP on texts over xaikit.text.shaptext.LONG_TEXT tokens (slow)
         self._cache: OrderedDict = OrderedDict()
         self.n_computed = 0
         check_text(text)

@@ -1,0 +1,230 @@
+"""Issue 26, a fresh round of cases: silently wrong results found after the fixes.
+
+Each test names the case of the round (``/work/round-cases.md``) it covers; each failed before its fix. The
+README's "Bad input and safety" table lists them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from xaikit.attention import scratch as A
+from xaikit.tensor import gradients as G
+
+
+def _linear(x):
+    w = torch.arange(1.0, x.shape[-1] + 1)
+    return (x * w).sum(-1)
+
+
+# -- 15: occlusion with stride > window left elements uncovered (attribution 0) ----------------------------------
+def test_occlusion_stride_larger_than_window_is_refused():
+    with pytest.raises(ValueError, match=r"stride \(2,\) is larger than window \(1,\).*stride <= window"):
+        G.occlusion(_linear, torch.ones(6), window=1, stride=2)
+    img = lambda x: x.flatten(-3).sum(-1)  # noqa: E731
+    with pytest.raises(ValueError, match=r"stride .* is larger than window"):
+        G.occlusion(img, torch.ones(1, 8, 8), window=2, stride=3)
+    assert bool((G.occlusion(_linear, torch.ones(6), window=2, stride=1) != 0).all())  # overlapping: fine
+
+
+# -- 21: VarGrad of one sample is 0 everywhere ---------------------------------------------------------------
+def test_vargrad_needs_two_samples():
+    x = torch.tensor([0.5, -1.0, 2.0])
+    f = lambda x: (x ** 3).sum(-1)  # noqa: E731
+    with pytest.raises(ValueError, match=r"n must be an int >= 2 for kind='vargrad', got 1"):
+        G.smoothgrad(f, x, n=1, kind="vargrad", seed=0)
+    with pytest.raises(ValueError, match=r"n must be an int >= 2 for kind='vargrad'"):
+        G.noisy_gradients(f, x, n=1, seed=0).reduce("vargrad")
+    assert G.smoothgrad(f, x, n=1, kind="squared", seed=0).shape == x.shape  # a mean of one square is fine
+    assert bool((G.smoothgrad(f, x, n=4, kind="vargrad", seed=0) > 0).all())
+
+
+# -- 50, 51: a 0..255 image against the default pixel range [0, 1] ---------------------------------------------
+def test_image_baseline_refuses_an_image_outside_low_high():
+    from xaikit.tensor.baselines import image_baseline
+
+    img = torch.rand(1, 6, 6, generator=torch.Generator().manual_seed(0))
+    for kind in ("max_distance", "gaussian", "uniform", "constant"):
+        with pytest.raises(ValueError, match=r"x has values in .*outside the pixel range low=0, high=1.*high=255"):
+            image_baseline(img * 255, kind)
+    far = image_baseline(img * 255, "max_distance", low=0, high=255)
+    assert set(far.unique().tolist()) <= {0.0, 255.0} and bool((far == 255).any())
+    assert float(image_baseline(img * 255, "gaussian", low=0, high=255).max()) > 1.0
+    image_baseline(img * 255, "blurred")  # no range involved
+    image_baseline(img, "max_distance")
+
+
+# -- 52: k larger than the dataset -----------------------------------------------------------------------------
+def test_expected_baseline_refuses_more_samples_than_data():
+    from xaikit.tensor.baselines import baseline_attributions
+
+    f = lambda x: x.flatten(1).sum(-1)  # noqa: E731
+    x, data = torch.rand(1, 4, 4), torch.rand(5, 1, 4, 4)
+    with pytest.raises(ValueError, match=r"param \(k, .*\) is 100 but data holds 5 images; pass param <= 5"):
+        baseline_attributions(f, x, "expected", param=100, data=data)
+    assert len(baseline_attributions(f, x, "expected", param=5, data=data, steps=4).baselines) == 5
+
+
+# -- 46: a float seed was truncated ----------------------------------------------------------------------------
+def test_image_baseline_seed_must_be_an_int():
+    from xaikit.tensor.baselines import baseline_attributions, image_baseline
+
+    with pytest.raises(TypeError, match=r"seed must be an int, got float 2.7"):
+        image_baseline(torch.rand(1, 4, 4), "uniform", seed=2.7)
+    with pytest.raises(TypeError, match=r"seed must be an int"):
+        baseline_attributions(lambda x: x.flatten(1).sum(-1), torch.rand(1, 4, 4), "uniform", seed=2.7)
+
+
+# -- 74: a tokenizer's (B, T) attention_mask read as (queries, keys) when B == T ---------------------------------
+def test_padding_mask_passed_as_is_is_refused_with_padding_mask_fix():
+    q = torch.randn(3, 3, 4, generator=torch.Generator().manual_seed(0))
+    am = torch.tensor([[1, 1, 1], [1, 1, 0], [1, 0, 0]])  # a tokenizer's attention_mask, B = T = 3
+    with pytest.raises(ValueError, match=r"looks like a tokenizer's attention_mask.*padding_mask\(mask\)"):
+        A.scaled_dot_product_attention(q, q, q, mask=am)
+    with pytest.raises(ValueError, match=r"padding_mask\(mask\)"):  # B != T: the shape error names the fix too
+        A.scaled_dot_product_attention(q[:2], q[:2], q[:2], mask=am[:2])
+    _, w = A.scaled_dot_product_attention(q, q, q, mask=A.padding_mask(am))
+    assert float(w[1, :, 2].abs().max()) == 0.0 and float(w[0, 2, 1]) > 0  # padding keys, per batch element
+    A.scaled_dot_product_attention(q, q, q, mask=am.bool())  # a shared (queries, keys) mask, said so
+    A.scaled_dot_product_attention(q[0], q[0], q[0], mask=am)  # unbatched: (T_q, T_k), as before
+
+
+# -- 90, 91: the positional encoding's base ---------------------------------------------------------------------
+@pytest.mark.parametrize("base", [0, -10, 1, 0.5])
+def test_positional_encoding_base_must_exceed_one(base):
+    with pytest.raises(ValueError, match=r"base must be > 1.0, got .*usual value is 10000"):
+        A.sinusoidal_positional_encoding(3, 4, base=base)
+    with pytest.raises(ValueError, match=r"base must be > 1.0"):
+        A.position_shift(1, 4, base=base)
+    assert bool(torch.isfinite(A.sinusoidal_positional_encoding(3, 4, base=100)).all())
+
+
+# -- 171, 170: ConceptGalleryPanel with one image as a set; n_show named ----------------------------------------
+def test_concept_gallery_refuses_one_image_as_a_set():
+    from xaikit.widgets.tcav import ConceptGalleryPanel
+
+    one = np.zeros((32, 32, 3), dtype=np.uint8)
+    sets = {"x": np.zeros((4, 32, 32, 3), dtype=np.uint8)}
+    with pytest.raises(ValueError, match=r"concept_sets\['x'\] looks like one image of shape \(32, 32, 3\)"):
+        ConceptGalleryPanel(concept_sets={"x": one}, random_set=sets["x"])
+    with pytest.raises(ValueError, match=r"random_set looks like one image"):
+        ConceptGalleryPanel(concept_sets=sets, random_set=one)
+    with pytest.raises(ValueError, match=r"n_show must be an int >= 1, got 0"):
+        ConceptGalleryPanel(concept_sets=sets, n_show=0)
+
+
+# -- 172: allow_long='False' is True ---------------------------------------------------------------------------
+def test_method_comparison_allow_long_must_be_a_bool():
+    from xaikit.widgets.text_methods import MethodComparisonPanel
+
+    with pytest.raises(TypeError, match=r"allow_long must be True or False, got str 'False'"):
+        MethodComparisonPanel(None, None, allow_long="False")
+
+
+# -- 163: set(n_heads='2') suggested the str it refused ---------------------------------------------------------
+def test_choice_of_ints_given_a_str_names_the_types():
+    from xaikit._validate import check_choice
+    from xaikit.widgets.attention import HeadsPanel
+
+    panel = HeadsPanel()
+    panel.set(n_heads="2")  # the error is shown in the panel
+    assert isinstance(panel.error, ValueError)
+    assert "got '2' (str), so nothing was changed. Did you mean 2 (int)?" in str(panel.error)
+    with pytest.raises(ValueError, match=r"got '4' \(str\)\. Did you mean 4 \(int\)\?"):
+        check_choice("4", "n_heads", (1, 2, 4, 8))
+    with pytest.raises(ValueError, match=r"got 'smothgrad'\. Did you mean 'smoothgrad'\?"):
+        check_choice("smothgrad", "kind", ("smoothgrad", "vargrad"))
+
+
+# -- 192, 193: XAIKIT_CACHE relative or with stray spaces ----------------------------------------------------------
+def test_cache_dir_is_stripped_and_absolute(tmp_path, monkeypatch):
+    from xaikit._config import cache_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XAIKIT_CACHE", "relcache")
+    assert cache_dir() == tmp_path.resolve() / "relcache"
+    target = tmp_path / "abs cache"
+    monkeypatch.setenv("XAIKIT_CACHE", f"  {target} \n")
+    assert cache_dir() == target.resolve() and target.is_dir()
+    assert not any(p.name.startswith(" ") for p in tmp_path.iterdir())
+    monkeypatch.setenv("XAIKIT_CACHE", "   ")  # spaces only: as if unset
+    assert cache_dir(create=False) != tmp_path / "   "
+
+
+# -- 215: a notebook whose source was deleted ------------------------------------------------------------------
+def test_notebooks_check_reports_a_notebook_without_its_source(tmp_path, monkeypatch, capsys):
+    from tests.test_no_data_loss_2 import SOURCE
+    from xaikit.__main__ import main
+    from xaikit.course import notebooks as _nbtools
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / "01_demo.py").write_text(SOURCE)
+    (folder / "02_other.py").write_text(SOURCE)
+    monkeypatch.setattr(_nbtools, "NOTEBOOKS", folder)
+    _nbtools.build_notebooks(verbose=False)
+    assert _nbtools.check() == []
+    (folder / "01_demo.py").unlink()
+    capsys.readouterr()
+    assert main(["notebooks", "check"]) == 1
+    err = capsys.readouterr().err
+    assert "01_demo.ipynb has no source 01_demo.py" in err and "git checkout -- notebooks/01_demo.py" in err
+    assert main(["notebooks", "check", "01"]) == 1
+    assert main(["notebooks", "check", "02"]) == 0
+    assert main(["notebooks", "build"]) == 1
+    assert "01_demo.ipynb has no source" in capsys.readouterr().err
+    assert (folder / "01_demo.ipynb").exists()
+
+
+# -- 218: probabilities as labels truncated to 0 ---------------------------------------------------------------
+def test_train_diagnostic_refuses_fractional_labels():
+    from xaikit.text import diagnostics as D
+
+    emb = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
+    ids = torch.tensor([[1, 2, 3]] * 6)
+    mask = torch.ones(6, 3, dtype=torch.long)
+    w = torch.full((6, 3), 1 / 3)
+    with pytest.raises(ValueError, match=r"labels must be class indices 0, 1, \.\.\., got 0\.9 at index 0.*> 0\.5"):
+        D.train_diagnostic(emb, ids, mask, [0.9, 0.2, 0.8, 0.1, 0.7, 0.6], weights=w)
+    mlp = D.train_diagnostic(emb, ids, mask, [1.0, 0.0, 1.0, 0.0, 1.0, 0.0], weights=w, epochs=1)  # whole floats
+    assert mlp.classifier.out_features == 2
+
+
+# -- 222: change relative to a zero map ------------------------------------------------------------------------
+def test_relative_change_from_a_zero_map():
+    assert G.relative_change(torch.zeros(3), torch.ones(3)) == float("inf")
+    assert G.relative_change(torch.zeros(3), torch.zeros(3)) == 0.0
+    assert G.relative_change(torch.tensor([3.0, 4.0]), torch.zeros(2)) == pytest.approx(1.0)
+
+
+# -- 42, 45: the sequential path's order --------------------------------------------------------------------------
+def test_path_order_is_ints_and_only_for_the_sequential_path():
+    from xaikit.tensor.paths import path_integrated_gradients
+
+    x = torch.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"order\[0\] must be an int, got float 0\.5"):
+        path_integrated_gradients(_linear, x, path="sequential", order=[0.5, 1, 2])
+    with pytest.raises(ValueError, match=r"order is an option of path='sequential', not of path='straight'"):
+        path_integrated_gradients(_linear, x, path="straight", order=[2, 1, 0])
+    with pytest.raises(ValueError, match=r"powers is an option of path='power'"):
+        path_integrated_gradients(_linear, x, path="sequential", powers=[1, 2, 3])
+    path_integrated_gradients(_linear, x, path="sequential", order=np.array([2, 1, 0]), steps=30)
+
+
+# -- 275: top(k=-1) --------------------------------------------------------------------------------------------
+def test_token_scores_top_needs_k_at_least_one():
+    from xaikit.text.tokens import TokenScores
+
+    ts = TokenScores(["a", "b", "c"], np.array([0.1, 0.5, -0.2]), "demo", 0, True)
+    with pytest.raises(ValueError, match=r"k must be an int >= 1, got -1"):
+        ts.top(k=-1)
+    assert [t for t, _ in ts.top(k=10)] == ["b", "c", "a"]
+
+
+# -- 260: set_seed(2**70) --------------------------------------------------------------------------------------
+def test_set_seed_too_large_is_named():
+    import xaikit
+
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*63 - 1, got 2\*\*70"):
+        xaikit.set_seed(2 ** 70)
