@@ -225,6 +225,22 @@ def test_permutation_keeps_the_weights_of_each_row(model, tok):
     torch.testing.assert_close(last[1].sort(-1).values, orig[1].sort(-1).values)
 
 
+def test_permutation_of_the_cls_row_alone(model, tok):
+    from xaikit.text.editing import edited_attention
+
+    enc = tok(SENTENCES[3:4], return_tensors="pt")
+    with torch.no_grad():
+        plain = model(**enc, output_attentions=True).attentions
+        with edited_attention(model, permute=True, layers=[0], record=True, seed=2) as every:
+            model(**enc)
+        with edited_attention(model, permute=True, layers=[0], record=True, seed=2, queries=(0,)) as cls:
+            model(**enc)
+    first, every_row, orig = cls.attentions[0][0], every.attentions[0][0], plain[0][0]  # (M, N, N)
+    torch.testing.assert_close(first[:, 1:], orig[:, 1:])  # every other query row untouched
+    torch.testing.assert_close(first[:, 0], every_row[:, 0])  # the same shuffle as with every row
+    assert not torch.allclose(first[:, 0], orig[:, 0])
+
+
 # -- the lab -------------------------------------------------------------------------------------------------
 def test_js_divergence_known_values():
     from xaikit.text.faithfulness import js_divergence
@@ -318,6 +334,17 @@ def test_lab_runs_and_is_consistent(model, tok):
     assert (r.js_top >= 0).all() and (r.permutation_tvd >= 0).all()
     assert r.permutation_by_layer.shape == (4, 2)  # every sentence, each of the two layers shuffled in turn
     np.testing.assert_allclose(r.permutation_by_layer[:, -1], r.permutation_tvd)
+    # the [CLS] row alone: in the last layer the only row that reaches the classifier, so the same numbers
+    assert r.permutation_by_layer_cls.shape == (4, 2)
+    np.testing.assert_allclose(r.permutation_by_layer_cls[:, -1], r.permutation_tvd, atol=1e-6)
+    assert r.predicted.shape == (4,) and r.empty_probs.shape == (2,)
+    assert r.empty_probs.sum() == pytest.approx(1.0)
+    for m in rankings:  # a budget of every word is "flipped at all"; a smaller one flips no more sentences
+        np.testing.assert_array_equal(r.flipped_within(m, 1.0), r.flipped_deleted[m])
+        assert (r.flipped_within(m, 0.5) <= r.flipped_within(m, 1.0)).all()
+        np.testing.assert_array_equal(r.flipped_within(m, 1.0, how="erased"), r.flipped[m])
+    with pytest.raises(ValueError):
+        r.flipped_within("nope", 0.5)
     assert set(r.summary()) == set(rankings)
 
 

@@ -36,8 +36,9 @@ _REGISTERED = False
 @dataclass
 class AttentionEdit:
     """What to change: ``remove`` is a key mask ``(N,)`` or ``(B, N)`` (True = zero that token's weight),
-    ``permute`` shuffles the weights; both act only in ``layers`` and ``heads``. ``record`` keeps the
-    edited weights of every layer in ``attentions`` (one ``(B, M, N, N)`` CPU tensor per layer)."""
+    ``permute`` shuffles the weights; both act only in ``layers`` and ``heads``, and in the query rows
+    ``queries`` (empty: every row). ``record`` keeps the edited weights of every layer in ``attentions`` (one
+    ``(B, M, N, N)`` CPU tensor per layer)."""
 
     remove: torch.Tensor | None = None
     permute: bool = False
@@ -47,6 +48,7 @@ class AttentionEdit:
     record: bool = False
     attentions: list = field(default_factory=list)
     _generator: torch.Generator | None = None
+    queries: tuple[int, ...] = ()
 
 
 def _edit_attention_forward(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
@@ -102,7 +104,12 @@ def _apply(weights: torch.Tensor, edit: AttentionEdit, attention_mask) -> torch.
         kept = edited.masked_fill(remove[:, None, None, :], 0.0)  # zero the removed keys' weights
         total = kept.sum(dim=-1, keepdim=True)
         edited = torch.where(total > 0, kept / total.clamp_min(torch.finfo(kept.dtype).tiny), kept)  # renormalise
-    return torch.where(heads[None, :, None, None], edited, weights)
+    where = heads[None, :, None, None]
+    if edit.queries:  # only these query rows are edited; the shuffle drawn is the same as for every row
+        rows = torch.zeros(weights.shape[2], dtype=torch.bool, device=weights.device)
+        rows[[q for q in edit.queries if q < weights.shape[2]]] = True
+        where = where & rows[None, None, :, None]
+    return torch.where(where, edited, weights)
 
 
 def _register():
@@ -137,7 +144,7 @@ def _as_key_mask(remove, n_tokens: int | None) -> torch.Tensor | None:
 
 @contextmanager
 def edited_attention(model, remove=None, layers=None, heads=None, permute: bool = False, seed: int = 0,
-                     record: bool = False, n_tokens: int | None = None):
+                     record: bool = False, n_tokens: int | None = None, queries=None):
     """Within the ``with`` block, ``model``'s attention is edited; on exit everything is as before.
 
     Args:
@@ -148,6 +155,9 @@ def edited_attention(model, remove=None, layers=None, heads=None, permute: bool 
         permute: shuffle each row's weights over the real tokens (Jain & Wallace).
         seed: seeds the shuffles.
         record: keep the (edited) attention of every layer in ``edit.attentions``.
+        queries: the query rows (token positions) to edit, ``None`` = every row; e.g. ``(0,)`` edits only
+            the ``[CLS]`` row. The shuffles drawn do not depend on it, so with the same ``seed`` the rows it
+            edits get the same weights as with ``queries=None``.
 
     Yields:
         the :class:`AttentionEdit` in force.
@@ -161,7 +171,9 @@ def edited_attention(model, remove=None, layers=None, heads=None, permute: bool 
         check_int(i, "layers[i]", -total, total - 1, hint=f"the model has {total} layers") % total for i in layers)
     heads = tuple(range(n_head)) if heads is None else tuple(
         check_int(h, "heads[i]", 0, n_head - 1, hint=f"the model has {n_head} heads per layer") for h in heads)
-    edit = AttentionEdit(_as_key_mask(remove, n_tokens), bool(permute), layers, heads, seed, record)
+    queries = () if queries is None else tuple(check_int(q, "queries[i]", 0) for q in queries)
+    edit = AttentionEdit(_as_key_mask(remove, n_tokens), bool(permute), layers, heads, seed, record,
+                         queries=queries)
     edit._generator = torch.Generator().manual_seed(int(seed))
     _register()
     modules = attention_modules(model)

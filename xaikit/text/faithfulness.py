@@ -204,13 +204,17 @@ def erasure(model, enc, tokenizer, attention: TokenScores, rng: np.random.Genera
             "attention_gap": float(attention.scores[top] - attention.scores[rand])}
 
 
-def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed: int = 0) -> dict:
+def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed: int = 0, queries=None) -> dict:
     """Jain & Wallace: shuffle the attention weights of ``layers`` (each row over the real tokens, the same
     shuffle for every head and query) ``n_permutations`` times; the median total variation distance of the
-    outputs from the unshuffled ones, and the share of shuffles that flip the decision."""
+    outputs from the unshuffled ones, and the share of shuffles that flip the decision.
+
+    ``queries``: shuffle only these query rows (``(0,)``: the ``[CLS]`` row alone), ``None``: every row. The
+    shuffles drawn are the same either way for the same ``seed``.
+    """
     b = check_int(n_permutations, "n_permutations", 1)
     inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
-    logits = run_edited(model, inputs, permute=True, layers=layers, seed=seed)
+    logits = run_edited(model, inputs, permute=True, layers=layers, seed=seed, queries=queries)
     q = torch.softmax(logits.cpu().double(), -1).numpy()
     p = torch.softmax(enc.logits.cpu().double(), -1).numpy()
     tvd = 0.5 * np.abs(q - p[None]).sum(-1)
@@ -368,7 +372,11 @@ class LabResult:
     ``fraction``/``flipped``: words erased (Serrano & Smith, attention layer ``layer``) before the first
     decision flip; ``fraction_deleted``/``flipped_deleted``: the same with the words deleted from the input.
     ``permutation_tvd``: Jain & Wallace's output change when the last layer is shuffled;
-    ``permutation_by_layer`` ``(sentences, layers)``: the same with one layer at a time shuffled.
+    ``permutation_by_layer`` ``(sentences, layers)``: the same with one layer at a time shuffled (every query
+    row); ``permutation_by_layer_cls``: the same shuffles applied to the ``[CLS]`` query row alone, the one row
+    that reaches the classifier from the last layer, so that every depth is compared on the same row.
+    ``predicted``: each sentence's predicted class; ``empty_probs``: the output probabilities ``(C,)`` for the
+    input with every word deleted (``[CLS] [SEP]``), where deleting a whole sentence ends.
     ``ig_relative_gap``: IG's relative completeness gap per sentence, or ``None`` without an IG ranking (the
     IG ranking uses only its order).
     ``agreement``: Jain & Wallace's Kendall taus between attention, the input gradient and leave-one-out
@@ -404,6 +412,21 @@ class LabResult:
     agreement: RankAgreement | None = None
     scores: dict[str, list[np.ndarray]] | None = None
     positions: list[list[int]] | None = None
+    permutation_by_layer_cls: np.ndarray | None = None
+    predicted: np.ndarray | None = None
+    empty_probs: np.ndarray | None = None
+
+    def flipped_within(self, ranking: str, budget: float, how: str = "deleted") -> np.ndarray:
+        """Per sentence, did the decision flip with at most ``ceil(budget * n_words)`` words (at least one)
+        removed from the top of ``ranking``? ``how``: ``"deleted"`` or ``"erased"``."""
+        how = check_choice(how, "how", ("deleted", "erased"))
+        check_choice(ranking, "ranking", self.rankings)
+        budget = check_float(budget, "budget", 0.0, 1.0, strict_min=True)
+        fraction, flipped = ((self.fraction_deleted, self.flipped_deleted) if how == "deleted"
+                             else (self.fraction, self.flipped))
+        n_words = np.array([len(p) for p in self.positions], dtype=float)
+        allowed = np.maximum(1, np.ceil(budget * n_words - 1e-9))
+        return flipped[ranking] & (np.rint(fraction[ranking] * n_words) <= allowed)
 
     @property
     def flip_table(self) -> np.ndarray:
@@ -493,7 +516,17 @@ def run_lab(model, tokenizer, sentences, rankings=RANKINGS, n_permutations: int 
         col(lambda r: r["max_attention"]), layer=layer, bins=bins, seconds=time.perf_counter() - start,
         ig_relative_gap=np.array(ig_gaps) if ig_gaps else None, agreement=agreement,
         scores={k: [r["scores"][k] for r in rows] for k in rows[0]["scores"]},
-        positions=[r["positions"] for r in rows])
+        positions=[r["positions"] for r in rows],
+        permutation_by_layer_cls=np.array([r["perm_by_layer_cls"] for r in rows]),
+        predicted=col(lambda r: r["predicted"], int), empty_probs=_empty_probs(model, tokenizer))
+
+
+def _empty_probs(model, tokenizer) -> np.ndarray:
+    """Output probabilities ``(C,)`` for the empty text, ``[CLS] [SEP]``: every word deleted."""
+    enc = tokenizer("", return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**inputs_to_model(model, dict(enc))).logits[0]
+    return torch.softmax(logits.cpu().double(), dim=-1).numpy()
 
 
 def _check_lengths(model, tokenizer, sentences, shap_evals) -> None:
@@ -550,6 +583,10 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
                     for i in range(n_layers)]
         row["perm"] = {"median_tvd": by_layer[layer]}
         row["perm_by_layer"] = by_layer
+        row["perm_by_layer_cls"] = [  # the same shuffles, the [CLS] query row alone
+            permutation_change(model, enc, n_permutations, layers=(i,), seed=seed, queries=(0,))["median_tvd"]
+            for i in range(n_layers)]
+        row["predicted"] = int(enc.logits.argmax())
         row["max_attention"] = float(views["attention"].scores[positions].max())
         start = time.perf_counter()
         kept_scores = {k: np.asarray(v.scores, dtype=float).copy() for k, v in views.items()}
