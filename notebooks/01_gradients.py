@@ -517,7 +517,8 @@ print("SSIM with every layer randomised: " + ", ".join(f"{m} {v:.2f}" for m, v i
 # Gradient and SmoothGrad pass the check: re-drawing the output layer alone leaves their maps almost
 # uncorrelated with the trained model's. Gradient × input and Integrated Gradients (black baseline) keep a
 # high rank correlation whatever is randomised (the table above), and an SSIM well above the gradient's (the
-# claims below give the smallest over the cascade, asserted above 0.25). Without absolute values all four
+# claims below give the smallest over the cascade, asserted above 0.25, and its distance to the gradient's
+# largest, asserted above 0.1). Without absolute values all four
 # correlations drop near 0: the signs do follow the model. The claims below take the worst case over the
 # three randomisation seeds, so each holds for every seed separately (`benchmarks/sanity_checks.py` repeats
 # the table over training seeds, randomisation seeds and CPU kernel sets). Why gradient × input and IG
@@ -541,6 +542,7 @@ claim("01.5-cascade-gradient-all-layers", worst["grad_rank_all"])
 claim("01.5-cascade-gxi-ig-keep-input", worst["gxi_rank"])  # ... but the input's structure stays in these two
 claim("01.5-cascade-ssim-gradient", worst["grad_ssim"])
 claim("01.5-cascade-ssim-gxi-ig", worst["gxi_ssim"])
+claim("01.5-cascade-ssim-gxi-over-gradient", worst["gxi_ssim"] - worst["grad_ssim"])
 claim("01.5-cascade-signed-changes", worst["signed"])  # with signs, every method's map changes
 zero_share = float((sanity_images == 0).float().mean())
 print(f"{zero_share:.0%} of these digits' pixels are exactly 0")

@@ -623,13 +623,15 @@ claim("05.6-rank-control-striped", rank["control"]["striped"].p_corrected)
 # their mean was 0.67 while the random concepts' median was 0.43), and the concept's R runs all share one
 # image set. The rank test centres on the median of all K + 1 means, which one concept cannot drag far.
 #
-# The claims matrix's builds (`prepare --seed 0..4`, one image draw each, this notebook's) did not repeat
-# the main column: only seed 0 gave p = 0.03; seeds 1-4 gave 0.09-0.27, some random concept lying as far
-# out as "striped" (the t-test of section 5 still called it significant on all five). So "striped is
-# significant on the main model" is printed, not asserted. "Not significant on the control" held on all
-# five builds and stays asserted. But without significance on the main model for most seeds, the contrast
-# "significant on main, not on the control" is shown only for those builds where the main model passed it
-# (seed 0), not established for the recipe: the rank test's price in power shows up as a verdict that
+# The claims matrix's seven builds (`prepare --seed 0..4` with this CPU's kernels, seeds 0 and 1 again with
+# the AVX2 ones; one image draw each, this notebook's) did not repeat the main column: p = 0.03 on two of
+# them (seed 0 with this CPU's kernels, seed 1 with AVX2), 0.09-0.27 on the other five, some random concept
+# lying as far out as "striped" (the t-test of section 5 still called it significant on all of them). The
+# same seed gave 0.03 with one set of kernels and 0.12 with the other. So "striped is significant on the
+# main model" is printed, not asserted. "Not significant on the control" held on every build and stays
+# asserted. But without significance on the main model for most builds, the contrast "significant on main,
+# not on the control" is shown only for the builds where the main model passed it, not established for the
+# recipe: the rank test's price in power shows up as a verdict that
 # flips with the training seed.
 #
 # "Not significant" on the control does not mean "insensitive". On the controls of seeds 1, 2, 5 and 6
