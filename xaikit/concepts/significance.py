@@ -396,10 +396,44 @@ def _check_distinct_sets(concepts, random_sets, negative, null_sets, R: int) -> 
 @functools.lru_cache(maxsize=1)
 def _default_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
     """The rank test's random concepts, drawn once per session (100 sets of 50 take about 10 s to draw, and
-    notebook 05 tests two models against the same sets)."""
+    notebook 05 tests two models against the same sets) and kept on disk by :func:`null_sets_on_disk`."""
+    try:
+        return null_sets_on_disk(size, seed, n_null, progress=False)
+    except OSError:  # no usable cache folder: draw them here
+        return _draw_null_sets(size, seed, n_null)
+
+
+def _draw_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
     from xaikit.concepts.imageworld import random_images
 
     return tuple(random_images(size, seed=900_000 + seed * 1000 + k) for k in range(n_null))
+
+
+def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress: bool = True):
+    """The rank test's default random concepts (``n_null`` sets of ``size`` images), drawn once into the cache
+    (``xaikit.cache_dir()/imageworld/``, checksummed like the models: a damaged file is drawn again, never
+    loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code,
+    so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 05's (50 images, 100
+    sets, seed 0) while the ViTs train. Returns the sets as a tuple of uint8 arrays."""
+    import hashlib
+    from pathlib import Path
+
+    from xaikit._config import cache_dir
+    from xaikit.concepts import imageworld
+    from xaikit.models import cache
+
+    code = hashlib.sha256(Path(imageworld.__file__).read_bytes()).hexdigest()[:12]
+    folder = cache_dir() / "imageworld" / f"null-sets-{size}x{n_null}-seed{seed}-{code}"
+
+    def build(tmp):
+        np.save(tmp / _NULL_FILE, np.stack(_draw_null_sets(size, seed, n_null)))
+
+    cache.ensure(folder, build, required=(_NULL_FILE,), what="rank test's random sets", progress=progress)
+    sets = np.load(folder / _NULL_FILE)
+    return tuple(sets[k] for k in range(len(sets)))
+
+
+_NULL_FILE = "null-sets.npy"
 
 
 def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, counterpart, R: int, context,

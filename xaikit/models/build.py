@@ -8,7 +8,9 @@
   shuffled labels (a few seconds);
 * the attention that notebook 04's Wiegreffe & Pinter diagnostic reads from the sentiment model and its
   pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`, half a minute), for the
-  sentences of the current mode (fast or student).
+  sentences of the current mode (fast or student);
+* the 100 random image sets of notebook 05's rank test
+  (:func:`xaikit.concepts.significance.null_sets_on_disk`, about 10 s).
 
 ``prepare --seed N`` trains all of them with training seed N and records N as the cache's training seed
 (:func:`xaikit.training_seed`), so every later load from that cache serves the seed-N models. The default
@@ -91,8 +93,12 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             # ViTs still train in the second process
             from xaikit.text.diagnostics import warm_notebook_cache
 
-            folders["attention"] = _timed(say, "attention (notebook 04)",
+            folders["attention"] = _timed(say, "attention (nb 04)",
                                           lambda: warm_notebook_cache(progress, seed=seed))
+        if want_vit:  # notebook 05's rank test: its 100 random image sets, drawn while the ViTs train
+            from xaikit.concepts.significance import null_sets_on_disk
+
+            folders["null-sets"] = _timed(say, "random sets (nb 05)", lambda: _folder_of(null_sets_on_disk))
         if background is not None:
             folders.update(background.join(say))
         elif want_vit:
@@ -128,6 +134,14 @@ def _digits(say, seed: int, force: bool, progress: bool) -> dict[str, Path]:
         _report(say, what, time.perf_counter() - t0, trained.path,
                 "  (cached)" if trained.from_cache else f"  (test accuracy {trained.accuracy:.3f})")
     return folders
+
+
+def _folder_of(null_sets_on_disk) -> Path:
+    """Draw (or find) notebook 05's null sets and return their cache folder."""
+    from xaikit._config import cache_dir
+
+    null_sets_on_disk(progress=False)
+    return cache_dir() / "imageworld"
 
 
 def _timed(say, what: str, build) -> Path:
