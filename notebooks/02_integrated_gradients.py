@@ -474,7 +474,8 @@ symmetry_panel
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Why the straightline path chosen by integrated gradients is canonical?"
 # > (Gradient/attention-based explanations, seeds/000, p. 37)
-#
+
+# %% [markdown]
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # The lecture gives two reasons. It is the simplest path, and it **preserves symmetry**: if swapping two

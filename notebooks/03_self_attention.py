@@ -292,7 +292,8 @@ claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Why do we call them “attention weights”?"
 # > (XAI for transformers, seeds/002, line 139)
-#
+
+# %% [markdown]
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Because they are the weights of a weighted average: each row of $A$ is non-negative and sums to 1 (the
@@ -652,7 +653,8 @@ if MODEL == "embedded":
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do you think there is any local or global information for interpretation or explanation here?"
 # > (XAI for transformers, seeds/002, line 565)
-#
+
+# %% [markdown]
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Both, as the lecture answers next (lines 566-568). *Local*: the weights of one sentence say, token by

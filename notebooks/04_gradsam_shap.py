@@ -325,7 +325,8 @@ fig
 # %% [markdown]
 # > **Pause here.** The lecture asks: "What do we see? Which token is always important? What does “token importance” mean here?"
 # > (XAI for transformers, seeds/002, lines 431-433)
-#
+
+# %% [markdown]
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # In the bar charts `[CLS]` is on top in most of the five sentences (counted in the next cell's printout),
@@ -692,7 +693,8 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
 # %% [markdown]
 # > **Pause here.** The lecture asks: "The highest attention weight indicates the most important feature?"
 # > (Gradient/attention-based explanations, seeds/000, p. 74)
-#
+
+# %% [markdown]
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Not necessarily, and the lab below tests it rather than assuming it. A weight says how much of one
@@ -995,7 +997,8 @@ fig
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do you see any weaknesses in demanding property 1, or in the analysis?"
 # > (XAI for transformers, seeds/002, line 595)
-#
+
+# %% [markdown]
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Property 1 asks that attention agree with other importance measures (gradients, leave-one-out). Three
