@@ -415,15 +415,9 @@ def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress
     loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code,
     so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 05's (50 images, 100
     sets, seed 0) while the ViTs train. Returns the sets as a tuple of uint8 arrays."""
-    import hashlib
-    from pathlib import Path
-
-    from xaikit._config import cache_dir
-    from xaikit.concepts import imageworld
     from xaikit.models import cache
 
-    code = hashlib.sha256(Path(imageworld.__file__).read_bytes()).hexdigest()[:12]
-    folder = cache_dir() / "imageworld" / f"null-sets-{size}x{n_null}-seed{seed}-{code}"
+    folder = _null_sets_folder(size, seed, n_null)
 
     def build(tmp):
         np.save(tmp / _NULL_FILE, np.stack(_draw_null_sets(size, seed, n_null)))
@@ -434,6 +428,25 @@ def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress
 
 
 _NULL_FILE = "null-sets.npy"
+
+
+def _null_sets_folder(size: int, seed: int, n_null: int):
+    """Where :func:`null_sets_on_disk` keeps one draw: keyed by its arguments and the image world's code."""
+    import hashlib
+    from pathlib import Path
+
+    from xaikit._config import cache_dir
+    from xaikit.concepts import imageworld
+
+    code = hashlib.sha256(Path(imageworld.__file__).read_bytes()).hexdigest()[:12]
+    return cache_dir() / "imageworld" / f"null-sets-{size}x{n_null}-seed{seed}-{code}"
+
+
+def warm_null_sets(progress: bool = True):
+    """Draw notebook 05's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
+    there; called by ``python -m xaikit prepare``. Returns their folder."""
+    null_sets_on_disk(50, 0, 100, progress=progress)
+    return _null_sets_folder(50, 0, 100)
 
 
 def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, counterpart, R: int, context,

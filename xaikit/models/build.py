@@ -10,7 +10,7 @@
   pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`, half a minute), for the
   sentences of the current mode (fast or student);
 * the 100 random image sets of notebook 05's rank test
-  (:func:`xaikit.concepts.significance.null_sets_on_disk`, about 10 s).
+  (:func:`xaikit.concepts.significance.warm_null_sets`, about 10 s).
 
 ``prepare --seed N`` trains all of them with training seed N and records N as the cache's training seed
 (:func:`xaikit.training_seed`), so every later load from that cache serves the seed-N models. The default
@@ -47,8 +47,9 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     (default: the cache's, :func:`xaikit.training_seed`); once everything is built it becomes the cache's
     training seed. ``only`` with a new ``seed`` builds that family only and leaves the recorded seed as it
     was. Prints what it builds,
-    the time each step took and where it went. Returns ``{"sentiment": folder, "attention": folder, "vit-main": folder,
-    "vit-control": folder}`` (the ViT entries are absent if the image-world module is missing).
+    the time each step took and where it went. Returns ``{"sentiment": folder, "attention": folder,
+    "null-sets": folder, "vit-main": folder, "vit-control": folder}`` (the ViT and null-set entries are absent
+    if the image-world module is missing).
     """
     from xaikit._config import cache_dir, record_training_seed, training_seed
     from xaikit._validate import check_choice, check_int
@@ -96,9 +97,9 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             folders["attention"] = _timed(say, "attention (nb 04)",
                                           lambda: warm_notebook_cache(progress, seed=seed))
         if want_vit:  # notebook 05's rank test: its 100 random image sets, drawn while the ViTs train
-            from xaikit.concepts.significance import null_sets_on_disk
+            from xaikit.concepts.significance import warm_null_sets
 
-            folders["null-sets"] = _timed(say, "random sets (nb 05)", lambda: _folder_of(null_sets_on_disk))
+            folders["null-sets"] = _timed(say, "random sets (nb 05)", lambda: warm_null_sets(progress=False))
         if background is not None:
             folders.update(background.join(say))
         elif want_vit:
@@ -134,14 +135,6 @@ def _digits(say, seed: int, force: bool, progress: bool) -> dict[str, Path]:
         _report(say, what, time.perf_counter() - t0, trained.path,
                 "  (cached)" if trained.from_cache else f"  (test accuracy {trained.accuracy:.3f})")
     return folders
-
-
-def _folder_of(null_sets_on_disk) -> Path:
-    """Draw (or find) notebook 05's null sets and return their cache folder."""
-    from xaikit._config import cache_dir
-
-    null_sets_on_disk(progress=False)
-    return cache_dir() / "imageworld"
 
 
 def _timed(say, what: str, build) -> Path:
