@@ -18,6 +18,8 @@ _EXPORTS = {
     "attention_modules": "arch",
     "n_layers": "arch",
     "n_heads": "arch",
+    "forward_hooks": "hooks",
+    "attention_implementation": "hooks",
     "tiny_bert": "tiny",
     "tiny_vit": "tiny",
     "tiny_tokenizer": "tiny",

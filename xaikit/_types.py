@@ -1,0 +1,24 @@
+"""The types of xaikit's contract, named once.
+
+Every attribution method takes the model (or a function of the input), the input, and ``target`` as a
+keyword: the class index to explain, with ``None`` meaning the class the model predicts for that input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Union
+
+import numpy as np
+
+__all__ = ["Target", "Baseline", "ModelFn"]
+
+#: the class to explain: an index, or ``None`` for the predicted class (resolved once, at the entry)
+Target = Union[int, None]
+
+#: the reference input of a path method: a number (every feature), an array of the input's shape, a
+#: callable ``x -> array``, or ``None`` for the method's default (zeros)
+Baseline = Union[float, int, np.ndarray, Callable, None]
+
+#: a model as a function of the input batch, ``(B, *shape) -> (B, C)`` logits or ``(B,)`` scores
+ModelFn = Callable
