@@ -166,11 +166,17 @@ def report(records: list[dict], record: bool = False) -> int:
     if record:
         measured = {cid: {"worst": w[0], "worst_build": w[2], "margin": round(w[1], 6)}
                     for cid, w in worst_of.items() if w is not None and LEDGER[cid].kind == "empirical"}
+        for cid, entry in LEDGER.items():  # a shown claim's range, printed beside a build's own value
+            vals = [x for r in records for x in r["claims"].get(cid, [])]
+            if entry.kind == "shown" and entry.notebook in notebooks and vals:
+                measured[cid] = {"range": [round(min(vals), 6), round(max(vals), 6)],
+                                 "builds": sum(1 for r in records if r["claims"].get(cid))}
         MEASURED_FILE.write_text(json.dumps({
             "builds": builds, "date": time.strftime("%Y-%m-%d"),
-            "note": "worst value of each empirical claim over these builds (benchmarks/claims_matrix.py --record)",
+            "note": "worst value of each empirical claim, and the range of each shown claim, over these builds "
+                    "(benchmarks/claims_matrix.py --record)",
             "claims": measured}, indent=1, sort_keys=True) + "\n")
-        print(f"\nwrote {MEASURED_FILE} ({len(measured)} empirical claims over {len(builds)} builds)")
+        print(f"\nwrote {MEASURED_FILE} ({len(measured)} claims over {len(builds)} builds)")
     print("\n## Notebook times in student mode (s; budget on 2 cores, first run after prepare)\n")
     print(f"| {'build':<{width}} | prepare | " + " | ".join(f"{nn} (<= {BUDGETS.get(nn, 0):.0f})" for nn in notebooks)
           + " |")

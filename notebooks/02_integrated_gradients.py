@@ -583,7 +583,8 @@ for s, e, p in zip(SENTENCES, explained, probs, strict=True):
 claim("02.8-five-gaps", max(e.detail.relative_gap for e in explained))
 if MODEL == "embedded":
     # the lecture's labels for the four clear sentences (1 positive, 0 negative); "I cannot wait" is a near
-    # tie that flips with the training seed (seeds 0-4: P(positive) 0.25-0.72), so it is shown, not asserted
+    # tie that flips with the training seed (its line below prints the range over the claims matrix's
+    # builds), so it is shown, not asserted
     claim("02.8-lecture-labels", min(float(probs[i, label]) for i, label in ((0, 1), (1, 0), (2, 0), (4, 0))))
     # the negative sentences' sentiment words lead (for the near tie, "I cannot wait", see the printout)
     claim("02.8-negative-words-lead",
@@ -661,22 +662,45 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # transformer's path is not there yet.
 
 # %% [markdown]
-# **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive, and so does the
-# embedded one built by `prepare` (training seed 0) on our machine (shown above, not asserted: the same
-# recipe with training seeds 2, 3 and 4 calls it negative: P(positive) 0.25-0.72 over seeds 0-4). How sure is it,
-# and which token does IG say pulls the hardest? Does the model read the idiom?
+# **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one built by
+# `prepare` is not so sure: the `02.8-cannot-wait-positive` line above prints your build's P(positive) and
+# its range over the builds of the claims matrix (training seeds 0-4, two kinds of CPU kernels), which
+# straddles 0.5. How sure is your model, which token does IG say pulls the hardest, and can IG tell you
+# whether the model reads "cannot wait" as one idiom?
 #
 # <details class="xk-answer"><summary>Answer</summary>
-# On the embedded seed-0 model built on our machine it is positive by a hair, P(positive) = 0.51, the least
-# certain of the five (the `02.8-cannot-wait-positive` line above prints your build's; a model trained on
-# another CPU or with another seed can land elsewhere, so neither the label nor the probability is asserted).
-# IG for the positive logit puts its largest attribution on "cannot", and it is negative (asserted, whichever
-# label the model gives): the negation pushes towards *negative*, and on our model the small positive
-# shares of the other words only just outweigh it. So the model does not read "cannot wait" as one eager idiom; it weighs a negation it
-# learned as a negative cue against the rest and lands on positive narrowly. (The previous recipe, without
-# the tweets in the training data, landed on negative: see `xaikit.models.sentiment`.) IG shows what the
-# model did, not what it should have done.
+# Read the `02.8-cannot-wait-positive` line: on every build it is the least certain of the five, and the
+# label flips with the training seed, so neither the label nor the probability is asserted. IG for the
+# positive logit puts its largest attribution on "cannot", and it is negative (asserted on every build,
+# whichever label the model gives): the negation pushes towards *negative*.
+#
+# Whether the model reads the idiom is a question IG cannot answer. IG splits the output change into one
+# share per token; a term that needs "cannot" and "wait" together (an interaction) is divided between the
+# two, and nothing in the per-token scores says that it was there. The question needs an intervention on
+# the input, which the next cell makes: it swaps each of the two words for a neutral one and reads the
+# positive-minus-negative logit of the four sentences. If the model read "cannot wait" as one eager unit,
+# the pair would push positive by more than its parts: the interaction
+# $m(\text{cannot wait}) - m(\text{cannot stay}) - m(\text{can wait}) + m(\text{can stay})$ would be large
+# and positive. The cell prints it for your build (shown, not asserted: it moves with the training seed).
+# The training text (counted in notebook 04, section 1) has only a couple of dozen sentences with "cannot"
+# and the idiom mostly spelled "can't wait", so a model this small has little to learn the unit from.
+# IG shows what the model did, not what it should have done.
 # </details>
+
+# %%
+if MODEL == "embedded":
+    def positive_margin(sentence):
+        """The positive-minus-negative logit of one sentence."""
+        with torch.no_grad():
+            z = model(**tokenizer(sentence, return_tensors="pt").to(model.device)).logits[0].cpu()
+        return float(z[1] - z[0])
+
+    # a 2 x 2 intervention: "cannot" or "can", "wait" or "stay", the rest of the sentence kept
+    grid = {(a, b): positive_margin(f"I {a} {b} for next time") for a in ("cannot", "can") for b in ("wait", "stay")}
+    for (a, b), m in grid.items():
+        print(f"m('I {a} {b} for next time') = {m:+.2f}")
+    interaction = grid["cannot", "wait"] - grid["cannot", "stay"] - grid["can", "wait"] + grid["can", "stay"]
+    claim("02.8-cannot-wait-interaction", interaction, note="> 0: the pair pushes positive beyond its parts")
 
 # %% [markdown]
 # The baseline matters for text too: the same sentence against the four text baselines.

@@ -60,6 +60,8 @@ class Claim:
         worst: for empirical claims, the worst value ``benchmarks/claims_matrix.py`` observed over the
             matrix (closest to or past the bound), and ``worst_build`` which build gave it.
         lecture: the lecture's or paper's own number beside ours, where there is one.
+        seen: for shown claims, the smallest and largest value over the build matrix (printed beside the
+            build's own value, so a prose range is printed by code), or ``None`` before a matrix run.
     """
 
     id: str
@@ -72,6 +74,7 @@ class Claim:
     worst: float | None = None
     worst_build: str = ""
     lecture: str = ""
+    seen: tuple[float, float] | None = None
     notebook: str = field(init=False)
     section: str = field(init=False)
 
@@ -163,11 +166,20 @@ def _with_measured(ledger: dict[str, Claim]) -> dict[str, Claim]:
         seen = measured.get(cid)
         if seen is not None and entry.kind == "empirical" and seen.get("worst") is not None:
             entry = dataclasses.replace(entry, worst=seen["worst"], worst_build=seen["worst_build"])
+        elif seen is not None and entry.kind == "shown" and seen.get("range") is not None:
+            entry = dataclasses.replace(entry, seen=(float(seen["range"][0]), float(seen["range"][1])))
         out[cid] = entry
     return out
 
 
 LEDGER: dict[str, Claim] = _with_measured(_load())
+
+
+def _matrix_builds() -> list[str]:
+    """The builds of the committed claims-matrix record (empty before the first ``--record``)."""
+    if not MEASURED_FILE.is_file():
+        return []
+    return list(json.loads(MEASURED_FILE.read_text()).get("builds", []))
 
 
 def by_notebook(nn: str) -> list[Claim]:
@@ -218,7 +230,9 @@ def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float
     if not quiet:
         extra = f" ({note})" if note else ""
         if entry.kind == "shown":
-            print(f"[shown] {claim_id}: {x:.4g}{extra}  (not asserted: {entry.why})")
+            over = (f"; over the {len(_matrix_builds())} builds of the claims matrix {entry.seen[0]:.3g} to "
+                    f"{entry.seen[1]:.3g}" if entry.seen is not None else "")
+            print(f"[shown] {claim_id}: {x:.4g}{extra}{over}  (not asserted: {entry.why})")
         elif entry.kind == "identity":
             print(f"[identity] {claim_id}: {x:.3g}{extra}, bound {entry.bound_text()}")
         else:

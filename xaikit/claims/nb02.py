@@ -182,6 +182,10 @@ CLAIMS = [
     Claim("02.8-right-sum-token-error", "Where the right sum stops (1% gap) on 'a clever piece of cinema', its "
           "largest token error over |F(x) - F(x')|.", "shown",
           why="depends on how the model trained: it shows that a small gap can hide a larger per-token error"),
+    Claim("02.8-cannot-wait-interaction", "Swapping 'cannot' for 'can' and 'wait' for 'stay': the 2 x 2 "
+          "interaction of the positive-minus-negative logit (> 0: the pair pushes positive beyond its parts).",
+          "shown", why="an intervention that answers what IG's per-token scores cannot (whether the model reads "
+          "the pair as one unit); its size and sign move with the training seed"),
     Claim("02.8-text-baseline-gaps", "IG on 'a clever piece of cinema' is within 5% against each text baseline "
           "(worst relative gap).", "empirical", upper=0.05, strict=True, lecture="5%", why=_IG_PAPER_5),
 ]

@@ -103,8 +103,9 @@ CLAIMS = [
           "empirical", upper=0.05, strict=True,
           why="alpha = 0.05; corrected p 1e-8 to 0.0022 over seeds 0-9"),
     Claim("05.5-dotted-below-random-cavs", "Spots lower 'zebra': dotted vs random lies below the random CAVs "
-          "(their mean minus dotted's).", "empirical", lower=0.0, strict=True,
-          why="the random CAVs are the control; dotted's mean 0.03-0.28 over seeds 0-9"),
+          "by at least 0.1 (their mean minus dotted's).", "empirical", lower=0.1,
+          why="the random CAVs are the control; 0.1 is the margin benchmarks/cav_sort_robustness.py was run "
+              "against (seeds 0-4, three draws each, gave 0.19-0.50); section 8 reads this value again"),
     # -- 6. the ground-truth control model and the rank test --
     Claim("05.6-control-accuracy", "The control ViT has learned its world: held-out accuracy at least 0.85.",
           "empirical", lower=0.85, why="seeds 0-4 of the recipe gave 0.94-0.96"),
@@ -145,9 +146,6 @@ CLAIMS = [
     Claim("05.8-zebra-first-share", "Striped CAVs rank zebras above horses (median share of (zebra, horse) pairs "
           "over the ten CAVs).", "shown",
           why="flips with the training seed: medians 0.49 and 0.69 on seeds 2 and 3, 0.95-0.99 on the others"),
-    Claim("05.8-dotted-below-random-cavs", "Dots lower 'zebra' against random CAVs by at least 0.1 (random CAVs minus "
-          "dotted vs random).", "empirical", lower=0.1,
-          why="the random CAVs are the control; seeds 0-4, three draws each, gave 0.19-0.50"),
     Claim("05.8-bubbly-vs-dotted", "Does the relative CAV bubbly vs dotted score high for zebra?", "shown",
           why="was asserted >= 0.55; the claims matrix gave 0.52-0.96 over seeds 0-4: 0.52 on seed 4 (whose "
               "main ViT reached only 0.84 held-out accuracy), 0.88-0.96 on seeds 0-3. "
@@ -155,4 +153,8 @@ CLAIMS = [
     Claim("05.8-bubbly-minus-dotted-vs-random", "Against random images, bubbly scores above dotted (bubbly minus "
           "dotted).", "shown",
           why="positive on all 15 runs of seeds 0-4 but only 0.05 on one: too thin to assert"),
+    Claim("05.8-dots-larger-part", "The dots' distance below the random CAVs minus the bubbles' distance from "
+          "them (> 0: the dots carry the larger part of bubbly vs dotted).", "shown",
+          why="on a build whose bubbly CAV lands far above the random ones (seed 4: bubbly vs random 0.61-0.91) "
+              "the bubbles' part can be as large as the dots'"),
 ]
