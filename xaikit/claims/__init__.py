@@ -5,7 +5,10 @@ Issue 25's rule is that a claim is a measurement over every build a student can 
 happened to show. So each claim is one :class:`Claim` in ``xaikit/claims/nbNN.py``, of one of three kinds:
 
 * ``identity``: true by construction (completeness of IG at many steps, a softmax row summing to 1, a
-  conserved LRP total). ``why`` says which construction; the bound is a numerical tolerance.
+  conserved LRP total), or a computation with no trained model in it (a closed form, the lecture's fixed
+  worked example, a seeded random draw), which gives the same value on every build up to rounding. ``why``
+  says which construction or computation; the bound is a numerical tolerance or the notebook's margin
+  around the computed value.
 * ``empirical``: a property of trained models, measured by ``benchmarks/claims_matrix.py`` over the build
   matrix. ``bound`` is what the notebook asserts and ``worst`` the worst value that matrix observed; the
   bound was fixed before (or independently of) the sweep and is never loosened to the builds seen.

@@ -2,18 +2,17 @@
 
 Most of this notebook is construction, so most claims are identities with float32 tolerances: attention by hand
 equal to torch's fused kernels and to the model's own attentions and hidden states, rows of a softmax summing
-to 1, the sinusoidal table's shift matrix and offset-only similarity, permutation equivariance. The rest are
-measured: on the lecture's fixed worked example (no seed enters), on seeded random draws (the same on every
-build up to rounding), and on the embedded sentiment MiniLM (sections 7-9, the only claims that can move with
-the training seed). The empirical bounds are the ones the notebook asserted before the ledger, none loosened. Identity
-tolerances went from 1e-6 absolute to 1e-5 relative to the largest value where a float32 result reaches
-about 8 (sections 2, 5, 7-9): 1e-6 absolute was one rounding step of such a value, and comparing two
-summation orders in float32 can differ by a few of them on another CPU. "most heads"
-(section 7) now means a majority, as the sentence says, where the old assert took a plurality. The count of
-heads that weigh "cat" among the top three of "it" is printed, not asserted: the old bound (10 of 72 heads) was
-below chance, so it showed no coreference. Issue 27 compares 'cat' with every other key and with a matched
-sentence in which 'it' is the milk (item 18), and asserts over eight random draws of the additive scorer what
-holds for all of them, the loss of the query once tanh saturates, not seed 0's near-uniform weights (item 19).
+to 1, the sinusoidal table's shift matrix and offset-only similarity, permutation equivariance. Computations on
+the lecture's fixed worked example (no seed enters) and on seeded random draws are identities too, as in
+notebooks 01 and 02: no trained model is involved, so each gives the same value on every build up to rounding,
+and its bound is the notebook's margin around that value. The empirical claims are those on the embedded
+sentiment MiniLM (sections 7-9), the only ones that can move with the training seed. Tolerances are relative
+to the largest value where a float32 result reaches about 8 (sections 2, 5, 7-9): comparing two summation
+orders in float32 can differ by a few rounding steps on another CPU. "Most heads" (section 7) means a
+majority. The count of heads that weigh "cat" among the top three of "it" is printed, not asserted, beside
+matched control tokens and a sentence in which "it" is the milk; over eight random draws of the additive
+scorer the notebook asserts what holds for all of them: once tanh saturates, the weights stop depending on
+the query.
 """
 
 from xaikit.claims import Claim
@@ -55,12 +54,12 @@ CLAIMS = [
           "10 and 1000 (smallest weight / floor).", "identity", lower=1.0,
           why="tanh bounds every score by ||v_a||_1, so a weight is at least e^(-||v_a||_1) / (T_k e^(||v_a||_1))"),
     Claim("03.2-dot-saturates", "Keys x 10: the dot product saturates, one key takes the row of inputs 2 and 3 "
-          "(smallest top weight).", "empirical", lower=0.99, strict=True,
+          "(smallest top weight).", "identity", lower=0.99, strict=True,
           why=_FIXED + " for 'one key takes (almost) all'"),
     Claim("03.2-dot-no-gradient", "Keys x 10: the saturated softmax passes almost no gradient (largest Jacobian "
-          "norm, inputs 2 and 3).", "empirical", upper=1e-3, strict=True, why=_FIXED),
+          "norm, inputs 2 and 3).", "identity", upper=1e-3, strict=True, why=_FIXED),
     Claim("03.2-tanh-units-flat", "Keys x 10: most tanh units of the additive scorer are already flat (median "
-          "slope tanh').", "empirical", upper=0.05, strict=True,
+          "slope tanh').", "identity", upper=0.05, strict=True,
           why=_DRAW + " (W_a, U_a, v_a from generator seed 0)"),
     Claim("03.2-unsaturated-uses-query", "Keys x 1: the query changes the additive weights, for every one of "
           "eight random draws of W_a, U_a, v_a (smallest over draws of the largest column range of A).",
@@ -78,24 +77,24 @@ CLAIMS = [
               "accident of the draw (issue 27 item 19), so only the loss of the query is asserted"),
     # -- 3. why divide by sqrt(d_k) --
     Claim("03.3-variance-grows-like-dk", "var(q.k) grows like d_k and var(q.k / sqrt(d_k)) stays near 1 (largest "
-          "|var / d_k - 1| over d_k = 1..256).", "empirical", upper=0.2, strict=True,
+          "|var / d_k - 1| over d_k = 1..256).", "identity", upper=0.2, strict=True,
           why=_DRAW + "; the sampling error of a variance over 5000-20000 samples is about 0.02-0.04",
           lecture="Vaswani et al. 2017, footnote 4: q.k has mean 0 and variance d_k"),
     Claim("03.3-cold-no-gradient", "At temperature 0.1 the worked example's softmax is saturated: no gradient "
-          "(largest Jacobian norm, inputs 2 and 3).", "empirical", upper=1e-6, strict=True, why=_FIXED),
+          "(largest Jacobian norm, inputs 2 and 3).", "identity", upper=1e-6, strict=True, why=_FIXED),
     Claim("03.3-tie-keeps-ln2", "Input 1's scores tie (2, 4, 4), so its entropy stays at ln 2 at temperature 0.1 "
           "(|entropy - ln 2|).", "identity", upper=1e-4, strict=True,
           why="the two tied keys share the weight, the third gets e^(-20) of it: entropy ln 2 up to ~1e-8"),
     Claim("03.3-unscaled-entropy-collapses", "Unscaled, at d_k = 1024 the softmax saturates: mean row entropy "
-          "against the scaled one's (ratio).", "empirical", upper=0.2, strict=True,
+          "against the scaled one's (ratio).", "identity", upper=0.2, strict=True,
           why=_DRAW + "; the scaled softmax is the control"),
     Claim("03.3-unscaled-gradient-vanishes", "Unscaled, at d_k = 1024 the softmax's gradient vanishes: mean "
-          "Jacobian norm against the scaled one's (ratio).", "empirical", upper=0.2, strict=True,
+          "Jacobian norm against the scaled one's (ratio).", "identity", upper=0.2, strict=True,
           why=_DRAW + "; the scaled softmax is the control"),
     Claim("03.3-scaled-entropy-stable", "Scaled by 1/sqrt(d_k), the row entropy is stable for every d_k = 1..1024 "
-          "(max - min of the mean entropy).", "empirical", upper=0.3, strict=True, why=_DRAW),
+          "(max - min of the mean entropy).", "identity", upper=0.3, strict=True, why=_DRAW),
     Claim("03.3-one-key-takes-all", "Unscaled, d_k = 1024: one key takes almost all of a query's weight (largest "
-          "weight).", "empirical", lower=0.9, strict=True, why=_DRAW),
+          "weight).", "identity", lower=0.9, strict=True, why=_DRAW),
     # -- 5. multi-head attention --
     Claim("03.5-equals-torch-mha", "Our multi-head attention gives the same output and per-head weights as "
           "torch.nn.MultiheadAttention (larger relative difference).", "identity", upper=1e-5,
@@ -106,7 +105,7 @@ CLAIMS = [
           why="every step is row-wise or a softmax-weighted sum over all rows, so a permutation commutes with "
               "it: " + _F32),
     Claim("03.6-positions-break-it", "With positional encodings added, the shuffled output differs: max |f(PX + "
-          "PE) - P f(X + PE)|.", "empirical", lower=1e-2, strict=True,
+          "PE) - P f(X + PE)|.", "identity", lower=1e-2, strict=True,
           why=_DRAW + "; the control is the equivariant gap above, ~1e-7, so 1e-2 is far from rounding"),
     # -- 7. from scratch to a real model --
     Claim("03.7-layer0-recomputed", "Layer 0 recomputed from the model's own weights matches its attentions (max "
