@@ -16,7 +16,8 @@ not reached on some build.
 
     python benchmarks/claims_matrix.py                         # the seven builds (about 1.5 h on 2 cores)
     python benchmarks/claims_matrix.py --seeds 0 --avx2-seeds  # one build
-    python benchmarks/claims_matrix.py --notebooks 04 05       # some notebooks only
+    python benchmarks/claims_matrix.py --notebooks 04 05       # some notebooks only (merged into the
+                                                               # builds' last records: the others stay)
     python benchmarks/claims_matrix.py --report                # print the table of the last run again
 
 Results go to ``<root>/matrix.json`` (default root: ``artifacts/claims-matrix``, git-ignored).
@@ -203,6 +204,18 @@ def report(records: list[dict], record: bool = False) -> int:
     return 0
 
 
+def _merged(old: dict | None, new: dict, notebooks: list[str]) -> dict:
+    """``new`` (a run of some notebooks) on top of the build's previous record: the notebooks run now replace
+    their own times and claims, the others keep theirs, so a rerun of one notebook leaves a whole build."""
+    if old is None:
+        return new
+    merged = {**old, **{k: v for k, v in new.items() if k not in ("notebooks", "claims")}}
+    merged["notebooks"] = {**old.get("notebooks", {}), **new["notebooks"]}
+    merged["claims"] = {cid: v for cid, v in old.get("claims", {}).items() if cid[:2] not in notebooks}
+    merged["claims"].update(new["claims"])
+    return merged
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4],
@@ -238,10 +251,13 @@ def main() -> int:
     previous = {r["build"]: r for r in json.loads(out.read_text())} if out.is_file() else {}
     records = []
     for seed, kernels in builds:
-        records.append(run_build(seed, kernels, args.root, args.notebooks, args.prepare_only))
+        record = run_build(seed, kernels, args.root, args.notebooks, args.prepare_only)
         if args.prepare_only:
+            records.append(record)
             continue
-        previous[records[-1]["build"]] = records[-1]
+        record = _merged(previous.get(record["build"]), record, args.notebooks)
+        records.append(record)
+        previous[record["build"]] = record
         out.write_text(json.dumps(list(previous.values()), indent=1))  # after every build: a partial run survives
     return 0 if args.prepare_only else report(records, record=args.record)
 

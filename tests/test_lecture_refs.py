@@ -507,3 +507,14 @@ def test_normalise_matches_across_lines_quotes_and_emphasis():
     lecture = Lecture.__new__(Lecture)
     lecture.path, lecture.paged, lecture.lines = Path("x"), False, ["a", "b", "c"]
     assert lecture.text("line", [(1, 1), (3, 3)]) == "a\nc"
+
+
+def test_notebook_sources_hold_no_control_characters():
+    """A backslash escape lost on the way (``\\bar`` written as a backspace and "ar", ``\\text`` as a tab and
+    "ext") renders as broken LaTeX; no notebook source may hold a control character but the newline."""
+    import re
+
+    for path in sorted((Path(__file__).resolve().parent.parent / "notebooks").glob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            bad = re.search(r"[\x00-\x09\x0b-\x1f\x7f]", line)
+            assert bad is None, f"{path.name}:{number} holds the control character {bad.group()!r}: {line[:80]!r}"

@@ -99,9 +99,11 @@ CLAIMS = [
     Claim("05.5-striped-above-random-cavs", "Striped vs random lies above the random CAVs (mean score minus theirs).",
           "empirical", lower=0.0, strict=True,
           why="the random-vs-random CAVs are the control: 0.36-0.55 against 0.84-0.99 on seeds 0-9"),
-    Claim("05.5-striped-significant", "'striped' is significant for zebra by the t-test (Bonferroni-corrected p).",
-          "empirical", upper=0.05, strict=True,
-          why="alpha = 0.05; corrected p 1e-8 to 0.0022 over seeds 0-9"),
+    Claim("05.5-striped-significant", "Is 'striped' significant for zebra by the t-test? (Bonferroni-corrected p)",
+          "shown",
+          why="was asserted < 0.05 and held on every build, but section 6 shows the t-test calling about one random "
+              "concept in ten significant, so its verdict is weak evidence; the asserted claim is the effect "
+              "against the control, 05.5-striped-above-random-cavs"),
     Claim("05.5-dotted-below-random-cavs", "Spots lower 'zebra': dotted vs random lies below the random CAVs "
           "by at least 0.1 (their mean minus dotted's).", "empirical", lower=0.1,
           why="the random CAVs are the control; 0.1 is the margin benchmarks/cav_sort_robustness.py was run "
