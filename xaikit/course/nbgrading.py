@@ -99,9 +99,10 @@ def make_course(out: str | Path, names: list[str] | None = None, force: bool = F
     from xaikit.course.notebooks import _dump, backup, write_text_atomic
 
     course = Course(Path(out))
+    paths = sources(names)  # before the folder is made: none is made when there are no notebooks
     course.root.mkdir(parents=True, exist_ok=True)
     files: list[tuple[Path, str]] = [(course.root / "nbgrader_config.py", CONFIG)]
-    for path in sources(names):
+    for path in paths:
         nb = _source_notebook(path)
         if not uses_nbgrader(nb):
             if names and verbose:

@@ -61,6 +61,47 @@ class NotebookNotFoundError(LookupError):
     """A notebook name or number that matches no ``notebooks/NN_*.py``."""
 
 
+class NotInCheckoutError(NotebookNotFoundError):
+    """A command that works on a checkout's ``notebooks/`` folder, run where there is none (a pip-installed
+    xaikit used outside a clone of the repository)."""
+
+
+#: where a wheel of xaikit keeps the lecture notebooks: the built ``notebooks/NN_*.ipynb``, copied in as
+#: package data by ``setup.py`` when the wheel is built (a checkout has no such folder; nothing generated is
+#: committed)
+PACKAGED = Path(__file__).resolve().parents[1] / "_lectures"
+_PATTERN = "[0-9][0-9]_*"
+
+
+def in_checkout() -> bool:
+    """Whether :data:`NOTEBOOKS` holds lecture notebooks (``NN_*.py`` or ``NN_*.ipynb``): a clone of the
+    repository, or an editable install run from anywhere."""
+    return any(NOTEBOOKS.glob(f"{_PATTERN}.py")) or any(NOTEBOOKS.glob(f"{_PATTERN}.ipynb"))
+
+
+def lecture_folder() -> Path:
+    """The folder to read the lecture notebooks from: the checkout's ``notebooks/`` (or ``notebooks/`` in
+    the current folder) when it holds any, else the copy a pip-installed xaikit carries (:data:`PACKAGED`).
+    Raises :class:`NotInCheckoutError`, saying where it looked, when there is neither."""
+    if in_checkout():
+        return NOTEBOOKS
+    if any(PACKAGED.glob(f"{_PATTERN}.ipynb")):
+        return PACKAGED
+    raise NotInCheckoutError(
+        f"no lecture notebooks found: {NOTEBOOKS} holds none, and this xaikit ({PACKAGED.parent}) carries "
+        "none (an install from a source tree without notebooks/). Install xaikit from a wheel built from "
+        "a checkout (`pip wheel --no-deps .` there), or work in a clone of the repository")
+
+
+def not_in_checkout(command: str) -> str:
+    """What to say when ``command`` needs a checkout's ``notebooks/`` and there is none."""
+    return (f"xaikit {command}: this command works on the notebooks/ folder of a clone of the xaikit repository "
+            f"(it writes notebooks/NN_*.ipynb from their NN_*.py sources), and there is none here "
+            f"({NOTEBOOKS} holds no NN_*.py or NN_*.ipynb). With a pip-installed xaikit, copy the lecture notebooks into a "
+            "folder of your own with `xaikit notebooks copy DIR` and open them in Jupyter; `xaikit homework "
+            "build` and `xaikit homework nbgrader` work from the notebooks xaikit carries")
+
+
 def sources(names: list[str] | None = None) -> list[Path]:
     """The jupytext sources, optionally filtered by stem or number prefix ("01", "02_integrated...")."""
     found = sorted(p for p in NOTEBOOKS.glob("[0-9][0-9]_*.py"))
