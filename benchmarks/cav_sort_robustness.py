@@ -55,7 +55,7 @@ def load_main(seed: int, out: Path, prepared: bool = True):
 
 def images_for(draw: int, R: int):
     """Concept sets, 100 zebras, the gallery's zebras and horses, and R+1 random sets of one draw."""
-    from xaikit.concepts import imageworld as iw
+    from xaikit.models import imageworld as iw
 
     s = 0 if draw == 0 else 1000 + draw
     concepts = {c: iw.concept_images(c, 50, seed=s) for c in ("striped", "dotted", "bubbly")}

@@ -24,8 +24,8 @@ def main() -> None:
     parser.add_argument("--pooling", default=None)
     args = parser.parse_args()
 
-    from xaikit.concepts import imageworld as iw
     from xaikit.concepts import tcav
+    from xaikit.models import imageworld as iw
     from xaikit.models import load_vit
     from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING
 

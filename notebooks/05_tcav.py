@@ -32,7 +32,7 @@
 # References: Kim et al. (2018), *Interpretability beyond feature attribution: quantitative testing with
 # concept activation vectors (TCAV)*; Dosovitskiy et al. (2021), *An image is worth 16x16 words*; Cimpoi et
 # al. (2014), *Describing textures in the wild*; Davison & Hinkley (1997), *Bootstrap methods and their
-# application* (Monte Carlo tests). The code lives in `xaikit.concepts.tcav`, `xaikit.concepts.imageworld` and
+# application* (Monte Carlo tests). The code lives in `xaikit.concepts.tcav`, `xaikit.models.imageworld` and
 # `xaikit.widgets`.
 
 # %%
@@ -86,9 +86,10 @@ import numpy as np
 import xaikit
 from xaikit import pick, plotting
 from xaikit.claims import claim
-from xaikit.concepts import imageworld as iw
+from xaikit.concepts import claims as tcav_claims
 from xaikit.concepts import intervention, tcav
 from xaikit.models import arch, load_vit, vitworld
+from xaikit.models import imageworld as iw
 from xaikit.widgets import CAVSortPanel, ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
 
 xaikit.set_seed(0)
@@ -145,7 +146,7 @@ if MODEL.startswith("embedded"):
     claim("05.1-first-four-correct", sum(p == t for p, t in zip(predicted, truth, strict=True)))
 
 # %% [markdown]
-# The image world (documented in `xaikit.concepts.imageworld`): zebras are striped quadrupeds and horses
+# The image world (documented in `xaikit.models.imageworld`): zebras are striped quadrupeds and horses
 # plain ones, with the same silhouette; leopards (a low cat) and sheep are spotted; flags are checkered.
 # Half of the zebra pictures show a puddle of foam, as at a waterhole, against a fifth of every other
 # class's. So in the *data* the three concepts of the lecture have known strengths for "zebra": **stripes**
@@ -176,7 +177,7 @@ if MODEL.startswith("embedded"):
 # %%
 N = 50
 concepts = {c: iw.concept_images(c, N, seed=0) for c in ("striped", "dotted", "bubbly", "zigzag", "checkered")}
-zebras = iw.class_images("zebra", vitworld.N_CLASS_IMAGES, "main", seed=0)  # 100
+zebras = iw.class_images("zebra", tcav_claims.N_CLASS_IMAGES, "main", seed=0)  # 100
 gallery = ConceptGalleryPanel(concepts)
 gallery.set(concept="striped")
 assert gallery.result["images"].shape[0] == 8
@@ -298,9 +299,9 @@ assert xaikit.check_tcav_score(my_tcav_score).passed
 # %%
 control, control_processor = load_vit("embedded-control")  # section 6's control model
 if MODEL.startswith("embedded"):
-    scenes = iw.scenes("zebra", vitworld.N_CLASS_IMAGES, "main", seed=0)
+    scenes = iw.scenes("zebra", tcav_claims.N_CLASS_IMAGES, "main", seed=0)
     assert np.array_equal(np.stack([sc.image() for sc in scenes]), zebras)  # exact: the same uint8 pictures
-    control_scenes = iw.scenes("zebra", vitworld.N_CLASS_IMAGES, "control", seed=0)
+    control_scenes = iw.scenes("zebra", tcav_claims.N_CLASS_IMAGES, "control", seed=0)
     truth = {"main": intervention.intervene(model, scenes, "zebra", processor=processor),
              "control": intervention.intervene(control, control_scenes, "zebra", processor=control_processor)}
     print("zebra probability (mean over 100 zebras) and the zebra logit's change from the picture as drawn")
@@ -415,7 +416,7 @@ claim("05.4-swap-count", abs(one.score + other.score - 1))
 
 # %%
 gap = 0.0  # the largest difference between the magnitude score and Captum's formula by hand
-for a, b in vitworld.CLAIM_PAIRS:
+for a, b in tcav_claims.CLAIM_PAIRS:
     r = tcav.tcav(model, concepts[a], concepts[b], zebras, "zebra", LAYER, POOLING, processor=processor)
     derivs = r.derivatives  # (class images,) S(x)
     by_hand = derivs[derivs > 0].sum() / np.abs(derivs).sum()  # Captum's magnitude score
@@ -460,7 +461,7 @@ if MODEL.startswith("embedded"):
 # %%
 R = 10
 randoms = [iw.random_images(N, seed=i) for i in range(2 * R + 1)]  # enough for the panel's R slider up to 20
-tested = {c: concepts[c] for c in vitworld.CLAIM_CONCEPTS}  # striped, dotted, bubbly
+tested = {c: concepts[c] for c in tcav_claims.CLAIM_CONCEPTS}  # striped, dotted, bubbly
 sig = tcav.tcav_significance(model, tested, zebras, "zebra", LAYER, random_sets=randoms[:R + 1], R=R,
                              pooling=POOLING, processor=processor)
 print(sig.summary())
@@ -534,7 +535,7 @@ change = (z_pic[:, 0] - z_twin[:, 0]).abs().mean().item()
 print(f"another texture keeps the control's answer for {same:.0%} of pictures; the zebra logit moves by "
       f"{change:.2f} on average (its spread over pictures: {z_pic[:, 0].std().item():.2f})")
 claim("05.6-twin-same-answer", same)  # seeds 0-4: 0.95-0.98 of 200 pictures
-control_zebras = iw.class_images("zebra", vitworld.N_CLASS_IMAGES, "control", seed=0)
+control_zebras = iw.class_images("zebra", tcav_claims.N_CLASS_IMAGES, "control", seed=0)
 # the same test as on the main model: the same three concepts, random sets and Bonferroni correction
 sig_control = tcav.tcav_significance(control, tested, control_zebras, "zebra", CONTROL_LAYER,
                                      random_sets=randoms[:R + 1], R=R, pooling=POOLING, processor=control_processor)

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from tests.test_tcav import ToyViT, _colour_images
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
+from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
 
 

@@ -17,9 +17,9 @@ from torch import nn
 import xaikit
 from tests.test_tcav import ToyViT, _colour_images
 from xaikit.attention import scratch as A
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
 from xaikit.models import cache
+from xaikit.models import imageworld as iw
 from xaikit.tensor import toys
 
 

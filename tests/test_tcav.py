@@ -15,8 +15,8 @@ from torch import nn
 from xaikit.concepts import activations as activations_module
 from xaikit.concepts import cav as cav_module
 from xaikit.concepts import images as images_module
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
+from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
 
 
@@ -428,12 +428,12 @@ def embedded():
 def test_embedded_vits_keep_the_claims_that_hold_for_every_training_seed(embedded, seed):
     """Notebook 05's claims on the models that `prepare` built on *this* machine, with image sets drawn
     fresh from ``seed``. Only the claims that held for every training seed of the recipe in
-    ``benchmarks/tcav_robustness.py`` are asserted (``vitworld.ASSERTED_CLAIMS``, by the bounds of the claims
+    ``benchmarks/tcav_robustness.py`` are asserted (``tcav_claims.ASSERTED_CLAIMS``, by the bounds of the claims
     ledger, ``xaikit/claims/nb05.py``); no number here comes from one training run."""
-    from xaikit.models import vitworld
+    from xaikit.concepts import claims as tcav_claims
 
-    r = vitworld.lecture_claims(embedded("main"), embedded("control"), seed=seed)
-    failed = [name for name in vitworld.ASSERTED_CLAIMS if not r["checks"][name]]
+    r = tcav_claims.lecture_claims(embedded("main"), embedded("control"), seed=seed)
+    failed = [name for name in tcav_claims.ASSERTED_CLAIMS if not r["checks"][name]]
     assert not failed, (failed, r["values"], r["p_main"], r["p_control"])
     assert r["mean_main"]["striped"] > r["random_main"]  # significant *above* random, not below
 
@@ -442,12 +442,14 @@ def test_claim_names_are_the_checks_lecture_claims_reports():
     """Every check of ``lecture_claims`` takes its bound from one entry of notebook 05's claims ledger, and
     asserts exactly the entries that are not ``shown``: the bounds live in one place."""
     from xaikit.claims import LEDGER
+    from xaikit.concepts import claims as tcav_claims
     from xaikit.models import vitworld
 
-    assert set(vitworld.ASSERTED_CLAIMS) <= set(vitworld.CLAIMS) == set(vitworld.CLAIM_IDS)
-    assert all(LEDGER[i].notebook == "05" for i in vitworld.CLAIM_IDS.values())
-    assert [f"{a} vs {b}" for a, b in vitworld.CLAIM_PAIRS] == list(vitworld.CLAIMS[:4])
-    assert set(vitworld.ASSERTED_CLAIMS) == {n for n in vitworld.CLAIMS if LEDGER[vitworld.CLAIM_IDS[n]].kind != "shown"}
+    assert set(tcav_claims.ASSERTED_CLAIMS) <= set(tcav_claims.CLAIMS) == set(tcav_claims.CLAIM_IDS)
+    assert all(LEDGER[i].notebook == "05" for i in tcav_claims.CLAIM_IDS.values())
+    assert [f"{a} vs {b}" for a, b in tcav_claims.CLAIM_PAIRS] == list(tcav_claims.CLAIMS[:4])
+    assert set(tcav_claims.ASSERTED_CLAIMS) == {n for n in tcav_claims.CLAIMS
+                                                if LEDGER[tcav_claims.CLAIM_IDS[n]].kind != "shown"}
     assert not hasattr(vitworld, "CLAIM_BOUNDS")  # the ledger holds the bounds
 
 

@@ -52,7 +52,7 @@ def test_set_gives_the_baseline_its_parameter_whatever_the_previous_baseline():
 # -- 11: set() checks every value before it applies any --------------------------------------------------------
 @pytest.fixture(scope="module")
 def tcav_panel():
-    from xaikit.concepts import imageworld as iw
+    from xaikit.models import imageworld as iw
     from xaikit.models.tiny import tiny_vit
     from xaikit.widgets import TCAVPanel
 
@@ -90,7 +90,7 @@ def test_a_failing_computation_is_still_shown_in_the_panel(tcav_panel):
 
 
 def test_the_tcav_panels_refuse_unknown_concepts():
-    from xaikit.concepts import imageworld as iw
+    from xaikit.models import imageworld as iw
     from xaikit.models.tiny import tiny_vit
     from xaikit.widgets import LayerSweepPanel, TCAVPanel
 

@@ -7,18 +7,17 @@ keyword: the class index to explain, with ``None`` meaning the class the model p
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Union
 
 import numpy as np
 
 __all__ = ["Target", "Baseline", "ModelFn"]
 
 #: the class to explain: an index, or ``None`` for the predicted class (resolved once, at the entry)
-Target = Union[int, None]
+Target = int | None
 
 #: the reference input of a path method: a number (every feature), an array of the input's shape, a
 #: callable ``x -> array``, or ``None`` for the method's default (zeros)
-Baseline = Union[float, int, np.ndarray, Callable, None]
+Baseline = float | int | np.ndarray | Callable | None
 
 #: a model as a function of the input batch, ``(B, *shape) -> (B, C)`` logits or ``(B,)`` scores
 ModelFn = Callable

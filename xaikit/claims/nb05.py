@@ -1,7 +1,7 @@
 """Notebook 05 (TCAV on a Vision Transformer): its claims about numbers, one entry each (issue 25).
 
 The entries of the lecture's four pairs and of the significance claims are also the checks of
-:func:`xaikit.models.vitworld.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
+:func:`xaikit.concepts.claims.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
 ``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws: one number, here;
 a ``shown`` entry is reported there without being asserted.
 Empirical bounds are the ones the notebook asserted before the ledger existed (none loosened); the ranges in
@@ -55,7 +55,7 @@ CLAIMS = [
     Claim("05.4-iv-foam-control", "What does a puddle of foam do to the control model's zebra logit?", "shown",
           why="-0.04 to -0.19 over the 7 builds: foam lies beside every control class equally often; a small "
               "effect with a sign we did not build in, so printed"),
-    # -- 4. the lecture's four pairs for zebra (also vitworld.lecture_claims' bounds) --
+    # -- 4. the lecture's four pairs for zebra (also concepts.claims.lecture_claims' bounds) --
     Claim("05.4-striped-vs-dotted", "Is TCAV(striped vs dotted, zebra) high, as in the lecture?", "shown",
           lecture="~0.95",
           why="was asserted >= 0.8 (the lecture's 'high'); the claims matrix gave 0.56-0.96 over seeds 0-4: "

@@ -186,7 +186,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     two-sided t-test compares the concept's R scores with the baseline's; the p-value is Bonferroni-
     corrected by the number of concepts and ``significant`` means ``p_corrected < alpha``.
 
-    ``random_sets``: R+1 image sets; by default :func:`xaikit.concepts.imageworld.random_images` with seeds
+    ``random_sets``: R+1 image sets; by default :func:`xaikit.models.imageworld.random_images` with seeds
     ``seed*1000 + i`` and ``n_random`` images each. Sets that should differ but share at least half their
     images (``[random_images(50) for _ in range(R + 1)]``, whose default seed makes them copies; a concept
     and its counterpart; two null sets) are refused with a ``ValueError`` naming them, and so is a
@@ -195,7 +195,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     holds the baseline CAVs' held-out accuracies, which sit near chance (0.5) by design.
 
     ``test="rank"``: a calibrated null instead of the t-test. Each of K random image sets (``null_sets``, or
-    ``n_null`` sets of :func:`~xaikit.concepts.imageworld.random_images` with seeds ``900_000 + seed*1000 + k``
+    ``n_null`` sets of :func:`~xaikit.models.imageworld.random_images` with seeds ``900_000 + seed*1000 + k``
     and as many images as each concept set, which must all be the same size)
     poses as a concept and goes through the same R runs against the same counterparts; a concept's p-value is
     :func:`rank_p` of its mean score among theirs, two-sided about the median of all of them. "Is stripes'
@@ -224,7 +224,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
         raise TypeError("concepts must be a non-empty dict {name: images}, e.g. {'striped': imageworld."
                         "concept_images('striped')}")
     if random_sets is None:
-        from xaikit.concepts.imageworld import random_images
+        from xaikit.models.imageworld import random_images
 
         random_sets = [random_images(n_random, seed=seed * 1000 + i) for i in range(R + 1)]
     if len(random_sets) < R + 1:
@@ -404,7 +404,7 @@ def _default_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, .
 
 
 def _draw_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
-    from xaikit.concepts.imageworld import random_images
+    from xaikit.models.imageworld import random_images
 
     return tuple(random_images(size, seed=900_000 + seed * 1000 + k) for k in range(n_null))
 
@@ -412,8 +412,8 @@ def _draw_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]
 def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress: bool = True):
     """The rank test's default random concepts (``n_null`` sets of ``size`` images), drawn once into the cache
     (``xaikit.cache_dir()/imageworld/``, checksummed like the models: a damaged file is drawn again, never
-    loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code,
-    so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 05's (50 images, 100
+    loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code
+    (:mod:`xaikit.models.imageworld` and :mod:`xaikit.models.textures`), so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 05's (50 images, 100
     sets, seed 0) while the ViTs train. Returns the sets as a tuple of uint8 arrays."""
     from xaikit.models import cache
 
@@ -436,9 +436,9 @@ def _null_sets_folder(size: int, seed: int, n_null: int):
     from pathlib import Path
 
     from xaikit._config import cache_dir
-    from xaikit.concepts import imageworld
+    from xaikit.models import imageworld, textures
 
-    code = hashlib.sha256(Path(imageworld.__file__).read_bytes()).hexdigest()[:12]
+    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (imageworld, textures))).hexdigest()[:12]
     return cache_dir() / "imageworld" / f"null-sets-{size}x{n_null}-seed{seed}-{code}"
 
 

@@ -25,8 +25,8 @@ class _Sets:
 
     def __init__(self, concept_sets=None, class_images=None, world: str = "main", n: int = 50, n_class: int = 40,
                  seed: int = 0):
-        from xaikit.concepts import imageworld as iw
         from xaikit.concepts.images import check_not_one_image
+        from xaikit.models import imageworld as iw
 
         self.concepts = dict(concept_sets) if concept_sets is not None else {
             c: iw.concept_images(c, n, seed) for c in ("striped", "dotted", "bubbly", "zigzag", "checkered")}
@@ -56,7 +56,7 @@ class _Sets:
         if callable(self._class_images):
             return self._class_images(label)
         if label not in self._cache:
-            from xaikit.concepts import imageworld as iw
+            from xaikit.models import imageworld as iw
 
             self._cache[label] = iw.class_images(label, self.n_class, self.world, self.seed)
         return self._cache[label]
@@ -134,8 +134,8 @@ class ConceptGalleryPanel(Panel):
     figsize = (8.0, 2.4)
 
     def __init__(self, concept_sets=None, random_set=None, class_images=None, n_show: int = 8):
-        from xaikit.concepts import imageworld as iw
         from xaikit.concepts.images import check_not_one_image
+        from xaikit.models import imageworld as iw
 
         n_show = check_int(n_show, "n_show", 1, hint="the number of images shown per set, e.g. 8")
         self.sets = _Sets(concept_sets, class_images)
@@ -335,7 +335,7 @@ class CAVSortPanel(Panel):
                  target: str = _ALL_CLASSES, concept: str = "striped", layer: int = 0, pooling: str = "flatten",
                  k: int = 5, max_k: int = 10, random_set=None, seed: int = 0):
         from xaikit._validate import check_int
-        from xaikit.concepts import imageworld as iw
+        from xaikit.models import imageworld as iw
 
         self.model, self.processor, self.seed = model, processor, seed
         self.sets = _Sets(concept_sets, class_images, world)
