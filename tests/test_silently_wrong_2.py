@@ -18,7 +18,7 @@ import xaikit
 from tests.test_tcav import ToyViT, _colour_images
 from xaikit.attention import scratch as A
 from xaikit.concepts import tcav
-from xaikit.models import cache
+from xaikit.models import cache, digits
 from xaikit.models import imageworld as iw
 from xaikit.tensor import toys
 
@@ -71,13 +71,13 @@ def test_a_baseline_cav_of_indistinguishable_sets_is_refused():
 @pytest.fixture
 def digits_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
     yield tmp_path / "toys"
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
 
 
 def _reload():
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
     return toys.digits_classifier(seed=1, epochs=1, progress=False)
 
 
@@ -111,7 +111,7 @@ def test_a_damaged_digits_cnn_is_trained_again(digits_cache, capsys):
 
 def test_digits_classifier_leaves_the_global_rng_alone(digits_cache):
     for disk_cache in (False, True, True):  # trained, trained and saved, read back
-        toys._MEMORY.clear()
+        digits._MEMORY.clear()
         state = torch.get_rng_state()
         toys.digits_classifier(seed=1, epochs=1, progress=False, disk_cache=disk_cache)
         assert torch.equal(state, torch.get_rng_state())  # exact: no draw from the global generator

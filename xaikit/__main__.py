@@ -1,6 +1,6 @@
 """Command line: ``python -m xaikit prepare | notebooks build|check|run | homework build|nbgrader``.
 
-* ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.models.build`),
+* ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.prepare`),
   with training seed N (recorded as the cache's training seed; default the recorded one, 0 on a new cache).
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
   over cells, metadata or pasted images edited in the ``.ipynb`` (they go into the ``.py``, or both files
@@ -76,7 +76,7 @@ def _main(argv: list[str] | None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(flags or extra)}")
         args.names = [*args.names, *extra]
     if args.command == "prepare":
-        from xaikit.models.build import prepare
+        from xaikit.prepare import prepare
 
         if args.seed is not None and args.seed < 0:
             parser.error(f"--seed must be a non-negative integer, got {args.seed}")
