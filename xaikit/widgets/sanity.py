@@ -23,7 +23,7 @@ from xaikit.plotting import DIVERGING, SEQUENTIAL
 from xaikit.tensor import sanity as S
 from xaikit.tensor import toys
 from xaikit.widgets.base import dropdown, int_slider, lru_get, toggle
-from xaikit.widgets.gradients import _ToyPanel
+from xaikit.widgets.toy import ToyPanel
 
 __all__ = ["SanityCheckPanel", "SanityResult"]
 
@@ -55,7 +55,7 @@ class SanityResult:
     values: str
 
 
-class SanityCheckPanel(_ToyPanel):
+class SanityCheckPanel(ToyPanel):
     """Cascading randomisation and data randomisation of the digits CNN, map by map (Adebayo et al. 2018).
 
     Controls: image (a test digit), layers (how many layers are re-initialised, from the top: 0 is the
