@@ -178,7 +178,13 @@ def activations(model, images, layer: int, pooling: str = "flatten", processor=N
     """Pooled activations (N, D) of encoder block ``layer`` for ``images`` (cached)."""
     layer = _check_common(model, layer, pooling)
     x = pixel_values(model, images, processor)
-    return _cached(model, x, layer, pooling, None, check_int(batch_size, "batch_size", 1))
+    return _activations(model, x, layer, pooling, check_int(batch_size, "batch_size", 1))
+
+
+def _activations(model, x: torch.Tensor, layer: int, pooling: str, batch_size: int = 64) -> np.ndarray:
+    """:func:`activations` of pixel values ``x`` (N, 3, S, S) at a block index and pooling already checked
+    (:func:`_check_common`): what the entry points call after checking their arguments once."""
+    return _cached(model, x, layer, pooling, None, batch_size)
 
 
 def gradients(model, images, layer: int, target, pooling: str = "flatten", processor=None,
@@ -199,7 +205,14 @@ def directional_derivatives(model, images, layer: int, cav, target, pooling: str
     idx, _ = resolve_class(model, target)
     v = cav.vector if isinstance(cav, CAV) else np.asarray(cav, dtype=np.float32)
     x = pixel_values(model, images, processor, "class_images")
-    g = _cached(model, x, layer, pooling, idx, check_int(batch_size, "batch_size", 1))  # (N, D)
+    return _directional_derivatives(model, x, layer, v, idx, pooling, check_int(batch_size, "batch_size", 1))
+
+
+def _directional_derivatives(model, x: torch.Tensor, layer: int, v: np.ndarray, index: int, pooling: str,
+                             batch_size: int = 64) -> np.ndarray:
+    """:func:`directional_derivatives` of pixel values ``x`` along the CAV vector ``v`` for the class index
+    ``index``, with the block index and pooling already checked."""
+    g = _cached(model, x, layer, pooling, index, batch_size)  # (N, D)
     if v.shape != (g.shape[1],):
         raise ValueError(f"cav has {v.shape[0] if v.ndim else 0} dimensions but layer {layer} with pooling "
                          f"{pooling!r} has {g.shape[1]}; train the CAV at the same layer and pooling")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_int, check_seed
-from xaikit.concepts.activations import _cached, _check_common, _score, _store, activations
+from xaikit.concepts.activations import _activations, _cached, _check_common, _score, _store
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, resolve_class
 
@@ -249,7 +249,9 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
                           f"{len(null_sets) + 1}; use n_null >= {int(np.ceil(len(concepts) / alpha))}",
                           UserWarning, stacklevel=2)
     _check_distinct_sets(concepts, random_sets[:R + 1], negative, given_nulls, R)
-    acts = lambda imgs, name: activations(model, _imgs(imgs, name), layer, pooling, processor)  # noqa: E731
+    def acts(imgs, name):
+        return _activations(model, pixel_values(model, _imgs(imgs, name), processor, name), layer, pooling)
+
     x_class = _imgs(class_images, "class_images")
     # gradients of the class logit at the layer, (N, D): S(x) = g(x) . v_C for every CAV below
     g = _cached(model, pixel_values(model, x_class, processor, "class_images"), layer, pooling, idx, 64)
