@@ -104,9 +104,10 @@ def relative_metrics(model, concepts, zebras, randoms, R: int) -> dict:
     from xaikit.models import vitworld
 
     layer, pooling, proc = vitworld.TCAV_LAYER, vitworld.TCAV_POOLING, vitworld.image_processor()
-    sig = tcav.tcav_significance(model, concepts, zebras, "zebra", layer, random_sets=randoms, R=R,
+    sig = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=layer, random_sets=randoms,
+                                 R=R,
                                  pooling=pooling, processor=proc)
-    pairs = tcav.pair_scores(model, concepts, zebras, "zebra", layer,
+    pairs = tcav.pair_scores(model, concepts, zebras, target="zebra", layer=layer,
                              pairs=(("bubbly", "dotted"), ("striped", "dotted"), ("striped", "bubbly")),
                              pooling=pooling, processor=proc)
     return {"mean": {c: sig[c].mean for c in concepts}, "random": float(sig.random_scores.mean()),

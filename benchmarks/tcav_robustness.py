@@ -104,8 +104,9 @@ def _calibrate(job: tuple[int, str, str, int]) -> list[str]:
     for world, zebra_set in (("main", zebras), ("control", control_zebras)):
         model = ViTForImageClassification.from_pretrained(
             Path(out) / f"seed{seed}-{device}-{world}", attn_implementation="eager").eval()
-        r = tcav.tcav_significance(model, {"striped": concepts["striped"], **fakes}, zebra_set, "zebra",
-                                   vitworld.TCAV_LAYER, random_sets=randoms, R=10, pooling=vitworld.TCAV_POOLING,
+        r = tcav.tcav_significance(model, {"striped": concepts["striped"], **fakes}, zebra_set,
+                                   target="zebra", layer=vitworld.TCAV_LAYER, random_sets=randoms, R=10,
+                                   pooling=vitworld.TCAV_POOLING,
                                    processor=vitworld.image_processor())
         m = len(tcav_claims.CLAIM_CONCEPTS)  # Bonferroni as in the claims: three concepts
         flagged = np.mean([min(1.0, m * r[f].p_value) < 0.05 for f in fakes])

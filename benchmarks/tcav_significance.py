@@ -40,7 +40,8 @@ def main() -> None:
 
     def run(at):
         t = time.perf_counter()
-        res = tcav.tcav_significance(model, concepts, zebras, "zebra", at, random_sets=randoms, R=args.R,
+        res = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=at, random_sets=randoms,
+                                     R=args.R,
                                      pooling=pooling, processor=processor)
         return time.perf_counter() - t, res
 

@@ -302,8 +302,9 @@ if MODEL.startswith("embedded"):
     scenes = iw.scenes("zebra", tcav_claims.N_CLASS_IMAGES, "main", seed=0)
     assert np.array_equal(np.stack([sc.image() for sc in scenes]), zebras)  # exact: the same uint8 pictures
     control_scenes = iw.scenes("zebra", tcav_claims.N_CLASS_IMAGES, "control", seed=0)
-    truth = {"main": intervention.intervene(model, scenes, "zebra", processor=processor),
-             "control": intervention.intervene(control, control_scenes, "zebra", processor=control_processor)}
+    truth = {"main": intervention.intervene(model, scenes, target="zebra", processor=processor),
+             "control": intervention.intervene(control, control_scenes, target="zebra",
+                                               processor=control_processor)}
     print("zebra probability (mean over 100 zebras) and the zebra logit's change from the picture as drawn")
     print(f"{'variant':>12} | {'main p':>7} {'logit':>6} | {'control p':>9} {'logit':>6}")
     for v in truth["main"].logits:
@@ -337,7 +338,8 @@ if MODEL.startswith("embedded"):
 # the average texture, |foam| <= 0.5 on the main model, and every texture within 0.5 on the control.
 
 # %%
-pairs = tcav.pair_scores(model, concepts, zebras, "zebra", LAYER, pooling=POOLING, processor=processor)
+pairs = tcav.pair_scores(model, concepts, zebras, target="zebra", layer=LAYER, pooling=POOLING,
+                         processor=processor)
 for (a, b), score in pairs.items():
     print(f"TCAV({a} vs {b}, zebra) = {score:.2f}   (lecture ~{tcav.LECTURE_PAIRS[(a, b)]})")
 if MODEL.startswith("embedded"):
@@ -399,8 +401,10 @@ if MODEL.startswith("embedded"):
 # $S = 0$ exactly):
 
 # %%
-one = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, "zebra", LAYER, POOLING, processor=processor)
-other = tcav.tcav(model, concepts["dotted"], concepts["striped"], zebras, "zebra", LAYER, POOLING,
+one = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, target="zebra", layer=LAYER,
+                pooling=POOLING, processor=processor)
+other = tcav.tcav(model, concepts["dotted"], concepts["striped"], zebras, target="zebra", layer=LAYER,
+                  pooling=POOLING,
                   processor=processor)
 print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
 claim("05.4-swap-count", abs(one.score + other.score - 1))
@@ -417,7 +421,8 @@ claim("05.4-swap-count", abs(one.score + other.score - 1))
 # %%
 gap = 0.0  # the largest difference between the magnitude score and Captum's formula by hand
 for a, b in tcav_claims.CLAIM_PAIRS:
-    r = tcav.tcav(model, concepts[a], concepts[b], zebras, "zebra", LAYER, POOLING, processor=processor)
+    r = tcav.tcav(model, concepts[a], concepts[b], zebras, target="zebra", layer=LAYER, pooling=POOLING,
+                  processor=processor)
     derivs = r.derivatives  # (class images,) S(x)
     by_hand = derivs[derivs > 0].sum() / np.abs(derivs).sum()  # Captum's magnitude score
     gap = max(gap, abs(r.magnitude - by_hand))
@@ -427,7 +432,8 @@ claim("05.4-swap-magnitude", abs(one.magnitude + other.magnitude - 1))  # swappe
 if MODEL.startswith("embedded"):
     # printed, not asserted (was >= 0.9): 1.00 on the seed-0 build, 0.815-0.997 over training seeds 0-4 (seed 3:
     # 0.815). It stayed above the count on every build: the zebras that stripes push down, they push down weakly
-    striped_bubbly = tcav.tcav(model, concepts["striped"], concepts["bubbly"], zebras, "zebra", LAYER, POOLING,
+    striped_bubbly = tcav.tcav(model, concepts["striped"], concepts["bubbly"], zebras, target="zebra",
+                               layer=LAYER, pooling=POOLING,
                                processor=processor)
     claim("05.4-striped-bubbly-magnitude", striped_bubbly.magnitude)
 
@@ -462,7 +468,8 @@ if MODEL.startswith("embedded"):
 R = 10
 randoms = [iw.random_images(N, seed=i) for i in range(2 * R + 1)]  # enough for the panel's R slider up to 20
 tested = {c: concepts[c] for c in tcav_claims.CLAIM_CONCEPTS}  # striped, dotted, bubbly
-sig = tcav.tcav_significance(model, tested, zebras, "zebra", LAYER, random_sets=randoms[:R + 1], R=R,
+sig = tcav.tcav_significance(model, tested, zebras, target="zebra", layer=LAYER, random_sets=randoms[:R + 1],
+                             R=R,
                              pooling=POOLING, processor=processor)
 print(sig.summary())
 if MODEL.startswith("embedded"):
@@ -537,7 +544,7 @@ print(f"another texture keeps the control's answer for {same:.0%} of pictures; t
 claim("05.6-twin-same-answer", same)  # seeds 0-4: 0.95-0.98 of 200 pictures
 control_zebras = iw.class_images("zebra", tcav_claims.N_CLASS_IMAGES, "control", seed=0)
 # the same test as on the main model: the same three concepts, random sets and Bonferroni correction
-sig_control = tcav.tcav_significance(control, tested, control_zebras, "zebra", CONTROL_LAYER,
+sig_control = tcav.tcav_significance(control, tested, control_zebras, target="zebra", layer=CONTROL_LAYER,
                                      random_sets=randoms[:R + 1], R=R, pooling=POOLING, processor=control_processor)
 print(sig_control.summary())
 striped_c = sig_control["striped"]
@@ -582,7 +589,8 @@ claim("05.6-striped-p-main-below-control", sig["striped"].p_value - striped_c.p_
 
 # %%
 K = 100  # random concepts: the smallest p is 1/(K+1), and 3 concepts x Bonferroni need 3/(K+1) < 0.05
-rank = {name: tcav.tcav_significance(m, tested, imgs, "zebra", at, random_sets=randoms[:R + 1], R=R,
+rank = {name: tcav.tcav_significance(m, tested, imgs, target="zebra", layer=at, random_sets=randoms[:R + 1],
+                                     R=R,
                                      pooling=POOLING, processor=proc, test="rank", n_null=K, n_random=N,
                                      progress=True)
         for name, m, proc, imgs, at in (("main", model, processor, zebras, LAYER),
@@ -671,7 +679,7 @@ D = model.config.hidden_size  # the [CLS] token's numbers come first in a flatte
 cls_share, same_sign = {}, {}
 for name, m, proc, imgs in (("main", model, processor, zebras), ("control", control, control_processor,
                                                                   control_zebras)):
-    g = tcav.gradients(m, imgs, LAYER, "zebra", POOLING, proc)  # (100, 65 * D)
+    g = tcav.gradients(m, imgs, LAYER, target="zebra", pooling=POOLING, processor=proc)  # (100, 65 * D)
     cls_share[name] = np.median((g[:, :D] ** 2).sum(1) / (g ** 2).sum(1))
     # the striped-vs-dotted CAV of section 3 (fitted on the main model: on the control, a direction like any other)
     same_sign[name] = np.mean(np.sign(g[:, :D] @ cav.vector[:D]) == np.sign(g @ cav.vector))
@@ -780,7 +788,8 @@ sweep = LayerSweepPanel(model, processor, concept_sets=concepts, class_images={"
 sweep.set(R=pick(5, 3))
 # the claim in the text: after the last block only [CLS] reaches the logit, so a CAV added to every patch
 # token (mean pooling) moves nothing, and every directional derivative is exactly 0
-last = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, "zebra", arch.n_layers(model) - 1, "mean",
+last = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, target="zebra",
+                 layer=arch.n_layers(model) - 1, pooling="mean",
                  processor=processor)
 assert np.all(last.derivatives == 0)  # exact: no path from a patch token to the logit, so autograd gives zeros
 assert sweep.error is None
@@ -892,7 +901,8 @@ sorter
 
 # %%
 vs_random = {c: sig[c].mean for c in tested}  # section 5: each concept against R random sets
-relative = {(a, b): tcav.tcav(model, concepts[a], concepts[b], zebras, "zebra", LAYER, POOLING,
+relative = {(a, b): tcav.tcav(model, concepts[a], concepts[b], zebras, target="zebra", layer=LAYER,
+                              pooling=POOLING,
                               processor=processor, concept=a, negative=b).score
             for a, b in (("striped", "dotted"), ("bubbly", "dotted"), ("striped", "bubbly"))}
 random_cavs = sig.random_scores.mean()

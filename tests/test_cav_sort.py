@@ -204,9 +204,10 @@ def test_embedded_vit_keeps_section_8s_relative_cav_claims():
 
     model, processor = load_vit("embedded")
     concepts, zebras, _, randoms = images_for(1, 10)
-    sig = tcav.tcav_significance(model, concepts, zebras, "zebra", vitworld.TCAV_LAYER, random_sets=randoms, R=10,
+    sig = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=vitworld.TCAV_LAYER,
+                                 random_sets=randoms, R=10,
                                  pooling=vitworld.TCAV_POOLING, processor=processor)
-    rel = tcav.pair_scores(model, concepts, zebras, "zebra", vitworld.TCAV_LAYER,
+    rel = tcav.pair_scores(model, concepts, zebras, target="zebra", layer=vitworld.TCAV_LAYER,
                            pairs=(("bubbly", "dotted"), ("striped", "dotted")), pooling=vitworld.TCAV_POOLING,
                            processor=processor)
     assert sig.random_scores.mean() - sig["dotted"].mean >= 0.1, sig.summary()

@@ -92,7 +92,8 @@ def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooli
     concepts, zebras, control_zebras, randoms = _claim_images(seed, n_concept, n_class, R)
     pairs = tcav.pair_scores(model=main, concept_sets=concepts, class_images=zebras, target="zebra", layer=layer,
                              pairs=CLAIM_PAIRS, pooling=pooling, processor=processor)
-    sig = {name: tcav.tcav_significance(m, concepts, imgs, "zebra", layer, random_sets=randoms, R=R,
+    sig = {name: tcav.tcav_significance(m, concepts, imgs, target="zebra", layer=layer, random_sets=randoms,
+                                        R=R,
                                         pooling=pooling, processor=processor, alpha=alpha, test="rank",
                                         n_null=n_null, n_random=n_concept, seed=300 + seed)
            for name, m, imgs in (("main", main, zebras), ("control", control, control_zebras))}

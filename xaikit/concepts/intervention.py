@@ -106,8 +106,9 @@ def _target_scores(model, images: Sequence[np.ndarray], index: int, processor, b
     return np.concatenate(z).astype(np.float64), np.concatenate(p).astype(np.float64)
 
 
-def intervene(model, scenes: Sequence[iw.Scene], target="zebra", textures: Sequence[str] = iw.TEXTURES,
-              seed: int = 0, processor=None, batch_size: int = 200) -> InterventionTable:
+def intervene(model: torch.nn.Module, scenes: Sequence[iw.Scene], *, target: int | str = "zebra",
+              textures: Sequence[str] = iw.TEXTURES, seed: int = 0, processor=None,
+              batch_size: int = 200) -> InterventionTable:
     """Repaint every scene's body with each of ``textures`` and add / take away its foam, everything else kept;
     measure ``target``'s logit and probability on ``model`` (see the module docstring).
 

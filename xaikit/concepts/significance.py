@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_int, check_seed
 from xaikit.concepts.activations import _activations, _cached, _check_common, _score, _store
@@ -171,11 +172,12 @@ def _subsample(n: int, rng: np.random.Generator, fraction: float = 0.8) -> np.nd
     return np.sort(rng.choice(n, size=max(2, int(round(fraction * n))), replace=False))
 
 
-def tcav_significance(model, concepts: Mapping[str, object], class_images, target, layer: int,
-                      random_sets: Sequence | None = None, R: int = 10, negative=None, pooling: str = "flatten",
-                      classifier: str = "logistic", alpha: float = 0.05, processor=None, seed: int = 0,
-                      n_random: int = 50, progress: bool = False, test: str = "t-test",
-                      null_sets: Sequence | None = None, n_null: int = 100) -> SignificanceResult:
+def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
+                      target: int | str, layer: int, random_sets: Sequence | None = None, R: int = 10,
+                      negative=None, pooling: str = "flatten", classifier: str = "logistic",
+                      alpha: float = 0.05, processor=None, seed: int = 0, n_random: int = 50,
+                      progress: bool = False, test: str = "t-test", null_sets: Sequence | None = None,
+                      n_null: int = 100) -> SignificanceResult:
     """TCAV scores of each concept over R runs, t-tested against random CAVs (Kim et al. 2018, sec. 3.5).
 
     Run i trains CAV(concept vs ``random_sets[i+1]``) (or vs ``negative``, an image set, subsampled per
@@ -286,9 +288,9 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
                                   a_neg)
 
 
-def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test, null_sets,
-                       n_null, seed, processor, progress, run, counterpart, acts, g, a_rand,
-                       a_neg) -> SignificanceResult:
+def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test,
+                       null_sets, n_null, seed, processor, progress, run, counterpart, acts, g,
+                       a_rand, a_neg) -> SignificanceResult:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=R * (len(concepts) + 1), desc="TCAV runs", disable=not progress, leave=False)

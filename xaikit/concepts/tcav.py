@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_seed
 from xaikit.concepts.activations import (
@@ -89,9 +90,9 @@ class LayerSweep:
     results: list[SignificanceResult] = field(repr=False)
 
 
-def tcav(model, concept_images, negative_images, class_images, target, layer: int, pooling: str = "flatten",
-         classifier: str = "logistic", processor=None, seed: int = 0, concept: str = "concept",
-         negative: str = "negative") -> TCAVResult:
+def tcav(model: torch.nn.Module, concept_images, negative_images, class_images, *, target: int | str,
+         layer: int, pooling: str = "flatten", classifier: str = "logistic", processor=None,
+         seed: int = 0, concept: str = "concept", negative: str = "negative") -> TCAVResult:
     """The TCAV score of one CAV (concept vs negative) for ``target`` at ``layer`` (Kim et al. 2018)."""
     layer = _check_common(model, layer, pooling)
     idx, label = resolve_class(model, target)
@@ -101,8 +102,9 @@ def tcav(model, concept_images, negative_images, class_images, target, layer: in
                  processor, seed, concept, negative)
 
 
-def _tcav(model, concept_images, negative_images, class_images, index: int, label: str, layer: int, pooling: str,
-          classifier: str, processor, seed: int, concept: str, negative: str) -> TCAVResult:
+def _tcav(model, concept_images, negative_images, class_images, index: int, label: str, layer: int,
+          pooling: str, classifier: str, processor, seed: int, concept: str,
+          negative: str) -> TCAVResult:
     """:func:`tcav` with the model, class, block index, pooling, classifier and seed already checked: the
     image sets are read and the activations taken, nothing is checked twice."""
     def pixels(images, name):
@@ -125,8 +127,9 @@ LECTURE_PAIRS = {("striped", "dotted"): 0.95, ("bubbly", "striped"): 0.1, ("dott
                  ("striped", "bubbly"): 0.95}
 
 
-def pair_scores(model, concept_sets: Mapping[str, object], class_images, target, layer: int,
-                pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS), **kwargs) -> dict[tuple[str, str], float]:
+def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], class_images, *,
+                target: int | str, layer: int, pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS),
+                **kwargs) -> dict[tuple[str, str], float]:
     """TCAV score of each (concept, counterpart) pair, e.g. the lecture's striped-vs-dotted for zebra;
     ``kwargs`` go to :func:`tcav` (pooling, classifier, processor, seed)."""
     if isinstance(pairs, (tuple, list)) and len(pairs) == 2 and all(isinstance(p, str) for p in pairs):
@@ -152,15 +155,16 @@ def pair_scores(model, concept_sets: Mapping[str, object], class_images, target,
             for a, b in pairs}
 
 
-def layer_sweep(model, concepts: Mapping[str, object], class_images, target, layers: Sequence[int] | None = None,
-                progress: bool = True, **kwargs) -> LayerSweep:
+def layer_sweep(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
+                target: int | str, layers: Sequence[int] | None = None, progress: bool = True,
+                **kwargs) -> LayerSweep:
     """:func:`tcav_significance` at every layer (or ``layers``); ``kwargs`` go to it (R, pooling, ...)."""
     from tqdm.auto import tqdm
 
     from xaikit.models.arch import check_layer, n_layers
 
     layers = list(range(n_layers(model))) if layers is None else [check_layer(model, i) for i in layers]
-    results = [tcav_significance(model, concepts, class_images, target, layer, **kwargs)
+    results = [tcav_significance(model, concepts, class_images, target=target, layer=layer, **kwargs)
                for layer in tqdm(layers, desc="layers", disable=not progress, leave=False)]
     names = list(concepts)
     get = lambda f: np.array([[f(r[c]) for r in results] for c in names])  # noqa: E731

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, warn
+from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_names
 from xaikit.tensor.gradients import gradient_batches
 
@@ -227,7 +228,8 @@ def warn_gap(method: str, gap: float, f_x: float, f_baseline: float, steps: int,
 
 
 @in_float32()
-def integrated_gradients(f, x, baseline=None, steps: int = 50, rule: str = "riemann_right", target=None,
+def integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, steps: int = 50,
+                         rule: str = "riemann_right", *, target: Target = None,
                          batch_size: int | None = None, progress: bool | None = None) -> IGResult:
     """Integrated Gradients of ``f`` at ``x`` along the straight line from ``baseline``.
 
@@ -380,9 +382,10 @@ class ToleranceSearch:
 
 
 @in_float32()
-def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolerance: float = 0.05,
-                        start: int = 2, max_steps: int = 1024, target=None,
-                        batch_size: int | None = None, shared: _PathCache | None = None) -> ToleranceSearch:
+def steps_for_tolerance(f: ModelFn, x: Input, baseline: Baseline = None, rule: str = "riemann_right",
+                        tolerance: float = 0.05, start: int = 2, max_steps: int = 1024, *,
+                        target: Target = None, batch_size: int | None = None,
+                        shared: _PathCache | None = None) -> ToleranceSearch:
     """The fewest steps in a doubling sequence whose relative completeness gap is within ``tolerance``.
 
     The steps tried are ``start, 2 start, 4 start, ...`` (for the trapezoid rule the intervals double:
@@ -439,8 +442,9 @@ def shared_path(f, x, b, target, batch_size, rules, steps):
     return plan, cache, (float(cache.store[0.0][0]), float(cache.store[1.0][0]))
 
 
-def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), rules=RULES, target=None,
-               batch_size: int | None = None) -> dict[str, tuple[list[int], list[float]]]:
+def gap_curves(f: ModelFn, x: Input, baseline: Baseline = None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+               rules=RULES, *, target: Target = None, batch_size: int | None = None) -> dict[str,
+               tuple[list[int], list[float]]]:
     """The relative completeness gap of every rule at every step count: ``{rule: (steps, gaps)}``.
 
     All the nodes of all the rules are evaluated in one pass (shared nodes once), so the log-log figure

@@ -31,6 +31,7 @@ import torch
 from torch import nn
 
 from xaikit import _fn
+from xaikit._types import Input
 from xaikit._validate import check_choice, check_int, check_names, check_same_shape
 from xaikit.policies import method_threads
 from xaikit.tensor import gradients as G
@@ -221,8 +222,9 @@ def similarity(original, other) -> Similarity:
 
 
 # -- the four maps, and a whole cascade ----------------------------------------------------------------------
-def sanity_maps(model, x, target: int, methods: Sequence[str] = METHODS, n: int = 20, sigma: float = 0.15,
-                steps: int = 16, seed: int = 0) -> dict[str, torch.Tensor]:
+def sanity_maps(model: nn.Module, x: Input, *, target: int, methods: Sequence[str] = METHODS,
+                n: int = 20, sigma: float = 0.15, steps: int = 16, seed: int = 0) -> dict[str,
+                torch.Tensor]:
     """The maps the sanity checks compare, by method name (a subset of :data:`METHODS`), for ``target``.
 
     SmoothGrad uses ``n`` samples at noise ``sigma`` (a fraction of the pixel range [0, 1]) with a fixed
@@ -311,7 +313,8 @@ def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, met
 
 def _all_maps(model, images, targets, methods, map_options) -> list[dict[str, torch.Tensor]]:
     """:func:`sanity_maps` of every image, each for its target."""
-    return [sanity_maps(model, x, t, methods, **map_options) for x, t in zip(images, targets, strict=True)]
+    return [sanity_maps(model, x, target=t, methods=methods, **map_options) for x, t in zip(images, targets,
+                                                                                            strict=True)]
 
 
 def _similarities(originals, other, images, targets, methods, map_options) -> np.ndarray:

@@ -92,7 +92,8 @@ class SanityCheckPanel(ToyPanel):
                        lambda: S.cascading_randomisation(self.trained.model, layers, seed=self.seed))[0]
 
     def _maps_for(self, key, model, x, target):
-        return lru_get(self._maps, key, 64, lambda: S.sanity_maps(model, x, target, seed=0, **self.options))[0]
+        return lru_get(self._maps, key, 64, lambda: S.sanity_maps(model, x, target=target, seed=0,
+                                                                  **self.options))[0]
 
     def compute(self, image: int, layers: int, values: str) -> SanityResult:
         model = self.trained.model

@@ -234,7 +234,8 @@ class TCAVPanel(Panel):
             raise ValueError("pick at least one concept other than the counterpart ('vs') set")
         randoms = self.random_sets[: R + 1] if self.random_sets is not None else None
         return tcav_significance(
-            self.model, {c: self.sets.concepts[c] for c in chosen}, self.sets.class_images(target), target, layer,
+            self.model, {c: self.sets.concepts[c] for c in chosen}, self.sets.class_images(target), target=target,
+            layer=layer,
             random_sets=randoms, R=R, negative=None if negative == "random" else self.sets.concepts[negative],
             pooling=pooling, classifier=classifier, processor=self.processor)
 
@@ -289,8 +290,8 @@ class LayerSweepPanel(Panel):
 
         randoms = self.random_sets[: R + 1] if self.random_sets is not None else None
         return layer_sweep(self.model, {c: self.sets.concepts[c] for c in self.concepts},
-                           self.sets.class_images(target), target, R=R, pooling=pooling, random_sets=randoms,
-                           processor=self.processor, progress=False)
+                           self.sets.class_images(target), target=target, R=R, pooling=pooling,
+                           random_sets=randoms, processor=self.processor, progress=False)
 
     def draw(self, fig, sweep):
         ax = fig.subplots()
