@@ -122,7 +122,7 @@ grid = PatchGridPanel(world_images, patch_size=model.config.patch_size,
                       labels=[world_names[y] for y in world_labels])
 grid.set(index=0)
 side = world_images.shape[1] // model.config.patch_size  # patches per side of these 64x64 images
-assert grid.result["n_tokens"] == side * side + 1
+assert grid.result.n_tokens == side * side + 1
 emb = arch.embeddings_module(model)
 n_patches = (model.config.image_size // model.config.patch_size) ** 2  # at the model's own input size
 assert tuple(emb.position_embeddings.shape) == (1, n_patches + 1, model.config.hidden_size)  # [CLS] + patches
@@ -180,7 +180,7 @@ concepts = {c: iw.concept_images(c, N, seed=0) for c in ("striped", "dotted", "b
 zebras = iw.class_images("zebra", tcav_claims.N_CLASS_IMAGES, "main", seed=0)  # 100
 gallery = ConceptGalleryPanel(concepts)
 gallery.set(concept="striped")
-assert gallery.result["images"].shape[0] == 8
+assert gallery.result.images.shape[0] == 8
 gallery
 
 # %% [markdown]
@@ -857,7 +857,7 @@ sorter = CAVSortPanel(model, processor, concept_sets=concepts, class_images={"ze
                       layer=LAYER, pooling=POOLING, k=6, random_set=randoms[1])
 # the panel's CAV is the first of the ten above (striped vs random set 1, CAV seed 0): the same six pictures
 assert sorter.error is None, sorter.error
-shown_top = sorter.result["images"][sorter.result["top"]]  # (6, 64, 64, 3) uint8
+shown_top = sorter.result.images[sorter.result.top]  # (6, 64, 64, 3) uint8
 assert np.array_equal(shown_top, herd[rankings[0].top(6)])  # exact: uint8 pictures picked by index from the herd
 sorter
 

@@ -173,14 +173,14 @@ def test_panel_builds_redraws_and_shows_errors():
     assert list(panel.figure.axes) == axes_before
     np.testing.assert_array_equal(shown(0, 5), r2["images"][r2["top"][5]])  # exact: uint8 pixels, copied
     panel.set(target="zebra")
-    assert panel.error is None and panel.result["labels"] == ["zebra"] * 6
-    assert panel.animated[4].get_text() == f"{panel.result['sort'].similarity[panel.result['top'][0]]:+.2f}"
+    assert panel.error is None and panel.result.labels == ["zebra"] * 6
+    assert panel.animated[4].get_text() == f"{panel.result.sort.similarity[panel.result.top[0]]:+.2f}"
     panel.set(k=7)  # more than the 6 zebras: an error in the panel, which keeps working
     assert isinstance(panel.error, ValueError) and "k must be an int <= 6" in str(panel.error)
     panel.set(k=2, concept="striped", negative="striped")
     assert isinstance(panel.error, ValueError) and "vs must differ from the concept" in str(panel.error)
     panel.set(negative="random", layer=1, pooling="cls")
-    assert panel.error is None and panel.result["sort"].layer == 1 and panel.result["sort"].pooling == "cls"
+    assert panel.error is None and panel.result.sort.layer == 1 and panel.result.sort.pooling == "cls"
     with pytest.raises(ValueError, match="concept 'zigzag' has no images here"):
         CAVSortPanel(model, concept_sets=concepts, class_images=classes, concept="zigzag")
     with pytest.raises(ValueError, match="target 'leopard' has no images here"):
@@ -188,7 +188,7 @@ def test_panel_builds_redraws_and_shows_errors():
     # one class and the default target ("all classes"): the panel shows that class
     single = CAVSortPanel(model, concept_sets=concepts, class_images={"zebra": classes["zebra"]}, k=3,
                           random_set=iw.random_images(8, seed=5)[:, ::2, ::2])
-    assert single.error is None and single.result["target"] == "zebra" and len(single.result["images"]) == 6
+    assert single.error is None and single.result.target == "zebra" and len(single.result.images) == 6
     with pytest.raises(ValueError, match="pooling must be one of 'cls', 'mean', 'flatten'; got 'max'"):
         CAVSortPanel(model, concept_sets=concepts, class_images=classes, pooling="max")  # was a bare TraitError
 

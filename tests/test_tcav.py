@@ -511,8 +511,8 @@ def test_panels_drive_and_show_errors():
     assert gallery.set(concept="random")["images"].shape == (4, 64, 64, 3)
 
     grid = PatchGridPanel(iw.make_dataset(3)[0], patch_size=8)
-    assert grid.result["n_tokens"] == 65 and grid.result["patches"].shape == (64, 8, 8, 3)
-    np.testing.assert_array_equal(grid.result["patches"][9], grid.result["image"][8:16, 8:16])  # exact: uint8 pixels, copied
+    assert grid.result.n_tokens == 65 and grid.result.patches.shape == (64, 8, 8, 3)
+    np.testing.assert_array_equal(grid.result.patches[9], grid.result.image[8:16, 8:16])  # exact: uint8 pixels, copied
 
 
 def test_patch_grid_rejects_a_bad_patch_size():

@@ -8,16 +8,57 @@ pooling and image set, so moving the layer slider back and forth only retrains (
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import ipywidgets as widgets
 import numpy as np
 
 from xaikit._validate import check_int, check_names
+from xaikit.concepts.cav import CAV
+from xaikit.concepts.sorting import CAVSort
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 
-__all__ = ["PatchGridPanel", "ConceptGalleryPanel", "TCAVPanel", "LayerSweepPanel", "CAVSortPanel"]
+__all__ = ["PatchGridPanel", "ConceptGalleryPanel", "TCAVPanel", "LayerSweepPanel", "CAVSortPanel", "PatchGrid", "Gallery",
+           "CAVSortView"]
 
 _NOT_SIGNIFICANT = "#BBBBBB"
+
+
+@dataclass(frozen=True)
+class PatchGrid:
+    """What :class:`PatchGridPanel` shows: one image cut into the ViT's patches, in reading order."""
+
+    image: np.ndarray      # (H, W, 3) uint8
+    grid: bool             # draw the patch grid over the image
+    rows: int
+    cols: int
+    patches: np.ndarray    # (rows * cols, p, p, 3) the patch tokens' pixels
+    n_tokens: int          # rows * cols + 1: the patches and [CLS]
+    label: str
+
+
+@dataclass(frozen=True)
+class Gallery:
+    """What :class:`ConceptGalleryPanel` shows: the first images of one set."""
+
+    concept: str
+    images: np.ndarray     # (n, H, W, 3) uint8
+
+
+@dataclass(frozen=True)
+class CAVSortView:
+    """What :class:`CAVSortPanel` shows: a class's pictures ordered by their cosine with a CAV (Kim et al.
+    2018, Fig. 2), and the ``k`` most and least similar."""
+
+    sort: CAVSort
+    cav: CAV
+    images: np.ndarray     # (N, H, W, 3) uint8, the pictures in the order given
+    labels: list[str]      # the class of each picture
+    top: np.ndarray        # indices into images of the k most similar
+    bottom: np.ndarray     # ... and of the k least similar
+    k: int
+    target: str            # the class, or "all classes"
 
 
 class _Sets:
@@ -94,33 +135,32 @@ class PatchGridPanel(Panel):
             raise ValueError(f"image {index} is {h}x{w}, not a multiple of patch_size={p}; resize it first")
         rows, cols = h // p, w // p
         patches = img.reshape(rows, p, cols, p, 3).transpose(0, 2, 1, 3, 4).reshape(rows * cols, p, p, 3)
-        return {"image": img, "grid": grid == "patch grid", "rows": rows, "cols": cols, "patches": patches,
-                "n_tokens": rows * cols + 1, "label": self.labels[index]}
+        return PatchGrid(img, grid == "patch grid", rows, cols, patches, rows * cols + 1, self.labels[index])
 
     def draw(self, fig, r):
         ax, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.6])
-        ax.imshow(r["image"])
-        ax.set_title(f"{r['label']}: {r['rows']}x{r['cols']} patches")
+        ax.imshow(r.image)
+        ax.set_title(f"{r.label}: {r.rows}x{r.cols} patches")
         p = self.patch_size
-        if r["grid"]:
-            for k in range(1, r["rows"]):
+        if r.grid:
+            for k in range(1, r.rows):
                 ax.axhline(k * p - 0.5, color="white", lw=0.8)
-            for k in range(1, r["cols"]):
+            for k in range(1, r.cols):
                 ax.axvline(k * p - 0.5, color="white", lw=0.8)
-            if r["rows"] * r["cols"] <= 64:
-                for i in range(r["rows"]):
-                    for j in range(r["cols"]):
-                        ax.text(j * p + p / 2, i * p + p / 2, str(1 + i * r["cols"] + j), ha="center",
+            if r.rows * r.cols <= 64:
+                for i in range(r.rows):
+                    for j in range(r.cols):
+                        ax.text(j * p + p / 2, i * p + p / 2, str(1 + i * r.cols + j), ha="center",
                                 va="center", fontsize=6, color="white")
         ax.set_xticks([])
         ax.set_yticks([])
         # the token sequence: [CLS] then the first patches in reading order
-        show = min(12, len(r["patches"]))
+        show = min(12, len(r.patches))
         strip = np.concatenate([np.full((p, p, 3), 255, np.uint8)] +
-                               [np.pad(q, ((0, 0), (1, 1), (0, 0)), constant_values=255) for q in r["patches"][:show]],
+                               [np.pad(q, ((0, 0), (1, 1), (0, 0)), constant_values=255) for q in r.patches[:show]],
                                axis=1)
         ax2.imshow(strip)
-        ax2.set_title(f"sequence: [CLS] + {r['n_tokens'] - 1} patch tokens (first {show} shown)")
+        ax2.set_title(f"sequence: [CLS] + {r.n_tokens - 1} patch tokens (first {show} shown)")
         ax2.text(p / 2, p / 2, "CLS", ha="center", va="center", fontsize=7)
         ax2.set_xticks([])
         ax2.set_yticks([])
@@ -153,15 +193,15 @@ class ConceptGalleryPanel(Panel):
             imgs = self.sets.class_images(concept[7:])
         else:
             imgs = self.sets.concepts[concept]
-        return {"concept": concept, "images": np.asarray(imgs[: self.n_show])}
+        return Gallery(concept, np.asarray(imgs[: self.n_show]))
 
     def draw(self, fig, r):
-        axes = fig.subplots(1, len(r["images"]))
-        for ax, img in zip(np.atleast_1d(axes), r["images"], strict=False):
+        axes = fig.subplots(1, len(r.images))
+        for ax, img in zip(np.atleast_1d(axes), r.images, strict=False):
             ax.imshow(img)
             ax.set_xticks([])
             ax.set_yticks([])
-        fig.suptitle(f"concept: {r['concept']}")
+        fig.suptitle(f"concept: {r.concept}")
         return None
 
 
@@ -402,30 +442,29 @@ class CAVSortPanel(Panel):
         images, labels, acts = self._class_set(target, layer, pooling)
         ranking = sort_activations(acts, cav)
         top, bottom = ranking.top(k), ranking.bottom(k)  # k is checked against the number of images here
-        return {"sort": ranking, "cav": cav, "images": images, "labels": labels, "top": top, "bottom": bottom,
-                "k": k, "target": target}
+        return CAVSortView(ranking, cav, images, labels, top, bottom, k, target)
 
     # -- drawing: one layout; a change redraws two picture rows, the captions, the strip and the heading -----
     def _row(self, r, which) -> np.ndarray:
         """The row's pictures side by side in ``max_k`` slots (unused slots white), (H, max_k * (W + gap), 3)."""
-        h, w = r["images"].shape[1:3]
+        h, w = r.images.shape[1:3]
         row = np.full((h, self.max_k * (w + _GAP), 3), 255, np.uint8)
-        for j, i in enumerate(r[which]):
-            row[:, j * (w + _GAP): j * (w + _GAP) + w] = r["images"][i]
+        for j, i in enumerate(getattr(r, which)):
+            row[:, j * (w + _GAP): j * (w + _GAP) + w] = r.images[i]
         return row
 
     def _captions(self, r, which) -> list[str]:
-        several = r["target"] == _ALL_CLASSES and len(self.labels) > 1
-        out = [f"{r['labels'][i]} {r['sort'].similarity[i]:+.2f}" if several else f"{r['sort'].similarity[i]:+.2f}"
-               for i in r[which]]
+        several = r.target == _ALL_CLASSES and len(self.labels) > 1
+        out = [f"{r.labels[i]} {r.sort.similarity[i]:+.2f}" if several else f"{r.sort.similarity[i]:+.2f}"
+               for i in getattr(r, which)]
         return out + [""] * (self.max_k - len(out))
 
     def _strip(self, r) -> np.ndarray:
-        return np.array([[self.labels.index(r["labels"][i]) for i in r["sort"].order]])  # (1, N) class by rank
+        return np.array([[self.labels.index(r.labels[i]) for i in r.sort.order]])  # (1, N) class by rank
 
     def _heading(self, r) -> str:
-        cav = r["cav"]
-        return (f"{r['target']} ({len(r['images'])} pictures) by cosine with CAV({cav.concept} vs {cav.negative}), "
+        cav = r.cav
+        return (f"{r.target} ({len(r.images)} pictures) by cosine with CAV({cav.concept} vs {cav.negative}), "
                 f"block {cav.layer}, {cav.pooling}; CAV held-out accuracy {cav.accuracy:.2f}")
 
     def draw(self, fig, r):
@@ -433,7 +472,7 @@ class CAVSortPanel(Panel):
 
         left, width = 0.1, 0.89
         slot = width / self.max_k
-        h, w = r["images"].shape[1:3]
+        h, w = r.images.shape[1:3]
         fig_w, fig_h = fig.get_size_inches()
         height = min(0.3, slot * fig_w * h / (w + _GAP) / fig_h)  # square pixels: a picture is as tall as wide
         rows, captions = [], []
