@@ -375,3 +375,28 @@ def test_panel_without_a_shuffled_model_trains_one_with_the_shuffled_default_epo
     monkeypatch.setattr(S, "data_randomised_digits", lambda **kw: calls.append(kw) or trained)
     W.SanityCheckPanel(trained, n=2, steps=2)
     assert calls == [{"seed": trained.seed}]
+
+
+def test_a_method_registered_at_run_time_reaches_the_checks_and_the_panel(trained, panel):
+    """The tensor registry is read live: a method added after import is a name sanity_maps, cascade_scores
+    and the sanity panel accept, with no list to edit."""
+    from xaikit.tensor import registry
+
+    absolute = registry.TensorMethod("absolute gradient", lambda f, x, target: S.sanity_maps(
+        f, x, target=target, methods=["gradient"])["gradient"].abs())
+    registry.register(absolute)
+    try:
+        x = trained.data.test_x[0]
+        maps = S.sanity_maps(trained.model, x, target=3, methods=["gradient", "absolute gradient"])
+        assert torch.equal(maps["absolute gradient"], maps["gradient"].abs())  # exact: the same map, abs taken
+        scores = S.cascade_scores(trained.model, trained.data.test_x[:2], methods=["absolute gradient"])
+        assert scores.methods == ("absolute gradient",) and scores.values.shape[1] == 1
+        from xaikit import widgets as W
+
+        shown = W.SanityCheckPanel(trained, panel.shuffled, n=6, steps=8, methods=["gradient", "absolute gradient"])
+        assert shown.error is None and set(shown.result.maps["trained"]) == {"gradient", "absolute gradient"}
+    finally:
+        registry._REGISTRY.pop("absolute gradient")
+    with pytest.raises(ValueError, match="absolute gradient"):
+        S.sanity_maps(trained.model, x, target=3, methods=["absolute gradient"])
+    assert registry.names() == S.METHODS
