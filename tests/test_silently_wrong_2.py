@@ -386,12 +386,12 @@ def test_a_re_saved_tokenizer_is_not_served_from_the_loader_cache(tmp_path):
 
 
 def test_the_rank_tests_null_sets_on_disk_are_the_drawn_ones_and_a_damaged_file_is_drawn_again(tmp_path, monkeypatch):
-    from xaikit.concepts import significance
+    from xaikit.concepts import nullsets
 
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
-    drawn = significance._draw_null_sets(4, 0, 3)
-    first = significance.null_sets_on_disk(4, 0, 3, progress=False)
-    again = significance.null_sets_on_disk(4, 0, 3, progress=False)  # read back
+    drawn = nullsets._draw_null_sets(4, 0, 3)
+    first = nullsets.null_sets_on_disk(4, 0, 3, progress=False)
+    again = nullsets.null_sets_on_disk(4, 0, 3, progress=False)  # read back
     for a, b, c in zip(drawn, first, again, strict=True):
         assert np.array_equal(a, b) and np.array_equal(a, c)  # exact: uint8 images, saved and loaded
     (file,) = (tmp_path / "imageworld").glob("*/null-sets.npy")
@@ -399,5 +399,5 @@ def test_the_rank_tests_null_sets_on_disk_are_the_drawn_ones_and_a_damaged_file_
     raw[-5] ^= 0xFF
     file.write_bytes(bytes(raw))
     cache._verified.clear()  # checksums are remembered per process
-    repaired = significance.null_sets_on_disk(4, 0, 3, progress=False)
+    repaired = nullsets.null_sets_on_disk(4, 0, 3, progress=False)
     assert all(np.array_equal(a, b) for a, b in zip(drawn, repaired, strict=True))  # exact: drawn again

@@ -86,9 +86,9 @@ def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
 
     real_digits = digits.digits_classifier
     monkeypatch.setattr(sentiment, "ensure_embedded_sentiment", fake_sentiment)
-    from xaikit.concepts import significance
+    from xaikit.concepts import nullsets
 
-    monkeypatch.setattr(significance, "warm_null_sets", lambda progress=True: Path("."))
+    monkeypatch.setattr(nullsets, "warm_null_sets", lambda progress=True: Path("."))
     monkeypatch.setattr(diagnostics, "warm_notebook_cache",
                         lambda progress, seed=None: asked.append(("attention", seed)) or Path("."))
     monkeypatch.setattr(vitworld, "ensure_embedded_vit", fake_vit)

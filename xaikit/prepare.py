@@ -10,7 +10,7 @@
   pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`), for the
   sentences of the current mode (fast or student);
 * the 100 random image sets of notebook 05's rank test
-  (:func:`xaikit.concepts.significance.warm_null_sets`).
+  (:func:`xaikit.concepts.nullsets.warm_null_sets`).
 
 ``prepare --seed N`` trains all of them with training seed N and records N as the cache's training seed
 (:func:`xaikit.training_seed`), so every later load from that cache serves the seed-N models. The default
@@ -98,7 +98,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             folders["attention"] = _timed(say, "attention (nb 04)",
                                           lambda: warm_notebook_cache(progress, seed=seed))
         if want_vit:  # notebook 05's rank test: its 100 random image sets, drawn while the ViTs train
-            from xaikit.concepts.significance import warm_null_sets
+            from xaikit.concepts.nullsets import warm_null_sets
 
             folders["null-sets"] = _timed(say, "random sets (nb 05)", lambda: warm_null_sets(progress=False))
         if background is not None:

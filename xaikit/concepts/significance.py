@@ -19,7 +19,6 @@ concepts, only beyond all 100).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import warnings
 from collections.abc import Mapping, Sequence
@@ -32,6 +31,7 @@ from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_
 from xaikit.concepts.activations import _activations, _cached, _check_common, _score, _store
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, resolve_class
+from xaikit.concepts.nullsets import default_null_sets
 
 __all__ = ["ConceptSignificance", "SignificanceResult", "TESTS", "rank_p", "t_test", "tcav_significance"]
 
@@ -240,7 +240,7 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
                              f"sets differ in size: {sizes}; give them the same number of images")
         size = next(iter(sizes.values()))
         if null_sets is None:  # as many images as the concept: a random set of another size is not exchangeable
-            null_sets = _default_null_sets(size, seed, n_null)
+            null_sets = default_null_sets(size, seed, n_null)
         elif any(len(_imgs(n, "null_sets")) != size for n in null_sets):
             raise ValueError(f"null_sets must hold sets of {size} images, the size of the concept sets "
                              f"(got {sorted({len(_imgs(n, 'null_sets')) for n in null_sets})}): the rank test is exact "
@@ -395,62 +395,6 @@ def _check_distinct_sets(concepts, random_sets, negative, null_sets, R: int) -> 
             if (shared := same(c, b)) is not None:
                 refuse(c, b, shared, "a concept and its counterparts",
                        "pass the concept's own images, and counterparts drawn apart from it")
-
-
-@functools.lru_cache(maxsize=1)
-def _default_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
-    """The rank test's random concepts, drawn once per session (100 sets of 50 take about 10 s to draw, and
-    notebook 05 tests two models against the same sets) and kept on disk by :func:`null_sets_on_disk`."""
-    try:
-        return null_sets_on_disk(size, seed, n_null, progress=False)
-    except OSError:  # no usable cache folder: draw them here
-        return _draw_null_sets(size, seed, n_null)
-
-
-def _draw_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
-    from xaikit.models.imageworld import random_images
-
-    return tuple(random_images(size, seed=900_000 + seed * 1000 + k) for k in range(n_null))
-
-
-def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress: bool = True):
-    """The rank test's default random concepts (``n_null`` sets of ``size`` images), drawn once into the cache
-    (``xaikit.cache_dir()/imageworld/``, checksummed like the models: a damaged file is drawn again, never
-    loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code
-    (:mod:`xaikit.models.imageworld` and :mod:`xaikit.models.textures`), so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 05's (50 images, 100
-    sets, seed 0) while the ViTs train. Returns the sets as a tuple of uint8 arrays."""
-    from xaikit.models import cache
-
-    folder = _null_sets_folder(size, seed, n_null)
-
-    def build(tmp):
-        np.save(tmp / _NULL_FILE, np.stack(_draw_null_sets(size, seed, n_null)))
-
-    cache.ensure(folder, build, required=(_NULL_FILE,), what="rank test's random sets", progress=progress)
-    sets = np.load(folder / _NULL_FILE)
-    return tuple(sets[k] for k in range(len(sets)))
-
-
-_NULL_FILE = "null-sets.npy"
-
-
-def _null_sets_folder(size: int, seed: int, n_null: int):
-    """Where :func:`null_sets_on_disk` keeps one draw: keyed by its arguments and the image world's code."""
-    import hashlib
-    from pathlib import Path
-
-    from xaikit._config import cache_dir
-    from xaikit.models import imageworld, textures
-
-    code = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (imageworld, textures))).hexdigest()[:12]
-    return cache_dir() / "imageworld" / f"null-sets-{size}x{n_null}-seed{seed}-{code}"
-
-
-def warm_null_sets(progress: bool = True):
-    """Draw notebook 05's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
-    there; called by ``python -m xaikit prepare``. Returns their folder."""
-    null_sets_on_disk(50, 0, 100, progress=progress)
-    return _null_sets_folder(50, 0, 100)
 
 
 def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, counterpart, R: int, context,
