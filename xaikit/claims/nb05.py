@@ -1,4 +1,4 @@
-"""Notebook 05 (TCAV on a Vision Transformer): its claims about numbers, one entry each (issue 25).
+"""Notebook 05 (TCAV on a Vision Transformer): its claims about numbers, one entry each.
 
 The entries of the lecture's four pairs and of the significance claims are also the checks of
 :func:`xaikit.concepts.claims.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
@@ -34,7 +34,7 @@ CLAIMS = [
           "sets (cosine)?", "shown",
           why="0.39-0.78 over the 7 builds: in 6240 dimensions from 75 training images the regulariser picks "
               "the direction; there is no bound to assert, the spread is the point"),
-    # -- 4. the ground truth by intervention (issue 27): repaint the zebras, add or take away the foam --
+    # -- 4. the ground truth by intervention: repaint the zebras, add or take away the foam --
     Claim("05.4-iv-striped-main", "Painted striped, a zebra's logit on the main model lies at least 1 above the "
           "average of the six body textures (stripes are used).", "empirical", lower=1.0,
           why="the intervention is the ground truth; 1 logit is a clear use, a third of the smallest effect seen "

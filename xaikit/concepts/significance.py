@@ -202,9 +202,8 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
     poses as a concept and goes through the same R runs against the same counterparts; a concept's p-value is
     :func:`rank_p` of its mean score among theirs, two-sided about the median of all of them. "Is stripes'
     score further out than a random image set's would be?" is then answered with the error rate it promises. The
-    K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts
-    (about 10 ms per CAV on one BLAS thread, which this function sets: K=100 and R=10 add some 10-20 s per
-    model). Notebook 05, section 6.
+    K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts, on
+    one BLAS thread, which this function sets. Notebook 05, section 6.
     """
 
     R = check_int(R, "R", 2, hint="a t-test needs at least 2 runs per side; the TCAV paper uses R=500, 10-50 "
@@ -299,7 +298,7 @@ def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_n
         # random set i vs random set i+1: every baseline run has its own pair, so the baseline's spread is
         # the spread of random CAVs, not of one random set against the others
         score, _, accuracy, zero = run(a_rand[i], "random", i, counter=a_rand[i + 1])
-        if zero:  # issue 26, item 4: checked like the concept CAVs, whose accuracy the result reports
+        if zero:  # checked like the concept CAVs, whose accuracy the result reports
             raise ValueError(
                 f"the baseline CAV of random_sets[{i}] vs random_sets[{i + 1}] is zero: the two sets give the same "
                 f"activations at layer {layer} ({pooling} pooling), so its TCAV score is 0 whatever the model "
@@ -349,7 +348,7 @@ SAME_SET_SHARE = 0.5
 
 
 def _check_distinct_sets(concepts, random_sets, negative, null_sets, R: int) -> None:
-    """Refuse image sets that should differ but hold (nearly) the same images (issue 26, item 4).
+    """Refuse image sets that should differ but hold (nearly) the same images.
 
     ``imageworld.random_images(n)`` has a default seed, so ``[random_images(10) for _ in range(6)]`` is six
     copies of one set: every random-vs-random baseline CAV then trained on identical sets, scored 0.00, and

@@ -163,7 +163,7 @@ def baseline_attributions(f: ModelFn, x: Input, kind: str = "zero", param=None, 
         gaps.append(result.gap)
         f_bs.append(result.f_baseline)
         f_x = result.f_x
-    # the averaged attributions' completeness, as every other IG entry point checks it (issue 26 item 12)
+    # the averaged attributions' completeness, as every other IG entry point checks it
     warn_gap("baseline_attributions", float(np.mean(gaps)), f_x, float(np.mean(f_bs)), steps, rule)
     return BaselineResult(attributions, to_cpu(baselines), float(np.mean(gaps)), f_x, np.asarray(f_bs), kind,
                           param)

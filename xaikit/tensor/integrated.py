@@ -79,9 +79,8 @@ def _legendre_cached(n: int) -> tuple[np.ndarray, np.ndarray]:
     """numpy's ``leggauss`` up to 100 nodes (Captum's choice, so results match it bit for bit). Beyond, the
     same nodes by Newton's method on the three-term Legendre recurrence, started from Tricomi's
     approximation and vectorised over the nodes: O(n^2) work instead of ``leggauss``'s dense eigenvalue
-    problem, O(n^3), which took 109 s for 10,000 nodes (issue 14; this takes about a second). The two agree
-    to 1e-15 in the nodes and 1e-8 (relative) in the weights; against 40-digit arithmetic these weights
-    are within 1e-11 at 1,000 nodes, ``leggauss``'s end weights 1e-8.
+    problem, O(n^3). The two agree to 1e-15 in the nodes and 1e-8 (relative) in the weights; against
+    40-digit arithmetic these weights are within 1e-11 at 1,000 nodes, ``leggauss``'s end weights 1e-8.
     """
     if n <= 100:
         return np.polynomial.legendre.leggauss(n)
@@ -109,7 +108,7 @@ def _legendre_cached(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: numbers (path points times input size) per forward/backward pass when ``batch_size`` is None: bounds
-#: the memory a long path takes (text IG with 10,000 steps in one pass peaked at 9.4 GB, issue 14).
+#: the memory a long path takes (a path of 10,000 steps in one pass would hold them all at once).
 BATCH_NUMBERS = 2 ** 19
 #: a result keeps every path gradient (for figures) only up to this many numbers; beyond, their per-node
 #: sums (what :meth:`IGResult.running_sum` needs).
