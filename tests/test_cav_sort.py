@@ -150,10 +150,10 @@ def test_panel_builds_redraws_and_shows_errors():
                          random_set=iw.random_images(8, seed=5)[:, ::2, ::2])
     assert panel.error is None, panel.error
     r = panel.result
-    assert len(r["images"]) == 12 and r["labels"][:6] == ["zebra"] * 6 and r["labels"][6:] == ["horse"] * 6
-    np.testing.assert_array_equal(r["top"], r["sort"].order[:3])  # exact: integer indices
-    want = tcav.sort_by_cav(model, np.concatenate(list(classes.values())), r["cav"])
-    np.testing.assert_array_equal(r["sort"].order, want.order)  # exact: integer indices
+    assert len(r.images) == 12 and r.labels[:6] == ["zebra"] * 6 and r.labels[6:] == ["horse"] * 6
+    np.testing.assert_array_equal(r.top, r.sort.order[:3])  # exact: integer indices
+    want = tcav.sort_by_cav(model, np.concatenate(list(classes.values())), r.cav)
+    np.testing.assert_array_equal(r.sort.order, want.order)  # exact: integer indices
 
     def shown(row: int, j: int) -> np.ndarray:
         """The j-th picture of a row (0: most similar, 1: least similar) as the figure shows it."""
@@ -161,17 +161,17 @@ def test_panel_builds_redraws_and_shows_errors():
         assert pixels.shape == (32, 8 * 36, 3)
         return pixels[:, j * 36: j * 36 + 32]
 
-    np.testing.assert_array_equal(shown(0, 0), r["images"][r["top"][0]])  # exact: uint8 pixels, copied
-    np.testing.assert_array_equal(shown(1, 2), r["images"][r["bottom"][2]])  # exact: uint8 pixels, copied
+    np.testing.assert_array_equal(shown(0, 0), r.images[r.top[0]])  # exact: uint8 pixels, copied
+    np.testing.assert_array_equal(shown(1, 2), r.images[r.bottom[2]])  # exact: uint8 pixels, copied
     assert np.all(shown(0, 3) == 255)  # slot 4 of 8 is empty with k = 3
     texts = [t.get_text() for t in panel.animated[4:]]
-    assert texts[0] == f"{r['labels'][r['top'][0]]} {r['sort'].similarity[r['top'][0]]:+.2f}" and texts[3] == ""
+    assert texts[0] == f"{r.labels[r.top[0]]} {r.sort.similarity[r.top[0]]:+.2f}" and texts[3] == ""
     # a relative CAV: only the pixels and captions change, the axes stay (one layout for every setting)
     axes_before = list(panel.figure.axes)
     r2 = panel.set(concept="dotted", negative="striped", k=6)
-    assert panel.error is None and r2["cav"].negative == "striped" and len(r2["top"]) == 6
+    assert panel.error is None and r2.cav.negative == "striped" and len(r2.top) == 6
     assert list(panel.figure.axes) == axes_before
-    np.testing.assert_array_equal(shown(0, 5), r2["images"][r2["top"][5]])  # exact: uint8 pixels, copied
+    np.testing.assert_array_equal(shown(0, 5), r2.images[r2.top[5]])  # exact: uint8 pixels, copied
     panel.set(target="zebra")
     assert panel.error is None and panel.result.labels == ["zebra"] * 6
     assert panel.animated[4].get_text() == f"{panel.result.sort.similarity[panel.result.top[0]]:+.2f}"

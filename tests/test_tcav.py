@@ -508,7 +508,7 @@ def test_panels_drive_and_show_errors():
     assert sweep.error is None and sweep.result.mean.shape == (3, 2)
 
     gallery = ConceptGalleryPanel(concepts, n_show=4)
-    assert gallery.set(concept="random")["images"].shape == (4, 64, 64, 3)
+    assert gallery.set(concept="random").images.shape == (4, 64, 64, 3)
 
     grid = PatchGridPanel(iw.make_dataset(3)[0], patch_size=8)
     assert grid.result.n_tokens == 65 and grid.result.patches.shape == (64, 8, 8, 3)
