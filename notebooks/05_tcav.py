@@ -404,8 +404,7 @@ if MODEL.startswith("embedded"):
 one = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, target="zebra", layer=LAYER,
                 pooling=POOLING, processor=processor)
 other = tcav.tcav(model, concepts["dotted"], concepts["striped"], zebras, target="zebra", layer=LAYER,
-                  pooling=POOLING,
-                  processor=processor)
+                  pooling=POOLING, processor=processor)
 print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
 claim("05.4-swap-count", abs(one.score + other.score - 1))
 
@@ -433,8 +432,7 @@ if MODEL.startswith("embedded"):
     # printed, not asserted (was >= 0.9): 1.00 on the seed-0 build, 0.815-0.997 over training seeds 0-4 (seed 3:
     # 0.815). It stayed above the count on every build: the zebras that stripes push down, they push down weakly
     striped_bubbly = tcav.tcav(model, concepts["striped"], concepts["bubbly"], zebras, target="zebra",
-                               layer=LAYER, pooling=POOLING,
-                               processor=processor)
+                               layer=LAYER, pooling=POOLING, processor=processor)
     claim("05.4-striped-bubbly-magnitude", striped_bubbly.magnitude)
 
 # %% [markdown]
@@ -469,8 +467,7 @@ R = 10
 randoms = [iw.random_images(N, seed=i) for i in range(2 * R + 1)]  # enough for the panel's R slider up to 20
 tested = {c: concepts[c] for c in tcav_claims.CLAIM_CONCEPTS}  # striped, dotted, bubbly
 sig = tcav.tcav_significance(model, tested, zebras, target="zebra", layer=LAYER, random_sets=randoms[:R + 1],
-                             R=R,
-                             pooling=POOLING, processor=processor)
+                             R=R, pooling=POOLING, processor=processor)
 print(sig.summary())
 if MODEL.startswith("embedded"):
     # the mean is printed (0.69-0.98 over training seeds 0-4); above the random CAVs and significant: asserted
@@ -590,9 +587,8 @@ claim("05.6-striped-p-main-below-control", sig["striped"].p_value - striped_c.p_
 # %%
 K = 100  # random concepts: the smallest p is 1/(K+1), and 3 concepts x Bonferroni need 3/(K+1) < 0.05
 rank = {name: tcav.tcav_significance(m, tested, imgs, target="zebra", layer=at, random_sets=randoms[:R + 1],
-                                     R=R,
-                                     pooling=POOLING, processor=proc, test="rank", n_null=K, n_random=N,
-                                     progress=True)
+                                     R=R, pooling=POOLING, processor=proc, test="rank", n_null=K,
+                                     n_random=N, progress=True)
         for name, m, proc, imgs, at in (("main", model, processor, zebras, LAYER),
                                         ("control", control, control_processor, control_zebras, CONTROL_LAYER))}
 for name, r in rank.items():
@@ -902,8 +898,7 @@ sorter
 # %%
 vs_random = {c: sig[c].mean for c in tested}  # section 5: each concept against R random sets
 relative = {(a, b): tcav.tcav(model, concepts[a], concepts[b], zebras, target="zebra", layer=LAYER,
-                              pooling=POOLING,
-                              processor=processor, concept=a, negative=b).score
+                              pooling=POOLING, processor=processor, concept=a, negative=b).score
             for a, b in (("striped", "dotted"), ("bubbly", "dotted"), ("striped", "bubbly"))}
 random_cavs = sig.random_scores.mean()
 print(f"random CAVs (random vs random): {random_cavs:.2f}")
