@@ -7,7 +7,7 @@ keyword: the class index to explain, with ``None`` meaning the class the model p
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
 
@@ -27,4 +27,5 @@ Baseline = float | int | np.ndarray | Callable | None
 ModelFn = Callable
 
 #: one input of a tensor method, without a batch dimension: a tensor, an array or a (nested) list of numbers
-Input: TypeAlias = "torch.Tensor | np.ndarray | Sequence[float]"
+#: (torch is named by a forward reference, resolved where the method's module has imported it)
+Input = Union["torch.Tensor", np.ndarray, Sequence[float]]  # a string cannot take part in |
