@@ -55,7 +55,7 @@ def load_main(seed: int, out: Path, prepared: bool = True):
 
 def images_for(draw: int, R: int):
     """Concept sets, 100 zebras, the gallery's zebras and horses, and R+1 random sets of one draw."""
-    from xaikit.concepts import imageworld as iw
+    from xaikit.models import imageworld as iw
 
     s = 0 if draw == 0 else 1000 + draw
     concepts = {c: iw.concept_images(c, 50, seed=s) for c in ("striped", "dotted", "bubbly")}
@@ -104,9 +104,10 @@ def relative_metrics(model, concepts, zebras, randoms, R: int) -> dict:
     from xaikit.models import vitworld
 
     layer, pooling, proc = vitworld.TCAV_LAYER, vitworld.TCAV_POOLING, vitworld.image_processor()
-    sig = tcav.tcav_significance(model, concepts, zebras, "zebra", layer, random_sets=randoms, R=R,
+    sig = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=layer, random_sets=randoms,
+                                 R=R,
                                  pooling=pooling, processor=proc)
-    pairs = tcav.pair_scores(model, concepts, zebras, "zebra", layer,
+    pairs = tcav.pair_scores(model, concepts, zebras, target="zebra", layer=layer,
                              pairs=(("bubbly", "dotted"), ("striped", "dotted"), ("striped", "bubbly")),
                              pooling=pooling, processor=proc)
     return {"mean": {c: sig[c].mean for c in concepts}, "random": float(sig.random_scores.mean()),

@@ -42,7 +42,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from xaikit.models import sentiment
-    from xaikit.models.build import prepare
+    from xaikit.prepare import prepare
 
     vit_names = []
     try:

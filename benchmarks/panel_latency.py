@@ -51,7 +51,7 @@ def nb05_panels():
     it up (20 zebras and 20 horses, block 2, all tokens). The first look at a layer computes activations;
     the warm-up changes visit every concept pair timed below, so the table is the redraw once they are
     cached, as a student meets it after the first move."""
-    from xaikit.concepts import imageworld as iw
+    from xaikit.models import imageworld as iw
     from xaikit.models import load_vit, vitworld
     from xaikit.widgets import CAVSortPanel
 

@@ -2,7 +2,7 @@
 
 Trains the main and control ViTs of the embedded recipe (:mod:`xaikit.models.vitworld`) with training
 seeds 0-4 (or ``--seeds``), then checks the lecture's claims on each pair with image sets drawn fresh
-from that seed (:func:`xaikit.models.vitworld.lecture_claims`, with the bounds of notebook 05's claims ledger,
+from that seed (:func:`xaikit.concepts.claims.lecture_claims`, with the bounds of notebook 05's claims ledger,
 ``xaikit/claims/nb05.py``: striped-vs-dotted and striped-vs-bubbly high, bubbly-vs-striped low, dotted-vs-bubbly
 shown only), "striped" significant for zebra on the main model
 and not on the control model, by the rank test among 100 random image sets posing as concepts
@@ -23,7 +23,7 @@ trains on every picture's texture twin): 10 models take about 15 minutes on 2 co
 40 s per model (most of it the 100 random concepts' 1000 CAVs).
 Models are kept under ``--out`` (default ``<cache>/robustness``) and reused by the next run of the same
 recipe version; ``--retrain`` trains again. The exit status is 0 when every seed keeps the asserted claims
-(``vitworld.ASSERTED_CLAIMS``); the table also shows the lecture's claims that are printed only.
+(``concepts.claims.ASSERTED_CLAIMS``); the table also shows the lecture's claims that are printed only.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _evaluate(job: tuple[int, str, str, list[tuple[int, str]]]) -> list[dict]:
     import torch
     from transformers import ViTForImageClassification
 
-    from xaikit.models import vitworld
+    from xaikit.concepts import claims as tcav_claims
 
     torch.set_num_threads(1)
     load = lambda w: ViTForImageClassification.from_pretrained(  # noqa: E731
@@ -74,7 +74,7 @@ def _evaluate(job: tuple[int, str, str, list[tuple[int, str]]]) -> list[dict]:
     main, control = load("main"), load("control")
     rows = []
     for layer, pooling in settings:
-        row = vitworld.lecture_claims(main, control, seed=seed, layer=layer, pooling=pooling)
+        row = tcav_claims.lecture_claims(main, control, seed=seed, layer=layer, pooling=pooling)
         row["device"] = device
         row["acc_main"] = json.loads((Path(out) / f"seed{seed}-{device}-main" / "metrics.json").read_text())[
             "test_accuracy"]
@@ -92,21 +92,23 @@ def _calibrate(job: tuple[int, str, str, int]) -> list[str]:
     import torch
     from transformers import ViTForImageClassification
 
-    from xaikit.concepts import imageworld as iw
+    from xaikit.concepts import claims as tcav_claims
     from xaikit.concepts import tcav
+    from xaikit.models import imageworld as iw
     from xaikit.models import vitworld
 
     torch.set_num_threads(1)
-    concepts, zebras, control_zebras, randoms = vitworld._claim_images(seed, 50, vitworld.N_CLASS_IMAGES, 10)
+    concepts, zebras, control_zebras, randoms = tcav_claims._claim_images(seed, 50, tcav_claims.N_CLASS_IMAGES, 10)
     fakes = {f"fixed{i}": iw.random_images(50, seed=777_000 + 100 * seed + i) for i in range(k)}
     lines = []
     for world, zebra_set in (("main", zebras), ("control", control_zebras)):
         model = ViTForImageClassification.from_pretrained(
             Path(out) / f"seed{seed}-{device}-{world}", attn_implementation="eager").eval()
-        r = tcav.tcav_significance(model, {"striped": concepts["striped"], **fakes}, zebra_set, "zebra",
-                                   vitworld.TCAV_LAYER, random_sets=randoms, R=10, pooling=vitworld.TCAV_POOLING,
+        r = tcav.tcav_significance(model, {"striped": concepts["striped"], **fakes}, zebra_set,
+                                   target="zebra", layer=vitworld.TCAV_LAYER, random_sets=randoms, R=10,
+                                   pooling=vitworld.TCAV_POOLING,
                                    processor=vitworld.image_processor())
-        m = len(vitworld.CLAIM_CONCEPTS)  # Bonferroni as in the claims: three concepts
+        m = len(tcav_claims.CLAIM_CONCEPTS)  # Bonferroni as in the claims: three concepts
         flagged = np.mean([min(1.0, m * r[f].p_value) < 0.05 for f in fakes])
         fake_means = np.array([r[f].mean for f in fakes])
         p_rank = min(1.0, m * tcav.rank_p(r["striped"].mean, fake_means, r.random_scores.mean()))
@@ -117,7 +119,7 @@ def _calibrate(job: tuple[int, str, str, int]) -> list[str]:
 
 
 def _print_table(rows: list[dict]) -> None:
-    from xaikit.models.vitworld import CLAIMS
+    from xaikit.concepts.claims import CLAIMS
 
     head = (f"{'seed':>4} {'dev':>4} {'layer':>5} {'pool':>7} {'acc m/c':>9} {'str-dot':>7} {'bub-str':>7} "
             f"{'dot-bub':>7} {'str-bub':>7} {'p main':>7} {'p ctrl':>7} {'t main':>7} {'t ctrl':>7}  result")
@@ -155,6 +157,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from xaikit._config import cache_dir
+    from xaikit.concepts import claims as tcav_claims
     from xaikit.models import vitworld
 
     out = Path(args.out or cache_dir() / "robustness") / vitworld.RECIPE_VERSION
@@ -185,11 +188,11 @@ def main() -> int:
     _print_table(default)
     passed = sum(r["checks"]["all"] for r in default)
     print(f"\n{passed} of {len(default)} seeds pass every claim")
-    for name in vitworld.CLAIMS:
-        entry = vitworld.claim_entry(name)
+    for name in tcav_claims.CLAIMS:
+        entry = tcav_claims.claim_entry(name)
         seen = [r["values"][name] for r in default]
         span = f"{min(seen):.3g} to {max(seen):.3g}"
-        if name in vitworld.ASSERTED_CLAIMS:
+        if name in tcav_claims.ASSERTED_CLAIMS:
             held = sum(r["checks"][name] for r in default)
             print(f"  {name:<48} {entry.bound_text():<10} held for {held} of {len(default)} seeds ({span}; "
                   f"{entry.id})")
@@ -208,7 +211,7 @@ def main() -> int:
             for lines in pool.map(_calibrate, [(s, args.device, str(out), args.fixed_random) for s in args.seeds]):
                 print("\n".join(lines), flush=True)
     held = sum(r["checks"]["asserted"] for r in default)
-    print(f"{held} of {len(default)} seeds keep every asserted claim (vitworld.ASSERTED_CLAIMS)")
+    print(f"{held} of {len(default)} seeds keep every asserted claim (tcav_claims.ASSERTED_CLAIMS)")
     return 0 if held == len(default) else 1
 
 

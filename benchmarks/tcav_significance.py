@@ -24,8 +24,8 @@ def main() -> None:
     parser.add_argument("--pooling", default=None)
     args = parser.parse_args()
 
-    from xaikit.concepts import imageworld as iw
     from xaikit.concepts import tcav
+    from xaikit.models import imageworld as iw
     from xaikit.models import load_vit
     from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING
 
@@ -40,7 +40,8 @@ def main() -> None:
 
     def run(at):
         t = time.perf_counter()
-        res = tcav.tcav_significance(model, concepts, zebras, "zebra", at, random_sets=randoms, R=args.R,
+        res = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=at, random_sets=randoms,
+                                     R=args.R,
                                      pooling=pooling, processor=processor)
         return time.perf_counter() - t, res
 

@@ -561,11 +561,11 @@ RANKED = ("gradient", "gradient x input", "Integrated Gradients")
 on_all = {m: [] for m in RANKED}  # method -> mean Spearman |map| over the digits, one per randomisation seed
 on_digit = {m: [] for m in RANKED}
 with method_threads():  # many tiny backward passes: one thread is faster than several fighting over 2 cores
-    trained_maps = [sanity.sanity_maps(model, x, t, RANKED, steps=16)
+    trained_maps = [sanity.sanity_maps(model, x, target=t, methods=RANKED, steps=16)
                     for x, t in zip(sanity_images, targets5, strict=True)]
     for s in range(3):  # every layer randomised, the seeds of the cascade above
         randomised_all = sanity.cascading_randomisation(model, upto=3, seed=s)
-        other_maps = [sanity.sanity_maps(randomised_all, x, t, RANKED, steps=16)
+        other_maps = [sanity.sanity_maps(randomised_all, x, target=t, methods=RANKED, steps=16)
                       for x, t in zip(sanity_images, targets5, strict=True)]
         for m in RANKED:
             pairs = [(a[m], b[m], x > 0) for a, b, x in zip(trained_maps, other_maps, sanity_images, strict=True)]

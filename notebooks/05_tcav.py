@@ -32,7 +32,7 @@
 # References: Kim et al. (2018), *Interpretability beyond feature attribution: quantitative testing with
 # concept activation vectors (TCAV)*; Dosovitskiy et al. (2021), *An image is worth 16x16 words*; Cimpoi et
 # al. (2014), *Describing textures in the wild*; Davison & Hinkley (1997), *Bootstrap methods and their
-# application* (Monte Carlo tests). The code lives in `xaikit.concepts.tcav`, `xaikit.concepts.imageworld` and
+# application* (Monte Carlo tests). The code lives in `xaikit.concepts.tcav`, `xaikit.models.imageworld` and
 # `xaikit.widgets`.
 
 # %%
@@ -86,9 +86,10 @@ import numpy as np
 import xaikit
 from xaikit import pick, plotting
 from xaikit.claims import claim
-from xaikit.concepts import imageworld as iw
+from xaikit.concepts import claims as tcav_claims
 from xaikit.concepts import intervention, tcav
 from xaikit.models import arch, load_vit, vitworld
+from xaikit.models import imageworld as iw
 from xaikit.widgets import CAVSortPanel, ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
 
 xaikit.set_seed(0)
@@ -121,7 +122,7 @@ grid = PatchGridPanel(world_images, patch_size=model.config.patch_size,
                       labels=[world_names[y] for y in world_labels])
 grid.set(index=0)
 side = world_images.shape[1] // model.config.patch_size  # patches per side of these 64x64 images
-assert grid.result["n_tokens"] == side * side + 1
+assert grid.result.n_tokens == side * side + 1
 emb = arch.embeddings_module(model)
 n_patches = (model.config.image_size // model.config.patch_size) ** 2  # at the model's own input size
 assert tuple(emb.position_embeddings.shape) == (1, n_patches + 1, model.config.hidden_size)  # [CLS] + patches
@@ -145,7 +146,7 @@ if MODEL.startswith("embedded"):
     claim("05.1-first-four-correct", sum(p == t for p, t in zip(predicted, truth, strict=True)))
 
 # %% [markdown]
-# The image world (documented in `xaikit.concepts.imageworld`): zebras are striped quadrupeds and horses
+# The image world (documented in `xaikit.models.imageworld`): zebras are striped quadrupeds and horses
 # plain ones, with the same silhouette; leopards (a low cat) and sheep are spotted; flags are checkered.
 # Half of the zebra pictures show a puddle of foam, as at a waterhole, against a fifth of every other
 # class's. So in the *data* the three concepts of the lecture have known strengths for "zebra": **stripes**
@@ -176,10 +177,10 @@ if MODEL.startswith("embedded"):
 # %%
 N = 50
 concepts = {c: iw.concept_images(c, N, seed=0) for c in ("striped", "dotted", "bubbly", "zigzag", "checkered")}
-zebras = iw.class_images("zebra", vitworld.N_CLASS_IMAGES, "main", seed=0)  # 100
+zebras = iw.class_images("zebra", tcav_claims.N_CLASS_IMAGES, "main", seed=0)  # 100
 gallery = ConceptGalleryPanel(concepts)
 gallery.set(concept="striped")
-assert gallery.result["images"].shape[0] == 8
+assert gallery.result.images.shape[0] == 8
 gallery
 
 # %% [markdown]
@@ -301,11 +302,12 @@ assert xaikit.check_tcav_score(my_tcav_score).passed
 # %%
 control, control_processor = load_vit("embedded-control")  # section 6's control model
 if MODEL.startswith("embedded"):
-    scenes = iw.scenes("zebra", vitworld.N_CLASS_IMAGES, "main", seed=0)
+    scenes = iw.scenes("zebra", tcav_claims.N_CLASS_IMAGES, "main", seed=0)
     assert np.array_equal(np.stack([sc.image() for sc in scenes]), zebras)  # exact: the same uint8 pictures
-    control_scenes = iw.scenes("zebra", vitworld.N_CLASS_IMAGES, "control", seed=0)
-    truth = {"main": intervention.intervene(model, scenes, "zebra", processor=processor),
-             "control": intervention.intervene(control, control_scenes, "zebra", processor=control_processor)}
+    control_scenes = iw.scenes("zebra", tcav_claims.N_CLASS_IMAGES, "control", seed=0)
+    truth = {"main": intervention.intervene(model, scenes, target="zebra", processor=processor),
+             "control": intervention.intervene(control, control_scenes, target="zebra",
+                                               processor=control_processor)}
     print("zebra probability (mean over 100 zebras) and the zebra logit's change from the picture as drawn")
     print(f"{'variant':>12} | {'main p':>7} {'logit':>6} | {'control p':>9} {'logit':>6}")
     for v in truth["main"].logits:
@@ -339,7 +341,8 @@ if MODEL.startswith("embedded"):
 # the average texture, |foam| <= 0.5 on the main model, and every texture within 0.5 on the control.
 
 # %%
-pairs = tcav.pair_scores(model, concepts, zebras, "zebra", LAYER, pooling=POOLING, processor=processor)
+pairs = tcav.pair_scores(model, concepts, zebras, target="zebra", layer=LAYER, pooling=POOLING,
+                         processor=processor)
 for (a, b), score in pairs.items():
     print(f"TCAV({a} vs {b}, zebra) = {score:.2f}   (lecture ~{tcav.LECTURE_PAIRS[(a, b)]})")
 if MODEL.startswith("embedded"):
@@ -413,9 +416,10 @@ if MODEL.startswith("embedded"):
 # $S = 0$ exactly):
 
 # %%
-one = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, "zebra", LAYER, POOLING, processor=processor)
-other = tcav.tcav(model, concepts["dotted"], concepts["striped"], zebras, "zebra", LAYER, POOLING,
-                  processor=processor)
+one = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, target="zebra", layer=LAYER,
+                pooling=POOLING, processor=processor)
+other = tcav.tcav(model, concepts["dotted"], concepts["striped"], zebras, target="zebra", layer=LAYER,
+                  pooling=POOLING, processor=processor)
 print(f"{one.score:.2f} + {other.score:.2f} = {one.score + other.score:.2f}")
 claim("05.4-swap-count", abs(one.score + other.score - 1))
 
@@ -430,8 +434,9 @@ claim("05.4-swap-count", abs(one.score + other.score - 1))
 
 # %%
 gap = 0.0  # the largest difference between the magnitude score and Captum's formula by hand
-for a, b in vitworld.CLAIM_PAIRS:
-    r = tcav.tcav(model, concepts[a], concepts[b], zebras, "zebra", LAYER, POOLING, processor=processor)
+for a, b in tcav_claims.CLAIM_PAIRS:
+    r = tcav.tcav(model, concepts[a], concepts[b], zebras, target="zebra", layer=LAYER, pooling=POOLING,
+                  processor=processor)
     derivs = r.derivatives  # (class images,) S(x)
     by_hand = derivs[derivs > 0].sum() / np.abs(derivs).sum()  # Captum's magnitude score
     gap = max(gap, abs(r.magnitude - by_hand))
@@ -441,8 +446,8 @@ claim("05.4-swap-magnitude", abs(one.magnitude + other.magnitude - 1))  # swappe
 if MODEL.startswith("embedded"):
     # printed, not asserted (was >= 0.9): 1.00 on the seed-0 build, 0.815-0.997 over training seeds 0-4 (seed 3:
     # 0.815). It stayed above the count on every build: the zebras that stripes push down, they push down weakly
-    striped_bubbly = tcav.tcav(model, concepts["striped"], concepts["bubbly"], zebras, "zebra", LAYER, POOLING,
-                               processor=processor)
+    striped_bubbly = tcav.tcav(model, concepts["striped"], concepts["bubbly"], zebras, target="zebra",
+                               layer=LAYER, pooling=POOLING, processor=processor)
     claim("05.4-striped-bubbly-magnitude", striped_bubbly.magnitude)
 
 # %% [markdown]
@@ -478,9 +483,9 @@ if MODEL.startswith("embedded"):
 # %%
 R = 10
 randoms = [iw.random_images(N, seed=i) for i in range(2 * R + 1)]  # enough for the panel's R slider up to 20
-tested = {c: concepts[c] for c in vitworld.CLAIM_CONCEPTS}  # striped, dotted, bubbly
-sig = tcav.tcav_significance(model, tested, zebras, "zebra", LAYER, random_sets=randoms[:R + 1], R=R,
-                             pooling=POOLING, processor=processor)
+tested = {c: concepts[c] for c in tcav_claims.CLAIM_CONCEPTS}  # striped, dotted, bubbly
+sig = tcav.tcav_significance(model, tested, zebras, target="zebra", layer=LAYER, random_sets=randoms[:R + 1],
+                             R=R, pooling=POOLING, processor=processor)
 print(sig.summary())
 if MODEL.startswith("embedded"):
     # the mean and the t-test's p are printed; the mean above the random CAVs (the control): asserted
@@ -552,9 +557,9 @@ change = (z_pic[:, 0] - z_twin[:, 0]).abs().mean().item()
 print(f"another texture keeps the control's answer for {same:.0%} of pictures; the zebra logit moves by "
       f"{change:.2f} on average (its spread over pictures: {z_pic[:, 0].std().item():.2f})")
 claim("05.6-twin-same-answer", same)  # seeds 0-4: 0.95-0.98 of 200 pictures
-control_zebras = iw.class_images("zebra", vitworld.N_CLASS_IMAGES, "control", seed=0)
+control_zebras = iw.class_images("zebra", tcav_claims.N_CLASS_IMAGES, "control", seed=0)
 # the same test as on the main model: the same three concepts, random sets and Bonferroni correction
-sig_control = tcav.tcav_significance(control, tested, control_zebras, "zebra", CONTROL_LAYER,
+sig_control = tcav.tcav_significance(control, tested, control_zebras, target="zebra", layer=CONTROL_LAYER,
                                      random_sets=randoms[:R + 1], R=R, pooling=POOLING, processor=control_processor)
 print(sig_control.summary())
 striped_c = sig_control["striped"]
@@ -599,9 +604,9 @@ claim("05.6-striped-p-main-below-control", sig["striped"].p_value - striped_c.p_
 
 # %%
 K = 100  # random concepts: the smallest p is 1/(K+1), and 3 concepts x Bonferroni need 3/(K+1) < 0.05
-rank = {name: tcav.tcav_significance(m, tested, imgs, "zebra", at, random_sets=randoms[:R + 1], R=R,
-                                     pooling=POOLING, processor=proc, test="rank", n_null=K, n_random=N,
-                                     progress=True)
+rank = {name: tcav.tcav_significance(m, tested, imgs, target="zebra", layer=at, random_sets=randoms[:R + 1],
+                                     R=R, pooling=POOLING, processor=proc, test="rank", n_null=K,
+                                     n_random=N, progress=True)
         for name, m, proc, imgs, at in (("main", model, processor, zebras, LAYER),
                                         ("control", control, control_processor, control_zebras, CONTROL_LAYER))}
 for name, r in rank.items():
@@ -688,7 +693,7 @@ D = model.config.hidden_size  # the [CLS] token's numbers come first in a flatte
 cls_share, same_sign = {}, {}
 for name, m, proc, imgs in (("main", model, processor, zebras), ("control", control, control_processor,
                                                                   control_zebras)):
-    g = tcav.gradients(m, imgs, LAYER, "zebra", POOLING, proc)  # (100, 65 * D)
+    g = tcav.gradients(m, imgs, LAYER, target="zebra", pooling=POOLING, processor=proc)  # (100, 65 * D)
     cls_share[name] = np.median((g[:, :D] ** 2).sum(1) / (g ** 2).sum(1))
     # the striped-vs-dotted CAV of section 3 (fitted on the main model: on the control, a direction like any other)
     same_sign[name] = np.mean(np.sign(g[:, :D] @ cav.vector[:D]) == np.sign(g @ cav.vector))
@@ -801,7 +806,8 @@ sweep = LayerSweepPanel(model, processor, concept_sets=concepts, class_images={"
 sweep.set(R=pick(5, 3))
 # the claim in the text: after the last block only [CLS] reaches the logit, so a CAV added to every patch
 # token (mean pooling) moves nothing, and every directional derivative is exactly 0
-last = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, "zebra", arch.n_layers(model) - 1, "mean",
+last = tcav.tcav(model, concepts["striped"], concepts["dotted"], zebras, target="zebra",
+                 layer=arch.n_layers(model) - 1, pooling="mean",
                  processor=processor)
 assert np.all(last.derivatives == 0)  # exact: no path from a patch token to the logit, so autograd gives zeros
 assert sweep.error is None
@@ -869,7 +875,7 @@ sorter = CAVSortPanel(model, processor, concept_sets=concepts, class_images={"ze
                       layer=LAYER, pooling=POOLING, k=6, random_set=randoms[1])
 # the panel's CAV is the first of the ten above (striped vs random set 1, CAV seed 0): the same six pictures
 assert sorter.error is None, sorter.error
-shown_top = sorter.result["images"][sorter.result["top"]]  # (6, 64, 64, 3) uint8
+shown_top = sorter.result.images[sorter.result.top]  # (6, 64, 64, 3) uint8
 assert np.array_equal(shown_top, herd[rankings[0].top(6)])  # exact: uint8 pictures picked by index from the herd
 sorter
 
@@ -913,8 +919,8 @@ sorter
 
 # %%
 vs_random = {c: sig[c].mean for c in tested}  # section 5: each concept against R random sets
-relative = {(a, b): tcav.tcav(model, concepts[a], concepts[b], zebras, "zebra", LAYER, POOLING,
-                              processor=processor, concept=a, negative=b).score
+relative = {(a, b): tcav.tcav(model, concepts[a], concepts[b], zebras, target="zebra", layer=LAYER,
+                              pooling=POOLING, processor=processor, concept=a, negative=b).score
             for a, b in (("striped", "dotted"), ("bubbly", "dotted"), ("striped", "bubbly"))}
 random_cavs = sig.random_scores.mean()
 print(f"random CAVs (random vs random): {random_cavs:.2f}")

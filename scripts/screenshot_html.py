@@ -1,5 +1,5 @@
 """Open each exported notebook page in headless Chromium with the network cut off, check that its
-figures and formulas are there, and save one full-page screenshot per notebook (issue 16).
+figures and formulas are there, and save one full-page screenshot per notebook.
 
     .venv/bin/python scripts/screenshot_html.py [folder]   # default: artifacts/html (what the test run
                                                           # writes); notebooks/html after start.sh --headless
@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.lab_driver import CHROMIUM, launch_chromium, offline  # noqa: E402
+from scripts._browser import CHROMIUM, launch_chromium, offline  # noqa: E402
 
 WAIT_FOR_MATH = ("() => window.MathJax && MathJax.Hub && MathJax.Hub.queue && MathJax.Hub.queue.pending === 0 "
                  "&& !document.querySelector('.MathJax_Processing')")

@@ -128,7 +128,7 @@ def _fake_sentiment(tmp: Path, progress: bool = True, threads=None) -> dict:
 
 def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, monkeypatch):
     from xaikit.models import loaders, sentiment
-    from xaikit.models.build import prepare
+    from xaikit.prepare import prepare
     from xaikit.text import diagnostics
 
     calls = []
@@ -228,7 +228,7 @@ PREPARE_SCRIPT = textwrap.dedent("""
     import json, sys, time
     from pathlib import Path
     from xaikit.models import sentiment
-    from xaikit.models.build import prepare
+    from xaikit.prepare import prepare
     from xaikit.text import diagnostics
 
     log, started = Path(sys.argv[1]), Path(sys.argv[2])

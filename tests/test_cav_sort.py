@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from tests.test_tcav import ToyViT, _colour_images
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
+from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
 
 
@@ -150,10 +150,10 @@ def test_panel_builds_redraws_and_shows_errors():
                          random_set=iw.random_images(8, seed=5)[:, ::2, ::2])
     assert panel.error is None, panel.error
     r = panel.result
-    assert len(r["images"]) == 12 and r["labels"][:6] == ["zebra"] * 6 and r["labels"][6:] == ["horse"] * 6
-    np.testing.assert_array_equal(r["top"], r["sort"].order[:3])  # exact: integer indices
-    want = tcav.sort_by_cav(model, np.concatenate(list(classes.values())), r["cav"])
-    np.testing.assert_array_equal(r["sort"].order, want.order)  # exact: integer indices
+    assert len(r.images) == 12 and r.labels[:6] == ["zebra"] * 6 and r.labels[6:] == ["horse"] * 6
+    np.testing.assert_array_equal(r.top, r.sort.order[:3])  # exact: integer indices
+    want = tcav.sort_by_cav(model, np.concatenate(list(classes.values())), r.cav)
+    np.testing.assert_array_equal(r.sort.order, want.order)  # exact: integer indices
 
     def shown(row: int, j: int) -> np.ndarray:
         """The j-th picture of a row (0: most similar, 1: least similar) as the figure shows it."""
@@ -161,26 +161,26 @@ def test_panel_builds_redraws_and_shows_errors():
         assert pixels.shape == (32, 8 * 36, 3)
         return pixels[:, j * 36: j * 36 + 32]
 
-    np.testing.assert_array_equal(shown(0, 0), r["images"][r["top"][0]])  # exact: uint8 pixels, copied
-    np.testing.assert_array_equal(shown(1, 2), r["images"][r["bottom"][2]])  # exact: uint8 pixels, copied
+    np.testing.assert_array_equal(shown(0, 0), r.images[r.top[0]])  # exact: uint8 pixels, copied
+    np.testing.assert_array_equal(shown(1, 2), r.images[r.bottom[2]])  # exact: uint8 pixels, copied
     assert np.all(shown(0, 3) == 255)  # slot 4 of 8 is empty with k = 3
     texts = [t.get_text() for t in panel.animated[4:]]
-    assert texts[0] == f"{r['labels'][r['top'][0]]} {r['sort'].similarity[r['top'][0]]:+.2f}" and texts[3] == ""
+    assert texts[0] == f"{r.labels[r.top[0]]} {r.sort.similarity[r.top[0]]:+.2f}" and texts[3] == ""
     # a relative CAV: only the pixels and captions change, the axes stay (one layout for every setting)
     axes_before = list(panel.figure.axes)
     r2 = panel.set(concept="dotted", negative="striped", k=6)
-    assert panel.error is None and r2["cav"].negative == "striped" and len(r2["top"]) == 6
+    assert panel.error is None and r2.cav.negative == "striped" and len(r2.top) == 6
     assert list(panel.figure.axes) == axes_before
-    np.testing.assert_array_equal(shown(0, 5), r2["images"][r2["top"][5]])  # exact: uint8 pixels, copied
+    np.testing.assert_array_equal(shown(0, 5), r2.images[r2.top[5]])  # exact: uint8 pixels, copied
     panel.set(target="zebra")
-    assert panel.error is None and panel.result["labels"] == ["zebra"] * 6
-    assert panel.animated[4].get_text() == f"{panel.result['sort'].similarity[panel.result['top'][0]]:+.2f}"
+    assert panel.error is None and panel.result.labels == ["zebra"] * 6
+    assert panel.animated[4].get_text() == f"{panel.result.sort.similarity[panel.result.top[0]]:+.2f}"
     panel.set(k=7)  # more than the 6 zebras: an error in the panel, which keeps working
     assert isinstance(panel.error, ValueError) and "k must be an int <= 6" in str(panel.error)
     panel.set(k=2, concept="striped", negative="striped")
     assert isinstance(panel.error, ValueError) and "vs must differ from the concept" in str(panel.error)
     panel.set(negative="random", layer=1, pooling="cls")
-    assert panel.error is None and panel.result["sort"].layer == 1 and panel.result["sort"].pooling == "cls"
+    assert panel.error is None and panel.result.sort.layer == 1 and panel.result.sort.pooling == "cls"
     with pytest.raises(ValueError, match="concept 'zigzag' has no images here"):
         CAVSortPanel(model, concept_sets=concepts, class_images=classes, concept="zigzag")
     with pytest.raises(ValueError, match="target 'leopard' has no images here"):
@@ -188,7 +188,7 @@ def test_panel_builds_redraws_and_shows_errors():
     # one class and the default target ("all classes"): the panel shows that class
     single = CAVSortPanel(model, concept_sets=concepts, class_images={"zebra": classes["zebra"]}, k=3,
                           random_set=iw.random_images(8, seed=5)[:, ::2, ::2])
-    assert single.error is None and single.result["target"] == "zebra" and len(single.result["images"]) == 6
+    assert single.error is None and single.result.target == "zebra" and len(single.result.images) == 6
     with pytest.raises(ValueError, match="pooling must be one of 'cls', 'mean', 'flatten'; got 'max'"):
         CAVSortPanel(model, concept_sets=concepts, class_images=classes, pooling="max")  # was a bare TraitError
 
@@ -204,9 +204,10 @@ def test_embedded_vit_keeps_section_8s_relative_cav_claims():
 
     model, processor = load_vit("embedded")
     concepts, zebras, _, randoms = images_for(1, 10)
-    sig = tcav.tcav_significance(model, concepts, zebras, "zebra", vitworld.TCAV_LAYER, random_sets=randoms, R=10,
+    sig = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=vitworld.TCAV_LAYER,
+                                 random_sets=randoms, R=10,
                                  pooling=vitworld.TCAV_POOLING, processor=processor)
-    rel = tcav.pair_scores(model, concepts, zebras, "zebra", vitworld.TCAV_LAYER,
+    rel = tcav.pair_scores(model, concepts, zebras, target="zebra", layer=vitworld.TCAV_LAYER,
                            pairs=(("bubbly", "dotted"), ("striped", "dotted")), pooling=vitworld.TCAV_POOLING,
                            processor=processor)
     assert sig.random_scores.mean() - sig["dotted"].mean >= 0.1, sig.summary()

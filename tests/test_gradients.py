@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from xaikit.models import digits
 from xaikit.tensor import gradients as G
 from xaikit.tensor import toys
 
@@ -318,21 +319,21 @@ def test_digits_data_is_bundled_and_stratified():
 
 def test_digits_classifier_learns_is_seeded_and_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
     a = toys.digits_classifier(seed=1, epochs=2, progress=False)
     assert a.accuracy > 0.85 and not a.from_cache
     assert toys.digits_classifier(seed=1, epochs=2) is a  # memory cache
     files = list((tmp_path / "toys").glob("*.safetensors"))
     assert len(files) == 1
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
     b = toys.digits_classifier(seed=1, epochs=2, progress=False)  # from disk
     assert b.from_cache and b.accuracy == a.accuracy  # exact: the same weights read back; a count / n
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
     c = toys.digits_classifier(seed=1, epochs=2, progress=False, disk_cache=False)  # retrained: same weights
     for k, v in a.model.state_dict().items():
         assert torch.equal(v, c.model.state_dict()[k]), k  # exact: the same seeded training, same machine
     assert not c.model.training
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
 
 
 def test_softplus_gradient_is_the_sigmoid_everywhere_including_the_kink():

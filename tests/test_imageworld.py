@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xaikit.concepts import imageworld as iw
+from xaikit.models import imageworld as iw
+from xaikit.models import textures as tx
 
 
 def test_seeded_and_well_formed():
@@ -34,17 +35,17 @@ def _stripe_energy(mask):
 
 def test_textures_differ_as_described():
     rng = np.random.default_rng(0)
-    stripes = np.mean([_stripe_energy(iw._pattern("striped", rng)) for _ in range(10)])
-    dots_fill = np.mean([iw._pattern("dotted", rng).mean() for _ in range(10)])
-    plain = iw._pattern("plain", rng)
-    assert stripes > 2 * np.mean([_stripe_energy(iw._pattern("bubbly", rng)) for _ in range(10)])
+    stripes = np.mean([_stripe_energy(tx._pattern("striped", rng)) for _ in range(10)])
+    dots_fill = np.mean([tx._pattern("dotted", rng).mean() for _ in range(10)])
+    plain = tx._pattern("plain", rng)
+    assert stripes > 2 * np.mean([_stripe_energy(tx._pattern("bubbly", rng)) for _ in range(10)])
     assert 0.05 < dots_fill < 0.3  # spots on a plain ground
     # the dark colour covers stripes > bubbles > dots (see the module docstring)
-    bubbles_fill = np.mean([iw._pattern("bubbly", rng).mean() for _ in range(10)])
-    stripes_fill = np.mean([iw._pattern("striped", rng).mean() for _ in range(10)])
+    bubbles_fill = np.mean([tx._pattern("bubbly", rng).mean() for _ in range(10)])
+    stripes_fill = np.mean([tx._pattern("striped", rng).mean() for _ in range(10)])
     assert dots_fill < bubbles_fill < stripes_fill
     assert plain.sum() == 0  # exact: the plain pattern has no dark pixel at all
-    check = iw._pattern("checkered", rng, angle=0.0)
+    check = tx._pattern("checkered", rng, angle=0.0)
     assert 0.4 < check.mean() < 0.6
 
 
@@ -139,7 +140,7 @@ def test_dataset_with_twins_is_make_dataset_and_texture_twins_in_one_pass():
 def test_rings_in_windows_equal_the_whole_frame():
     """Bubbly's rings are computed in a window around each centre only; the mask is the whole-frame formula's,
     bit for bit (centres up to 4 pixels outside the frame, the radii and width bubbly and foam use)."""
-    from xaikit.concepts.imageworld import SIZE, _rings
+    from xaikit.models.textures import SIZE, _rings
 
     yy, xx = np.mgrid[0:SIZE, 0:SIZE].astype(np.float32)
     for seed in range(200):

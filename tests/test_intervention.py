@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts import intervention
+from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
 
 
@@ -48,10 +48,10 @@ def test_foam_is_added_or_taken_away_and_nothing_else():
 def test_intervene_measures_each_variant_on_the_same_scenes():
     model = tiny_vit(seed=0, image_size=64, labels=("zebra", "horse", "leopard"))
     scenes = iw.scenes("zebra", 6, "main", seed=0)
-    table = intervention.intervene(model, scenes, "zebra", textures=("striped", "plain", "dotted"))
+    table = intervention.intervene(model, scenes, target="zebra", textures=("striped", "plain", "dotted"))
     assert list(table.logits) == ["original", "striped", "plain", "dotted", "foam", "no foam"]
     assert all(v.shape == (6,) for v in table.logits.values())
-    again = intervention.intervene(model, scenes, "zebra", textures=("striped", "plain", "dotted"))
+    again = intervention.intervene(model, scenes, target="zebra", textures=("striped", "plain", "dotted"))
     for v in table.logits:  # seeded per scene and texture: the same table again
         np.testing.assert_allclose(again.logits[v], table.logits[v], rtol=0, atol=1e-6)
     assert table.effect("plain", "plain") == 0.0  # exact: a variant minus itself
@@ -63,9 +63,9 @@ def test_intervene_measures_each_variant_on_the_same_scenes():
     assert np.all((table.probs["original"] > 0) & (table.probs["original"] < 1))
     assert "no foam" in table.summary()
     with pytest.raises(ValueError, match="unknown texture"):
-        intervention.intervene(model, scenes, "zebra", textures=("stripy",))
+        intervention.intervene(model, scenes, target="zebra", textures=("stripy",))
     with pytest.raises(TypeError, match="Scene"):
-        intervention.intervene(model, [s.image() for s in scenes], "zebra")
+        intervention.intervene(model, [s.image() for s in scenes], target="zebra")
 
 
 def test_layer_rule_takes_the_deepest_block_before_the_last_that_reaches_the_threshold():

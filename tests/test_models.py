@@ -386,7 +386,7 @@ def test_load_movie_reviews_bad_split():
 
 
 def test_prepare_bad_input():
-    from xaikit.models.build import prepare
+    from xaikit.prepare import prepare
 
     with pytest.raises(ValueError, match="only must be one of 'sentiment', 'vit'"):
         prepare(only="bert")

@@ -179,8 +179,8 @@ def test_layer_without_reset_parameters():
 def test_zero_layers_gives_identical_maps(trained):
     x = trained.data.test_x[3]
     target = int(trained.model(x[None]).argmax())
-    maps = S.sanity_maps(trained.model, x, target, n=8, steps=8)
-    same = S.sanity_maps(S.cascading_randomisation(trained.model, upto=0), x, target, n=8, steps=8)
+    maps = S.sanity_maps(trained.model, x, target=target, n=8, steps=8)
+    same = S.sanity_maps(S.cascading_randomisation(trained.model, upto=0), x, target=target, n=8, steps=8)
     for name in S.METHODS:
         assert torch.equal(maps[name], same[name]), name  # exact: upto=0 is a copy; the same seeded calls
         assert S.similarity(maps[name], same[name]) == ONES, name
@@ -188,7 +188,7 @@ def test_zero_layers_gives_identical_maps(trained):
 
 def test_sanity_maps_are_the_methods(trained):
     x = trained.data.test_x[1]
-    m = S.sanity_maps(trained.model, x, 4, n=6, steps=8, seed=2)
+    m = S.sanity_maps(trained.model, x, target=4, n=6, steps=8, seed=2)
     torch.testing.assert_close(m["gradient"], xaikit.gradient(trained.model, x, target=4), rtol=1e-5, atol=1e-7)
     torch.testing.assert_close(m["gradient x input"], x * m["gradient"], rtol=1e-5, atol=1e-7)
     assert torch.allclose(m["SmoothGrad"], xaikit.smoothgrad(trained.model, x, n=6, seed=2, target=4,
@@ -205,8 +205,9 @@ def test_cascade_scores(trained):
     # step k compares with the maps of cascading_randomisation(model, k): check one entry by hand
     x = images[2]
     target = int(trained.model(x[None]).argmax())
-    original = S.sanity_maps(trained.model, x, target, ["gradient"])["gradient"]
-    randomised = S.sanity_maps(S.cascading_randomisation(trained.model, 2, seed=1), x, target, ["gradient"])
+    original = S.sanity_maps(trained.model, x, target=target, methods=["gradient"])["gradient"]
+    randomised = S.sanity_maps(S.cascading_randomisation(trained.model, 2, seed=1), x, target=target,
+                               methods=["gradient"])
     s = S.similarity(original, randomised["gradient"])
     # (cascade_scores runs on one thread, this test on torch's default: the last bits of the maps may differ)
     np.testing.assert_allclose(scores.values[2, 0, 2], (s.spearman, s.spearman_abs, s.ssim), atol=1e-6)
@@ -222,7 +223,7 @@ def test_on_a_far_model(trained):
     assert randomised.head.weight.device == far.head.weight.device and randomised.head.weight.dtype == torch.float64
     torch.testing.assert_close(randomised.head.weight.cpu().float(), near.head.weight)
     x = trained.data.test_x[0]
-    maps = S.sanity_maps(randomised, x, 3, n=4, steps=4)
+    maps = S.sanity_maps(randomised, x, target=3, n=4, steps=4)
     for name, m in maps.items():
         assert m.device.type == "cpu", name
     torch.testing.assert_close(maps["gradient"].float(), xaikit.gradient(near, x, target=3), atol=1e-5, rtol=1e-4)
@@ -274,7 +275,7 @@ def test_bad_input(trained):
     with pytest.raises(ValueError, match="at least 3x3"):
         S.ssim(torch.ones(2, 2), torch.ones(2, 2))
     with pytest.raises(ValueError, match=r"methods\[0\] must be one of"):
-        S.sanity_maps(model, trained.data.test_x[0], 0, methods=["LRP"])
+        S.sanity_maps(model, trained.data.test_x[0], target=0, methods=["LRP"])
     with pytest.raises(ValueError, match="images must be a non-empty batch"):
         S.cascade_scores(model, trained.data.test_x[:0])
     with pytest.raises(ValueError, match=r"images must be a batch \(N, ...\) of inputs the model takes"):
@@ -306,7 +307,8 @@ def test_panel_follows_the_slider(panel, trained):
     assert p.error is None and p.image.value != png
     assert r2.randomised == ["head", "conv2"]
     x = trained.data.test_x[0]
-    expected = S.sanity_maps(S.cascading_randomisation(trained.model, 2, seed=0), x, r2.target, n=6, steps=8)
+    expected = S.sanity_maps(S.cascading_randomisation(trained.model, 2, seed=0), x, target=r2.target, n=6,
+                             steps=8)
     for m in S.METHODS:  # the panel shows the library's maps for the model the slider names (the panel
         # computes on one thread, so the last bits may differ)
         torch.testing.assert_close(r2.maps["randomised"][m], expected[m], rtol=1e-5, atol=1e-7)
@@ -354,8 +356,8 @@ def test_compare_models(trained):
     assert values.shape == (4, 2, 3)
     x = images[1]
     t = int(trained.model(x[None]).argmax())
-    a = S.sanity_maps(trained.model, x, t, n=4, steps=4)
-    b = S.sanity_maps(other.model, x, t, n=4, steps=4)
+    a = S.sanity_maps(trained.model, x, target=t, n=4, steps=4)
+    b = S.sanity_maps(other.model, x, target=t, n=4, steps=4)
     s = S.similarity(a["SmoothGrad"], b["SmoothGrad"])
     np.testing.assert_allclose(values[2, 1], (s.spearman, s.spearman_abs, s.ssim), atol=1e-6)
     np.testing.assert_allclose(S.compare_models(trained.model, trained.model, images, n=4, steps=4), 1.0,
@@ -373,3 +375,28 @@ def test_panel_without_a_shuffled_model_trains_one_with_the_shuffled_default_epo
     monkeypatch.setattr(S, "data_randomised_digits", lambda **kw: calls.append(kw) or trained)
     W.SanityCheckPanel(trained, n=2, steps=2)
     assert calls == [{"seed": trained.seed}]
+
+
+def test_a_method_registered_at_run_time_reaches_the_checks_and_the_panel(trained, panel):
+    """The tensor registry is read live: a method added after import is a name sanity_maps, cascade_scores
+    and the sanity panel accept, with no list to edit."""
+    from xaikit.tensor import registry
+
+    absolute = registry.TensorMethod("absolute gradient", lambda f, x, target: S.sanity_maps(
+        f, x, target=target, methods=["gradient"])["gradient"].abs())
+    registry.register(absolute)
+    try:
+        x = trained.data.test_x[0]
+        maps = S.sanity_maps(trained.model, x, target=3, methods=["gradient", "absolute gradient"])
+        assert torch.equal(maps["absolute gradient"], maps["gradient"].abs())  # exact: the same map, abs taken
+        scores = S.cascade_scores(trained.model, trained.data.test_x[:2], methods=["absolute gradient"])
+        assert scores.methods == ("absolute gradient",) and scores.values.shape[1] == 1
+        from xaikit import widgets as W
+
+        shown = W.SanityCheckPanel(trained, panel.shuffled, n=6, steps=8, methods=["gradient", "absolute gradient"])
+        assert shown.error is None and set(shown.result.maps["trained"]) == {"gradient", "absolute gradient"}
+    finally:
+        registry._REGISTRY.pop("absolute gradient")
+    with pytest.raises(ValueError, match="absolute gradient"):
+        S.sanity_maps(trained.model, x, target=3, methods=["absolute gradient"])
+    assert registry.names() == S.METHODS

@@ -17,9 +17,9 @@ from torch import nn
 import xaikit
 from tests.test_tcav import ToyViT, _colour_images
 from xaikit.attention import scratch as A
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
-from xaikit.models import cache
+from xaikit.models import cache, digits
+from xaikit.models import imageworld as iw
 from xaikit.tensor import toys
 
 
@@ -33,23 +33,26 @@ def test_identical_random_sets_are_refused_with_the_seed_fix():
     model = ToyViT().eval()
     same = [iw.random_images(10)[:, ::4, ::4] for _ in range(6)]  # the default seed: six copies of one set
     with pytest.raises(ValueError, match=r"random_sets\[0\] and random_sets\[1\] hold the same images.*seed=i"):
-        tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=same, R=5, pooling="mean")
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=same, R=5,
+                               pooling="mean")
     one = iw.random_images(10, seed=1)[:, ::4, ::4]
     with pytest.raises(ValueError, match=r"random_sets\[1\] and random_sets\[2\] hold the same images"):
-        tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, R=3, pooling="mean",
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, R=3, pooling="mean",
                                random_sets=[iw.random_images(10, seed=0)[:, ::4, ::4], *[one] * 3])
     # near-identical: 8 of 10 images in common
     a, b = iw.random_images(10, seed=2)[:, ::4, ::4], iw.random_images(10, seed=3)[:, ::4, ::4]
     mixed = np.concatenate([a[:8], b[:2]])
     with pytest.raises(ValueError, match=r"random_sets\[0\] and random_sets\[1\] hold 8 of the same 10 images"):
-        tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=[a, mixed, b], R=2, pooling="mean")
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=[a, mixed, b],
+                               R=2, pooling="mean")
     # a concept against itself as the counterpart
     with pytest.raises(ValueError, match=r"concepts\['red'\] and negative hold the same images"):
-        tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, R=2, pooling="mean",
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, R=2, pooling="mean",
                                random_sets=[a, b, one], negative=concepts["red"])
     # null sets of the rank test, all the same
     with pytest.raises(ValueError, match=r"null_sets\[0\] and null_sets\[1\] hold the same images"):
-        tcav.tcav_significance(model, {"r": a}, cls_imgs, "zebra", 1, R=2, pooling="mean", test="rank",
+        tcav.tcav_significance(model, {"r": a}, cls_imgs, target="zebra", layer=1, R=2, pooling="mean",
+                               test="rank",
                                random_sets=[_colour_images((0.1, 0.9, 0.1), 10, k) for k in range(3)],
                                null_sets=[b] * 20)
 
@@ -62,8 +65,10 @@ def test_a_baseline_cav_of_indistinguishable_sets_is_refused():
     # was: every baseline score 0.00 (a zero CAV), and any concept measured against that baseline
     with pytest.raises(ValueError, match=r"baseline CAV of random_sets\[0\] vs random_sets\[1\] is zero.*layer 1 "
                                          r"\(cls pooling\)"):
-        tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=2, pooling="cls")
-    res = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=2, pooling="mean")
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms, R=2,
+                               pooling="cls")
+    res = tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms,
+                                 R=2, pooling="mean")
     assert res.random_cav_accuracies.shape == (2,)
 
 
@@ -71,13 +76,13 @@ def test_a_baseline_cav_of_indistinguishable_sets_is_refused():
 @pytest.fixture
 def digits_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
     yield tmp_path / "toys"
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
 
 
 def _reload():
-    toys._MEMORY.clear()
+    digits._MEMORY.clear()
     return toys.digits_classifier(seed=1, epochs=1, progress=False)
 
 
@@ -111,7 +116,7 @@ def test_a_damaged_digits_cnn_is_trained_again(digits_cache, capsys):
 
 def test_digits_classifier_leaves_the_global_rng_alone(digits_cache):
     for disk_cache in (False, True, True):  # trained, trained and saved, read back
-        toys._MEMORY.clear()
+        digits._MEMORY.clear()
         state = torch.get_rng_state()
         toys.digits_classifier(seed=1, epochs=1, progress=False, disk_cache=disk_cache)
         assert torch.equal(state, torch.get_rng_state())  # exact: no draw from the global generator
@@ -354,13 +359,14 @@ def test_tcav_notices_weights_edited_in_place():
     model = _SignedViT().eval()
     red, blue = _colour_images((0.8, 0.4, 0.2), 20, 0), _colour_images((0.2, 0.4, 0.8), 20, 1)
     cls_imgs = _colour_images((0.5, 0.5, 0.5), 10, 2)
-    before = tcav.tcav(model, red, blue, cls_imgs, "zebra", 1, pooling="mean").score
+    before = tcav.tcav(model, red, blue, cls_imgs, target="zebra", layer=1, pooling="mean").score
     with torch.no_grad():
         model.sign.mul_(-1)  # the model now says the opposite
-    after = tcav.tcav(model, red, blue, cls_imgs, "zebra", 1, pooling="mean").score
+    after = tcav.tcav(model, red, blue, cls_imgs, target="zebra", layer=1, pooling="mean").score
     assert before == pytest.approx(1.0) and after == pytest.approx(0.0)  # it served 1.0 again from the cache
     model.sign.data = torch.ones(1)  # a new tensor, version 0 again: still noticed
-    assert tcav.tcav(model, red, blue, cls_imgs, "zebra", 1, pooling="mean").score == pytest.approx(1.0)
+    assert tcav.tcav(model, red, blue, cls_imgs, target="zebra", layer=1,
+                     pooling="mean").score == pytest.approx(1.0)
 
 
 def test_a_re_saved_tokenizer_is_not_served_from_the_loader_cache(tmp_path):
@@ -380,12 +386,12 @@ def test_a_re_saved_tokenizer_is_not_served_from_the_loader_cache(tmp_path):
 
 
 def test_the_rank_tests_null_sets_on_disk_are_the_drawn_ones_and_a_damaged_file_is_drawn_again(tmp_path, monkeypatch):
-    from xaikit.concepts import significance
+    from xaikit.concepts import nullsets
 
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
-    drawn = significance._draw_null_sets(4, 0, 3)
-    first = significance.null_sets_on_disk(4, 0, 3, progress=False)
-    again = significance.null_sets_on_disk(4, 0, 3, progress=False)  # read back
+    drawn = nullsets._draw_null_sets(4, 0, 3)
+    first = nullsets.null_sets_on_disk(4, 0, 3, progress=False)
+    again = nullsets.null_sets_on_disk(4, 0, 3, progress=False)  # read back
     for a, b, c in zip(drawn, first, again, strict=True):
         assert np.array_equal(a, b) and np.array_equal(a, c)  # exact: uint8 images, saved and loaded
     (file,) = (tmp_path / "imageworld").glob("*/null-sets.npy")
@@ -393,5 +399,5 @@ def test_the_rank_tests_null_sets_on_disk_are_the_drawn_ones_and_a_damaged_file_
     raw[-5] ^= 0xFF
     file.write_bytes(bytes(raw))
     cache._verified.clear()  # checksums are remembered per process
-    repaired = significance.null_sets_on_disk(4, 0, 3, progress=False)
+    repaired = nullsets.null_sets_on_disk(4, 0, 3, progress=False)
     assert all(np.array_equal(a, b) for a, b in zip(drawn, repaired, strict=True))  # exact: drawn again

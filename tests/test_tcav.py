@@ -15,8 +15,8 @@ from torch import nn
 from xaikit.concepts import activations as activations_module
 from xaikit.concepts import cav as cav_module
 from xaikit.concepts import images as images_module
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts import tcav
+from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
 
 
@@ -65,14 +65,15 @@ def test_tcav_is_one_along_and_zero_against_the_logit_direction():
     cls_imgs = _colour_images((0.5, 0.5, 0.5), 20, 2)
     for layer in (0, 1):
         for pooling in ("mean", "flatten"):
-            along = tcav.tcav(model, red, blue, cls_imgs, "zebra", layer, pooling)
-            against = tcav.tcav(model, blue, red, cls_imgs, "zebra", layer, pooling)
+            along = tcav.tcav(model, red, blue, cls_imgs, target="zebra", layer=layer, pooling=pooling)
+            against = tcav.tcav(model, blue, red, cls_imgs, target="zebra", layer=layer, pooling=pooling)
             # exact: all or none of the derivatives are positive: n / n and 0 / n, sum S / sum |S| of the same S
             assert along.score == 1.0 and along.magnitude == 1.0
             assert against.score == 0.0 and against.magnitude == 0.0
             assert along.cav.accuracy == 1.0
     # the derivative is exactly the analytic one: grad of mean(r - b) at a mean-pooled token is (1, 0, -1)
-    s = tcav.directional_derivatives(model, cls_imgs, 1, np.array([1.0, 0.0, -1.0]), "zebra", "mean")
+    s = tcav.directional_derivatives(model, cls_imgs, 1, np.array([1.0, 0.0, -1.0]), target="zebra",
+                                     pooling="mean")
     np.testing.assert_allclose(s, np.full(20, 2.0), rtol=1e-5)
 
 
@@ -83,8 +84,8 @@ def test_magnitude_score_is_captums_formula_and_flips_exactly():
     stripes = iw.concept_images("striped", 12, seed=0)[:, ::2, ::2]
     dots = iw.concept_images("dotted", 12, seed=0)[:, ::2, ::2]
     zebras = iw.class_images("zebra", 10, "main", seed=0)[:, ::2, ::2]
-    one = tcav.tcav(model, stripes, dots, zebras, 0, 1, "flatten")
-    other = tcav.tcav(model, dots, stripes, zebras, 0, 1, "flatten")
+    one = tcav.tcav(model, stripes, dots, zebras, target=0, layer=1, pooling="flatten")
+    other = tcav.tcav(model, dots, stripes, zebras, target=0, layer=1, pooling="flatten")
     s = one.derivatives
     assert one.magnitude == pytest.approx(s[s > 0].sum() / np.abs(s).sum(), abs=1e-12)
     np.testing.assert_allclose(other.derivatives, -s, rtol=1e-5, atol=1e-7)
@@ -98,7 +99,7 @@ def test_directional_derivative_matches_finite_difference():
     rng = np.random.default_rng(0)
     v = rng.normal(size=32).astype(np.float32)
     v /= np.linalg.norm(v)
-    s = tcav.directional_derivatives(model, imgs, 0, v, "horse", "mean")
+    s = tcav.directional_derivatives(model, imgs, 0, v, target="horse", pooling="mean")
     x = tcav.pixel_values(model, imgs)
     from xaikit.models.arch import encoder_layers
 
@@ -201,7 +202,8 @@ def _small_run(model, seed=0, R=3):
                 "dotted": iw.concept_images("dotted", 8)[:, ::2, ::2]}
     randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(R + 1)]
     cls_imgs = iw.make_dataset(10, seed=4)[0][:, ::2, ::2]
-    return tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=R,
+    return tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms,
+                                  R=R,
                                   pooling="mean", seed=seed)
 
 
@@ -228,7 +230,8 @@ def test_layer_switch_uses_the_cache(monkeypatch):
     concepts = {"striped": iw.concept_images("striped", 8)[:, ::2, ::2],
                 "dotted": iw.concept_images("dotted", 8)[:, ::2, ::2]}
     randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
-    tcav.tcav_significance(model, concepts, iw.make_dataset(10, seed=4)[0][:, ::2, ::2], "zebra", 0,
+    tcav.tcav_significance(model, concepts, iw.make_dataset(10, seed=4)[0][:, ::2, ::2], target="zebra",
+                           layer=0,
                            random_sets=randoms, R=3, pooling="mean")
     assert calls == []  # every layer was computed in the first pass
 
@@ -289,33 +292,40 @@ def test_significance_rank_test_ranks_each_concept_among_the_random_concepts():
     cls_imgs = iw.make_dataset(10, seed=4)[0][:, ::2, ::2]
     # 19 random concepts can give p = 1/20 at best, 2/20 after Bonferroni: a warning says it can never reject
     with pytest.warns(UserWarning, match="can never reach a corrected p below alpha=0.05.*n_null >= 40"):
-        r = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean",
+        r = tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms,
+                                   R=3, pooling="mean",
                                    test="rank", null_sets=nulls)
     assert r.test == "rank" and r.null_means.shape == (19,)
     assert 0 <= r.null_false_alarms() <= 1 and r.nominal_false_alarms() == pytest.approx(0.025)
     # a random set of another size could not have been the concept set: the test would not be exact
     with pytest.raises(ValueError, match="null_sets must hold sets of 8 images"):
-        tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean",
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms, R=3,
+                               pooling="mean",
                                test="rank", null_sets=[n[:5] for n in nulls])
     with pytest.raises(ValueError, match="concept sets differ in size"):
-        tcav.tcav_significance(model, {"a": concepts["striped"], "b": concepts["striped"][:6]}, cls_imgs, "zebra",
-                               1, random_sets=randoms, R=3, test="rank", n_null=100)
-    t_only = tcav.tcav_significance(model, concepts, cls_imgs, "zebra", 1, random_sets=randoms, R=3, pooling="mean")
+        tcav.tcav_significance(model, {"a": concepts["striped"], "b": concepts["striped"][:6]}, cls_imgs,
+                               target="zebra",
+                               layer=1, random_sets=randoms, R=3, test="rank", n_null=100)
+    t_only = tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms,
+                                    R=3, pooling="mean")
     for name, c in r.concepts.items():
         # the same runs as the t-test's; only the p-value differs: the rank among the 19 random concepts
         np.testing.assert_array_equal(c.scores, t_only[name].scores)  # exact: the same seeded runs
         assert c.p_value == tcav.rank_p(c.mean, r.null_means)  # exact: the same function on the same numbers
         assert c.p_corrected == pytest.approx(min(1.0, 2 * c.p_value)) and c.p_value >= 1 / 20
     # each random concept's mean is the mean over R runs of exactly the concept's procedure
-    again = tcav.tcav_significance(model, {"null 0": nulls[0]}, cls_imgs, "zebra", 1, random_sets=randoms, R=3,
+    again = tcav.tcav_significance(model, {"null 0": nulls[0]}, cls_imgs, target="zebra", layer=1,
+                                   random_sets=randoms, R=3,
                                    pooling="mean")
     assert r.null_means[0] == pytest.approx(again["null 0"].mean)
     assert "rank among 19 random concepts" in r.summary()
     red = iw.concept_images("striped", 8)[:, ::2, ::2]
     with pytest.raises(ValueError, match="test must be one of"):
-        tcav.tcav_significance(model, {"red": red}, cls_imgs, "zebra", 1, random_sets=randoms, R=3, test="z")
+        tcav.tcav_significance(model, {"red": red}, cls_imgs, target="zebra", layer=1, random_sets=randoms,
+                               R=3, test="z")
     with pytest.raises(ValueError, match="n_null must be an int >= 1"):
-        tcav.tcav_significance(model, {"red": red}, cls_imgs, "zebra", 1, random_sets=randoms, R=3, test="rank",
+        tcav.tcav_significance(model, {"red": red}, cls_imgs, target="zebra", layer=1, random_sets=randoms,
+                               R=3, test="rank",
                                n_null=0)
 
 
@@ -349,8 +359,8 @@ def test_rank_test_random_concepts_score_as_train_cav_would(classifier, fixed_ne
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # 3 random concepts can never reject
         r = tcav.tcav_significance(model, {"striped": iw.concept_images("striped", 8)[:, ::2, ::2]}, cls_imgs,
-                                   "zebra", 1, random_sets=randoms, R=3, pooling="mean", test="rank",
-                                   null_sets=nulls, classifier=classifier, negative=negative, seed=2)
+                                   target="zebra", layer=1, random_sets=randoms, R=3, pooling="mean",
+                                   test="rank", null_sets=nulls, classifier=classifier, negative=negative, seed=2)
     from xaikit.concepts.activations import _cached
     from xaikit.concepts.images import resolve_class
 
@@ -375,13 +385,13 @@ def test_bad_inputs_raise_clear_errors():
     imgs = iw.concept_images("striped", 4)[:, ::2, ::2]
     cls_imgs = iw.make_dataset(4)[0][:, ::2, ::2]
     with pytest.raises(ValueError, match="at least 2"):
-        tcav.tcav(model, imgs[:1], imgs, cls_imgs, "zebra", 0)
+        tcav.tcav(model, imgs[:1], imgs, cls_imgs, target="zebra", layer=0)
     with pytest.raises(ValueError, match="layer must be an int <= 1"):
-        tcav.tcav(model, imgs, imgs, cls_imgs, "zebra", 5)
+        tcav.tcav(model, imgs, imgs, cls_imgs, target="zebra", layer=5)
     with pytest.raises(ValueError, match="Close matches: 'zebra'"):
-        tcav.tcav(model, imgs, imgs, cls_imgs, "zebr", 0)
+        tcav.tcav(model, imgs, imgs, cls_imgs, target="zebr", layer=0)
     with pytest.raises(ValueError, match="R must be an int >= 2"):
-        tcav.tcav_significance(model, {"s": imgs}, cls_imgs, "zebra", 0, R=1)
+        tcav.tcav_significance(model, {"s": imgs}, cls_imgs, target="zebra", layer=0, R=1)
     with pytest.raises(TypeError, match="dtype int16"):
         tcav.activations(model, imgs.astype(np.int16), 0)
     with pytest.raises(ValueError, match="outside"):
@@ -391,7 +401,7 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="pooling must be one of"):
         tcav.activations(model, imgs, 0, pooling="max")
     with pytest.raises(ValueError, match="classifier must be one of"):
-        tcav.tcav(model, imgs, imgs, cls_imgs, "zebra", 0, classifier="svm")
+        tcav.tcav(model, imgs, imgs, cls_imgs, target="zebra", layer=0, classifier="svm")
 
 
 def test_grayscale_and_rgba_are_converted_with_a_note():
@@ -428,12 +438,12 @@ def embedded():
 def test_embedded_vits_keep_the_claims_that_hold_for_every_training_seed(embedded, seed):
     """Notebook 05's claims on the models that `prepare` built on *this* machine, with image sets drawn
     fresh from ``seed``. Only the claims that held for every training seed of the recipe in
-    ``benchmarks/tcav_robustness.py`` are asserted (``vitworld.ASSERTED_CLAIMS``, by the bounds of the claims
+    ``benchmarks/tcav_robustness.py`` are asserted (``tcav_claims.ASSERTED_CLAIMS``, by the bounds of the claims
     ledger, ``xaikit/claims/nb05.py``); no number here comes from one training run."""
-    from xaikit.models import vitworld
+    from xaikit.concepts import claims as tcav_claims
 
-    r = vitworld.lecture_claims(embedded("main"), embedded("control"), seed=seed)
-    failed = [name for name in vitworld.ASSERTED_CLAIMS if not r["checks"][name]]
+    r = tcav_claims.lecture_claims(embedded("main"), embedded("control"), seed=seed)
+    failed = [name for name in tcav_claims.ASSERTED_CLAIMS if not r["checks"][name]]
     assert not failed, (failed, r["values"], r["p_main"], r["p_control"])
     assert r["mean_main"]["striped"] > r["random_main"]  # significant *above* random, not below
 
@@ -442,12 +452,14 @@ def test_claim_names_are_the_checks_lecture_claims_reports():
     """Every check of ``lecture_claims`` takes its bound from one entry of notebook 05's claims ledger, and
     asserts exactly the entries that are not ``shown``: the bounds live in one place."""
     from xaikit.claims import LEDGER
+    from xaikit.concepts import claims as tcav_claims
     from xaikit.models import vitworld
 
-    assert set(vitworld.ASSERTED_CLAIMS) <= set(vitworld.CLAIMS) == set(vitworld.CLAIM_IDS)
-    assert all(LEDGER[i].notebook == "05" for i in vitworld.CLAIM_IDS.values())
-    assert [f"{a} vs {b}" for a, b in vitworld.CLAIM_PAIRS] == list(vitworld.CLAIMS[:4])
-    assert set(vitworld.ASSERTED_CLAIMS) == {n for n in vitworld.CLAIMS if LEDGER[vitworld.CLAIM_IDS[n]].kind != "shown"}
+    assert set(tcav_claims.ASSERTED_CLAIMS) <= set(tcav_claims.CLAIMS) == set(tcav_claims.CLAIM_IDS)
+    assert all(LEDGER[i].notebook == "05" for i in tcav_claims.CLAIM_IDS.values())
+    assert [f"{a} vs {b}" for a, b in tcav_claims.CLAIM_PAIRS] == list(tcav_claims.CLAIMS[:4])
+    assert set(tcav_claims.ASSERTED_CLAIMS) == {n for n in tcav_claims.CLAIMS
+                                                if LEDGER[tcav_claims.CLAIM_IDS[n]].kind != "shown"}
     assert not hasattr(vitworld, "CLAIM_BOUNDS")  # the ledger holds the bounds
 
 
@@ -496,11 +508,11 @@ def test_panels_drive_and_show_errors():
     assert sweep.error is None and sweep.result.mean.shape == (3, 2)
 
     gallery = ConceptGalleryPanel(concepts, n_show=4)
-    assert gallery.set(concept="random")["images"].shape == (4, 64, 64, 3)
+    assert gallery.set(concept="random").images.shape == (4, 64, 64, 3)
 
     grid = PatchGridPanel(iw.make_dataset(3)[0], patch_size=8)
-    assert grid.result["n_tokens"] == 65 and grid.result["patches"].shape == (64, 8, 8, 3)
-    np.testing.assert_array_equal(grid.result["patches"][9], grid.result["image"][8:16, 8:16])  # exact: uint8 pixels, copied
+    assert grid.result.n_tokens == 65 and grid.result.patches.shape == (64, 8, 8, 3)
+    np.testing.assert_array_equal(grid.result.patches[9], grid.result.image[8:16, 8:16])  # exact: uint8 pixels, copied
 
 
 def test_patch_grid_rejects_a_bad_patch_size():
@@ -535,7 +547,7 @@ def test_meaningless_sets_are_flagged_and_rejected():
     same = iw.concept_images("striped", 12)[:, ::2, ::2]
     zebras = iw.class_images("zebra", 6)[:, ::2, ::2]
     with pytest.warns(UserWarning, match="near chance"):
-        res = tcav.tcav(model, same, same, zebras, "zebra", 0, "mean")
+        res = tcav.tcav(model, same, same, zebras, target="zebra", layer=0, pooling="mean")
     assert res.cav.near_chance
     one_image = iw.concept_images("striped", 1)[0]  # (64, 64, 3): not 64 grayscale images
     with pytest.raises(ValueError, match="looks like one image"):
@@ -564,3 +576,33 @@ def test_tcav_panel_names_a_class_without_images():
     with pytest.raises(ValueError, match="'horse' has no images"):
         TCAVPanel(model, concept_sets=concepts, class_images={"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]},
                   target="horse")
+
+
+def test_one_tcav_call_checks_the_layer_and_the_class_once(monkeypatch):
+    """The entry points check their arguments once and hand them to the trusting private functions
+    (``activations`` checks, ``_activations`` trusts)."""
+    from xaikit.models import arch
+
+    calls = {"layer": 0, "class": 0}
+    check_layer, resolve_class = arch.check_layer, tcav.resolve_class
+
+    def counted_layer(*args, **kwargs):
+        calls["layer"] += 1
+        return check_layer(*args, **kwargs)
+
+    def counted_class(*args, **kwargs):
+        calls["class"] += 1
+        return resolve_class(*args, **kwargs)
+
+    monkeypatch.setattr(arch, "check_layer", counted_layer)
+    monkeypatch.setattr(tcav, "resolve_class", counted_class)
+    model = ToyViT().eval()
+    red, blue = _colour_images((0.8, 0.2, 0.2), 12, 0), _colour_images((0.2, 0.2, 0.8), 12, 1)
+    tcav.tcav(model, red, blue, _colour_images((0.5, 0.5, 0.5), 10, 2), target="zebra", layer=1,
+              pooling="flatten")
+    assert calls == {"layer": 1, "class": 1}
+    calls.update(layer=0, **{"class": 0})
+    tcav.pair_scores(model, {"red": red, "blue": blue}, _colour_images((0.5, 0.5, 0.5), 10, 2),
+                     target="zebra", layer=1,
+                     pairs=[("red", "blue"), ("blue", "red")])
+    assert calls == {"layer": 1, "class": 1}

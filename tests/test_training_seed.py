@@ -70,8 +70,8 @@ def test_digits_cnn_follows_the_seed(cache, monkeypatch):
 
 def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
     """prepare's wiring, with the trainers replaced by stand-ins that record what they were asked for."""
-    from xaikit.models import build, sentiment, vitworld
-    from xaikit.tensor import toys
+    from xaikit import prepare as build
+    from xaikit.models import digits, sentiment, vitworld
     from xaikit.text import diagnostics
 
     asked = []
@@ -84,15 +84,15 @@ def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
         asked.append((world, seed))
         return vitworld.model_folder(world, seed)
 
-    real_digits = toys.digits_classifier
+    real_digits = digits.digits_classifier
     monkeypatch.setattr(sentiment, "ensure_embedded_sentiment", fake_sentiment)
-    from xaikit.concepts import significance
+    from xaikit.concepts import nullsets
 
-    monkeypatch.setattr(significance, "warm_null_sets", lambda progress=True: Path("."))
+    monkeypatch.setattr(nullsets, "warm_null_sets", lambda progress=True: Path("."))
     monkeypatch.setattr(diagnostics, "warm_notebook_cache",
                         lambda progress, seed=None: asked.append(("attention", seed)) or Path("."))
     monkeypatch.setattr(vitworld, "ensure_embedded_vit", fake_vit)
-    monkeypatch.setattr(toys, "digits_classifier", lambda **kw: (asked.append(("digits", kw["seed"]))
+    monkeypatch.setattr(digits, "digits_classifier", lambda **kw: (asked.append(("digits", kw["seed"]))
                                                                or real_digits(**{**kw, "epochs": 1})))
     folders = build.prepare(seed=5, parallel=False, progress=False)
     assert sorted(asked) == sorted([("sentiment", 5), ("attention", 5), ("main", 5), ("control", 5), ("digits", 5),

@@ -52,7 +52,7 @@ def test_set_gives_the_baseline_its_parameter_whatever_the_previous_baseline():
 # -- 11: set() checks every value before it applies any --------------------------------------------------------
 @pytest.fixture(scope="module")
 def tcav_panel():
-    from xaikit.concepts import imageworld as iw
+    from xaikit.models import imageworld as iw
     from xaikit.models.tiny import tiny_vit
     from xaikit.widgets import TCAVPanel
 
@@ -90,7 +90,7 @@ def test_a_failing_computation_is_still_shown_in_the_panel(tcav_panel):
 
 
 def test_the_tcav_panels_refuse_unknown_concepts():
-    from xaikit.concepts import imageworld as iw
+    from xaikit.models import imageworld as iw
     from xaikit.models.tiny import tiny_vit
     from xaikit.widgets import LayerSweepPanel, TCAVPanel
 
@@ -130,7 +130,7 @@ def test_a_str_where_a_list_of_names_belongs(bert, tok):
     with pytest.raises(ValueError, match=r"extra_views must be a list.*Did you mean \['rollout'\]\?"):
         run_lab(bert, tok, ["i like the movie"], extra_views="rollout", progress=False)
     with pytest.raises(ValueError, match=r"methods must be a list.*Did you mean \['gradient'\]\?"):
-        sanity_maps(nn.Linear(4, 2), torch.ones(4), 0, methods="gradient")  # was "got 'g'"
+        sanity_maps(nn.Linear(4, 2), torch.ones(4), target=0, methods="gradient")  # was "got 'g'"
     with pytest.raises(ValueError, match=r"rules must be a list.*Did you mean \['gausslegendre'\]\?"):
         gap_curves(lambda b: b.sum(1), [1.0, 2.0], rules="gausslegendre")
     with pytest.raises(ValueError, match=r"methods\[1\] must be one of"):
@@ -171,9 +171,11 @@ def test_seeds_of_the_wrong_type_or_range_are_named():
     model = ToyViT().eval()
     red, grey = _colour_images((0.8, 0.4, 0.2), 12, 0), _colour_images((0.5, 0.5, 0.5), 10, 2)
     with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*32 - 1.*got -1"):
-        tcav.tcav(model, red, grey, grey, "zebra", 1, pooling="mean", seed=-1)  # was "expected non-negative integer"
+        tcav.tcav(model, red, grey, grey, target="zebra", layer=1, pooling="mean",
+                  seed=-1)  # was "expected non-negative integer"
     with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*32 - 3"):
-        tcav.tcav_significance(model, {"red": red}, grey, "zebra", 1, R=3, pooling="mean", seed=2 ** 32 - 1)
+        tcav.tcav_significance(model, {"red": red}, grey, target="zebra", layer=1, R=3, pooling="mean",
+                               seed=2 ** 32 - 1)
     assert xaikit.smoothgrad(f, torch.tensor([1.0, 2.0]), seed=np.int64(3)).shape == (2,)  # NumPy ints still work
 
 
@@ -184,7 +186,8 @@ def test_an_empty_list_of_null_sets_is_named():
     red, grey = _colour_images((0.8, 0.4, 0.2), 10, 0), _colour_images((0.5, 0.5, 0.5), 10, 2)
     randoms = [_colour_images((0.1, 0.9, 0.1), 10, k) for k in range(3)]
     with pytest.raises(ValueError, match=r"null_sets is empty.*leave null_sets=None"):
-        tcav.tcav_significance(model, {"red": red}, grey, "zebra", 1, R=2, pooling="mean", test="rank",
+        tcav.tcav_significance(model, {"red": red}, grey, target="zebra", layer=1, R=2, pooling="mean",
+                               test="rank",
                                random_sets=randoms, null_sets=[])  # was an IndexError
 
 
@@ -282,6 +285,7 @@ def test_one_pair_where_a_list_of_pairs_belongs_is_named():
     from xaikit.concepts.tcav import pair_scores
 
     with pytest.raises(ValueError, match=r"got one pair \('striped', 'dotted'\); pass pairs=\[\('striped', 'dotted'\)\]"):
-        pair_scores(None, {"striped": None, "dotted": None}, None, 0, 0, pairs=("striped", "dotted"))
+        pair_scores(None, {"striped": None, "dotted": None}, None, target=0, layer=0, pairs=("striped",
+                                                                                             "dotted"))
     with pytest.raises(ValueError, match=r"pairs must be a list of \(concept, counterpart\) pairs"):
-        pair_scores(None, {"striped": None}, None, 0, 0, pairs="striped")
+        pair_scores(None, {"striped": None}, None, target=0, layer=0, pairs="striped")

@@ -1,7 +1,7 @@
 """Command line: ``xaikit prepare | notebooks copy|build|check|run | homework build|nbgrader`` (also
 ``python -m xaikit ...``).
 
-* ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.models.build`),
+* ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.prepare`),
   with training seed N (recorded as the cache's training seed; default the recorded one, 0 on a new cache).
 * ``notebooks copy [DIR] [NN ...]`` copies the lecture notebooks into DIR (default: ``my-notebooks/`` of the
   checkout, or of the current folder) as the student's own ``.ipynb`` files, never over one its owner
@@ -159,7 +159,7 @@ def _main(words: list[str]) -> int:
     args = _parse(words)
     parser = args.parser
     if args.command == "prepare":
-        from xaikit.models.build import prepare
+        from xaikit.prepare import prepare
 
         if args.seed is not None and args.seed < 0:
             parser.error(f"--seed must be a non-negative integer, got {args.seed}")

@@ -137,7 +137,7 @@ def computing_in_float32(model):
     """Run the block with a float16/bfloat16 model's weights in float32, then put them back exactly.
 
     Gradients in reduced precision underflow and round: on a float16 model, Grad-SAM's small scores come out
-    0 and text IG is 17% off with an 18% completeness gap (issue 14). Every float16/bfloat16 parameter and
+    0 and text IG is 17% off with an 18% completeness gap. Every float16/bfloat16 parameter and
     buffer is widened to float32 for the block (the same ``Parameter`` objects, so optimizers and hooks keep
     working) and narrowed back afterwards, also on an exception; float32 holds every float16 and bfloat16
     value exactly, so the round trip leaves the weights bit for bit as they were. The block needs the
@@ -255,7 +255,7 @@ def _call_hint(f, x: torch.Tensor, err: BaseException) -> str:
 
 
 def _check_not_batched(f, x: torch.Tensor, out: torch.Tensor) -> None:
-    """Raise when ``x`` still carries a batch dimension of one (issue 14).
+    """Raise when ``x`` still carries a batch dimension of one.
 
     ``x`` of shape ``(1, *s)`` looks batched when ``f`` evaluated on ``x`` itself, read as a batch of one
     input of shape ``s``, gives a well-formed output of a different shape than on ``x[None]``, where the
@@ -279,7 +279,7 @@ def _check_not_batched(f, x: torch.Tensor, out: torch.Tensor) -> None:
 
 
 def _check_not_a_batch_of_many(f, x: torch.Tensor, out: torch.Tensor, method: str) -> None:
-    """Raise when ``x`` is a batch of N > 1 inputs rather than one input (issue 26, item 9).
+    """Raise when ``x`` is a batch of N > 1 inputs rather than one input.
 
     ``xaikit.gradient(lambda b: (b ** 2).sum(1), X)`` with ``X`` of shape ``(3, 2)`` read ``X`` as one input:
     ``f`` on ``X[None]`` sums over the 3 rows and returns ``(1, 2)``, whose columns became "classes". ``x`` is

@@ -54,7 +54,7 @@ def check_choice(value, name: str, choices: Sequence[str]) -> str:
 
         by_text = {str(c): c for c in choices}
         close = [by_text[c] for c in difflib.get_close_matches(str(value), list(by_text), n=3)]
-        # '2' for the int 2: name the types, or the suggestion would read like the value refused (issue 26)
+        # '2' for the int 2: name the types, or the suggestion would read like the value refused
         typed = any(type(c) is not type(value) for c in close)
         shown = [f"{c!r} ({type(c).__name__})" if typed else repr(c) for c in close]
         also = f" Did you mean {' or '.join(shown)}?" if close else ""
@@ -116,7 +116,7 @@ def check_text(text, name: str = "text") -> str:
     import unicodedata
 
     # control (Cc), format (Cf: zero-width space, joiners, BOM), unassigned or private characters show nothing:
-    # a tokenizer drops them and the explanation would be of an empty sentence (issue 26 item 13)
+    # a tokenizer drops them and the explanation would be of an empty sentence
     if all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Cn", "Co", "Cs") for c in text):
         shown = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(text) if not c.isspace())
         raise ValueError(f"{name} is empty: it holds only invisible characters ({shown}), which the tokenizer "

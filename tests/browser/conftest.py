@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from .lab_driver import CHROMIUM, LabServer, launch_chromium
+from scripts._browser import CHROMIUM, launch_chromium
+
+from .lab_driver import LabServer
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = Path(os.environ.get("XAIKIT_SCREENSHOTS", ROOT / "artifacts" / "screenshots"))

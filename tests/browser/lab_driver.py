@@ -5,8 +5,8 @@ Used by ``tests/browser/`` (pytest marker ``browser``). What it does, the way a 
 1. :class:`LabServer` serves a *copy* of the notebooks from a temporary folder with a temporary,
    token-less configuration (autosave off, no news, no update check, no extension manager), so nothing in
    the working tree is ever written and no user setting leaks in.
-2. :func:`launch_chromium` starts Debian's ``/usr/bin/chromium`` through Playwright (Playwright's own
-   browser download is not used) with no background networking and a fresh profile.
+2. ``scripts/_browser.py`` (shared with ``scripts/screenshot_html.py``) starts Debian's
+   ``/usr/bin/chromium`` through Playwright with no background networking and a fresh profile.
 3. :func:`run_all` opens a notebook, runs every cell from the Run menu's command and waits for the
    kernel; :func:`panels_in_page` finds each ``.xk-panel``; :func:`poke_panel` changes one of its
    controls as a person would (types a new value into a slider's readout and presses Enter, picks another
@@ -29,13 +29,6 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-
-CHROMIUM = os.environ.get("XAIKIT_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
-    "--disable-dev-shm-usage", "--metrics-recording-only", "--password-store=basic",
-]
 
 # JupyterLab user settings for the test server: cells stay in the DOM (no windowing), nothing is saved,
 # nothing is fetched from the network.
@@ -158,32 +151,6 @@ class LabServer:
                 self.proc.kill()
                 self.proc.wait(timeout=5)
         shutil.rmtree(self.tmp, ignore_errors=True)
-
-
-def launch_chromium(playwright, user_data_dir: Path):
-    """A headless persistent Chromium context on a fresh profile (Debian's build, not Playwright's)."""
-    if not Path(CHROMIUM).exists():
-        raise FileNotFoundError(f"{CHROMIUM} is missing: run `bash scripts/system_deps.sh` (apt-get install "
-                                "chromium) or point XAIKIT_CHROMIUM at a Chromium executable")
-    return playwright.chromium.launch_persistent_context(
-        str(user_data_dir), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-        viewport={"width": 1280, "height": 900}, service_workers="block")
-
-
-def offline(page) -> list[str]:
-    """Cut ``page`` off the network: every request that is not for a local file is aborted. Returns the list
-    the aborted URLs are appended to, for a check that nothing was fetched from outside."""
-    remote: list[str] = []
-
-    def only_local(route):
-        if route.request.url.startswith("file://"):
-            route.continue_()
-        else:
-            remote.append(route.request.url)
-            route.abort()
-
-    page.route("**/*", only_local)
-    return remote
 
 
 # --- notebook level -------------------------------------------------------------------------------------

@@ -11,9 +11,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from scripts._browser import offline
 from xaikit.course.notebooks import export_html
-
-from .lab_driver import offline
 
 pytestmark = pytest.mark.browser
 

@@ -1,7 +1,7 @@
-"""Notebook 05 (TCAV on a Vision Transformer): its claims about numbers, one entry each (issue 25).
+"""Notebook 05 (TCAV on a Vision Transformer): its claims about numbers, one entry each.
 
 The entries of the lecture's four pairs and of the significance claims are also the checks of
-:func:`xaikit.models.vitworld.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
+:func:`xaikit.concepts.claims.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
 ``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws: one number, here;
 a ``shown`` entry is reported there without being asserted.
 Empirical bounds are the ones the notebook asserted before the ledger existed (none loosened); the ranges in
@@ -34,7 +34,7 @@ CLAIMS = [
           "sets (cosine)?", "shown",
           why="0.39-0.78 over the 7 builds: in 6240 dimensions from 75 training images the regulariser picks "
               "the direction; there is no bound to assert, the spread is the point"),
-    # -- 4. the ground truth by intervention (issue 27): repaint the zebras, add or take away the foam --
+    # -- 4. the ground truth by intervention: repaint the zebras, add or take away the foam --
     Claim("05.4-iv-striped-main", "Painted striped, a zebra's logit on the main model lies at least 1 above the "
           "average of the six body textures (stripes are used).", "empirical", lower=1.0,
           why="the intervention is the ground truth; 1 logit is a clear use, a third of the smallest effect seen "
@@ -55,7 +55,7 @@ CLAIMS = [
     Claim("05.4-iv-foam-control", "What does a puddle of foam do to the control model's zebra logit?", "shown",
           why="-0.04 to -0.19 over the 7 builds: foam lies beside every control class equally often; a small "
               "effect with a sign we did not build in, so printed"),
-    # -- 4. the lecture's four pairs for zebra (also vitworld.lecture_claims' bounds) --
+    # -- 4. the lecture's four pairs for zebra (also concepts.claims.lecture_claims' bounds) --
     Claim("05.4-striped-vs-dotted", "Is TCAV(striped vs dotted, zebra) high, as in the lecture?", "shown",
           lecture="~0.95",
           why="was asserted >= 0.8 (the lecture's 'high'); the claims matrix gave 0.56-0.96 over seeds 0-4: "

@@ -27,6 +27,7 @@ import weakref
 
 import numpy as np
 import torch
+from torch import nn
 
 from xaikit._fn import ensure_eval
 from xaikit._validate import check_choice, check_int
@@ -55,7 +56,8 @@ def clear_cache(model=None) -> None:
 def _store(model) -> dict:
     """The model's cache of activations, gradients and CAVs, emptied when its weights changed since it was
     filled: an in-place edit (``p.mul_(-1)``, training, ``load_state_dict``) bumps a parameter's version
-    counter, and ``p.data = ...`` moves its storage (issue 26: a flipped classifier served the old scores)."""
+    counter, and ``p.data = ...`` moves its storage (a classifier flipped in place must not be served the
+    old scores)."""
     weights = tuple((p.data_ptr(), p._version) for p in model.parameters())
     entry = _CACHE.get(model)
     if entry is None or entry[0] != weights:
@@ -105,6 +107,7 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
     gradients per layer, each (N, D). ``stop=True`` (activations only): the forward pass ends at the last
     of ``layers``; the blocks above it and the head are not run (the activations are the same)."""
     from xaikit.models.arch import encoder_layers
+    from xaikit.models.hooks import forward_hooks
 
     blocks = encoder_layers(model)
     outs: dict[int, torch.Tensor] = {}
@@ -118,10 +121,9 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
                 raise _Stop
         return fn
 
-    handles = [blocks[i].register_forward_hook(hook(i)) for i in layers]
     device = next(model.parameters()).device
     pieces: dict[int, list[torch.Tensor]] = {i: [] for i in layers}
-    try:
+    with forward_hooks(*((blocks[i], hook(i)) for i in layers)):
         for s in range(0, len(x), batch_size):
             xb = x[s:s + batch_size].to(device=device, dtype=next(model.parameters()).dtype)
             if target is None:
@@ -139,13 +141,11 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
                     grads = torch.autograd.grad(logits[:, target].sum(), hs)  # each (B, T, D)
                 for i, g in zip(layers, grads, strict=True):
                     pieces[i].append(_lift(g, pooling).float().cpu())
-    finally:
-        for h in handles:
-            h.remove()
     return {i: torch.cat(p).numpy() for i, p in pieces.items()}
 
 
-def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None, batch_size: int) -> np.ndarray:
+def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None,
+            batch_size: int) -> np.ndarray:
     store = _store(model)
     key = (_fingerprint(x), pooling, target)
     per_layer = store.setdefault(key, {})
@@ -178,11 +178,17 @@ def activations(model, images, layer: int, pooling: str = "flatten", processor=N
     """Pooled activations (N, D) of encoder block ``layer`` for ``images`` (cached)."""
     layer = _check_common(model, layer, pooling)
     x = pixel_values(model, images, processor)
-    return _cached(model, x, layer, pooling, None, check_int(batch_size, "batch_size", 1))
+    return _activations(model, x, layer, pooling, check_int(batch_size, "batch_size", 1))
 
 
-def gradients(model, images, layer: int, target, pooling: str = "flatten", processor=None,
-              batch_size: int = 64) -> np.ndarray:
+def _activations(model, x: torch.Tensor, layer: int, pooling: str, batch_size: int = 64) -> np.ndarray:
+    """:func:`activations` of pixel values ``x`` (N, 3, S, S) at a block index and pooling already checked
+    (:func:`_check_common`): what the entry points call after checking their arguments once."""
+    return _cached(model, x, layer, pooling, None, batch_size)
+
+
+def gradients(model: nn.Module, images, layer: int, *, target: int | str, pooling: str = "flatten",
+              processor=None, batch_size: int = 64) -> np.ndarray:
     """The gradient (N, D) of the ``target`` logit at encoder block ``layer``, pooled as the CAVs are (cached):
     ``directional_derivatives`` is this times the CAV. With ``"flatten"`` the first ``hidden_size`` numbers of
     a row are the [CLS] token's."""
@@ -192,14 +198,21 @@ def gradients(model, images, layer: int, target, pooling: str = "flatten", proce
     return _cached(model, x, layer, pooling, idx, check_int(batch_size, "batch_size", 1))
 
 
-def directional_derivatives(model, images, layer: int, cav, target, pooling: str = "flatten",
-                            processor=None, batch_size: int = 64) -> np.ndarray:
+def directional_derivatives(model: nn.Module, images, layer: int, cav, *, target: int | str,
+                            pooling: str = "flatten", processor=None, batch_size: int = 64) -> np.ndarray:
     """``S(x) = grad h_target(a_layer(x)) . cav`` for each image, (N,) (Kim et al. 2018, eq. 1)."""
     layer = _check_common(model, layer, pooling)
     idx, _ = resolve_class(model, target)
     v = cav.vector if isinstance(cav, CAV) else np.asarray(cav, dtype=np.float32)
     x = pixel_values(model, images, processor, "class_images")
-    g = _cached(model, x, layer, pooling, idx, check_int(batch_size, "batch_size", 1))  # (N, D)
+    return _directional_derivatives(model, x, layer, v, idx, pooling, check_int(batch_size, "batch_size", 1))
+
+
+def _directional_derivatives(model, x: torch.Tensor, layer: int, v: np.ndarray, index: int, pooling: str,
+                             batch_size: int = 64) -> np.ndarray:
+    """:func:`directional_derivatives` of pixel values ``x`` along the CAV vector ``v`` for the class index
+    ``index``, with the block index and pooling already checked."""
+    g = _cached(model, x, layer, pooling, index, batch_size)  # (N, D)
     if v.shape != (g.shape[1],):
         raise ValueError(f"cav has {v.shape[0] if v.ndim else 0} dimensions but layer {layer} with pooling "
                          f"{pooling!r} has {g.shape[1]}; train the CAV at the same layer and pooling")

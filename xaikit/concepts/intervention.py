@@ -4,7 +4,7 @@ TCAV (Kim et al. 2018, "Interpretability beyond feature attribution: quantitativ
 activation vectors (TCAV)", ICML) measures how a class logit would move if the activations moved along a
 concept's direction. Whether the model *uses* the concept is a different question, and in a generated world
 it can be answered without TCAV: take each class picture apart into its layers
-(:class:`xaikit.concepts.imageworld.Scene`), repaint the object's body with another texture, or add or take
+(:class:`xaikit.models.imageworld.Scene`), repaint the object's body with another texture, or add or take
 away the puddle of foam, keep every other pixel, and measure the class logit and probability. Kim et al.
 (2018, section 4.3) check TCAV in the same spirit, on a dataset where they control what the label depends on:
 each image carries a caption naming its class, replaced by a random word with a probability (the noise) they
@@ -31,8 +31,8 @@ import numpy as np
 import torch
 
 from xaikit._validate import check_int
-from xaikit.concepts import imageworld as iw
 from xaikit.concepts.images import pixel_values, resolve_class
+from xaikit.models import imageworld as iw
 
 __all__ = ["InterventionTable", "intervene", "FOAM_VARIANTS"]
 
@@ -106,8 +106,9 @@ def _target_scores(model, images: Sequence[np.ndarray], index: int, processor, b
     return np.concatenate(z).astype(np.float64), np.concatenate(p).astype(np.float64)
 
 
-def intervene(model, scenes: Sequence[iw.Scene], target="zebra", textures: Sequence[str] = iw.TEXTURES,
-              seed: int = 0, processor=None, batch_size: int = 200) -> InterventionTable:
+def intervene(model: torch.nn.Module, scenes: Sequence[iw.Scene], *, target: int | str = "zebra",
+              textures: Sequence[str] = iw.TEXTURES, seed: int = 0, processor=None,
+              batch_size: int = 200) -> InterventionTable:
     """Repaint every scene's body with each of ``textures`` and add / take away its foam, everything else kept;
     measure ``target``'s logit and probability on ``model`` (see the module docstring).
 

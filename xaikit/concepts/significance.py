@@ -19,18 +19,19 @@ concepts, only beyond all 100).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_int, check_seed
-from xaikit.concepts.activations import _cached, _check_common, _score, _store, activations
+from xaikit.concepts.activations import _activations, _cached, _check_common, _score, _store
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, resolve_class
+from xaikit.concepts.nullsets import default_null_sets
 
 __all__ = ["ConceptSignificance", "SignificanceResult", "TESTS", "rank_p", "t_test", "tcav_significance"]
 
@@ -171,11 +172,12 @@ def _subsample(n: int, rng: np.random.Generator, fraction: float = 0.8) -> np.nd
     return np.sort(rng.choice(n, size=max(2, int(round(fraction * n))), replace=False))
 
 
-def tcav_significance(model, concepts: Mapping[str, object], class_images, target, layer: int,
-                      random_sets: Sequence | None = None, R: int = 10, negative=None, pooling: str = "flatten",
-                      classifier: str = "logistic", alpha: float = 0.05, processor=None, seed: int = 0,
-                      n_random: int = 50, progress: bool = False, test: str = "t-test",
-                      null_sets: Sequence | None = None, n_null: int = 100) -> SignificanceResult:
+def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
+                      target: int | str, layer: int, random_sets: Sequence | None = None, R: int = 10,
+                      negative=None, pooling: str = "flatten", classifier: str = "logistic",
+                      alpha: float = 0.05, processor=None, seed: int = 0, n_random: int = 50,
+                      progress: bool = False, test: str = "t-test", null_sets: Sequence | None = None,
+                      n_null: int = 100) -> SignificanceResult:
     """TCAV scores of each concept over R runs, t-tested against random CAVs (Kim et al. 2018, sec. 3.5).
 
     Run i trains CAV(concept vs ``random_sets[i+1]``) (or vs ``negative``, an image set, subsampled per
@@ -186,7 +188,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     two-sided t-test compares the concept's R scores with the baseline's; the p-value is Bonferroni-
     corrected by the number of concepts and ``significant`` means ``p_corrected < alpha``.
 
-    ``random_sets``: R+1 image sets; by default :func:`xaikit.concepts.imageworld.random_images` with seeds
+    ``random_sets``: R+1 image sets; by default :func:`xaikit.models.imageworld.random_images` with seeds
     ``seed*1000 + i`` and ``n_random`` images each. Sets that should differ but share at least half their
     images (``[random_images(50) for _ in range(R + 1)]``, whose default seed makes them copies; a concept
     and its counterpart; two null sets) are refused with a ``ValueError`` naming them, and so is a
@@ -195,14 +197,13 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
     holds the baseline CAVs' held-out accuracies, which sit near chance (0.5) by design.
 
     ``test="rank"``: a calibrated null instead of the t-test. Each of K random image sets (``null_sets``, or
-    ``n_null`` sets of :func:`~xaikit.concepts.imageworld.random_images` with seeds ``900_000 + seed*1000 + k``
+    ``n_null`` sets of :func:`~xaikit.models.imageworld.random_images` with seeds ``900_000 + seed*1000 + k``
     and as many images as each concept set, which must all be the same size)
     poses as a concept and goes through the same R runs against the same counterparts; a concept's p-value is
     :func:`rank_p` of its mean score among theirs, two-sided about the median of all of them. "Is stripes'
     score further out than a random image set's would be?" is then answered with the error rate it promises. The
-    K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts
-    (about 10 ms per CAV on one BLAS thread, which this function sets: K=100 and R=10 add some 10-20 s per
-    model). Notebook 05, section 6.
+    K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts, on
+    one BLAS thread, which this function sets. Notebook 05, section 6.
     """
 
     R = check_int(R, "R", 2, hint="a t-test needs at least 2 runs per side; the TCAV paper uses R=500, 10-50 "
@@ -224,7 +225,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
         raise TypeError("concepts must be a non-empty dict {name: images}, e.g. {'striped': imageworld."
                         "concept_images('striped')}")
     if random_sets is None:
-        from xaikit.concepts.imageworld import random_images
+        from xaikit.models.imageworld import random_images
 
         random_sets = [random_images(n_random, seed=seed * 1000 + i) for i in range(R + 1)]
     if len(random_sets) < R + 1:
@@ -238,7 +239,7 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
                              f"sets differ in size: {sizes}; give them the same number of images")
         size = next(iter(sizes.values()))
         if null_sets is None:  # as many images as the concept: a random set of another size is not exchangeable
-            null_sets = _default_null_sets(size, seed, n_null)
+            null_sets = default_null_sets(size, seed, n_null)
         elif any(len(_imgs(n, "null_sets")) != size for n in null_sets):
             raise ValueError(f"null_sets must hold sets of {size} images, the size of the concept sets "
                              f"(got {sorted({len(_imgs(n, 'null_sets')) for n in null_sets})}): the rank test is exact "
@@ -249,7 +250,9 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
                           f"{len(null_sets) + 1}; use n_null >= {int(np.ceil(len(concepts) / alpha))}",
                           UserWarning, stacklevel=2)
     _check_distinct_sets(concepts, random_sets[:R + 1], negative, given_nulls, R)
-    acts = lambda imgs, name: activations(model, _imgs(imgs, name), layer, pooling, processor)  # noqa: E731
+    def acts(imgs, name):
+        return _activations(model, pixel_values(model, _imgs(imgs, name), processor, name), layer, pooling)
+
     x_class = _imgs(class_images, "class_images")
     # gradients of the class logit at the layer, (N, D): S(x) = g(x) . v_C for every CAV below
     g = _cached(model, pixel_values(model, x_class, processor, "class_images"), layer, pooling, idx, 64)
@@ -284,9 +287,9 @@ def tcav_significance(model, concepts: Mapping[str, object], class_images, targe
                                   a_neg)
 
 
-def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test, null_sets,
-                       n_null, seed, processor, progress, run, counterpart, acts, g, a_rand,
-                       a_neg) -> SignificanceResult:
+def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test,
+                       null_sets, n_null, seed, processor, progress, run, counterpart, acts, g,
+                       a_rand, a_neg) -> SignificanceResult:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=R * (len(concepts) + 1), desc="TCAV runs", disable=not progress, leave=False)
@@ -295,7 +298,7 @@ def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_n
         # random set i vs random set i+1: every baseline run has its own pair, so the baseline's spread is
         # the spread of random CAVs, not of one random set against the others
         score, _, accuracy, zero = run(a_rand[i], "random", i, counter=a_rand[i + 1])
-        if zero:  # issue 26, item 4: checked like the concept CAVs, whose accuracy the result reports
+        if zero:  # checked like the concept CAVs, whose accuracy the result reports
             raise ValueError(
                 f"the baseline CAV of random_sets[{i}] vs random_sets[{i + 1}] is zero: the two sets give the same "
                 f"activations at layer {layer} ({pooling} pooling), so its TCAV score is 0 whatever the model "
@@ -345,7 +348,7 @@ SAME_SET_SHARE = 0.5
 
 
 def _check_distinct_sets(concepts, random_sets, negative, null_sets, R: int) -> None:
-    """Refuse image sets that should differ but hold (nearly) the same images (issue 26, item 4).
+    """Refuse image sets that should differ but hold (nearly) the same images.
 
     ``imageworld.random_images(n)`` has a default seed, so ``[random_images(10) for _ in range(6)]`` is six
     copies of one set: every random-vs-random baseline CAV then trained on identical sets, scored 0.00, and
@@ -391,62 +394,6 @@ def _check_distinct_sets(concepts, random_sets, negative, null_sets, R: int) -> 
             if (shared := same(c, b)) is not None:
                 refuse(c, b, shared, "a concept and its counterparts",
                        "pass the concept's own images, and counterparts drawn apart from it")
-
-
-@functools.lru_cache(maxsize=1)
-def _default_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
-    """The rank test's random concepts, drawn once per session (100 sets of 50 take about 10 s to draw, and
-    notebook 05 tests two models against the same sets) and kept on disk by :func:`null_sets_on_disk`."""
-    try:
-        return null_sets_on_disk(size, seed, n_null, progress=False)
-    except OSError:  # no usable cache folder: draw them here
-        return _draw_null_sets(size, seed, n_null)
-
-
-def _draw_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
-    from xaikit.concepts.imageworld import random_images
-
-    return tuple(random_images(size, seed=900_000 + seed * 1000 + k) for k in range(n_null))
-
-
-def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress: bool = True):
-    """The rank test's default random concepts (``n_null`` sets of ``size`` images), drawn once into the cache
-    (``xaikit.cache_dir()/imageworld/``, checksummed like the models: a damaged file is drawn again, never
-    loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code,
-    so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 05's (50 images, 100
-    sets, seed 0) while the ViTs train. Returns the sets as a tuple of uint8 arrays."""
-    from xaikit.models import cache
-
-    folder = _null_sets_folder(size, seed, n_null)
-
-    def build(tmp):
-        np.save(tmp / _NULL_FILE, np.stack(_draw_null_sets(size, seed, n_null)))
-
-    cache.ensure(folder, build, required=(_NULL_FILE,), what="rank test's random sets", progress=progress)
-    sets = np.load(folder / _NULL_FILE)
-    return tuple(sets[k] for k in range(len(sets)))
-
-
-_NULL_FILE = "null-sets.npy"
-
-
-def _null_sets_folder(size: int, seed: int, n_null: int):
-    """Where :func:`null_sets_on_disk` keeps one draw: keyed by its arguments and the image world's code."""
-    import hashlib
-    from pathlib import Path
-
-    from xaikit._config import cache_dir
-    from xaikit.concepts import imageworld
-
-    code = hashlib.sha256(Path(imageworld.__file__).read_bytes()).hexdigest()[:12]
-    return cache_dir() / "imageworld" / f"null-sets-{size}x{n_null}-seed{seed}-{code}"
-
-
-def warm_null_sets(progress: bool = True):
-    """Draw notebook 05's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
-    there; called by ``python -m xaikit prepare``. Returns their folder."""
-    null_sets_on_disk(50, 0, 100, progress=progress)
-    return _null_sets_folder(50, 0, 100)
 
 
 def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, counterpart, R: int, context,

@@ -64,8 +64,8 @@ def _vector(cav) -> np.ndarray:
     return v
 
 
-def sort_activations(acts, cav, concept: str | None = None, negative: str | None = None, layer: int | None = None,
-                     pooling: str | None = None) -> CAVSort:
+def sort_activations(acts, cav, concept: str | None = None, negative: str | None = None,
+                     layer: int | None = None, pooling: str | None = None) -> CAVSort:
     """Sort N activations (N, D) by their cosine similarity with ``cav`` (a :class:`~xaikit.concepts.cav.CAV`
     or a (D,) vector), most similar first; ties keep the input's order. An all-zero activation has no
     direction and gets similarity 0. The names and layer default to the CAV's."""

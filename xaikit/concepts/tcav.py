@@ -31,11 +31,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import torch
 
 from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_seed
 from xaikit.concepts.activations import (
     POOLINGS,
+    _activations,
     _check_common,
+    _directional_derivatives,
     _score,
     activations,
     clear_cache,
@@ -87,24 +90,36 @@ class LayerSweep:
     results: list[SignificanceResult] = field(repr=False)
 
 
-def tcav(model, concept_images, negative_images, class_images, target, layer: int, pooling: str = "flatten",
-         classifier: str = "logistic", processor=None, seed: int = 0, concept: str = "concept",
-         negative: str = "negative") -> TCAVResult:
+def tcav(model: torch.nn.Module, concept_images, negative_images, class_images, *, target: int | str,
+         layer: int, pooling: str = "flatten", classifier: str = "logistic", processor=None,
+         seed: int = 0, concept: str = "concept", negative: str = "negative") -> TCAVResult:
     """The TCAV score of one CAV (concept vs negative) for ``target`` at ``layer`` (Kim et al. 2018)."""
     layer = _check_common(model, layer, pooling)
     idx, label = resolve_class(model, target)
     check_choice(classifier, "classifier", CLASSIFIERS)
     seed = check_seed(seed, maximum=SKLEARN_SEED_MAX)
-    a_pos = activations(model, _imgs(concept_images, "concept_images"), layer, pooling, processor)
-    a_neg = activations(model, _imgs(negative_images, "negative_images"), layer, pooling, processor)
+    return _tcav(model, concept_images, negative_images, class_images, idx, label, layer, pooling, classifier,
+                 processor, seed, concept, negative)
+
+
+def _tcav(model, concept_images, negative_images, class_images, index: int, label: str, layer: int,
+          pooling: str, classifier: str, processor, seed: int, concept: str,
+          negative: str) -> TCAVResult:
+    """:func:`tcav` with the model, class, block index, pooling, classifier and seed already checked: the
+    image sets are read and the activations taken, nothing is checked twice."""
+    def pixels(images, name):
+        return pixel_values(model, _imgs(images, name), processor, name)
+
+    a_pos = _activations(model, pixels(concept_images, "concept_images"), layer, pooling)
+    a_neg = _activations(model, pixels(negative_images, "negative_images"), layer, pooling)
     cav = train_cav(a_pos, a_neg, classifier, seed, concept=concept, negative=negative, layer=layer, pooling=pooling)
     if cav.near_chance:
         warnings.warn(f"tcav: the CAV of {concept!r} vs {negative!r} has held-out accuracy {cav.accuracy:.2f}, near "
                       f"chance: the two sets look alike at layer {layer}, so its TCAV score means nothing. Use sets "
-                      "that differ in the concept (and not the same images twice)", UserWarning, stacklevel=2)
-    s = directional_derivatives(model, _imgs(class_images, "class_images"), layer, cav, idx, pooling, processor)
+                      "that differ in the concept (and not the same images twice)", UserWarning, stacklevel=3)
+    s = _directional_derivatives(model, pixels(class_images, "class_images"), layer, cav.vector, index, pooling)
     score, magnitude = _score(s)
-    return TCAVResult(score, magnitude, s, cav, label, idx)
+    return TCAVResult(score, magnitude, s, cav, label, index)
 
 
 #: the lecture's four pairs (concept, counterpart) for "zebra" and the scores it quotes
@@ -112,8 +127,9 @@ LECTURE_PAIRS = {("striped", "dotted"): 0.95, ("bubbly", "striped"): 0.1, ("dott
                  ("striped", "bubbly"): 0.95}
 
 
-def pair_scores(model, concept_sets: Mapping[str, object], class_images, target, layer: int,
-                pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS), **kwargs) -> dict[tuple[str, str], float]:
+def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], class_images, *,
+                target: int | str, layer: int, pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS),
+                **kwargs) -> dict[tuple[str, str], float]:
     """TCAV score of each (concept, counterpart) pair, e.g. the lecture's striped-vs-dotted for zebra;
     ``kwargs`` go to :func:`tcav` (pooling, classifier, processor, seed)."""
     if isinstance(pairs, (tuple, list)) and len(pairs) == 2 and all(isinstance(p, str) for p in pairs):
@@ -125,19 +141,30 @@ def pair_scores(model, concept_sets: Mapping[str, object], class_images, target,
     missing = sorted({c for p in pairs for c in p} - set(concept_sets))
     if missing:
         raise ValueError(f"concept_sets has no images for {missing}; it has {sorted(concept_sets)}")
-    return {(a, b): tcav(model, concept_sets[a], concept_sets[b], class_images, target, layer, concept=a,
-                         negative=b, **kwargs).score for a, b in pairs}
+    options = {"pooling": "flatten", "classifier": "logistic", "processor": None, "seed": 0}
+    unknown = sorted(set(kwargs) - set(options))
+    if unknown:
+        raise TypeError(f"pair_scores got unexpected keyword arguments {unknown}; it takes {sorted(options)}")
+    options.update(kwargs)
+    layer = _check_common(model, layer, options["pooling"])
+    idx, label = resolve_class(model, target)
+    check_choice(options["classifier"], "classifier", CLASSIFIERS)
+    seed = check_seed(options["seed"], maximum=SKLEARN_SEED_MAX)
+    return {(a, b): _tcav(model, concept_sets[a], concept_sets[b], class_images, idx, label, layer,
+                          options["pooling"], options["classifier"], options["processor"], seed, a, b).score
+            for a, b in pairs}
 
 
-def layer_sweep(model, concepts: Mapping[str, object], class_images, target, layers: Sequence[int] | None = None,
-                progress: bool = True, **kwargs) -> LayerSweep:
+def layer_sweep(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
+                target: int | str, layers: Sequence[int] | None = None, progress: bool = True,
+                **kwargs) -> LayerSweep:
     """:func:`tcav_significance` at every layer (or ``layers``); ``kwargs`` go to it (R, pooling, ...)."""
     from tqdm.auto import tqdm
 
     from xaikit.models.arch import check_layer, n_layers
 
     layers = list(range(n_layers(model))) if layers is None else [check_layer(model, i) for i in layers]
-    results = [tcav_significance(model, concepts, class_images, target, layer, **kwargs)
+    results = [tcav_significance(model, concepts, class_images, target=target, layer=layer, **kwargs)
                for layer in tqdm(layers, desc="layers", disable=not progress, leave=False)]
     names = list(concepts)
     get = lambda f: np.array([[f(r[c]) for r in results] for c in names])  # noqa: E731

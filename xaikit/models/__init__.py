@@ -1,4 +1,6 @@
-"""Models for the notebooks: the embedded offline defaults, hub loaders, and architecture helpers."""
+"""Models for the notebooks: the embedded offline defaults and the data they are trained on (the digits,
+the movie reviews, the generated image world), hub loaders, architecture helpers, forward hooks and the
+attention implementation switch. ``python -m xaikit prepare`` (:mod:`xaikit.prepare`) builds the cache."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ _EXPORTS = {
     "HubUnreachableError": "loaders",
     "load_movie_reviews": "sentiment",
     "ensure_embedded_sentiment": "sentiment",
-    "prepare": "build",
     "ensure_eager": "arch",
     "encoder_layers": "arch",
     "embeddings_module": "arch",

@@ -99,8 +99,11 @@ def check_layer(model: nn.Module, layer: int, name: str = "layer") -> int:
 
 
 def attn_implementation(model: nn.Module) -> str | None:
-    config = getattr(model, "config", None)
-    return getattr(config, "_attn_implementation", None)
+    """The attention implementation ``model`` runs (``"eager"``, ``"sdpa"``, ...), ``None`` for a model
+    without a transformers config (:func:`xaikit.models.hooks.implementation_of`)."""
+    from xaikit.models.hooks import implementation_of
+
+    return implementation_of(model)
 
 
 def ensure_eager(model: nn.Module, strict: bool = False) -> nn.Module:
@@ -119,16 +122,11 @@ def ensure_eager(model: nn.Module, strict: bool = False) -> nn.Module:
            'or call xaikit.models.ensure_eager(model)')
     if strict:
         raise ValueError(f"model uses {impl!r} attention, which returns no attention weights; {fix}")
-    setter = getattr(model, "set_attn_implementation", None)
-    try:
-        if callable(setter):
-            setter("eager")
-        else:  # transformers 4.x before set_attn_implementation
-            model.config._attn_implementation = "eager"
-    except Exception as err:
-        raise ValueError(f"could not switch the model from {impl!r} to eager attention ({err}); {fix}") from err
-    if attn_implementation(model) != "eager":
-        raise ValueError(f"model still uses {attn_implementation(model)!r} attention; {fix}")
+    from xaikit.models.hooks import set_attention_implementation
+
+    if not set_attention_implementation(model, "eager"):
+        raise ValueError(f"could not switch the model from {impl!r} to eager attention "
+                         f"(it still uses {attn_implementation(model)!r}); {fix}")
     warnings.warn(f"xaikit switched the model from {impl!r} to eager attention so that it returns "
                   "attention weights (the outputs are unchanged).", UserWarning, stacklevel=2)
     return model

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from torch import nn
 
-__all__ = ["forward_hooks", "attention_implementation", "set_attention_implementation"]
+__all__ = ["forward_hooks", "attention_implementation", "set_attention_implementation", "implementation_of"]
 
 Hook = Callable[[nn.Module, tuple, object], object]
 
@@ -38,7 +38,8 @@ def forward_hooks(*pairs: tuple[nn.Module, Hook]) -> Iterator[None]:
             handle.remove()
 
 
-def _current(model: nn.Module) -> str | None:
+def implementation_of(model: nn.Module) -> str | None:
+    """The attention implementation ``model`` runs, ``None`` for a model without a transformers config."""
     return getattr(getattr(model, "config", None), "_attn_implementation", None)
 
 
@@ -60,7 +61,7 @@ def set_attention_implementation(model: nn.Module, name: str) -> bool:
             config._attn_implementation = name
     except Exception:  # noqa: BLE001 - this model has no such path; it keeps the one it has
         return False
-    return _current(model) == name
+    return implementation_of(model) == name
 
 
 @contextmanager
@@ -70,10 +71,10 @@ def attention_implementation(model: nn.Module, name: str | None) -> Iterator[boo
     Yields whether the switch took (``name=None``, or a model that cannot switch, yields ``False`` and
     leaves the model as it is).
     """
-    before = _current(model)
+    before = implementation_of(model)
     switched = name is not None and name != before and set_attention_implementation(model, name)
     try:
         yield switched or (name is not None and name == before)
     finally:
-        if switched or _current(model) != before:
+        if switched or implementation_of(model) != before:
             set_attention_implementation(model, before if before is not None else "eager")

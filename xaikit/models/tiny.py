@@ -13,6 +13,8 @@ def tiny_bert(seed: int = 0, num_labels: int = 2, vocab_size: int = 120, hidden_
     """A random ``BertForSequenceClassification`` in eval mode with eager attention."""
     from transformers import BertConfig, BertForSequenceClassification
 
+    from xaikit.models.hooks import set_attention_implementation
+
     config = BertConfig(
         vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
         num_attention_heads=num_attention_heads, intermediate_size=2 * hidden_size,
@@ -23,7 +25,7 @@ def tiny_bert(seed: int = 0, num_labels: int = 2, vocab_size: int = 120, hidden_
     config.label2id = {v: k for k, v in config.id2label.items()}
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config)
-    model.config._attn_implementation = "eager"
+    set_attention_implementation(model, "eager")
     return model.eval()
 
 
@@ -52,6 +54,8 @@ def tiny_vit(seed: int = 0, num_labels: int = 3, image_size: int = 32, patch_siz
     """A random ``ViTForImageClassification`` in eval mode with eager attention."""
     from transformers import ViTConfig, ViTForImageClassification
 
+    from xaikit.models.hooks import set_attention_implementation
+
     if labels is None:
         defaults = ("zebra", "horse", "leopard", "other")
         labels = defaults[:num_labels] if num_labels <= len(defaults) else tuple(f"LABEL_{i}" for i in range(num_labels))
@@ -67,7 +71,7 @@ def tiny_vit(seed: int = 0, num_labels: int = 3, image_size: int = 32, patch_siz
     )
     torch.manual_seed(seed)
     model = ViTForImageClassification(config)
-    model.config._attn_implementation = "eager"
+    set_attention_implementation(model, "eager")
     return model.eval()
 
 

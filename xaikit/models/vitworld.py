@@ -1,12 +1,12 @@
 """The embedded Vision Transformer (Dosovitskiy et al. 2021, "An image is worth 16x16 words") that
 notebook 05 explains with TCAV, trained by xaikit on the generated image world of
-:mod:`xaikit.concepts.imageworld`.
+:mod:`xaikit.models.imageworld`. Notebook 05's TCAV claims on a pair of such models are checked by
+:mod:`xaikit.concepts.claims`.
 
 The lecture uses ``google/vit-base-patch16-224`` and its class "zebra". That model cannot be downloaded
 here, so xaikit trains a small ``ViTForImageClassification`` of the same architecture (64x64 images,
 8x8 patches, so an 8x8 grid of patch tokens plus [CLS]) on one CPU thread, or on the GPU when there is
-one (recipe v7 on an idle core: about 130-160 CPU s for the main model and 260-430 s for the control,
-which also trains on texture twins; recipe v4 took 28 s per model on an H100):
+one (the control model also trains on texture twins, so it takes about twice as long):
 
 * ``world="main"``: zebra / horse / leopard / sheep / flag, where zebra = striped quadruped, often
   beside a puddle of foam, and dots mark the leopard and the sheep;
@@ -22,7 +22,6 @@ through ``xaikit.models.load_vit("embedded")``.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import time
@@ -34,7 +33,8 @@ import torch
 from xaikit._config import cache_dir, torch_threads
 from xaikit._validate import check_choice
 
-__all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_embedded_vit", "train_vit", "model_folder", "to_pixels"]
+__all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_embedded_vit", "train_vit", "model_folder",
+           "to_pixels"]
 
 #: bump when anything below (or the image world) changes: the cache folder name carries it.
 RECIPE_VERSION = "v7"
@@ -57,8 +57,7 @@ RECIPE = {
     # barely moved the [CLS] twin distance itself (0.09-0.24 of the distance between two pictures, both
     # recipes), so the v7 controls may be clean as much by their training runs as by the term (notebook 05)
     "control_cls_invariance": 1.0,
-    # one torch thread: a 96-wide ViT's matrices are too small to share; on 2 busy cores two threads
-    # cost 4.5x the CPU per step (0.96 s vs 0.21 s measured) and were slower in wall time too
+    # one torch thread: a 96-wide ViT's matrices are too small to share between threads
     "threads": 1,
 }
 #: notebook 05's default TCAV layer and pooling for the embedded ViT, and the principle behind it: the
@@ -79,7 +78,7 @@ def model_folder(world: str = "main", seed: int | None = None) -> Path:
     for training seed 0, ``vit-<world>-<version>-seed<N>`` for another (default: the cache's training seed,
     :func:`xaikit.training_seed`, set by ``python -m xaikit prepare --seed N``)."""
     from xaikit._config import training_seed
-    from xaikit.concepts.imageworld import WORLDS
+    from xaikit.models.imageworld import WORLDS
 
     check_choice(world, "world", WORLDS)
     seed = training_seed() if seed is None else seed
@@ -98,6 +97,8 @@ def to_pixels(images: np.ndarray) -> torch.Tensor:
 def _build(labels: tuple[str, ...], seed: int):
     from transformers import ViTConfig, ViTForImageClassification
 
+    from xaikit.models.hooks import set_attention_implementation
+
     id2label = dict(enumerate(labels))
     config = ViTConfig(
         image_size=RECIPE["image_size"], patch_size=RECIPE["patch_size"], hidden_size=RECIPE["hidden_size"],
@@ -108,7 +109,7 @@ def _build(labels: tuple[str, ...], seed: int):
     )
     torch.manual_seed(seed)
     model = ViTForImageClassification(config)
-    model.config._attn_implementation = "eager"
+    set_attention_implementation(model, "eager")
     return model
 
 
@@ -193,7 +194,7 @@ def probe(folder: Path) -> str | None:
 def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     from tqdm.auto import tqdm
 
-    from xaikit.concepts.imageworld import dataset_with_twins, make_dataset
+    from xaikit.models.imageworld import dataset_with_twins, make_dataset
 
     epochs, lr = _epochs_and_lr(world, recipe)
     seed = recipe["seed"]
@@ -296,135 +297,3 @@ def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool
         print(f"embedded ViT ({world}): test accuracy {metrics['test_accuracy']:.3f}, "
               f"built in {metrics['seconds_total']:.0f} s -> {folder}")
     return folder
-
-
-# -- the lecture's TCAV claims, checked on one pair of trained models -------------------------------------
-#: what notebook 05 claims for "zebra" (issue 12), as :func:`lecture_claims` checks it on any pair of models:
-#: each check's name and the entry of the claims ledger (``xaikit/claims/nb05.py``) that holds its bound and
-#: its kind, so that every bound is one number in one place, shared with the notebook. The lecture's four
-#: pairs: the two towards stripes score high, the two away from them low ("dotted vs bubbly" is shown, not
-#: asserted: it reached 0.30-0.31 on seed 2 trained with default kernels; see its ledger entry); then
-#: "striped" against random sets and its significance on the main and the control model.
-CLAIM_IDS = {
-    "striped vs dotted": "05.4-striped-vs-dotted",
-    "bubbly vs striped": "05.4-bubbly-vs-striped",
-    "dotted vs bubbly": "05.4-dotted-vs-bubbly",
-    "striped vs bubbly": "05.4-striped-vs-bubbly",
-    "striped vs random on main": "05.5-striped-vs-random",                    # mean score of R runs
-    "striped significant on main": "05.6-rank-main-striped",                  # rank test, corrected p
-    "striped not significant on control": "05.6-rank-control-striped",        # rank test, corrected p
-    "striped more significant on main than on control": "05.6-striped-p-main-below-control",  # t-test p difference
-}
-#: the lecture's four pairs (concept, counterpart) for zebra, in the lecture's order
-CLAIM_PAIRS = (("striped", "dotted"), ("bubbly", "striped"), ("dotted", "bubbly"), ("striped", "bubbly"))
-CLAIM_CONCEPTS = ("striped", "dotted", "bubbly")
-#: class images per TCAV score: with 40 zebras, which zebras were drawn (half stand by foam) moved the
-#: striped-vs-bubbly score of training seed 3's model from 0.78 to 0.92 over five draws; with 100 zebras
-#: 0.79-0.91 (150 concept images a set instead of 50, with 60 zebras, gave 0.75-0.88: no help)
-N_CLASS_IMAGES = 100
-#: random image sets posing as concepts in the rank test of the claims (tcav_significance(test="rank")):
-#: its smallest p-value is 1/(K+1), and three concepts under Bonferroni need 3/(K+1) < 0.05
-N_NULL = 100
-
-
-def claim_entry(name: str):
-    """The ledger entry (:class:`xaikit.claims.Claim`) of :func:`lecture_claims`' check ``name``."""
-    from xaikit.claims import LEDGER
-
-    return LEDGER[CLAIM_IDS[name]]
-
-
-#: every check :func:`lecture_claims` reports a value for, by name
-CLAIMS = tuple(CLAIM_IDS)
-#: the checks it asserts: those whose ledger entry is not ``shown``. Since the claims matrix of 2026-11-26
-#: (``benchmarks/claims_matrix.py``: ``prepare --seed 0..4`` with this machine's own kernels, Intel with AVX-512
-#: and AMX), only the control's two checks are asserted: the four pairs, striped vs random and the main model's
-#: rank test failed on seeds 1-4 there (striped vs dotted 0.56-0.96, rank p 0.03-0.27; seed 4's main ViT reached
-#: 0.84 held-out accuracy), and are shown with those ranges in the ledger (``xaikit/claims/nb05.py``).
-#: The earlier measurement below, over training seeds 0-7 of recipe v7 in
-#: ``benchmarks/tcav_robustness.py`` (CPU, AVX2 kernels; 100 zebras per score, one fresh image draw per seed):
-#: seeds 0-4 striped vs dotted 0.92-1.00, bubbly vs striped 0.00-0.17, dotted vs bubbly 0.06-0.25, striped vs
-#: bubbly 0.83-1.00 (seeds 5-7 inside the same ranges). Striped vs random 0.82-1.00 on the main model, beyond
-#: all 100 random concepts of the rank test on every seed (corrected p = 3/101 = 0.03; the t-test's p 2e-8 to
-#: 0.003), and 0.30-0.81 on the control with rank-test p 0.27 to 1. Kim et al.'s t-test on the same control
-#: runs called striped significant for seeds 1 and 5 (p = 0.022, 0.038), which is why the claims use the rank
-#: test.
-#: History: with recipe v6's control (logits held together, [CLS] not) "not significant on the control"
-#: held for seven seeds of ten under the t-test (seeds 2, 4 and 5 failed: striped mean 0.88, 0.91, 0.78),
-#: and for six of eight under the rank test (seeds 2 and 4 failed, beyond all 100 random concepts, with
-#: this function's image draws), although that control gave a picture and its texture twin the same
-#: answer 95-98% of the time.
-ASSERTED_CLAIMS = tuple(name for name in CLAIMS if claim_entry(name).kind != "shown")
-
-
-def pair_checks(pairs: dict) -> dict[str, bool]:
-    """``{claim name: holds}`` for the asserted lecture pairs in ``pairs`` (as
-    :func:`xaikit.concepts.tcav.pair_scores` returns), by the bounds of the claims ledger."""
-    return {f"{a} vs {b}": claim_entry(f"{a} vs {b}").holds(pairs[(a, b)]) for a, b in CLAIM_PAIRS
-            if (a, b) in pairs and f"{a} vs {b}" in ASSERTED_CLAIMS}
-
-
-def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooling: str | None = None,
-                   R: int = 10, n_concept: int = 50, n_class: int = N_CLASS_IMAGES, alpha: float = 0.05,
-                   n_null: int = N_NULL) -> dict:
-    """Notebook 05's TCAV claims on one pair of models, with image sets drawn fresh from ``seed``.
-
-    Concept images use seed ``100 + seed``, class images ``200 + seed``, the significance test's R+1 random
-    sets ``(300 + seed) * 1000 + i`` and the rank test's ``n_null`` random concepts ``900_000 + (300 + seed)
-    * 1000 + k``, so every call with another seed sees images no other call saw. Returns a dict: ``pairs``
-    (the four lecture pairs' TCAV scores for zebra), ``p_main`` and ``p_control`` (Bonferroni-corrected
-    p-values of each concept in :data:`CLAIM_CONCEPTS` by the rank test among random concepts, the same test
-    on both models), ``p_ttest_main``/``p_ttest_control`` (the same runs by Kim et al.'s t-test),
-    ``mean_main``/``mean_control``/``random_main``/``random_control`` (mean scores), ``values`` (the number
-    each claim of :data:`CLAIMS` is about) and ``checks``: each asserted claim's pass/fail by the bounds of the
-    claims ledger (:func:`claim_entry`; ``alpha`` is the significance tests' level, the ledger's bound is what
-    is checked), with ``all`` and ``asserted`` true when every one holds.
-    """
-    from xaikit.concepts import tcav
-
-    layer = TCAV_LAYER if layer is None else layer
-    pooling = TCAV_POOLING if pooling is None else pooling
-    processor = image_processor()
-    concepts, zebras, control_zebras, randoms = _claim_images(seed, n_concept, n_class, R)
-    pairs = tcav.pair_scores(model=main, concept_sets=concepts, class_images=zebras, target="zebra", layer=layer,
-                             pairs=CLAIM_PAIRS, pooling=pooling, processor=processor)
-    sig = {name: tcav.tcav_significance(m, concepts, imgs, "zebra", layer, random_sets=randoms, R=R,
-                                        pooling=pooling, processor=processor, alpha=alpha, test="rank",
-                                        n_null=n_null, n_random=n_concept, seed=300 + seed)
-           for name, m, imgs in (("main", main, zebras), ("control", control, control_zebras))}
-    m = len(CLAIM_CONCEPTS)
-    p_ttest = {k: {c: min(1.0, m * tcav.t_test(r[c].scores, r.random_scores)[1]) for c in CLAIM_CONCEPTS}
-               for k, r in sig.items()}
-    values = {f"{a} vs {b}": pairs[(a, b)] for a, b in CLAIM_PAIRS}
-    values["striped vs random on main"] = sig["main"]["striped"].mean
-    values["striped significant on main"] = sig["main"]["striped"].p_corrected
-    values["striped not significant on control"] = sig["control"]["striped"].p_corrected
-    # by the t-test's p (the rank test's smallest p, 1/(K+1), would tie when both are beyond every random concept)
-    values["striped more significant on main than on control"] = (
-        p_ttest["main"]["striped"] - p_ttest["control"]["striped"])
-    checks = {name: claim_entry(name).holds(values[name]) for name in ASSERTED_CLAIMS}
-    checks["all"] = all(checks.values())
-    checks["asserted"] = checks["all"]
-    return {
-        "seed": seed, "layer": layer, "pooling": pooling, "R": R, "n_null": n_null, "pairs": pairs, "values": values,
-        "checks": checks,
-        **{f"p_{k}": {c: r[c].p_corrected for c in CLAIM_CONCEPTS} for k, r in sig.items()},
-        **{f"p_ttest_{k}": v for k, v in p_ttest.items()},
-        **{f"mean_{k}": {c: r[c].mean for c in CLAIM_CONCEPTS} for k, r in sig.items()},
-        **{f"random_{k}": float(r.random_scores.mean()) for k, r in sig.items()},
-        **{f"null_{k}": r.null_means.tolist() for k, r in sig.items()},
-        # the share of the random concepts that the t-test, Bonferroni x3, calls significant (calibrated: alpha)
-        **{f"ttest_false_alarms_{k}": r.null_false_alarms() for k, r in sig.items()},
-    }
-
-
-@functools.lru_cache(maxsize=2)
-def _claim_images(seed: int, n_concept: int, n_class: int, R: int):
-    """The image sets of :func:`lecture_claims` for one seed (drawn once, reused across layers)."""
-    from xaikit.concepts import imageworld as iw
-
-    concepts = {c: iw.concept_images(c, n_concept, seed=100 + seed) for c in CLAIM_CONCEPTS}
-    zebras = iw.class_images("zebra", n_class, "main", seed=200 + seed)
-    control_zebras = iw.class_images("zebra", n_class, "control", seed=200 + seed)
-    randoms = [iw.random_images(n_concept, seed=(300 + seed) * 1000 + i) for i in range(R + 1)]
-    return concepts, zebras, control_zebras, randoms

@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_input, in_float32, setup, to_cpu
+from xaikit._types import Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_seed
 from xaikit.tensor.integrated import RULES, alphas_and_weights, integrate_path, warn_gap
 
@@ -122,9 +123,9 @@ class BaselineResult:
 
 
 @in_float32()
-def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps: int = 32,
-                          rule: str = "gausslegendre", target=None, low: float = 0.0, high: float = 1.0,
-                          seed: int = 0, batch_size: int | None = None) -> BaselineResult:
+def baseline_attributions(f: ModelFn, x: Input, kind: str = "zero", param=None, data=None, steps: int = 32,
+                          rule: str = "gausslegendre", *, target: Target = None, low: float = 0.0,
+                          high: float = 1.0, seed: int = 0, batch_size: int | None = None) -> BaselineResult:
     """IG of ``f`` at image ``x`` with the baseline ``kind`` (averaged over draws for noisy kinds).
 
     ``param`` is the baseline's parameter (see :data:`PARAMETERS`): the grey level, sigma, the number of
@@ -162,7 +163,7 @@ def baseline_attributions(f, x, kind: str = "zero", param=None, data=None, steps
         gaps.append(result.gap)
         f_bs.append(result.f_baseline)
         f_x = result.f_x
-    # the averaged attributions' completeness, as every other IG entry point checks it (issue 26 item 12)
+    # the averaged attributions' completeness, as every other IG entry point checks it
     warn_gap("baseline_attributions", float(np.mean(gaps)), f_x, float(np.mean(f_bs)), steps, rule)
     return BaselineResult(attributions, to_cpu(baselines), float(np.mean(gaps)), f_x, np.asarray(f_bs), kind,
                           param)

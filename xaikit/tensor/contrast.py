@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, to_model
+from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_int
 
 __all__ = ["deeplift_rescale", "exact_shapley", "twin_relu_networks"]
@@ -40,7 +41,8 @@ def _layers(model) -> list[nn.Module]:
 
 
 @in_float32("model")
-def deeplift_rescale(model: nn.Sequential, x, baseline=None, target=None) -> torch.Tensor:
+def deeplift_rescale(model: nn.Sequential, x: Input, baseline: Baseline = None, *,
+                     target: Target = None) -> torch.Tensor:
     """DeepLIFT-Rescale attributions of a ReLU MLP at ``x`` against ``baseline`` (zeros by default).
 
     Forward both inputs, keep each ReLU's input difference ``dz`` and output difference ``da``; going
@@ -95,7 +97,8 @@ def twin_relu_networks() -> tuple[nn.Sequential, nn.Sequential]:
 
 
 @in_float32()
-def exact_shapley(f, x, baseline=None, target=None, max_features: int = 12) -> torch.Tensor:
+def exact_shapley(f: ModelFn, x: Input, baseline: Baseline = None, *, target: Target = None,
+                  max_features: int = 12) -> torch.Tensor:
     """Exact (baseline) Shapley values of the flattened features of ``x`` by enumerating all subsets.
 
     ``v(S) = F(x_S, x'_rest)``; ``phi_i = sum_{S without i} |S|! (d-|S|-1)! / d! (v(S + i) - v(S))``.

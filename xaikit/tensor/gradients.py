@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from xaikit import _fn
+from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_same_shape, check_seed
 
 __all__ = ["gradient", "grad_times_input", "occlusion", "smoothgrad", "noisy_gradients", "NoisyGradients",
@@ -59,8 +60,8 @@ def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
     return outputs_and_gradients(f, xs, target)[1]
 
 
-def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: int, progress: bool | None = False,
-                     desc: str = "gradients"):
+def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: int,
+                     progress: bool | None = False, desc: str = "gradients"):
     """The batched-gradient loop of every tensor method (SmoothGrad's noisy copies, IG's path points):
     yields ``(start, outputs (b,), gradients (b, ...))`` for the inputs ``make_batch(start, stop)`` of the
     batches ``[0, batch_size), [batch_size, 2 batch_size), ...`` of ``total`` inputs. The caller keeps or
@@ -82,7 +83,7 @@ def batch_starts(total: int, size: int, progress: bool | None, desc: str):
 
 
 @_fn.in_float32()
-def gradient(f, x, target=None) -> torch.Tensor:
+def gradient(f: ModelFn, x: Input, *, target: Target = None) -> torch.Tensor:
     """The gradient dF_target/dx at ``x``: how much the output moves when one input moves a little.
 
     The plain saliency map of Simonyan et al. (2014). One backward pass; shaped like ``x``.
@@ -96,7 +97,7 @@ def gradient(f, x, target=None) -> torch.Tensor:
 
 
 @_fn.in_float32()
-def grad_times_input(f, x, target=None) -> torch.Tensor:
+def grad_times_input(f: ModelFn, x: Input, *, target: Target = None) -> torch.Tensor:
     """Gradient times input, ``x * dF/dx`` (Shrikumar et al. 2017), shaped like ``x``.
 
     For a linear model F(x) = w.x + b it is exactly each input's share w_i x_i of F(x) - F(0). Notebook 01.
@@ -107,8 +108,8 @@ def grad_times_input(f, x, target=None) -> torch.Tensor:
 
 # -- occlusion -------------------------------------------------------------------------------------------
 @_fn.in_float32()
-def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size: int | None = None,
-              progress: bool = False) -> torch.Tensor:
+def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 0.0, *,
+              target: Target = None, batch_size: int | None = None, progress: bool = False) -> torch.Tensor:
     """Occlusion: the drop F(x) - F(x with a window set to ``baseline``), spread over the window.
 
     Slides a window over ``x`` with corners at 0, stride, 2 stride, ... until a window reaches the end (the
@@ -163,7 +164,8 @@ def occlusion(f, x, window=1, stride=None, baseline=0.0, target=None, batch_size
     return torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total)).cpu()
 
 
-def _window(value, shape: tuple[int, ...], name: str, full_leading: tuple[int, ...] | None = None) -> tuple[int, ...]:
+def _window(value, shape: tuple[int, ...], name: str,
+            full_leading: tuple[int, ...] | None = None) -> tuple[int, ...]:
     """Normalise an occlusion window or stride to one int per dimension of ``x`` and check it fits."""
     d = len(shape)
     if isinstance(value, bool):
@@ -229,8 +231,9 @@ class NoisyGradients:
 
 
 @_fn.in_float32()
-def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: int | None = None,
-                    batch_size: int | None = None, value_range=None, progress: bool = False) -> NoisyGradients:
+def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, target: Target = None,
+                    seed: int | None = None, batch_size: int | None = None, value_range=None,
+                    progress: bool = False) -> NoisyGradients:
     """The gradient at ``n`` copies ``x + N(0, (sigma * range)^2)``, batched; see :func:`smoothgrad`."""
     x, target, _ = _fn.setup(f, x, target, "smoothgrad")
     sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
@@ -258,9 +261,9 @@ def noisy_gradients(f, x, sigma: float = 0.15, n: int = 50, target=None, seed: i
                           gradient=plain, example=x.cpu() + noise[0])
 
 
-def smoothgrad(f, x, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", target=None,
-               seed: int | None = None, batch_size: int | None = None, value_range=None,
-               progress: bool = False) -> torch.Tensor:
+def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", *,
+               target: Target = None, seed: int | None = None, batch_size: int | None = None,
+               value_range=None, progress: bool = False) -> torch.Tensor:
     """SmoothGrad (Smilkov et al. 2017): average the gradient over ``n`` noisy copies of ``x``.
 
     The noise is Gaussian with standard deviation ``sigma * (max - min)``: ``sigma`` is a fraction of the

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, warn
+from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_names
 from xaikit.tensor.gradients import gradient_batches
 
@@ -78,9 +79,8 @@ def _legendre_cached(n: int) -> tuple[np.ndarray, np.ndarray]:
     """numpy's ``leggauss`` up to 100 nodes (Captum's choice, so results match it bit for bit). Beyond, the
     same nodes by Newton's method on the three-term Legendre recurrence, started from Tricomi's
     approximation and vectorised over the nodes: O(n^2) work instead of ``leggauss``'s dense eigenvalue
-    problem, O(n^3), which took 109 s for 10,000 nodes (issue 14; this takes about a second). The two agree
-    to 1e-15 in the nodes and 1e-8 (relative) in the weights; against 40-digit arithmetic these weights
-    are within 1e-11 at 1,000 nodes, ``leggauss``'s end weights 1e-8.
+    problem, O(n^3). The two agree to 1e-15 in the nodes and 1e-8 (relative) in the weights; against
+    40-digit arithmetic these weights are within 1e-11 at 1,000 nodes, ``leggauss``'s end weights 1e-8.
     """
     if n <= 100:
         return np.polynomial.legendre.leggauss(n)
@@ -108,7 +108,7 @@ def _legendre_cached(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: numbers (path points times input size) per forward/backward pass when ``batch_size`` is None: bounds
-#: the memory a long path takes (text IG with 10,000 steps in one pass peaked at 9.4 GB, issue 14).
+#: the memory a long path takes (a path of 10,000 steps in one pass would hold them all at once).
 BATCH_NUMBERS = 2 ** 19
 #: a result keeps every path gradient (for figures) only up to this many numbers; beyond, their per-node
 #: sums (what :meth:`IGResult.running_sum` needs).
@@ -227,7 +227,8 @@ def warn_gap(method: str, gap: float, f_x: float, f_baseline: float, steps: int,
 
 
 @in_float32()
-def integrated_gradients(f, x, baseline=None, steps: int = 50, rule: str = "riemann_right", target=None,
+def integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, steps: int = 50,
+                         rule: str = "riemann_right", *, target: Target = None,
                          batch_size: int | None = None, progress: bool | None = None) -> IGResult:
     """Integrated Gradients of ``f`` at ``x`` along the straight line from ``baseline``.
 
@@ -380,9 +381,10 @@ class ToleranceSearch:
 
 
 @in_float32()
-def steps_for_tolerance(f, x, baseline=None, rule: str = "riemann_right", tolerance: float = 0.05,
-                        start: int = 2, max_steps: int = 1024, target=None,
-                        batch_size: int | None = None, shared: _PathCache | None = None) -> ToleranceSearch:
+def steps_for_tolerance(f: ModelFn, x: Input, baseline: Baseline = None, rule: str = "riemann_right",
+                        tolerance: float = 0.05, start: int = 2, max_steps: int = 1024, *,
+                        target: Target = None, batch_size: int | None = None,
+                        shared: _PathCache | None = None) -> ToleranceSearch:
     """The fewest steps in a doubling sequence whose relative completeness gap is within ``tolerance``.
 
     The steps tried are ``start, 2 start, 4 start, ...`` (for the trapezoid rule the intervals double:
@@ -439,8 +441,9 @@ def shared_path(f, x, b, target, batch_size, rules, steps):
     return plan, cache, (float(cache.store[0.0][0]), float(cache.store[1.0][0]))
 
 
-def gap_curves(f, x, baseline=None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256), rules=RULES, target=None,
-               batch_size: int | None = None) -> dict[str, tuple[list[int], list[float]]]:
+def gap_curves(f: ModelFn, x: Input, baseline: Baseline = None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+               rules=RULES, *, target: Target = None, batch_size: int | None = None) -> dict[str,
+               tuple[list[int], list[float]]]:
     """The relative completeness gap of every rule at every step count: ``{rule: (steps, gaps)}``.
 
     All the nodes of all the rules are evaluated in one pass (shared nodes once), so the log-log figure

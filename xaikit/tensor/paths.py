@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_baseline, in_float32
+from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_int
 from xaikit.tensor.integrated import RULES, alphas_and_weights, path_gradients, warn_gap
 
@@ -92,9 +93,9 @@ class PathResult:
 
 
 @in_float32()
-def path_integrated_gradients(f, x, baseline=None, path: str = "straight", steps: int = 200,
-                              rule: str = "riemann_middle", target=None, order=None, powers=None,
-                              batch_size: int | None = None) -> PathResult:
+def path_integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, path: str = "straight",
+                              steps: int = 200, rule: str = "riemann_middle", *, target: Target = None,
+                              order=None, powers=None, batch_size: int | None = None) -> PathResult:
     """Path attributions of ``f`` at ``x`` along ``path`` (see the module docstring).
 
     ``path="straight"`` equals :func:`xaikit.integrated_gradients` with the same rule and steps. The

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import as_baseline, setup, to_cpu
+from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_int, check_names
 from xaikit.tensor.integrated import RULES, integrate_path, path_gradients, shared_path
 
@@ -47,7 +48,8 @@ class AdditiveModel:
     ``terms`` are elementwise torch functions ``g_i``, one per feature; ``names`` label them in figures.
     """
 
-    def __init__(self, terms: Sequence[Callable[[torch.Tensor], torch.Tensor]], names: Sequence[str] | None = None):
+    def __init__(self, terms: Sequence[Callable[[torch.Tensor], torch.Tensor]],
+                 names: Sequence[str] | None = None):
         self.terms = tuple(terms)
         self.names = tuple(names) if names is not None else tuple(f"x{i + 1}" for i in range(len(self.terms)))
         if len(self.names) != len(self.terms):
@@ -124,8 +126,9 @@ class RuleErrors:
         return self.steps.index(steps)
 
 
-def quadrature_errors(f, exact, x, baseline=None, steps: Sequence[int] = (2, 4, 8, 16, 32, 64, 128, 256),
-                      rules: Sequence[str] = RULES, target=None) -> dict[str, RuleErrors]:
+def quadrature_errors(f: ModelFn, exact, x, baseline: Baseline = None,
+                      steps: Sequence[int] = (2, 4, 8, 16, 32, 64, 128, 256), rules: Sequence[str] = RULES,
+                      *, target: Target = None) -> dict[str, RuleErrors]:
     """Every rule's per-feature error and completeness gap at every step count: ``{rule: RuleErrors}``.
 
     ``exact`` is the exact IG of ``f`` at ``x`` (from a closed form such as :meth:`AdditiveModel.exact_ig`,
@@ -157,7 +160,8 @@ def convergence_slope(steps, errors) -> float:
     return float(np.polyfit(np.log(n), np.log(e), 1)[0])
 
 
-def riemann_end_term(f, x, baseline=None, target=None) -> torch.Tensor:
+def riemann_end_term(f: ModelFn, x: Input, baseline: Baseline = None, *,
+                     target: Target = None) -> torch.Tensor:
     """The right Riemann sum's leading per-feature error times ``n``: ``(phi_i(1) - phi_i(0)) / 2``.
 
     ``phi_i(alpha) = (x_i - x'_i) dF/dx_i(x' + alpha (x - x'))``, so this is

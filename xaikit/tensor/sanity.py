@@ -21,7 +21,6 @@ Integrated Gradients), :func:`cascade_scores` the similarities of a whole cascad
 from __future__ import annotations
 
 import copy
-import warnings
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,15 +30,16 @@ import torch
 from torch import nn
 
 from xaikit import _fn
+from xaikit._types import Input
 from xaikit._validate import check_choice, check_int, check_names, check_same_shape
 from xaikit.policies import method_threads
-from xaikit.tensor import gradients as G
+from xaikit.tensor import registry
 
 __all__ = ["METHODS", "layers_from_top", "cascading_randomisation", "randomised_layers", "spearman", "ssim",
            "Similarity", "similarity", "sanity_maps", "CascadeScores", "cascade_scores",
            "compare_models", "data_randomised_digits"]
 
-#: the maps the notebook checks, in the order the panel shows them
+#: the maps the notebook checks; every name of :mod:`xaikit.tensor.registry` is accepted as well
 METHODS = ("gradient", "gradient x input", "SmoothGrad", "Integrated Gradients")
 
 
@@ -221,9 +221,10 @@ def similarity(original, other) -> Similarity:
 
 
 # -- the four maps, and a whole cascade ----------------------------------------------------------------------
-def sanity_maps(model, x, target: int, methods: Sequence[str] = METHODS, n: int = 20, sigma: float = 0.15,
-                steps: int = 16, seed: int = 0) -> dict[str, torch.Tensor]:
-    """The maps the sanity checks compare, by method name (a subset of :data:`METHODS`), for ``target``.
+def sanity_maps(model: nn.Module, x: Input, *, target: int, methods: Sequence[str] = METHODS, n: int = 20,
+                sigma: float = 0.15, steps: int = 16, seed: int = 0) -> dict[str, torch.Tensor]:
+    """The maps the sanity checks compare, by method name (any name of :mod:`xaikit.tensor.registry`; by
+    default the lecture's :data:`METHODS`), for ``target``.
 
     SmoothGrad uses ``n`` samples at noise ``sigma`` (a fraction of the pixel range [0, 1]) with a fixed
     ``seed``, so two models are compared on the same noise; Integrated Gradients uses the black image as
@@ -231,23 +232,9 @@ def sanity_maps(model, x, target: int, methods: Sequence[str] = METHODS, n: int 
     is explained, not judged). ``target`` is fixed by the caller, normally the class the *trained* model
     predicts, so every model is asked about the same class. CPU tensors shaped like ``x``.
     """
-    from xaikit.tensor.integrated import CompletenessWarning, integrated_gradients
-
-    methods = check_names(methods, "methods", METHODS)
-    maps = {}
-    for m in methods:
-        if m == "gradient":
-            maps[m] = G.gradient(model, x, target=target)
-        elif m == "gradient x input":
-            maps[m] = G.grad_times_input(model, x, target=target)
-        elif m == "SmoothGrad":
-            maps[m] = G.smoothgrad(model, x, sigma=sigma, n=n, target=target, seed=seed, value_range=(0.0, 1.0))
-        else:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", CompletenessWarning)
-                maps[m] = integrated_gradients(model, x, None, steps=steps, rule="gausslegendre",
-                                               target=target).attributions
-    return maps
+    methods = check_names(methods, "methods", registry.names())
+    options = {"n": n, "sigma": sigma, "steps": steps, "seed": seed}
+    return {m: registry.get(m)(model, x, target=target, **options) for m in methods}
 
 
 @dataclass
@@ -282,7 +269,7 @@ def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, method
     all layers from the top (:func:`cascading_randomisation` with ``seed``) and compare every method's map
     with the trained model's (:func:`similarity`). ``targets`` defaults to the trained model's predictions.
     ``map_options`` go to :func:`sanity_maps`. Adebayo et al. (2018), figure 2; notebook 01, section 5."""
-    methods = tuple(check_names(methods, "methods", METHODS))
+    methods = tuple(check_names(methods, "methods", registry.names()))
     layers = layers_from_top(model)
     targets = _targets(model, images, targets)
     values = np.ones((len(layers) + 1, len(methods), len(images), 3))
@@ -302,7 +289,7 @@ def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, met
     test compares the trained model with :func:`data_randomised_digits`. Notebook 01, section 5."""
     _check_model(model)
     _check_model(other)
-    methods = tuple(check_names(methods, "methods", METHODS))
+    methods = tuple(check_names(methods, "methods", registry.names()))
     targets = _targets(model, images, targets)
     with method_threads():
         return _similarities(_all_maps(model, images, targets, methods, map_options), other, images, targets,
@@ -311,7 +298,8 @@ def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, met
 
 def _all_maps(model, images, targets, methods, map_options) -> list[dict[str, torch.Tensor]]:
     """:func:`sanity_maps` of every image, each for its target."""
-    return [sanity_maps(model, x, t, methods, **map_options) for x, t in zip(images, targets, strict=True)]
+    return [sanity_maps(model, x, target=t, methods=methods, **map_options) for x, t in zip(images, targets,
+                                                                                            strict=True)]
 
 
 def _similarities(originals, other, images, targets, methods, map_options) -> np.ndarray:

@@ -25,27 +25,13 @@ import torch
 
 from xaikit import _fn
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, symmetric_limit
-from xaikit.policies import panel_threads
 from xaikit.tensor import gradients as G
 from xaikit.tensor import toys
 from xaikit.tensor.integrated import integrated_gradients
-from xaikit.widgets.base import Panel, dropdown, int_slider, log_slider, slider, toggle
+from xaikit.widgets.base import dropdown, int_slider, log_slider, slider, toggle
+from xaikit.widgets.toy import ToyPanel
 
 __all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel"]
-
-
-class _ToyPanel(Panel):
-    """A notebook 01 panel: fixed axes placed by hand, and the toy models on the panel's torch threads.
-
-    ``draw`` builds the axes, lists the artists that change in ``self.animated`` and fills them in through
-    ``update_artists``, the base class's fast-redraw hook, which every later change calls alone.
-    """
-
-    layout = None  # fixed axes positions: the constrained layout engine would double the redraw time
-
-    def update(self):
-        with panel_threads():
-            return super().update()
 
 
 @dataclass
@@ -105,7 +91,7 @@ class _Bars:
 
 
 # -- §1 -----------------------------------------------------------------------------------------------------
-class GradientPanel(_ToyPanel):
+class GradientPanel(ToyPanel):
     """§1: gradient and gradient x input of a smooth model of two inputs at the point (x1, x2)."""
 
     title = "Gradient and gradient x input"
@@ -158,7 +144,7 @@ class GradientPanel(_ToyPanel):
 
 
 # -- §2 -----------------------------------------------------------------------------------------------------
-class GradientSaturationPanel(_ToyPanel):
+class GradientSaturationPanel(ToyPanel):
     """§2: on min(1, x1 + x2), gradients vanish once x1 + x2 >= 1 although both inputs matter.
 
     Occlusion (each input set to 0) also gives 0 at (1, 1): either input alone keeps f at 1. The IG
@@ -225,7 +211,7 @@ class ThresholdResult:
     max_gap: float  # max over the grid of softplus - relu (theory: log(2) / beta at x = 10)
 
 
-class ThresholdPanel(_ToyPanel):
+class ThresholdPanel(ToyPanel):
     """§3: the thresholded max(0, x - 10) and its softplus(beta) replacement, values and gradients."""
 
     title = "Thresholding: max(0, x - 10) and softplus"
@@ -298,7 +284,7 @@ class SmoothGradResult:
     smoothed: torch.Tensor
 
 
-class SmoothGradPanel(_ToyPanel):
+class SmoothGradPanel(ToyPanel):
     """§4: the raw saliency map of a digit against SmoothGrad and its variants (Smilkov et al. 2017).
 
     Controls: image (a test digit), sigma (noise as a fraction of the pixel range [0, 1]), n (samples),

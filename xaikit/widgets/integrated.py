@@ -72,12 +72,13 @@ class IGStepsPanel(Panel):
         if f is None:
             f, x, baseline, _ = digits_setup()
         self.f, self.x, self.baseline, self.target = f, x, baseline, target
-        self.curves = gap_curves(f, x, baseline, self.grid, RULES, target)  # once: the whole log-log figure
+        self.curves = gap_curves(f, x, baseline, self.grid, RULES,
+                                 target=target)  # once: the whole log-log figure
         controls = {"steps": int_slider("steps", steps, 1, 300), "rule": dropdown("rule", RULES, rule)}
         super().__init__(controls)
 
     def compute(self, steps, rule):
-        result = integrated_gradients(self.f, self.x, self.baseline, steps, rule, self.target)
+        result = integrated_gradients(self.f, self.x, self.baseline, steps, rule, target=self.target)
         return StepsView(result, self.curves)
 
     def draw(self, fig, view):
@@ -296,7 +297,7 @@ class IGCompletenessPanel(Panel):
         super().__init__({"steps": int_slider("steps", steps, 2, 300), "rule": dropdown("rule", RULES, rule)})
 
     def compute(self, steps, rule):
-        return integrated_gradients(self.model, self.x, self.baseline, steps, rule, self.target)
+        return integrated_gradients(self.model, self.x, self.baseline, steps, rule, target=self.target)
 
     def draw(self, fig, result):
         grid = fig.add_gridspec(2, 6, height_ratios=(1, 1.6))

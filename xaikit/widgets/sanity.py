@@ -14,6 +14,7 @@ slider back and forth recomputes nothing; a change only updates the image data a
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ from xaikit.plotting import DIVERGING, SEQUENTIAL
 from xaikit.tensor import sanity as S
 from xaikit.tensor import toys
 from xaikit.widgets.base import dropdown, int_slider, lru_get, toggle
-from xaikit.widgets.gradients import _ToyPanel
+from xaikit.widgets.toy import ToyPanel
 
 __all__ = ["SanityCheckPanel", "SanityResult"]
 
@@ -39,7 +40,7 @@ class SanityResult:
         image: the test image index; ``x`` the image ``(1, 8, 8)``; ``label`` its true digit.
         target: the class every model is asked about (the trained model's prediction).
         layers: how many layers are randomised; ``randomised`` their names, from the top.
-        maps: ``maps[row][method]``, ``row`` one of :data:`ROWS`, ``method`` one of :data:`~xaikit.tensor.sanity.METHODS`.
+        maps: ``maps[row][method]``, ``row`` one of :data:`ROWS`, ``method`` one of the panel's ``methods``.
         similarity: ``similarity[row][method]`` to the trained model's map, for the two other rows.
         values: ``"signed"`` or ``"absolute"``: how the maps are drawn.
     """
@@ -55,12 +56,14 @@ class SanityResult:
     values: str
 
 
-class SanityCheckPanel(_ToyPanel):
+class SanityCheckPanel(ToyPanel):
     """Cascading randomisation and data randomisation of the digits CNN, map by map (Adebayo et al. 2018).
 
     Controls: image (a test digit), layers (how many layers are re-initialised, from the top: 0 is the
     trained model, the maximum every layer), values (signed maps on a diverging scale, or their absolute
-    values on a sequential one). Each map is divided by its largest absolute value.
+    values on a sequential one). Each map is divided by its largest absolute value. ``methods``: the
+    columns, names of :mod:`xaikit.tensor.registry` (default: the lecture's four,
+    :data:`~xaikit.tensor.sanity.METHODS`).
     """
 
     title = "Sanity checks: randomise the model, or its training labels"
@@ -68,13 +71,17 @@ class SanityCheckPanel(_ToyPanel):
 
     def __init__(self, trained: toys.TrainedDigits | None = None, shuffled: toys.TrainedDigits | None = None,
                  n_images: int = 12, layers: int = 0, values: str = "absolute", seed: int = 0, n: int = 20,
-                 steps: int = 16):
-        from xaikit._validate import check_int
+                 steps: int = 16, methods: Sequence[str] | None = None):
+        from xaikit._validate import check_int, check_names
+        from xaikit.tensor import registry
 
         n_images = check_int(n_images, "n_images", 1, hint="how many test digits the image menu offers, e.g. 12")
         self.trained = trained or toys.digits_classifier()
         self.shuffled = shuffled or S.data_randomised_digits(seed=self.trained.seed)  # its own, longer training
         self.seed, self.options = seed, dict(n=n, steps=steps)
+        # the columns: the lecture's four, or any methods of the tensor registry as it is now
+        self.methods = tuple(S.METHODS if methods is None
+                             else check_names(methods, "methods", registry.names()))
         self.layer_names = S.layers_from_top(self.trained.model)
         self._models: OrderedDict = OrderedDict()
         self._maps: OrderedDict = OrderedDict()
@@ -92,7 +99,8 @@ class SanityCheckPanel(_ToyPanel):
                        lambda: S.cascading_randomisation(self.trained.model, layers, seed=self.seed))[0]
 
     def _maps_for(self, key, model, x, target):
-        return lru_get(self._maps, key, 64, lambda: S.sanity_maps(model, x, target, seed=0, **self.options))[0]
+        return lru_get(self._maps, key, 64, lambda: S.sanity_maps(model, x, target=target, seed=0,
+                                                                  methods=self.methods, **self.options))[0]
 
     def compute(self, image: int, layers: int, values: str) -> SanityResult:
         model = self.trained.model
@@ -103,13 +111,13 @@ class SanityCheckPanel(_ToyPanel):
                 "randomised": self._maps_for(("randomised", image, layers), self._model(layers), x, target),
                 "shuffled labels": self._maps_for(("shuffled", image), self.shuffled.model, x, target)}
         sims = {row: lru_get(self._sims, (row, image, layers if row == "randomised" else None), 64,
-                             lambda row=row: {m: S.similarity(maps["trained"][m], maps[row][m]) for m in S.METHODS})[0]
+                             lambda row=row: {m: S.similarity(maps["trained"][m], maps[row][m]) for m in self.methods})[0]
                 for row in ROWS[1:]}
         return SanityResult(image, x, int(self.trained.data.test_y[image]), target, layers,
                             self.layer_names[:layers], maps, sims, values)
 
     def draw(self, fig, r: SanityResult):
-        n_rows, n_cols = len(ROWS), len(S.METHODS) + 1
+        n_rows, n_cols = len(ROWS), len(self.methods) + 1
         axes = fig.subplots(n_rows, n_cols, gridspec_kw=dict(left=0.01, right=0.99, bottom=0.02, top=0.9,
                                                              wspace=0.25, hspace=0.55))
         blank = np.zeros((8, 8))
@@ -127,7 +135,7 @@ class SanityCheckPanel(_ToyPanel):
         self._notes = [axes[i, 0].text(0.0, 0.5, "", fontsize=8, va="center", transform=axes[i, 0].transAxes)
                        for i in (1, 2)]
         self._notes[1].set_text(f"trained on\nshuffled labels\n(test accuracy\n{self.shuffled.accuracy:.2f})")
-        for j, name in enumerate(S.METHODS):
+        for j, name in enumerate(self.methods):
             fig.text((j + 1.5) / n_cols, 0.965, name, ha="center", fontsize=9, weight="bold")
         self._axes = axes
         self._shown_values = None
@@ -150,7 +158,7 @@ class SanityCheckPanel(_ToyPanel):
         randomised = ", ".join(r.randomised) if r.randomised else "none"
         self._notes[0].set_text(f"top {r.layers} of {len(self.layer_names)}\nlayers randomised:\n{randomised}")
         for i, row in enumerate(ROWS):
-            for j, method in enumerate(S.METHODS):
+            for j, method in enumerate(self.methods):
                 m = r.maps[row][method][0]
                 m = m.abs() if r.values == "absolute" else m
                 self._ims[i][j].set_data((m / m.abs().max().clamp(min=1e-30)).numpy())

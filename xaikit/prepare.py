@@ -4,22 +4,24 @@
   notebooks 02-04;
 * the two Vision Transformers of notebook 05 (:mod:`xaikit.models.vitworld`): the main image world,
   where "zebra" is a striped animal, and the control world, where stripes do not predict "zebra";
-* the digits CNNs of notebooks 01 and 02 (:func:`xaikit.tensor.toys.digits_classifier`), on true and on
-  shuffled labels (a few seconds);
+* the digits CNNs of notebooks 01 and 02 (:func:`xaikit.models.digits.digits_classifier`), on true and on
+  shuffled labels;
 * the attention that notebook 04's Wiegreffe & Pinter diagnostic reads from the sentiment model and its
-  pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`, half a minute), for the
+  pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`), for the
   sentences of the current mode (fast or student);
 * the 100 random image sets of notebook 05's rank test
-  (:func:`xaikit.concepts.significance.warm_null_sets`, about 10 s).
+  (:func:`xaikit.concepts.nullsets.warm_null_sets`).
 
 ``prepare --seed N`` trains all of them with training seed N and records N as the cache's training seed
 (:func:`xaikit.training_seed`), so every later load from that cache serves the seed-N models. The default
 is the recorded seed, 0 on a new cache.
 
 Everything goes to :func:`xaikit.cache_dir` (``$XAIKIT_CACHE`` overrides it), into folders named by
-recipe version, so a second run finds them and returns in seconds, and a changed recipe is rebuilt.
-Target: the whole build under 6 minutes on 2 CPU cores; loading from the cache under 5 s. On two or
-more cores the ViTs train in a second process while the sentiment model trains, one thread each.
+recipe version, so a second run finds them and returns in seconds, and a changed recipe is rebuilt. On
+two or more cores the ViTs train in a second process while the sentiment model trains, one thread each.
+
+It sits above the method families: besides the models of :mod:`xaikit.models` it warms the caches of
+notebook 04's diagnostic (``text``) and notebook 05's rank test (``concepts``).
 """
 
 from __future__ import annotations
@@ -42,8 +44,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
 
     ``only``: ``"sentiment"`` or ``"vit"`` to build one family. ``parallel``: train the two ViTs in a
     second process while the sentiment model trains, one torch thread each (the default on a machine
-    with two or more cores when both families need building; measured on 2 cores with the sentiment model
-    in float32: 527 s one after the other, 442 s side by side). ``seed``: the training seed of every model
+    with two or more cores when both families need building). ``seed``: the training seed of every model
     (default: the cache's, :func:`xaikit.training_seed`); once everything is built it becomes the cache's
     training seed. ``only`` with a new ``seed`` builds that family only and leaves the recorded seed as it
     was. Prints what it builds,
@@ -97,7 +98,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             folders["attention"] = _timed(say, "attention (nb 04)",
                                           lambda: warm_notebook_cache(progress, seed=seed))
         if want_vit:  # notebook 05's rank test: its 100 random image sets, drawn while the ViTs train
-            from xaikit.concepts.significance import warm_null_sets
+            from xaikit.concepts.nullsets import warm_null_sets
 
             folders["null-sets"] = _timed(say, "random sets (nb 05)", lambda: warm_null_sets(progress=False))
         if background is not None:
@@ -124,13 +125,13 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
 def _digits(say, seed: int, force: bool, progress: bool) -> dict[str, Path]:
     """The digits CNNs of notebooks 01 and 02 (true and shuffled labels) for ``seed``, with the epochs of the
     current mode (fast or student); seconds each, so they are trained in this process."""
-    from xaikit.tensor import toys
+    from xaikit.models import digits
 
     folders = {}
     for shuffled in (False, True):
         what = "digits CNN (shuffled)" if shuffled else "digits CNN"
         t0 = time.perf_counter()
-        trained = toys.digits_classifier(seed=seed, progress=progress, shuffle_labels=shuffled, force=force)
+        trained = digits.digits_classifier(seed=seed, progress=progress, shuffle_labels=shuffled, force=force)
         folders["digits-shuffled" if shuffled else "digits"] = trained.path
         _report(say, what, time.perf_counter() - t0, trained.path,
                 "  (cached)" if trained.from_cache else f"  (test accuracy {trained.accuracy:.3f})")
