@@ -33,8 +33,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("course", frozenset({"course"})),
     # the cache build: it warms caches of the text and concept families as well as the models
     ("prepare", frozenset({"prepare"})),
-    # the package root (its lazy table names every public function) and the command line
-    ("entry points", frozenset({"xaikit", "__main__"})),
+    # the package root: its lazy table names every public function
+    ("package root", frozenset({"xaikit"})),
+    # the command line (it reads the package's version from the root)
+    ("command line", frozenset({"__main__"})),
 )
 
 #: what breaks the rules today, each to go with part A of the change that splits the text family (and then
