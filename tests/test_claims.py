@@ -53,6 +53,22 @@ def test_ledger_entries_are_complete():
             assert entry.kind == "empirical" and entry.worst_build, entry.id
 
 
+def test_every_claim_was_measured_over_the_build_matrix():
+    """The committed record (``benchmarks/claims_matrix.py --record``) has every empirical claim's worst value
+    and every shown claim's range, which the notebooks print beside a build's own value: a claim added or
+    renamed since the last matrix run fails here until the matrix measures it."""
+    import json
+
+    measured = json.loads(claims.MEASURED_FILE.read_text())["claims"]
+    missing = [e.id for e in claims.LEDGER.values() if e.kind in ("empirical", "shown") and e.id not in measured]
+    assert not missing, f"not measured over the build matrix (run benchmarks/claims_matrix.py --record): {missing}"
+    stale = sorted(set(measured) - set(claims.LEDGER))
+    assert not stale, f"measured.json names claims the ledger no longer has: {stale}"
+    for entry in claims.LEDGER.values():
+        if entry.kind == "shown":
+            assert entry.seen is not None and entry.seen[0] <= entry.seen[1], entry.id
+
+
 def test_notebooks_have_no_bitwise_float_asserts():
     """torch.equal / np.array_equal on computed floats broke on an AVX-512 CPU; a line that keeps one says
     why it is exact by construction in a comment, on the line or in a comment line just above it."""
