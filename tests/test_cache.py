@@ -231,13 +231,15 @@ PREPARE_SCRIPT = textwrap.dedent("""
     from xaikit.prepare import prepare
     from xaikit.text import diagnostics
 
-    log, started = Path(sys.argv[1]), Path(sys.argv[2])
+    log, started, release = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 
     def fake(tmp, progress=True, threads=None, seed=None):
         with open(log, "a") as fh:
             fh.write("trained\\n")
         started.touch()
-        time.sleep(2)
+        deadline = time.monotonic() + 120  # training lasts until the test has seen the second process wait
+        while not release.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
         (tmp / "model.safetensors").write_bytes(b"weights")
         metrics = {"test_accuracy": 0.9, "train_seconds": 2.0, "lecture_labels_match": True,
                    "lecture_sentences": {}}
@@ -251,20 +253,30 @@ PREPARE_SCRIPT = textwrap.dedent("""
 
 
 def test_two_prepare_processes_train_once(tmp_path):
+    """The second prepare waits on the lock while the first trains, then loads what the first built. The
+    first's training lasts until the second has said it waits (the ``release`` file), so the order does not
+    hang on how fast a loaded machine starts the second Python."""
     env = {**os.environ, "XAIKIT_CACHE": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
-    log, started = tmp_path / "log", tmp_path / "started"
-    cmd = [sys.executable, "-c", PREPARE_SCRIPT, str(log), str(started)]
+    log, started, release = tmp_path / "log", tmp_path / "started", tmp_path / "release"
+    cmd = [sys.executable, "-c", PREPARE_SCRIPT, str(log), str(started), str(release)]
     first = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     while not started.exists():  # the first is training: start the second now
         assert time.monotonic() < deadline and first.poll() is None, first.communicate()[0]
         time.sleep(0.05)
-    second = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    second = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in second.stdout:  # until it says it waits (or ends: then the asserts below say what it printed)
+        seen.append(line)
+        if "waiting for it to finish" in line:
+            break
+    release.touch()
+    out_second = "".join(seen) + second.communicate(timeout=120)[0]
     out_first = first.communicate(timeout=120)[0]
-    assert first.returncode == 0 and second.returncode == 0, (out_first, second.stdout, second.stderr)
+    assert first.returncode == 0 and second.returncode == 0, (out_first, out_second)
     assert log.read_text() == "trained\n"  # one training for two prepare runs
-    assert "waiting for it to finish" in second.stdout
-    assert out_first.strip().splitlines()[-1] == second.stdout.strip().splitlines()[-1]  # the same folder
+    assert "waiting for it to finish" in out_second
+    assert out_first.strip().splitlines()[-1] == out_second.strip().splitlines()[-1]  # the same folder
 
 
 # --- whole or nothing (item 5) -----------------------------------------------------------------------------
