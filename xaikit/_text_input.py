@@ -38,8 +38,9 @@ class PreparedText:
         inputs: ``input_ids``, ``attention_mask`` (and ``token_type_ids``), ``(1, N)`` each, on the model's device.
         tokens: the model's tokens, special ones included.
         target: the class explained: the caller's, or the predicted class for ``target=None`` (``None`` only
-            when prepared without a forward pass and no target was given).
-        logits: ``(C,)`` logits of the model on the text, no grad (``None`` without a forward pass).
+            when prepared with ``forward=False`` and no target was given).
+        logits: ``(C,)`` logits of the model on the text, no grad (``None`` when no forward pass was run:
+            a target was given, or ``forward=False``).
         text: the text explained: the input, or its prefix that fits the model (:func:`fit_text`).
         special: ``(N,)`` bool on the CPU, True at the special tokens the tokenizer added ([CLS], [SEP]).
         model, tokenizer: the pair it was prepared for.
@@ -208,7 +209,7 @@ def tokenize(model, tokenizer, texts: list[str], name: str = "text") -> dict:
 
 
 def prepare_text(model, tokenizer, text: str, target: int | None = None, *, method: str = "this method",
-                 name: str = "text", max_length: int | None = None, forward: bool = True,
+                 name: str = "text", max_length: int | None = None, forward: bool | None = None,
                  eager: bool = True) -> PreparedText:
     """Check, cut and tokenize one text, and resolve the target, once (the entry of every text method).
 
@@ -220,7 +221,8 @@ def prepare_text(model, tokenizer, text: str, target: int | None = None, *, meth
             number of classes before any model work.
         method, name: how errors and warnings name the caller and the argument.
         forward: run the model once on the text (``logits``, and ``target=None`` resolved to the predicted
-            class); ``False`` for a caller whose own pass is the one forward pass (the attention capture).
+            class); ``None``: only when the target is to be resolved; ``False`` for a caller whose own pass is
+            the one forward pass (the attention capture).
         eager: switch an SDPA model to eager attention, which returns attention weights (one warning);
             ``False`` for a method that reads none (text IG).
 
@@ -240,7 +242,7 @@ def prepare_text(model, tokenizer, text: str, target: int | None = None, *, meth
     device = next(model.parameters()).device
     inputs = {k: v.to(device) for k, v in enc.items()}
     logits = None
-    if forward:
+    if forward or (forward is None and target is None):
         with torch.no_grad():
             logits = model(**inputs).logits[0].detach()
         target = check_target(model, target, int(logits.argmax()))
