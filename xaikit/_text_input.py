@@ -12,8 +12,7 @@ method is ``prepare_text`` followed by its private function.
 **One truncation rule** (:func:`fit_text`). A text longer than the model takes is cut once, to its longest
 prefix of whole words that fits, with one :class:`TruncationWarning`; Grad-SAM, SHAP, text IG,
 ``capture_attention`` and every view then explain that same prefix, so their tokens are the same and
-panels that put two methods side by side agree (issue 14: IG and the attention capture used to keep 128
-tokens, Grad-SAM 512, and SHAP all of them).
+panels that put two methods side by side agree.
 """
 
 from __future__ import annotations
@@ -92,7 +91,7 @@ _SMALLER_BY = 512
 
 
 def check_pair(model, tokenizer, method: str = "this method") -> None:
-    """Refuse a tokenizer that does not belong to ``model``, naming the mismatch (issue 14).
+    """Refuse a tokenizer that does not belong to ``model``, naming the mismatch.
 
     A larger vocabulary than the model's embedding has rows gave ``IndexError: index out of range in self``
     from inside torch; a special token (``[CLS]``, ``[SEP]``, ``[PAD]``, ...) outside the embedding, or a

@@ -107,8 +107,7 @@ def use_numba(enable: bool = False) -> int:
     """Run SHAP's numba-compiled helpers as plain Python (``enable=False``, xaikit's default) or compiled.
 
     SHAP's Partition explainer JIT-compiles a few helpers with numba the first time it runs in a process
-    and does not cache them: 30-50 s on a busy 2-core machine, far longer than explaining a short sentence
-    (about a second). The plain-Python versions are the same functions (numba's ``py_func``), so the values
+    and does not cache them, which takes far longer than explaining a short sentence. The plain-Python versions are the same functions (numba's ``py_func``), so the values
     are identical; for long documents ``use_numba(True)`` brings the compiled versions back.
     Returns the number of functions switched. The helpers are checked first (:data:`_NUMBA_EXPECTED`): on a
     SHAP release that lacks one, nothing is switched and SHAP's own code runs, with one warning.
@@ -204,7 +203,7 @@ def shap_text(model: torch.nn.Module, tokenizer, texts, *, target: Target = None
             docstring); ``None`` averages both contexts and gives Owen values once the tree is fully split.
         check_additivity: verify base + sum(phi) = f(x) for every text to ``tol`` (raise if not).
         allow_long: explain texts of more than :data:`LONG_TEXT` tokens (refused by default: each costs
-            about ``max_evals`` forward passes of that length, 101 s for 300 words on 2 CPU cores).
+            about ``max_evals`` forward passes of that length).
         progress: a bar of the model evaluations with the time left: ``None`` on runs over two seconds,
             ``True`` always, ``False`` never. A text longer than the model takes is cut to its first words
             with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`).
@@ -262,7 +261,7 @@ def _predicted_class(model, tokenizer, texts: list[str]) -> int:
     return classes[0]
 
 
-#: the most tokens shap_text explains without ``allow_long=True`` (about a minute on 2 CPU cores)
+#: the most tokens shap_text explains without ``allow_long=True``
 LONG_TEXT = 200
 
 

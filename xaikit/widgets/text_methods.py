@@ -1,5 +1,5 @@
 """Notebook 04's panels: two explanation methods side by side with their rank correlation, and the
-"is attention explanation?" lab. The attention explorer is :class:`xaikit.widgets.attention.AttentionExplorer`.
+"is attention explanation?" lab. The attention explorer is :class:`xaikit.widgets.explorer.AttentionExplorer`.
 """
 
 from __future__ import annotations
