@@ -19,12 +19,18 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from xaikit._fn import warn
+from xaikit._types import Target
 from xaikit._validate import check_int, check_text
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase as Tokenizer
+else:
+    Tokenizer = Any  # a transformers tokenizer; named here without importing transformers
 
 SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>")
 
@@ -207,8 +213,8 @@ def tokenize(model, tokenizer, texts: list[str], name: str = "text") -> dict:
     return {k: v.to(device) for k, v in enc.items()}
 
 
-def prepare_text(model, tokenizer, text: str, target: int | None = None, *, method: str = "this method",
-                 name: str = "text", max_length: int | None = None, forward: bool | None = None,
+def prepare_text(model: torch.nn.Module, tokenizer: Tokenizer, text: str, target: Target = None, *,
+                 method: str = "this method", name: str = "text", max_length: int | None = None, forward: bool | None = None,
                  eager: bool = True) -> PreparedText:
     """Check, cut and tokenize one text, and resolve the target, once (the entry of every text method).
 

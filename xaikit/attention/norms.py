@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from xaikit._fn import ensure_eval, in_float32, to_cpu
+from xaikit._text_input import Tokenizer
 from xaikit._validate import check_int
 from xaikit.attention.capture import _prepared_text, _run_with_hooks, qkv_projections
 from xaikit.models import arch
@@ -125,7 +126,8 @@ class AttentionNorms:
 
 
 @in_float32("model")
-def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int | None = None) -> AttentionNorms:
+def attention_norms(model: nn.Module, tokenizer: Tokenizer, text: str, *,
+                    max_length: int | None = None) -> AttentionNorms:
     """Run ``model`` once on ``text`` and return every head's ``alpha`` and ``||alpha f(x)||``.
 
     Args:

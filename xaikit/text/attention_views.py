@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32, to_cpu
-from xaikit._text_input import PreparedText, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit._validate import check_int
 from xaikit.models.arch import check_layer
@@ -95,7 +95,8 @@ def _attentions(prepared: PreparedText) -> tuple:
 
 
 @in_float32("model")
-def raw_attention(model: torch.nn.Module, tokenizer, text: str, layer: int = -1, row: int = 0) -> TokenScores:
+def raw_attention(model: torch.nn.Module, tokenizer: Tokenizer, text: str, layer: int = -1,
+                  row: int = 0) -> TokenScores:
     """Where token ``row`` ([CLS] by default) looks in ``layer``, averaged over the heads."""
     return _raw_attention(prepare_text(model, tokenizer, text, method="raw_attention"), layer=layer, row=row)
 
@@ -108,7 +109,8 @@ def _raw_attention(prepared: PreparedText, *, layer: int = -1, row: int = 0) -> 
 
 
 @in_float32("model")
-def rollout(model: torch.nn.Module, tokenizer, text: str, residual: bool = True, row: int = 0) -> TokenScores:
+def rollout(model: torch.nn.Module, tokenizer: Tokenizer, text: str, residual: bool = True,
+            row: int = 0) -> TokenScores:
     """Attention rollout's [CLS] row (Abnar & Zuidema 2020)."""
     return _rollout(prepare_text(model, tokenizer, text, method="rollout"), residual=residual, row=row)
 
@@ -121,7 +123,7 @@ def _rollout(prepared: PreparedText, *, residual: bool = True, row: int = 0) -> 
 
 
 @in_float32("model")
-def grad_weighted_attention(model: torch.nn.Module, tokenizer, text: str, *, target: Target = None,
+def grad_weighted_attention(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                             row: int = 0) -> TokenScores:
     """Gradient-weighted attention relevance of the [CLS] row (Chefer et al. 2021)."""
     prepared = prepare_text(model, tokenizer, text, target, method="grad_weighted_attention")
@@ -136,14 +138,15 @@ def _grad_weighted_attention(prepared: PreparedText, *, row: int = 0) -> TokenSc
 
 
 @in_float32("model")
-def attention_gradient(model: torch.nn.Module, tokenizer, text: str, *, target: Target = None, layer: int = -1,
-                       times_attention: bool = False) -> TokenScores:
+def attention_gradient(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
+                       layer: int = -1, times_attention: bool = False) -> TokenScores:
     """dS/d(alpha) of the [CLS] row in ``layer`` (mean of heads), or alpha * dS/d(alpha) (Serrano & Smith)."""
     prepared = prepare_text(model, tokenizer, text, target, method="attention_gradient")
     return _attention_gradient(prepared, layer=layer, times_attention=times_attention)
 
 
-def _attention_gradient(prepared: PreparedText, *, layer: int = -1, times_attention: bool = False) -> TokenScores:
+def _attention_gradient(prepared: PreparedText, *, layer: int = -1,
+                        times_attention: bool = False) -> TokenScores:
     layer = check_layer(prepared.model, layer)
     a, g, _ = _attention_and_gradients(prepared.model, prepared.inputs, prepared.target)
     if times_attention:  # per head, then the mean of heads

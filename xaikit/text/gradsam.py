@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32, inputs_to_model, to_cpu
-from xaikit._text_input import PreparedText, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit.models.arch import assert_attentions
 from xaikit.policies import method_threads
@@ -115,7 +115,7 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
 
 
 @in_float32("model")
-def gradsam(model: torch.nn.Module, tokenizer, text: str, *, target: Target = None,
+def gradsam(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
             reference: bool = False) -> TokenScores:
     """Grad-SAM token scores of one text (Barkan et al. 2021; notebook 04 section 3).
 

@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import model_device, to_cpu
-from xaikit._text_input import PreparedText, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit._validate import check_choice
 from xaikit.policies import float64_device, method_threads, to_float64
@@ -392,7 +392,8 @@ class LRPDetail:
         return float(np.max(np.abs(np.diff(t)) / np.maximum(np.abs(t[:-1]), 1e-300)))
 
 
-def chefer_lrp(model: torch.nn.Module, tokenizer, text: str, *, target: Target = None) -> TokenScores:
+def chefer_lrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *,
+               target: Target = None) -> TokenScores:
     """Chefer, Gur & Wolf's relevance view (CVPR 2021) of one text: the [CLS] row of
     C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+). Notebook 04, sections 6-8.
 

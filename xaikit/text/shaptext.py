@@ -41,6 +41,7 @@ import torch
 from xaikit._fn import in_float32
 from xaikit._text_input import (
     PreparedText,
+    Tokenizer,
     check_model,
     check_target,
     check_texts,
@@ -185,10 +186,10 @@ def _score(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
 
 
 @in_float32("model")
-def shap_text(model: torch.nn.Module, tokenizer, texts, *, target: Target = None, output: str = "logit",
-              padding: str = "longest", max_evals: int = 500, fixed_context: int | None = 1,
-              batch_size: int = 64, check_additivity: bool = True, tol: float = 1e-4, silent: bool = True,
-              allow_long: bool = False, progress: bool | None = None):
+def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Target = None,
+              output: str = "logit", padding: str = "longest", max_evals: int = 500,
+              fixed_context: int | None = 1, batch_size: int = 64, check_additivity: bool = True,
+              tol: float = 1e-4, silent: bool = True, allow_long: bool = False, progress: bool | None = None):
     """SHAP values of each text's tokens, Partition explainer with the tokenizer as masker (notebook 04 §4).
 
     Args:
@@ -362,7 +363,8 @@ class ShapDetail:
     shap_data: list[str]
 
 
-def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, target: int | None = None) -> TokenScores:
+def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None,
+                    target: int | None = None) -> TokenScores:
     """Row ``i`` of a SHAP text explanation as :class:`TokenScores`.
 
     SHAP's text masker has one feature per tokenizer token, the special tokens shown as ``''``; pass the
@@ -379,8 +381,9 @@ def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, ta
                        detail=ShapDetail(base, base + float(values.sum()), data))
 
 
-def token_scores(model: torch.nn.Module, tokenizer, text: str, *, target: Target = None, output: str = "logit",
-                 max_evals: int = 500, fixed_context: int | None = 1, allow_long: bool = False) -> TokenScores:
+def token_scores(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
+                 output: str = "logit", max_evals: int = 500, fixed_context: int | None = 1,
+                 allow_long: bool = False) -> TokenScores:
     """SHAP values of one text as :class:`TokenScores`, explaining the predicted class by default."""
     prepared = prepare_text(model, tokenizer, text, target, method="shap")
     return _token_scores(prepared, output=output, max_evals=max_evals, fixed_context=fixed_context,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 from xaikit._fn import ensure_eval, in_float32, model_device
-from xaikit._text_input import PreparedText, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit._validate import check_choice, check_int
 from xaikit.models.arch import embeddings_module
@@ -102,10 +102,10 @@ def _fast_attention(model, enabled: bool = True):
 
 
 @in_float32("model")
-def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_input_ids=None, attention_mask=None, *,
-                                   target: Target = None, steps: int = 50, rule: str = "riemann_right", batch_size: int | None = None,
-                                   zero_rows=None, fast_attention: bool = True,
-                                   progress: bool | None = None) -> IGResult:
+def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_input_ids=None,
+                                   attention_mask=None, *, target: Target = None, steps: int = 50,
+                                   rule: str = "riemann_right", batch_size: int | None = None, zero_rows=None,
+                                   fast_attention: bool = True, progress: bool | None = None) -> IGResult:
     """Layer IG at the embedding output of a BERT-family classifier for one row of token ids.
 
     Args:
@@ -168,7 +168,7 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
 
 
 @in_float32("model")
-def text_integrated_gradients(model: torch.nn.Module, tokenizer, text: str, *, target: Target = None,
+def text_integrated_gradients(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                               baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",
                               batch_size: int | None = None, max_length: int | None = None,
                               fast_attention: bool = True, progress: bool | None = None) -> TokenScores:
@@ -219,10 +219,11 @@ def _baseline_of(prepared: PreparedText, baseline: str):
 
 
 @in_float32("model")
-def text_steps_for_tolerance(model: torch.nn.Module, tokenizer, text: str, rules=RULES, tolerance: float = 0.05, *,
-                             target: Target = None, baseline: str = "pad", start: int = 2, max_steps: int = 1024,
-                             batch_size: int | None = None, max_length: int | None = None,
-                             fast_attention: bool = True) -> dict[str, ToleranceSearch]:
+def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text: str, rules=RULES,
+                             tolerance: float = 0.05, *, target: Target = None, baseline: str = "pad",
+                             start: int = 2, max_steps: int = 1024, batch_size: int | None = None,
+                             max_length: int | None = None, fast_attention: bool = True) -> dict[str,
+                             ToleranceSearch]:
     """The doubling search of :func:`xaikit.tensor.integrated.steps_for_tolerance`, one per rule in ``rules``,
     on the path that :func:`text_integrated_gradients` integrates (the embedding outputs of ``text`` and of
     its baseline text): ``{rule: ToleranceSearch}``.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 
 from xaikit._fn import in_float32
-from xaikit._text_input import PreparedText, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit._validate import check_int, check_names
 from xaikit.models.arch import check_layer
@@ -32,7 +32,7 @@ _MOVED = ("AttentionDetail", "rollout_matrix", "grad_attention_matrix", "raw_att
 
 
 @in_float32("model")
-def explain(model: torch.nn.Module, tokenizer, text: str, method: str, *, target: Target = None,
+def explain(model: torch.nn.Module, tokenizer: Tokenizer, text: str, method: str, *, target: Target = None,
             cost: int | None = None, **options) -> TokenScores:
     """One method by name (:func:`xaikit.text.registry.method_names`); ``target=None`` explains the
     predicted class.
@@ -58,7 +58,7 @@ def _cost_option(entry: registry.TextMethod, cost) -> dict:
 
 
 @in_float32("model")
-def all_views(model: torch.nn.Module, tokenizer, text: str, *, target: Target = None, methods=None,
+def all_views(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None, methods=None,
               layer: int = -1, **costs: int) -> dict[str, TokenScores]:
     """Every view in ``methods`` (default: every registered one) of one sentence, sharing one
     forward/backward pass for the methods that read it (their entry's ``from_pass``).

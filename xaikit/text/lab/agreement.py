@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32, inputs_to_model
-from xaikit._text_input import check_model, check_texts, prepare_text
+from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
 from xaikit.models.arch import check_layer
 from xaikit.models.hooks import forward_hooks
 from xaikit.policies import method_threads, to_float64
@@ -129,12 +129,14 @@ class RankAgreement:
         return {k: float(np.nanmedian(v)) for k, v in self.tau.items()}
 
 
-def _agreement(rows: list[dict], kept: list[str], n_words: list[int], layer: int, seconds: float) -> RankAgreement:
+def _agreement(rows: list[dict], kept: list[str], n_words: list[int], layer: int,
+               seconds: float) -> RankAgreement:
     tau = {k: np.array([r[k] for r in rows], dtype=float) for k in TAU_PAIRS}
     return RankAgreement(list(kept), tau, np.array(n_words, dtype=int), layer, seconds)
 
 
-def rank_agreement(model, tokenizer, sentences, layer: int = -1, progress: bool = False) -> RankAgreement:
+def rank_agreement(model: torch.nn.Module, tokenizer: Tokenizer, sentences, layer: int = -1,
+                   progress: bool = False) -> RankAgreement:
     """Jain & Wallace's correlation analysis over ``sentences``: per sentence, Kendall's tau-b of attention
     (``layer``'s [CLS] row) with the input gradient, of attention with leave-one-out, and of the gradient
     with leave-one-out.

@@ -46,7 +46,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import inputs_to_model
-from xaikit._text_input import check_model, check_texts, prepare_text
+from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
 from xaikit._validate import check_choice, check_float, check_int, check_names, check_seed
 from xaikit.models.arch import attention_modules, check_layer
 from xaikit.policies import method_threads
@@ -176,8 +176,8 @@ class LabResult:
         return f'<table class="xk-lab-table"><tr>{head}</tr>{rows}</table>'
 
 
-def run_lab(model: torch.nn.Module, tokenizer, sentences, rankings=None, n_permutations: int = 16, seed: int = 0,
-            layer: int = -1, bins=ERASER_BINS, progress: bool = True, extra_views=EXTRA_VIEWS,
+def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=None, n_permutations: int = 16,
+            seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True, extra_views=EXTRA_VIEWS,
             allow_long: bool = False, **costs: int) -> LabResult:
     """Run every experiment of the lab over ``sentences`` (notebook 04 §7-8).
 
@@ -262,8 +262,8 @@ def _empty_probs(model, tokenizer) -> np.ndarray:
     return torch.softmax(logits.cpu().double(), dim=-1).numpy()
 
 
-def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, costs, layer, bins, progress,
-              allow_long=False):
+def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, costs, layer, bins,
+              progress, allow_long=False):
     from tqdm.auto import tqdm
 
     from xaikit.tensor.integrated import CompletenessWarning
