@@ -93,12 +93,14 @@ def _fast_attention(model, enabled: bool = True):
 
     IG needs no attention weights, and SDPA computes the same function (to float rounding) faster; the
     notebooks load models with eager attention for the attention views, so IG borrows SDPA for its own
-    forward and backward passes only. Models that cannot switch stay as they are.
+    forward and backward passes only. Models that cannot switch (transformers without
+    ``set_attn_implementation``, which builds the attention modules once) stay as they are.
     """
     from xaikit.models.arch import attn_implementation
 
-    eager = enabled and attn_implementation(model) == "eager"
-    return attention_implementation(model, "sdpa" if eager else None)
+    switch = (enabled and attn_implementation(model) == "eager"
+              and callable(getattr(model, "set_attn_implementation", None)))
+    return attention_implementation(model, "sdpa" if switch else None)
 
 
 @in_float32("model")
