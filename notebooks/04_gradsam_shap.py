@@ -304,7 +304,7 @@ assert checks.check_gradsam(my_gradsam, verbose=False).passed, "graded: my_grads
 # %%
 text = "You look extremely confused"
 e1 = xaikit.text.encoding.encode_one(model, tokenizer, text)
-A, G, logits = attention_and_gradients(model, e1.inputs, e1.target)
+A, G, logits = attention_and_gradients(model, e1.inputs, target=e1.target)
 print("attention and gradients:", tuple(A.shape))
 assert all(G[layer].abs().max() > 0 for layer in range(A.shape[0]))  # gradients reach every layer
 torch.testing.assert_close(my_gradsam(A, G), gradsam_loop(A, G), atol=1e-6, rtol=0)

@@ -80,7 +80,7 @@ def test_gradsam_loop_on_embedded_model():
         pytest.skip(message)
     model, tokenizer = m.load_sentiment()
     enc = encode_one(model, tokenizer, "You look extremely confused")
-    a, g, _ = attention_and_gradients(model, enc.inputs, enc.target)
+    a, g, _ = attention_and_gradients(model, enc.inputs, target=enc.target)
     assert all(float(g[layer].abs().max()) > 0 for layer in range(a.shape[0]))
     torch.testing.assert_close(gradsam_scores(a, g), gradsam_loop(a, g), atol=1e-6, rtol=0)
 

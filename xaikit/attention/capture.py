@@ -98,13 +98,6 @@ class AttentionCapture:
         return weights
 
 
-def _device(model: nn.Module) -> torch.device:
-    try:
-        return next(model.parameters()).device
-    except StopIteration:
-        return torch.device("cpu")
-
-
 def _prepared_text(model: nn.Module, tokenizer, text, max_length, caller: str) -> PreparedText:
     """The text entry every text call here makes (:func:`xaikit._text_input.prepare_text`, without its forward
     pass: the capture's own pass is the one): a tokenizer that belongs to ``model``, a non-empty ``text``

@@ -55,7 +55,7 @@ __all__ = ["GradSAMDetail", "gradsam", "gradsam_scores", "gradsam_loop", "attent
 
 
 @in_float32("model")
-def attention_and_gradients(model: torch.nn.Module, inputs: dict,
+def attention_and_gradients(model: torch.nn.Module, inputs: dict, *,
                             target: Target = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One forward and one backward pass: attention A, its gradient dS/dA, and the logits.
 

@@ -207,7 +207,7 @@ def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Ta
             about ``max_evals`` forward passes of that length).
         progress: a bar of the model evaluations with the time left: ``None`` on runs over two seconds,
             ``True`` always, ``False`` never. A text longer than the model takes is cut to its first words
-            with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`).
+            with a warning, as in every text method (:func:`xaikit._text_input.fit_text`).
 
     Returns:
         ``shap.Explanation`` with ``.values`` (one array per text), ``.base_values``, ``.data`` (the token

@@ -6,7 +6,7 @@ and the two are different experiments:
 
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
-  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.text.editing`). The
+  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.text.lab.editing`). The
   rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so
   the erasure acts on the last layer (``layer=-1``). There the classifier reads only the [CLS] position, so
   the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
