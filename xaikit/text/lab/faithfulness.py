@@ -1,13 +1,14 @@
-"""Is attention explanation? A small lab on held-out sentences (notebook 04, sections 7-8): the whole lab over
-held-out sentences, :func:`run_lab`, and its :class:`LabResult`.
+"""Is attention explanation? The faithfulness lab over held-out sentences (notebook 04, sections 7-8):
+:func:`run_lab` runs every experiment below (:mod:`xaikit.text.lab.removal`, :mod:`xaikit.text.lab.agreement`)
+and returns a :class:`LabResult`.
 
 Only word tokens are ranked and removed; [CLS] and [SEP] always stay. A token is removed in one of two ways,
 and the two are different experiments:
 
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
-  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.text.lab.editing`). The
-  rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so
+  and each row is renormalised to sum to 1; every other layer runs as it is
+  (:mod:`xaikit.text.lab.editing`). The rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so
   the erasure acts on the last layer (``layer=-1``). There the classifier reads only the [CLS] position, so
   the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
   the layers below have already mixed it into every position, [CLS] included.
