@@ -8,9 +8,9 @@ and the two are different experiments:
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
   and each row is renormalised to sum to 1; every other layer runs as it is
-  (:mod:`xaikit.text.lab.editing`). The rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so
-  the erasure acts on the last layer (``layer=-1``). There the classifier reads only the [CLS] position, so
-  the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
+  (:mod:`xaikit.text.lab.editing`). The rankings by attention, attention gradient and gradient x attention
+  read the last layer's [CLS] row, so the erasure acts on the last layer (``layer=-1``). There the classifier
+  reads only the [CLS] position, so the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
   the layers below have already mixed it into every position, [CLS] included.
 * **Deletion** (as in ERASER, DeYoung et al. 2020): the token is deleted from the input ids and the tokens
   after it move up one position, so no layer ever sees it.
