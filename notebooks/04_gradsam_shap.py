@@ -84,8 +84,9 @@ from xaikit import pick, widgets
 from xaikit.claims import LEDGER, claim
 from xaikit.course import checks
 from xaikit.course.checks import exercise
-from xaikit.text.faithfulness import run_lab
+from xaikit.models.arch import attn_implementation
 from xaikit.text.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
+from xaikit.text.lab.faithfulness import run_lab
 from xaikit.text.shaptext import credit_split, prediction_function, shap_text, to_token_scores
 from xaikit.text.tokens import rank_correlation
 from xaikit.text.views import all_views
@@ -110,7 +111,7 @@ if MODEL == "tiny":
     model, tokenizer = tiny_bert(), tiny_tokenizer()
 else:
     model, tokenizer = xaikit.models.load_sentiment(MODEL)
-print(type(model).__name__, "| attention:", model.config._attn_implementation,
+print(type(model).__name__, "| attention:", attn_implementation(model),
       "| layers:", xaikit.models.n_layers(model), "| heads:", xaikit.models.n_heads(model),
       "| on", model.device, "in", model.dtype)
 
@@ -137,7 +138,7 @@ predicted = out.logits.argmax(-1).tolist()
 probs = torch.softmax(out.logits.double(), dim=-1).cpu()  # (5, classes), back on the CPU
 for s, p, pr in zip(sentences, predicted, probs, strict=True):
     print(f"{p}  P = {pr[p]:.2f}  {s}")
-assert model.config._attn_implementation == "eager"
+assert attn_implementation(model) == "eager"
 assert len(out.attentions) == xaikit.models.n_layers(model)       # one attention tensor per layer ...
 assert out.attentions[0].shape[1] == xaikit.models.n_heads(model)  # ... with every head
 row_sums = out.attentions[0].sum(-1).cpu()                          # (B, M, N): one sum per query row
@@ -305,7 +306,7 @@ assert checks.check_gradsam(my_gradsam, verbose=False).passed, "graded: my_grads
 # %%
 text = "You look extremely confused"
 e1 = xaikit.text.encoding.encode_one(model, tokenizer, text)
-A, G, logits = attention_and_gradients(model, e1.inputs, e1.target)
+A, G, logits = attention_and_gradients(model, e1.inputs, target=e1.target)
 print("attention and gradients:", tuple(A.shape))
 assert all(G[layer].abs().max() > 0 for layer in range(A.shape[0]))  # gradients reach every layer
 torch.testing.assert_close(my_gradsam(A, G), gradsam_loop(A, G), atol=1e-6, rtol=0)
@@ -664,7 +665,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
 # *Lecture: Attention is not not explanation (seeds/001), lines 127-253.*
 #
 # Held-out movie sentences the model never saw. A word can be removed in two ways, and they are different
-# experiments (`xaikit.text.faithfulness`, `xaikit.text.editing`):
+# experiments (`xaikit.text.lab`: `faithfulness`, `removal`, `editing`):
 #
 # * **Erasure** (Serrano & Smith 2019): set the word's attention weight to zero in the one attention layer
 #   whose weights gave the ranking, in every head, and renormalise the rows; every other layer runs as it
@@ -785,14 +786,14 @@ if MODEL == "embedded":
 # rather than assumed: on the sentences with the largest gaps, the lab's IG order against IG with 64 steps.
 
 # %%
-from xaikit.text.faithfulness import word_tau
+from xaikit.text.lab.agreement import word_tau
 from xaikit.text.views import explain
 
 print(f"IG in the lab: {lab_settings['ig_steps']} Gauss-Legendre steps, relative completeness gap median "
       f"{np.median(lab.ig_relative_gap):.1%}, largest {np.max(lab.ig_relative_gap):.1%}")
 ig_taus, ig_same_top = [], []
 for i in np.argsort(lab.ig_relative_gap)[::-1][:pick(3, 2)]:  # the largest gaps: the worst case for an order
-    ref = explain(model, tokenizer, lab.sentences[i], "IG", int(lab.predicted[i]), steps=64, rule="gausslegendre")
+    ref = explain(model, tokenizer, lab.sentences[i], "IG", target=int(lab.predicted[i]), cost=64, rule="gausslegendre")
     pos = lab.positions[i]
     ig_taus.append(word_tau(lab.scores["IG"][i], ref.scores, pos))
     ig_same_top.append(np.argmax(np.abs(lab.scores["IG"][i][pos])) == np.argmax(np.abs(ref.scores[pos])))
@@ -924,7 +925,7 @@ panel
 # the words as other importance measures do. Per sentence, they took Kendall's tau between the attention
 # weights and (a) the gradient of the output with respect to each input word, (b) leave-one-out (LOO): how
 # much the output changes when that word is left out. The lab above also measured these
-# (`lab.agreement`, `xaikit.text.faithfulness.rank_agreement`): attention is the lab's ranking, the last
+# (`lab.agreement`, `xaikit.text.lab.agreement.rank_agreement`): attention is the lab's ranking, the last
 # layer's `[CLS]` row, mean of the heads; the gradient is of the predicted class's probability with respect
 # to the word's one-hot input (the word embedding times its gradient), not the attention gradient of the
 # table above; LOO deletes one word token from the input ids. **One difference from Jain & Wallace's
@@ -1023,7 +1024,7 @@ fig
 # shuffled or adversarial distribution tests another model, not this one's explanation. They ask something
 # else: do the trained model's attention weights carry information about the task, independent of the rest
 # of the model? Their **diagnostic model** sees each token alone, with no access to its neighbours, and
-# pools the tokens with weights imposed from outside (`xaikit.text.diagnostics`):
+# pools the tokens with weights imposed from outside (`xaikit.text.lab.diagnostics`):
 #
 # $$h_t = \tanh(W e_t + b), \qquad c = \sum_t \alpha_t h_t \Big/ \sum_t \alpha_t, \qquad \text{logits} = U c + u,$$
 #
@@ -1057,7 +1058,7 @@ fig
 
 # %%
 from xaikit.models.sentiment import pretrained_encoder
-from xaikit.text.diagnostics import notebook_sentences, run_diagnostic
+from xaikit.text.lab.diagnostics import notebook_sentences, run_diagnostic
 
 # 2,000 training sentences drawn once with random.Random(0), the same for every seed, and the first 500
 # held-out movie sentences (fast mode: 1,000 and 400); `prepare` has read their attention already
@@ -1175,7 +1176,7 @@ if MODEL == "embedded":  # as in section 7, the groups are compared by the means
 # (the lab's ranking) and with leave-one-out.
 
 # %%
-from xaikit.text.faithfulness import word_tau
+from xaikit.text.lab.agreement import word_tau
 
 # the lab kept every sentence's scores (lab.scores: its rankings, grad-weighted attention, leave-one-out) and
 # word positions, so nothing runs again here

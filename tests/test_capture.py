@@ -152,3 +152,28 @@ def test_bad_inputs(bert):
         capture_attention(tiny_vit(), tok, SENTENCE)
     with pytest.raises(TypeError, match="model must be"):
         capture_attention("bert-base-uncased", tok, SENTENCE)
+
+
+def test_the_text_input_rules_sit_below_text_and_attention():
+    """attention/ (notebook 03) and the text methods share one entry, :mod:`xaikit._text_input`, which imports
+    neither family; attention/ imports nothing from text/."""
+    import ast
+    from pathlib import Path
+
+    import xaikit
+
+    root = Path(xaikit.__file__).resolve().parent
+
+    def imports(path: Path) -> set[str]:
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+        return found
+
+    for path in [root / "_text_input.py", *sorted((root / "attention").glob("*.py"))]:
+        above = {m for m in imports(path) if m.startswith(("xaikit.text", "xaikit.widgets", "xaikit.course"))}
+        assert not above, f"{path.relative_to(root.parent)} imports {sorted(above)}"
+    assert not {m for m in imports(root / "_text_input.py") if m.startswith("xaikit.attention")}

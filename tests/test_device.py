@@ -52,7 +52,7 @@ def test_gradsam_and_attention_gradients(pair, tok):
         got = gradsam(far, tok, TEXT, reference=reference)
         np.testing.assert_allclose(got.scores, ref.scores, atol=1e-6)
     enc = tok(TEXT, return_tensors="pt")  # on the CPU: attention_and_gradients moves it
-    a, g, logits = attention_and_gradients(far, dict(enc), None)
+    a, g, logits = attention_and_gradients(far, dict(enc), target=None)
     _on_cpu(a, g, logits)
     assert a.dtype == torch.float64  # computed in the model's precision, returned as it is
     torch.testing.assert_close(gradsam_scores(a, g), gradsam_loop(a, g), atol=1e-12, rtol=0)

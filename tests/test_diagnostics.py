@@ -354,3 +354,16 @@ def test_notebook_sentences_are_fixed_and_the_sizes_follow_the_mode():
     assert (len(train), len(test)) == (1000, 400) and train == again  # the same draw every time
     student, test_s = notebook_sentences(fast=False)
     assert (len(student), len(test_s)) == (2000, 500) and test_s[:400] == test
+
+
+def test_attention_cache_key_ignores_where_the_model_was_loaded_from(tmp_path):
+    """Moving the cache (XAIKIT_CACHE) changes the path a model is loaded from, not the model: the key of the
+    attention cache must stay, or notebook 04 reads every sentence's attention again."""
+    from xaikit.text.diagnostics import _cache_key
+
+    model, tokenizer = tiny_bert(seed=3), tiny_tokenizer(tmp_path / "tok")
+    pairs = [("a fine film", 1)]
+    before = _cache_key(model, tokenizer, pairs, -1)
+    model.config._name_or_path, tokenizer.name_or_path = "/somewhere/else/sentiment", "/somewhere/else/sentiment"
+    assert _cache_key(model, tokenizer, pairs, -1) == before
+    assert _cache_key(tiny_bert(seed=4), tokenizer, pairs, -1) != before  # other weights: another key

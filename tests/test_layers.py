@@ -25,6 +25,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                                 "claims"})),
     # embedded models and their training data (the digits, the reviews, the image world), loaders, hooks
     ("models", frozenset({"models"})),
+    # the one text entry (the text checked, cut, tokenized once, the target resolved), shared by text/ and
+    # attention/ and below both
+    ("text entry", frozenset({"_text_input"})),
     # the method families that stand on models alone
     ("methods", frozenset({"tensor", "attention", "concepts"})),
     # the text family: it may use the tensor methods (IG's quadrature) and the attention family
@@ -38,17 +41,6 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     # the command line (it reads the package's version from the root)
     ("command line", frozenset({"__main__"})),
 )
-
-#: what breaks the rules today, each to go with part A of the change that splits the text family (and then
-#: from here); nothing else is excused. ``("import", a, b)``: the attention family reads the text input
-#: rules from text/encoding.py until those rules move below both families. ``("cycle", a, b)``: the text
-#: registry and the views that dispatch over it import each other.
-KNOWN_UNTIL_PART_A: frozenset[tuple[str, str, str]] = frozenset({
-    ("import", "xaikit.attention.capture", "xaikit.text.encoding"),
-    ("import", "xaikit.attention.norms", "xaikit.text.encoding"),
-    ("cycle", "xaikit.text.registry", "xaikit.text.views"),
-})
-
 
 def _modules() -> dict[str, Path]:
     """``{dotted name: file}`` for every module of the package (a package is its ``__init__``)."""
@@ -162,36 +154,23 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def _excused(kind: str) -> set[tuple[str, ...]]:
-    return {entry[1:] for entry in KNOWN_UNTIL_PART_A if entry[0] == kind}
-
-
 def test_every_import_goes_down_the_layers():
     graph = import_graph()
     edges = sorted((s, t) for s, targets in graph.items() for t in targets)
     wrong = [(s, t) for s, t in edges if not allowed(s, t)]
-    excused = sorted(set(wrong) & _excused("import"))
     print(f"\nlayers, lowest first: {' < '.join(name for name, _ in LAYERS)}")
-    print(f"checked {len(graph)} modules and {len(edges)} imports between them; "
-          f"excused until part A: {excused}")
-    unexpected = [f"{s} ({LAYERS[layer_of(s)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})"
-                  for s, t in wrong if (s, t) not in excused]
+    print(f"checked {len(graph)} modules and {len(edges)} imports between them")
+    unexpected = [f"{s} ({LAYERS[layer_of(s)][0]}) imports {t} ({LAYERS[layer_of(t)][0]})" for s, t in wrong]
     assert not unexpected, "imports against the layers:\n" + "\n".join(unexpected)
-    stale = sorted(_excused("import") - set(wrong))
-    assert not stale, f"excused imports that are gone: remove them from KNOWN_UNTIL_PART_A: {stale}"
 
 
 def test_no_import_cycles():
     graph = import_graph()
     found = [tuple(c) for c in cycles(graph)]
-    excused = sorted(set(found) & _excused("cycle"))
     print(f"\nchecked {len(graph)} modules and {sum(map(len, graph.values()))} imports for circles "
-          f"(function-level imports included); excused until part A: {excused}")
-    unexpected = [c for c in found if c not in excused]
-    assert not unexpected, "modules that import each other (directly or round a circle):\n" + "\n".join(
-        " <-> ".join(c) for c in unexpected)
-    stale = sorted(_excused("cycle") - set(found))
-    assert not stale, f"excused circles that are gone: remove them from KNOWN_UNTIL_PART_A: {stale}"
+          "(function-level imports included)")
+    assert not found, "modules that import each other (directly or round a circle):\n" + "\n".join(
+        " <-> ".join(c) for c in found)
 
 
 def test_every_module_is_in_a_layer():

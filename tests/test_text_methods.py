@@ -80,7 +80,7 @@ def test_gradsam_loop_on_embedded_model():
         pytest.skip(message)
     model, tokenizer = m.load_sentiment()
     enc = encode_one(model, tokenizer, "You look extremely confused")
-    a, g, _ = attention_and_gradients(model, enc.inputs, enc.target)
+    a, g, _ = attention_and_gradients(model, enc.inputs, target=enc.target)
     assert all(float(g[layer].abs().max()) > 0 for layer in range(a.shape[0]))
     torch.testing.assert_close(gradsam_scores(a, g), gradsam_loop(a, g), atol=1e-6, rtol=0)
 
@@ -252,7 +252,8 @@ def test_js_divergence_known_values():
 
 def test_batched_lab_row_equals_the_single_experiments(model, tok):
     from xaikit.text.encoding import encode_one
-    from xaikit.text.faithfulness import _one_sentence, aopc, erasure, flip_fraction
+    from xaikit.text.lab.faithfulness import _one_sentence
+    from xaikit.text.lab.removal import aopc, erasure, flip_fraction
     from xaikit.text.views import all_views
 
     text = SENTENCES[3]
@@ -275,7 +276,7 @@ def test_erasure_edits_one_layer_only(model, tok):
     the other layers' attention is what the unedited model computes."""
     from xaikit.text.editing import edited_attention
     from xaikit.text.encoding import encode_one
-    from xaikit.text.faithfulness import _probs_erased
+    from xaikit.text.lab.removal import _probs_erased
 
     enc = encode_one(model, tok, SENTENCES[3])
     mask = torch.zeros(1, enc.n_tokens, dtype=torch.bool)
@@ -296,7 +297,7 @@ def test_erasure_edits_one_layer_only(model, tok):
 def test_deletion_equals_the_shorter_text(model, tok):
     """Deleting words = running the model on the text without them (the oracle: tokenize the shorter text)."""
     from xaikit.text.encoding import encode_one
-    from xaikit.text.faithfulness import _probs_deleted
+    from xaikit.text.lab.removal import _probs_deleted
 
     enc = encode_one(model, tok, "i cannot wait for next time")  # [CLS] i cannot wait for next time [SEP]
     masks = torch.zeros(3, enc.n_tokens, dtype=torch.bool)
@@ -311,7 +312,7 @@ def test_deletion_equals_the_shorter_text(model, tok):
 
 
 def test_aopc_uses_erasers_bins():
-    from xaikit.text.faithfulness import ERASER_BINS, _bin_sizes
+    from xaikit.text.lab.removal import ERASER_BINS, _bin_sizes
 
     assert ERASER_BINS == (0.01, 0.05, 0.1, 0.2, 0.5)  # DeYoung et al. 2020
     assert _bin_sizes(ERASER_BINS, 6) == [1, 1, 1, 2, 3]  # at least one word, ceil(k * n) as ERASER's scorer
@@ -567,7 +568,7 @@ def test_lab_keeps_each_sentences_scores(model, tok):
     for i, text in enumerate(lab.sentences):
         enc = encode_one(model, tok, text)
         assert lab.positions[i] == fa.content_positions(enc, tok)
-        views = all_views(model, tok, text, enc.target, ("attention", "grad-weighted attention"))
+        views = all_views(model, tok, text, target=enc.target, methods=("attention", "grad-weighted attention"))
         alone = {"Chefer LRP": chefer_lrp(model, tok, text, target=enc.target).scores,
                  "LOO": fa.leave_one_out(model, enc, tok), "input gradient": fa.input_gradient(model, enc),
                  **{k: v.scores for k, v in views.items()}}

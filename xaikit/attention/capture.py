@@ -20,9 +20,10 @@ import torch
 from torch import nn
 
 from xaikit._fn import ensure_eval, in_float32, to_cpu, to_model
-from xaikit._validate import check_finite, check_int, check_text
+from xaikit._text_input import PreparedText, prepare_text
+from xaikit._validate import check_finite, check_int
 from xaikit.models import arch
-from xaikit.text.encoding import check_pair, fit_text, max_tokens
+from xaikit.models.hooks import forward_hooks
 
 __all__ = ["AttentionCapture", "capture_attention", "recompute_attention", "qkv_projections"]
 
@@ -97,34 +98,21 @@ class AttentionCapture:
         return weights
 
 
-def _device(model: nn.Module) -> torch.device:
-    try:
-        return next(model.parameters()).device
-    except StopIteration:
-        return torch.device("cpu")
-
-
-def _checked_text(model: nn.Module, tokenizer, text, max_length, caller: str) -> str:
-    """The checks every text call here makes: a tokenizer that belongs to ``model``, a non-empty ``text``
-    (cut to the model's limit, with a warning) and a sane ``max_length``. Returns the text to encode."""
+def _prepared_text(model: nn.Module, tokenizer, text, max_length, caller: str) -> PreparedText:
+    """The text entry every text call here makes (:func:`xaikit._text_input.prepare_text`, without its forward
+    pass: the capture's own pass is the one): a tokenizer that belongs to ``model``, a non-empty ``text``
+    (cut to the model's limit, with a warning), a sane ``max_length``, tokenized once."""
     if tokenizer is None:
         raise ValueError(f"tokenizer is required for a text model: {caller}(model, tokenizer, text)")
-    text = check_text(text, "text")
-    if max_length is not None:
-        max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
-    check_pair(model, tokenizer, caller)
-    return fit_text(model, tokenizer, text, "text", max_length)
+    return prepare_text(model, tokenizer, text, method=caller, max_length=max_length, forward=False)
 
 
-def _run_with_hooks(model: nn.Module, inputs: dict, handles: list) -> tuple:
-    """One forward pass without gradients, asking for attentions; removes ``handles`` (forward hooks) however
-    it ends. Returns ``(output, attentions)``, the attentions checked (:func:`arch.assert_attentions`)."""
-    try:
-        with torch.no_grad():
-            out = model(**inputs, output_attentions=True)
-    finally:
-        for h in handles:
-            h.remove()
+def _run_with_hooks(model: nn.Module, inputs: dict, hooks) -> tuple:
+    """One forward pass without gradients, asking for attentions, with ``hooks`` (``(module, hook)`` pairs)
+    registered for its length. Returns ``(output, attentions)``, the attentions checked
+    (:func:`arch.assert_attentions`)."""
+    with forward_hooks(*hooks), torch.no_grad():
+        out = model(**inputs, output_attentions=True)
     return out, arch.assert_attentions(getattr(out, "attentions", None), model)
 
 
@@ -141,7 +129,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         pixel_values: ``(3, H, W)`` or ``(1, 3, H, W)`` for ViT.
         layer: the layer whose queries, keys and values are captured (negative counts from the end).
         max_length: the most tokens; ``None`` is the model's maximum. A longer text is cut to its first
-            words with a warning, the same cut as in every text method (:func:`xaikit.text.encoding.fit_text`).
+            words with a warning, the same cut as in every text method (:func:`xaikit._text_input.fit_text`).
 
     Returns:
         An :class:`AttentionCapture`.
@@ -162,17 +150,15 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
             raise ValueError(f"pixel_values must be (3, H, W) or (1, 3, H, W), got {tuple(pv.shape)}")
         check_finite(pv, "pixel_values")  # NaN pixels give NaN attention, drawn as if it meant something
     else:
-        text = _checked_text(model, tokenizer, text, max_length, "capture_attention")
+        prepared = _prepared_text(model, tokenizer, text, max_length, "capture_attention")
     layer = arch.check_layer(model, layer)
     arch.ensure_eager(model)
     ensure_eval(model, "capture_attention")
 
-    dev = _device(model)
     if vision:
         inputs = {"pixel_values": to_model(model, pv)}  # the model's device and dtype
     else:
-        enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_tokens(model, tokenizer))
-        inputs = {k: t.to(dev) for k, t in enc.items()}
+        inputs = prepared.inputs  # on the model's device
 
     seen: dict[str, torch.Tensor] = {}
     q_lin, k_lin, v_lin = qkv_projections(arch.attention_modules(model)[layer])
@@ -187,10 +173,9 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
     def keep_embeddings(module, args, output):
         seen["embeddings"] = (output[0] if isinstance(output, tuple) else output).detach()  # (1, T, d_model)
 
-    handles = [q_lin.register_forward_hook(keep("q")), k_lin.register_forward_hook(keep("k")),
-               v_lin.register_forward_hook(keep("v")),
-               arch.embeddings_module(model).register_forward_hook(keep_embeddings)]
-    out, attentions = _run_with_hooks(model, inputs, handles)
+    hooks = [(q_lin, keep("q")), (k_lin, keep("k")), (v_lin, keep("v")),
+             (arch.embeddings_module(model), keep_embeddings)]
+    out, attentions = _run_with_hooks(model, inputs, hooks)
     att = to_cpu(torch.stack([a[0] for a in attentions]))  # (L, nh, T, T)
 
     n_heads = att.shape[1]
@@ -204,8 +189,7 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
         tokens = ["[CLS]"] + [f"({i // side},{i % side})" for i in range(T - 1)]
         mask = torch.ones(T, dtype=torch.long)
     else:
-        ids = inputs["input_ids"][0].tolist()
-        tokens = list(tokenizer.convert_ids_to_tokens(ids))
+        tokens = list(prepared.tokens)
         mask = inputs.get("attention_mask", torch.ones(1, T, dtype=torch.long))[0].cpu()
     logits = getattr(out, "logits", None)
     return AttentionCapture(

@@ -27,10 +27,10 @@ import torch
 from torch import nn
 
 from xaikit._fn import ensure_eval, in_float32, to_cpu
+from xaikit._text_input import Tokenizer
 from xaikit._validate import check_int
-from xaikit.attention.capture import _checked_text, _run_with_hooks, qkv_projections
+from xaikit.attention.capture import _prepared_text, _run_with_hooks, qkv_projections
 from xaikit.models import arch
-from xaikit.text.encoding import max_tokens
 
 __all__ = ["AttentionNorms", "attention_norms", "output_projection"]
 
@@ -126,7 +126,8 @@ class AttentionNorms:
 
 
 @in_float32("model")
-def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int | None = None) -> AttentionNorms:
+def attention_norms(model: nn.Module, tokenizer: Tokenizer, text: str, *,
+                    max_length: int | None = None) -> AttentionNorms:
     """Run ``model`` once on ``text`` and return every head's ``alpha`` and ``||alpha f(x)||``.
 
     Args:
@@ -143,18 +144,15 @@ def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int |
         raise TypeError(f"model must be a transformers model (torch nn.Module), got {type(model).__name__}")
     if arch.is_vision_model(model):
         raise ValueError("attention_norms takes a BERT-family text model; this is an image model (ViT)")
-    text = _checked_text(model, tokenizer, text, max_length, "attention_norms")
+    prepared = _prepared_text(model, tokenizer, text, max_length, "attention_norms")
     arch.ensure_eager(model)
     ensure_eval(model, "attention_norms")
 
     n_layers, n_heads = arch.n_layers(model), arch.n_heads(model)
     values = [qkv_projections(m)[2] for m in arch.attention_modules(model)]
     outputs = [output_projection(model, i) for i in range(n_layers)]
-    dev = outputs[0].weight.device
-    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_tokens(model, tokenizer),
-                    return_special_tokens_mask=True)
-    special = enc.pop("special_tokens_mask")[0].bool()  # (T,)
-    inputs = {k: t.to(dev) for k, t in enc.items()}
+    special = prepared.special  # (T,)
+    inputs = prepared.inputs  # on the model's device
 
     seen: dict[int, torch.Tensor] = {}
 
@@ -163,8 +161,7 @@ def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int |
             seen[i] = output.detach()[0]  # (T, n_heads * d_head): x W_V + b_V, every head
         return hook
 
-    handles = [v.register_forward_hook(keep(i)) for i, v in enumerate(values)]
-    _, attentions = _run_with_hooks(model, inputs, handles)
+    _, attentions = _run_with_hooks(model, inputs, [(v, keep(i)) for i, v in enumerate(values)])
 
     transformed, biases = [], []
     with torch.no_grad():
@@ -179,6 +176,6 @@ def attention_norms(model: nn.Module, tokenizer, text: str, *, max_length: int |
         f_all = torch.stack(transformed)  # (L, nh, T, d_model)
         f_norms = torch.linalg.vector_norm(f_all, dim=-1)  # (L, nh, T)
     weights = torch.stack([a[0] for a in attentions])  # (L, nh, T, T)
-    tokens = list(tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist()))
+    tokens = list(prepared.tokens)
     return AttentionNorms(tokens=tokens, weights=to_cpu(weights), f_norms=to_cpu(f_norms), transformed=to_cpu(f_all),
                           output_bias=to_cpu(torch.stack(biases).detach()), special=special.cpu())

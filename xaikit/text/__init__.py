@@ -1,13 +1,16 @@
 """Methods on the text of a BERT-family classifier, each returning :class:`~xaikit.text.tokens.TokenScores`
-(notebooks 02 and 04).
+(notebooks 02 and 04), and the lab of experiments about them (:mod:`xaikit.text.lab`).
 
-registry (every text method by name: the views, the lab and the panels read it), encoding (the one entry
-check and truncation rule), gradsam, shaptext, text_ig, views (attention-based views), lrp (relevance
-propagation, Chefer et al.), editing (attention edits without touching weights), faithfulness (the "is
-attention explanation?" lab), diagnostics (Wiegreffe & Pinter's diagnostic model), tokens (the result type).
+registry (every text method by name, each declared by its own module: the views, the lab and the panels
+read it), views (``explain`` and ``all_views``), gradsam, shaptext, text_ig, attention_views (raw attention,
+rollout, gradient-weighted attention, attention gradient), lrp (relevance propagation, Chefer et al.),
+tokens (the result type), encoding (the text input rules of :mod:`xaikit._text_input`), lab (faithfulness,
+editing, Wiegreffe & Pinter's diagnostic model); faithfulness, editing and diagnostics are the lab's
+modules under their first names.
 """
 
 from xaikit._lazy import attach
 
 __getattr__, __dir__ = attach(__name__, {}, ("registry", "encoding", "gradsam", "shaptext", "text_ig", "views",
-                                             "lrp", "editing", "faithfulness", "diagnostics", "tokens"))
+                                             "attention_views", "lrp", "editing", "faithfulness", "diagnostics",
+                                             "tokens", "lab"))

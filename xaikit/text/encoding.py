@@ -1,214 +1,35 @@
-"""Shared entry checks for the text methods of notebook 04 (Grad-SAM, SHAP, attention views, editing, lab).
+"""The text input rules under the names the text methods and notebook 04 use; they live in
+:mod:`xaikit._text_input`, below the text methods and :mod:`xaikit.attention`, which share them.
 
-Every public text method starts with :func:`encode_one`: it checks the text, the model and the tokenizer
-(that they belong together: :func:`check_pair`), puts the model in eval mode with eager attention (SDPA
-returns no attention weights), cuts an over-long text to the model's real maximum length and resolves
-the target class.
-
-**One truncation rule** (:func:`fit_text`). A text longer than the model takes is cut once, to its longest
-prefix of whole words that fits, with one :class:`TruncationWarning`; Grad-SAM, SHAP, text IG,
-``capture_attention`` and every view then explain that same prefix, so their tokens are the same and
-panels that put two methods side by side agree (issue 14: IG and the attention capture used to keep 128
-tokens, Grad-SAM 512, and SHAP all of them).
+:func:`encode_one` is :func:`~xaikit._text_input.prepare_text` with the target as its fourth argument.
 """
 
 from __future__ import annotations
 
-import warnings
-from dataclasses import dataclass
+from xaikit._text_input import (
+    SPECIAL_TOKENS,
+    Encoded,
+    PreparedText,
+    TruncationWarning,
+    check_model,
+    check_pair,
+    check_target,
+    check_texts,
+    fit_text,
+    max_tokens,
+    n_classes,
+    prepare_text,
+    tokenize,
+)
+from xaikit._types import Target
 
-import torch
-
-from xaikit._fn import warn
-from xaikit._validate import check_int, check_text
-
-SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>")
-
-
-@dataclass
-class Encoded:
-    """One tokenized text on the model's device: ``input_ids`` etc., its tokens and the class explained."""
-
-    inputs: dict
-    tokens: list[str]
-    target: int | None
-    logits: torch.Tensor | None  # (C,) logits of the unedited model, no grad
-    text: str = ""  # the text explained: the input, or its prefix that fits the model (fit_text)
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.tokens)
+__all__ = ["SPECIAL_TOKENS", "Encoded", "PreparedText", "TruncationWarning", "check_model", "check_pair",
+           "check_target", "check_texts", "fit_text", "max_tokens", "n_classes", "prepare_text", "tokenize",
+           "encode_one"]
 
 
-def check_model(model, tokenizer, method: str, strict: bool = False):
-    """A sequence classifier in eval mode with eager attention, and a callable tokenizer."""
-    from xaikit._fn import ensure_eval
-    from xaikit.models.arch import ensure_eager
-
-    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
-        raise TypeError(f"model must be a transformers sequence-classification model, got {type(model).__name__}; "
-                        "load one with xaikit.models.load_sentiment() or "
-                        "AutoModelForSequenceClassification.from_pretrained(name, attn_implementation='eager')")
-    if not callable(tokenizer) or not hasattr(tokenizer, "convert_ids_to_tokens"):
-        raise TypeError(f"tokenizer must be a transformers tokenizer (the one saved with the model), got "
-                        f"{type(tokenizer).__name__}")
-    check_pair(model, tokenizer, method)
-    ensure_eval(model, method)
-    with warnings.catch_warnings():
-        warnings.simplefilter("default")
-        ensure_eager(model, strict=strict)
-    return model
-
-
-#: a tokenizer this many tokens smaller than the model's embedding is probably another model's
-_SMALLER_BY = 512
-
-
-def check_pair(model, tokenizer, method: str = "this method") -> None:
-    """Refuse a tokenizer that does not belong to ``model``, naming the mismatch (issue 14).
-
-    A larger vocabulary than the model's embedding has rows gave ``IndexError: index out of range in self``
-    from inside torch; a special token (``[CLS]``, ``[SEP]``, ``[PAD]``, ...) outside the embedding, or a
-    ``[PAD]``/``<s>``/``</s>`` id that differs from the model's config, means another model's tokenizer
-    (e.g. BERT's for a RoBERTa model), whose scores would look plausible and mean nothing. A vocabulary
-    much smaller than the embedding (by more than 512 tokens) only warns: some models pad their embedding.
-    """
-    emb = model.get_input_embeddings() if callable(getattr(model, "get_input_embeddings", None)) else None
-    rows = getattr(emb, "num_embeddings", None) or getattr(getattr(model, "config", None), "vocab_size", None)
-    try:
-        size = len(tokenizer)
-    except TypeError:
-        return
-    if not isinstance(rows, int) or not isinstance(size, int):
-        return
-    fix = ("pass the tokenizer saved with the model: xaikit.models.load_sentiment(name) returns the pair, "
-           "or load it with AutoTokenizer.from_pretrained(<the model's name or folder>)")
-    what = f"{method}: the tokenizer does not match the model"
-    if size > rows:
-        raise ValueError(f"{what}: the tokenizer has {size:,} tokens but the model's embedding has {rows:,} rows, "
-                         f"so token ids {rows:,} to {size - 1:,} would fail inside the model ('index out of range'); "
-                         f"{fix}")
-    for name in ("cls", "sep", "pad", "unk", "mask", "bos", "eos"):
-        token_id = getattr(tokenizer, f"{name}_token_id", None)
-        if isinstance(token_id, int) and not 0 <= token_id < rows:
-            raise ValueError(f"{what}: its [{name.upper()}] token has id {token_id}, outside the model's {rows:,} "
-                             f"embedding rows; {fix}")
-    config = getattr(model, "config", None)
-    for name in ("pad", "bos", "eos"):
-        want, have = getattr(config, f"{name}_token_id", None), getattr(tokenizer, f"{name}_token_id", None)
-        if isinstance(want, int) and isinstance(have, int) and want != have:
-            raise ValueError(f"{what}: the model's config has {name}_token_id={want}, the tokenizer's "
-                             f"[{name.upper()}] token is id {have} (a tokenizer of another model family?); {fix}")
-    if rows - size > _SMALLER_BY:
-        warn(f"{what}? the tokenizer has {size:,} tokens, the model's embedding {rows:,} rows; if it is not the "
-             f"tokenizer saved with the model, the scores look plausible and mean nothing. If it is, ignore this")
-
-
-def max_tokens(model, tokenizer) -> int:
-    """The longest input the model takes: the tokenizer's limit capped by the position embeddings."""
-    limits = [getattr(model.config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
-    limits = [int(x) for x in limits if isinstance(x, int) and 0 < x < 100_000]
-    return min(limits) if limits else 512
-
-
-class TruncationWarning(UserWarning):
-    """A text was longer than the model takes: xaikit explains its first words, the same in every method."""
-
-
-def fit_text(model, tokenizer, text: str, name: str = "text", limit: int | None = None) -> str:
-    """``text`` itself if the model takes all of it, else its longest prefix of whole words that fits.
-
-    ``limit`` is the most tokens, special ones included (``None``: :func:`max_tokens`, the model's
-    maximum). The cut falls between words (a word split into pieces is kept whole or left out), so the
-    prefix tokenizes to exactly the first tokens of the text; one :class:`TruncationWarning` names the
-    counts and where the cut falls. Each text method calls this, so a text is cut the same way everywhere.
-    """
-    limit = max_tokens(model, tokenizer) if limit is None else min(limit, max_tokens(model, tokenizer))
-    budget = limit - tokenizer.num_special_tokens_to_add(pair=False)
-    fast = bool(getattr(tokenizer, "is_fast", False))
-    enc = tokenizer(text, add_special_tokens=False, truncation=False, verbose=False, return_offsets_mapping=fast)
-    ids = enc["input_ids"]
-    if len(ids) <= budget:
-        return text
-    keep = budget
-    if fast:
-        words = enc.word_ids()
-        if words[keep] is not None and words[keep] == words[keep - 1]:  # the cut would split a word
-            start = keep
-            while start > 0 and words[start - 1] == words[keep]:
-                start -= 1
-            keep = start or keep  # a single word longer than the limit is cut inside
-        cut = text[:enc["offset_mapping"][keep - 1][1]]
-    else:  # a slow tokenizer has no offsets: rebuild the text from the kept tokens
-        cut = tokenizer.convert_tokens_to_string(tokenizer.convert_ids_to_tokens(ids[:keep]))
-    tail = " ".join(cut.split()[-6:])
-    warn(
-        f"{name} has {len(ids)} tokens, but the model takes {limit} ({limit - budget} of them special); xaikit "
-        f"truncated it to its first {keep} tokens, up to '... {tail}' ({len(cut.split())} of {len(text.split())} words), "
-        "the same tokens in every method (Grad-SAM, SHAP, IG, attention). Explain the rest as a text of its own",
-        TruncationWarning)
-    return cut
-
-
-def n_classes(model) -> int:
-    return int(getattr(model.config, "num_labels", 2))
-
-
-def check_target(model, target, predicted: int) -> int:
-    if target is None:
-        return int(predicted)
-    c = n_classes(model)
-    return check_int(target, "target", 0, c - 1,
-                     hint=f"the model has {c} classes ({_labels(model)}); use None for the predicted class")
-
-
-def _labels(model) -> str:
-    id2label = getattr(model.config, "id2label", None) or {}
-    return ", ".join(f"{k}={v}" for k, v in sorted(id2label.items())) or "0..C-1"
-
-
-def tokenize(model, tokenizer, texts: list[str], name: str = "text") -> dict:
-    """Batch-tokenize with padding to the longest text and truncation at the model's limit (warns)."""
-    limit = max_tokens(model, tokenizer)
-    enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=limit)
-    full = tokenizer(texts, truncation=False, add_special_tokens=True)["input_ids"]
-    long = [i for i, ids in enumerate(full) if len(ids) > limit]
-    if long:
-        warnings.warn(f"{name}: {len(long)} text(s) are longer than the model's {limit} tokens (the longest has "
-                      f"{max(len(full[i]) for i in long)}); xaikit truncated them to the first {limit} tokens.",
-                      UserWarning, stacklevel=3)
-    device = next(model.parameters()).device
-    return {k: v.to(device) for k, v in enc.items()}
-
-
-def encode_one(model, tokenizer, text, target=None, method: str = "this method", name: str = "text",
-               forward: bool = True) -> Encoded:
-    """Validate and tokenize one text; ``target=None`` becomes the predicted class.
-
-    ``forward=False`` skips the model's forward pass (``logits`` is None and a ``None`` target stays None)
-    for a caller that runs the model itself.
-    """
-    text = check_text(text, name)
-    check_model(model, tokenizer, method)
-    if target is not None:  # type and range checked before any model work
-        check_target(model, target, 0)
-    text = fit_text(model, tokenizer, text, name)
-    inputs = tokenize(model, tokenizer, [text], name)
-    logits = None
-    if forward:
-        with torch.no_grad():
-            logits = model(**inputs).logits[0].detach()
-        target = check_target(model, target, int(logits.argmax()))
-    tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
-    return Encoded(inputs, list(tokens), target, logits, text)
-
-
-def check_texts(texts, name: str = "texts") -> list[str]:
-    """One string or a non-empty list of non-empty strings, as a list."""
-    if isinstance(texts, str):
-        texts = [texts]
-    if not isinstance(texts, (list, tuple)):
-        raise TypeError(f"{name} must be a str or a list of str, got {type(texts).__name__}")
-    if not texts:
-        raise ValueError(f"{name} is an empty list; pass at least one sentence")
-    return [check_text(t, f"{name}[{i}]") for i, t in enumerate(texts)]
+def encode_one(model, tokenizer, text: str, target: Target = None, method: str = "this method",
+               name: str = "text", forward: bool = True) -> PreparedText:
+    """Validate and tokenize one text; ``target=None`` becomes the predicted class
+    (:func:`~xaikit._text_input.prepare_text`)."""
+    return prepare_text(model, tokenizer, text, target, method=method, name=name, forward=forward)

@@ -27,9 +27,11 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32, inputs_to_model, to_cpu
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._types import Target
 from xaikit.models.arch import assert_attentions
 from xaikit.policies import method_threads
-from xaikit.text.encoding import encode_one
+from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 
@@ -53,7 +55,8 @@ __all__ = ["GradSAMDetail", "gradsam", "gradsam_scores", "gradsam_loop", "attent
 
 
 @in_float32("model")
-def attention_and_gradients(model, inputs: dict, target: int | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def attention_and_gradients(model: torch.nn.Module, inputs: dict, *,
+                            target: Target = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One forward and one backward pass: attention A, its gradient dS/dA, and the logits.
 
     ``target=None`` explains the predicted class. Returns ``A`` and ``G`` of shape ``(L, M, N, N)`` (layer,
@@ -65,12 +68,12 @@ def attention_and_gradients(model, inputs: dict, target: int | None) -> tuple[to
     return to_cpu(a), to_cpu(g), to_cpu(logits)
 
 
-def _attention_and_gradients(model, inputs: dict, target: int | None):
+def _attention_and_gradients(model, inputs: dict, target: Target):
     """:func:`attention_and_gradients` with the tensors left on the model's device."""
     inputs = inputs_to_model(model, inputs)
     out = model(**inputs, output_attentions=True)
     attentions = assert_attentions(out.attentions, model)  # L x (B, M, N, N)
-    if target is None:
+    if target is None:  # a caller's own inputs: no prepared text resolved the class
         target = int(out.logits[0].argmax())
     score = out.logits[0, target]  # S: the explained class's logit
     grads = torch.autograd.grad(score, attentions, allow_unused=True)
@@ -112,7 +115,8 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
 
 
 @in_float32("model")
-def gradsam(model, tokenizer, text: str, target: int | None = None, reference: bool = False) -> TokenScores:
+def gradsam(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
+            reference: bool = False) -> TokenScores:
     """Grad-SAM token scores of one text (Barkan et al. 2021; notebook 04 section 3).
 
     Args:
@@ -126,14 +130,19 @@ def gradsam(model, tokenizer, text: str, target: int | None = None, reference: b
         :class:`~xaikit.text.tokens.TokenScores` (non-negative, ``signed=False``) whose ``detail`` is a
         :class:`GradSAMDetail`. The scores are computed on the model's device in its dtype.
     """
+    return _gradsam(prepare_text(model, tokenizer, text, target, method="gradsam"), reference=reference)
+
+
+def _gradsam(prepared: PreparedText, *, reference: bool = False) -> TokenScores:
+    """:func:`gradsam` of a prepared text (its target resolved)."""
     with method_threads():
-        enc = encode_one(model, tokenizer, text, target, method="gradsam", forward=False)
-        a, g, logits = _attention_and_gradients(model, enc.inputs, enc.target)  # one forward, one backward
-    target = int(logits.argmax()) if enc.target is None else enc.target
+        a, g, logits = _attention_and_gradients(prepared.model, prepared.inputs, prepared.target)  # one forward, one backward
     r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
     L, M, N, _ = a.shape
     per_layer = (a * torch.relu(g)).sum(dim=(1, 3)) / (L * M * N)  # (L, N), sums to r over layers
     detail = GradSAMDetail(to_cpu(a).numpy(), to_cpu(g).numpy(), to_cpu(per_layer).numpy(), to_cpu(logits).numpy(),
                            to_cpu(torch.softmax(logits, -1)).numpy())
-    return TokenScores(enc.tokens, to_cpu(r), "Grad-SAM", target, signed=False, detail=detail)
+    return TokenScores(prepared.tokens, to_cpu(r), "Grad-SAM", prepared.target, signed=False, detail=detail)
 
+
+register(TextMethod("Grad-SAM", _gradsam, lambda a, g, layer: gradsam_scores(a, g), order=0, lab=3))

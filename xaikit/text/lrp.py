@@ -55,9 +55,11 @@ import numpy as np
 import torch
 
 from xaikit._fn import model_device, to_cpu
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._types import Target
 from xaikit._validate import check_choice
 from xaikit.policies import float64_device, method_threads, to_float64
-from xaikit.text.encoding import encode_one
+from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "BertTrace", "relevance_forward", "propagate",
@@ -390,7 +392,8 @@ class LRPDetail:
         return float(np.max(np.abs(np.diff(t)) / np.maximum(np.abs(t[:-1]), 1e-300)))
 
 
-def chefer_lrp(model, tokenizer, text: str, target: int | None = None) -> TokenScores:
+def chefer_lrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *,
+               target: Target = None) -> TokenScores:
     """Chefer, Gur & Wolf's relevance view (CVPR 2021) of one text: the [CLS] row of
     C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+). Notebook 04, sections 6-8.
 
@@ -406,12 +409,16 @@ def chefer_lrp(model, tokenizer, text: str, target: int | None = None) -> TokenS
         Computed in float64 on the model's device (on the CPU where that device holds no float64, e.g. Apple's
         MPS: :func:`xaikit.policies.float64_device`), returned on the CPU.
     """
+    return _chefer_lrp(prepare_text(model, tokenizer, text, target, method="chefer_lrp"))
+
+
+def _chefer_lrp(prepared: PreparedText) -> TokenScores:
+    """:func:`chefer_lrp` of a prepared text (its target resolved) of a BERT model."""
+    model, target = prepared.model, int(prepared.target)
     with method_threads():
-        enc = encode_one(model, tokenizer, text, target, method="chefer_lrp", forward=False)
         _check_bert(model)
         with torch.enable_grad():
-            trace = relevance_forward(model, enc.inputs)
-            target = int(trace.logits.argmax()) if enc.target is None else int(enc.target)
+            trace = relevance_forward(model, prepared.inputs)
             grads = torch.autograd.grad(trace.logits[target], [b.probs for b in trace.blocks])
         r_a, r_in, totals = propagate(trace, target)
         g = torch.stack([t.detach() for t in grads])
@@ -421,4 +428,7 @@ def chefer_lrp(model, tokenizer, text: str, target: int | None = None) -> TokenS
     row[0] = row.min()  # the paper's code: [CLS]'s relevance to itself is the identity's, not a token's
     detail = LRPDetail(to_cpu(c).numpy(), to_cpu(r_a).numpy(), to_cpu(g).numpy(), to_cpu(r_in.sum(-1)).numpy(),
                        totals, to_cpu(trace.logits).numpy())
-    return TokenScores(enc.tokens, to_cpu(row), "Chefer LRP", target, signed=False, detail=detail)
+    return TokenScores(prepared.tokens, to_cpu(row), "Chefer LRP", target, signed=False, detail=detail)
+
+
+register(TextMethod("Chefer LRP", _chefer_lrp, order=8, lab=6))

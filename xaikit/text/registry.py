@@ -1,18 +1,23 @@
-"""The one registry of text methods: every method that turns (model, tokenizer, text) into
-:class:`~xaikit.text.tokens.TokenScores`, by the name the notebooks, the panels and the lab use.
+"""The one registry of text methods: every method that turns a prepared text
+(:class:`~xaikit._text_input.PreparedText`) into :class:`~xaikit.text.tokens.TokenScores`, by the name the
+notebooks, the panels and the lab use (notebook 04).
 
-:func:`xaikit.text.views.explain` and :func:`~xaikit.text.views.all_views`, the faithfulness lab's rankings
-(:data:`xaikit.text.faithfulness.RANKINGS`) and the panels' method menus
-(:class:`~xaikit.widgets.MethodComparisonPanel`) all read :data:`TEXT_METHODS`. Adding a text method is one
-module with its function plus one :func:`register` call here (see ``ARCHITECTURE.md``). Notebook 04.
+Each method module declares its own :class:`TextMethod` next to the method and calls :func:`register` when
+it is imported; :func:`entries` imports every module of :mod:`xaikit.text` once (no list of them is kept
+anywhere), so the registry is complete whenever it is read. :func:`xaikit.text.views.explain`,
+:func:`~xaikit.text.views.all_views`, the faithfulness lab's rankings and the panels' method menus
+(:class:`~xaikit.widgets.MethodComparisonPanel`) read it live: a method registered later, from any module,
+reaches all of them. Adding a text method is one module (see ``ARCHITECTURE.md``).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["TextMethod", "TEXT_METHODS", "register", "method_names", "lab_rankings"]
+__all__ = ["TextMethod", "register", "unregister", "entries", "entry", "method_names", "lab_rankings",
+           "run_method"]
 
 
 @dataclass(frozen=True)
@@ -21,155 +26,131 @@ class TextMethod:
 
     Attributes:
         name: the name in menus, tables and :func:`~xaikit.text.views.explain` (``"Grad-SAM"``).
-        explain: ``(model, tokenizer, text, target, **options) -> TokenScores``; ``target=None`` is the
-            predicted class, as everywhere in xaikit.
+        run: ``(prepared, **options) -> TokenScores``, the method's trusting function: the text is checked,
+            cut, tokenized and the target resolved (``prepared.target``) before it is called.
         from_pass: ``(attentions, gradients, layer) -> (N,) scores`` for a method that reads the one shared
             forward/backward pass of :func:`~xaikit.text.views.all_views` (``(L, M, N, N)`` each, on the
-            model's device), else ``None`` (the method runs its own passes through ``explain``).
+            model's device), else ``None`` (the method runs its own passes through ``run``).
         signed: whether its scores carry a sign (ranked by ``|score|``).
-        cost: the keyword of ``explain`` that sets its cost (``"steps"``, ``"max_evals"``), or ``None``.
+        order: its place in the menus and in ``all_views`` (ties: registration order).
+        cost: the option of ``run`` that sets its cost (``"steps"``, ``"max_evals"``), or ``None``; the
+            ``cost=`` keyword of :func:`~xaikit.text.views.explain` sets it.
+        cost_keyword: the keyword of ``all_views`` and ``run_lab`` that sets ``cost`` (``"ig_steps"``).
+        cost_min: the smallest cost allowed; cost_hint: what the cost counts, for error messages.
+        defaults: options ``run`` gets unless the caller gives them (IG's 32 steps).
         lab: its place among the faithfulness lab's rankings (``None``: not a lab ranking).
-        lab_options: keywords ``explain`` gets in the lab.
+        lab_cost: its cost in the lab unless the caller sets ``cost_keyword`` (``None``: ``defaults``).
+        lab_options: options ``run`` gets in the lab (a method with some is run on its own there, not from
+            the shared pass).
+        lab_gap: ``TokenScores -> float``, a number the lab keeps per sentence (IG's relative completeness
+            gap: the lab ranks by IG's order only), or ``None``.
+        long_option: the option that lets it explain texts over its length limit (SHAP's ``"allow_long"``),
+            or ``None`` (no limit).
+        check_long: ``(model, tokenizer, texts, cost, keyword) -> None``: refuses, before any work, a text too
+            long for the method without ``long_option`` (the lab calls it over every sentence), or ``None``.
     """
 
     name: str
-    explain: Callable
+    run: Callable
     from_pass: Callable | None = None
     signed: bool = False
+    order: float = float("inf")
     cost: str | None = None
+    cost_keyword: str | None = None
+    cost_min: int = 1
+    cost_hint: str = ""
+    defaults: dict = field(default_factory=dict)
     lab: int | None = None
+    lab_cost: int | None = None
     lab_options: dict = field(default_factory=dict)
+    lab_gap: Callable | None = None
+    long_option: str | None = None
+    check_long: Callable | None = None
+
+    def options(self) -> tuple[str, ...]:
+        """The options ``run`` takes (its keywords after the prepared text)."""
+        return tuple(p.name for p in list(inspect.signature(self.run).parameters.values())[1:]
+                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
-#: every text method by name, in the order the notebook and the panels show them.
-TEXT_METHODS: dict[str, TextMethod] = {}
+_ENTRIES: dict[str, TextMethod] = {}
+_DISCOVERED: list[bool] = []
 
 
 def register(method: TextMethod) -> TextMethod:
-    """Add ``method`` to :data:`TEXT_METHODS` (a name may be registered once)."""
-    if method.name in TEXT_METHODS:
+    """Add ``method`` to the registry (a name may be registered once)."""
+    if not isinstance(method, TextMethod):
+        raise TypeError(f"register takes a TextMethod, got {type(method).__name__}")
+    if method.name in _ENTRIES:
         raise ValueError(f"a text method named {method.name!r} is registered already")
-    TEXT_METHODS[method.name] = method
+    _ENTRIES[method.name] = method
     return method
 
 
+def unregister(name: str) -> TextMethod:
+    """Remove the method ``name`` from the registry and return its entry."""
+    if name not in _ENTRIES:
+        raise KeyError(f"no text method named {name!r} is registered")
+    return _ENTRIES.pop(name)
+
+
+def _discover() -> None:
+    """Import every module of :mod:`xaikit.text` once, so each registers its own methods."""
+    if _DISCOVERED:
+        return
+    _DISCOVERED.append(True)
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    # the family's folder, found from this file: importing the package would run its lazy table, which
+    # names the modules that import this one (a circle). A method module imports the registry to declare
+    # itself; the registry only finds the modules at run time, by their files.
+    family = __name__.rpartition(".")[0]
+    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
+        if not info.ispkg and not info.name.startswith("_"):
+            importlib.import_module(f"{family}.{info.name}")
+
+
+def entries() -> dict[str, TextMethod]:
+    """Every registered method by name, in menu order (``order``, then registration)."""
+    _discover()
+    ranked = sorted(enumerate(_ENTRIES.values()), key=lambda im: (im[1].order, im[0]))
+    return {m.name: m for _, m in ranked}
+
+
+def entry(name: str) -> TextMethod:
+    """The entry of the method ``name`` (a ValueError naming the registered ones otherwise)."""
+    from xaikit._validate import check_choice
+
+    return entries()[check_choice(name, "method", method_names())]
+
+
 def method_names() -> tuple[str, ...]:
-    """The registered names, in registration order."""
-    return tuple(TEXT_METHODS)
+    """The registered names, in menu order."""
+    return tuple(entries())
 
 
 def lab_rankings() -> tuple[str, ...]:
     """The lab's rankings in their table order, then ``"random"``."""
-    ranked = sorted((m for m in TEXT_METHODS.values() if m.lab is not None), key=lambda m: m.lab)
+    ranked = sorted((m for m in entries().values() if m.lab is not None), key=lambda m: m.lab)
     return (*(m.name for m in ranked), "random")
 
 
-# The entries. Each ``explain`` imports its module on first use, so reading the registry stays cheap, and
-# passes its options on through :func:`_call`, which refuses an option the method does not take (issue 26
-# item 7: ``explain(..., "Grad-SAM", layer=2)`` used to drop ``layer`` and return the usual scores).
-
-def _call(name: str, fn, model, tokenizer, text, options: dict, fixed: tuple[str, ...] = (), **given):
-    """``fn(model, tokenizer, text, **given, **options)``, after checking that ``fn`` takes every option
-    (``fixed``: keywords the entry sets itself, e.g. ``times_attention`` for "gradient x attention")."""
-    import inspect
-
-    taken = [p for p in inspect.signature(fn).parameters
-             if p not in ("model", "tokenizer", "text", "target", *fixed, *given)]
+def run_method(method: TextMethod, prepared, options: dict):
+    """``method.run(prepared, **method.defaults, **options)``, after checking that ``run`` takes every
+    option (an option the method does not take is refused, never dropped)."""
+    taken = method.options()
     for key, value in options.items():
         if key not in taken:
-            offer = (f"its options are {', '.join(taken)}" if taken else f"{name} takes no options")
-            raise TypeError(f"explain(method={name!r}) got the option {key}={value!r}, which {name} does not take; "
-                            f"{offer}. Remove it, or pick a method that takes it (e.g. 'attention' or "
-                            f"'gradient' take layer=...)")
-    return fn(model, tokenizer, text, **given, **options)
+            offer = (f"its options are {', '.join(taken)}" if taken else f"{method.name} takes no options")
+            raise TypeError(f"explain(method={method.name!r}) got the option {key}={value!r}, which {method.name} "
+                            f"does not take; {offer}. Remove it, or pick a method that takes it (e.g. 'attention' "
+                            f"or 'gradient' take layer=...)")
+    return method.run(prepared, **{**method.defaults, **options})
 
 
-def _gradsam(model, tokenizer, text, target, **options):
-    from xaikit.text.gradsam import gradsam
-
-    return _call("Grad-SAM", gradsam, model, tokenizer, text, options, target=target)
-
-
-def _gradsam_pass(a, g, layer):
-    from xaikit.text.gradsam import gradsam_scores
-
-    return gradsam_scores(a, g)
-
-
-def _shap(model, tokenizer, text, target, **options):
-    from xaikit.text.shaptext import token_scores
-
-    return _call("SHAP", token_scores, model, tokenizer, text, options, target=target)
-
-
-def _ig(model, tokenizer, text, target, **options):
-    from xaikit.text.encoding import encode_one
-    from xaikit.text.text_ig import text_integrated_gradients
-
-    if target is None:
-        target = encode_one(model, tokenizer, text, None, method="IG").target
-    options.setdefault("steps", 32)
-    scores = _call("IG", text_integrated_gradients, model, tokenizer, text, options, target=target)
-    scores.method = "IG"
-    return scores
-
-
-def _attention(model, tokenizer, text, target, **options):
-    from xaikit.text.views import raw_attention
-
-    return _call("attention", raw_attention, model, tokenizer, text, options)
-
-
-def _rollout(model, tokenizer, text, target, **options):
-    from xaikit.text.views import rollout
-
-    return _call("rollout", rollout, model, tokenizer, text, options)
-
-
-def _rollout_pass(a, g, layer):
-    from xaikit.text.views import rollout_matrix
-
-    return rollout_matrix(a)[0]
-
-
-def _grad_weighted(model, tokenizer, text, target, **options):
-    from xaikit.text.views import grad_weighted_attention
-
-    return _call("grad-weighted attention", grad_weighted_attention, model, tokenizer, text, options, target=target)
-
-
-def _grad_weighted_pass(a, g, layer):
-    from xaikit.text.views import grad_attention_matrix
-
-    return grad_attention_matrix(a, g)[0]
-
-
-def _attention_gradient(times_attention: bool):
-    name = "gradient x attention" if times_attention else "gradient"
-
-    def explain(model, tokenizer, text, target, **options):
-        from xaikit.text.views import attention_gradient
-
-        return _call(name, attention_gradient, model, tokenizer, text, options, fixed=("times_attention",),
-                     target=target, times_attention=times_attention)
-
-    return explain
-
-
-def _chefer_lrp(model, tokenizer, text, target, **options):
-    from xaikit.text.lrp import chefer_lrp
-
-    return _call("Chefer LRP", chefer_lrp, model, tokenizer, text, options, target=target)
-
-
-register(TextMethod("Grad-SAM", _gradsam, _gradsam_pass, lab=3))
-register(TextMethod("SHAP", _shap, signed=True, cost="max_evals", lab=4))
-register(TextMethod("IG", _ig, signed=True, cost="steps", lab=5, lab_options={"rule": "gausslegendre"}))
-register(TextMethod("attention", _attention, lambda a, g, layer: a[layer, :, 0, :].mean(0), lab=0))
-register(TextMethod("rollout", _rollout, _rollout_pass))
-register(TextMethod("grad-weighted attention", _grad_weighted, _grad_weighted_pass))
-register(TextMethod("gradient", _attention_gradient(False), lambda a, g, layer: g[layer, :, 0, :].mean(0),
-                    signed=True, lab=1))
-register(TextMethod("gradient x attention", _attention_gradient(True),
-                    lambda a, g, layer: (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(0), signed=True, lab=2))
-register(TextMethod("Chefer LRP", _chefer_lrp, lab=6))
+def __getattr__(name: str):
+    if name == "TEXT_METHODS":  # the registry as a dict, read live
+        return entries()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

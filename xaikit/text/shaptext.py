@@ -39,16 +39,21 @@ import numpy as np
 import torch
 
 from xaikit._fn import in_float32
-from xaikit._validate import check_choice, check_float, check_int
-from xaikit.policies import method_threads
-from xaikit.text.encoding import (
+from xaikit._text_input import (
+    PreparedText,
+    Tokenizer,
     check_model,
     check_target,
     check_texts,
-    encode_one,
+    fit_text,
     max_tokens,
+    prepare_text,
     tokenize,
 )
+from xaikit._types import Target
+from xaikit._validate import check_choice, check_float, check_int
+from xaikit.policies import method_threads
+from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "credit_split",
@@ -103,8 +108,7 @@ def use_numba(enable: bool = False) -> int:
     """Run SHAP's numba-compiled helpers as plain Python (``enable=False``, xaikit's default) or compiled.
 
     SHAP's Partition explainer JIT-compiles a few helpers with numba the first time it runs in a process
-    and does not cache them: 30-50 s on a busy 2-core machine, far longer than explaining a short sentence
-    (about a second). The plain-Python versions are the same functions (numba's ``py_func``), so the values
+    and does not cache them, which takes far longer than explaining a short sentence. The plain-Python versions are the same functions (numba's ``py_func``), so the values
     are identical; for long documents ``use_numba(True)`` brings the compiled versions back.
     Returns the number of functions switched. The helpers are checked first (:data:`_NUMBA_EXPECTED`): on a
     SHAP release that lacks one, nothing is switched and SHAP's own code runs, with one warning.
@@ -182,10 +186,10 @@ def _score(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
 
 
 @in_float32("model")
-def shap_text(model, tokenizer, texts, target: int | None = None, output: str = "logit",
-              padding: str = "longest", max_evals: int = 500, fixed_context: int | None = 1,
-              batch_size: int = 64, check_additivity: bool = True, tol: float = 1e-4, silent: bool = True,
-              allow_long: bool = False, progress: bool | None = None):
+def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Target = None,
+              output: str = "logit", padding: str = "longest", max_evals: int = 500,
+              fixed_context: int | None = 1, batch_size: int = 64, check_additivity: bool = True,
+              tol: float = 1e-4, silent: bool = True, allow_long: bool = False, progress: bool | None = None):
     """SHAP values of each text's tokens, Partition explainer with the tokenizer as masker (notebook 04 §4).
 
     Args:
@@ -200,29 +204,40 @@ def shap_text(model, tokenizer, texts, target: int | None = None, output: str = 
             docstring); ``None`` averages both contexts and gives Owen values once the tree is fully split.
         check_additivity: verify base + sum(phi) = f(x) for every text to ``tol`` (raise if not).
         allow_long: explain texts of more than :data:`LONG_TEXT` tokens (refused by default: each costs
-            about ``max_evals`` forward passes of that length, 101 s for 300 words on 2 CPU cores).
+            about ``max_evals`` forward passes of that length).
         progress: a bar of the model evaluations with the time left: ``None`` on runs over two seconds,
             ``True`` always, ``False`` never. A text longer than the model takes is cut to its first words
-            with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`).
+            with a warning, as in every text method (:func:`xaikit._text_input.fit_text`).
 
     Returns:
         ``shap.Explanation`` with ``.values`` (one array per text), ``.base_values``, ``.data`` (the token
         strings) and ``.output_names``; plot with ``shap.plots.text(e[i])`` or ``shap.plots.bar(e.abs.sum(0))``.
     """
-    import shap
-
     texts = check_texts(texts)
     check_model(model, tokenizer, "shap_text")
-    if not _NUMBA_CHOSEN:
-        use_numba(False)
     target = check_target(model, target, 0) if target is not None else None
+    max_evals = _check_options(output, padding, max_evals)
+    texts, lengths = _fit_texts(model, tokenizer, texts, max_evals, allow_long)
+    if target is None:  # one explainer explains one output: the class every text is predicted
+        target = _predicted_class(model, tokenizer, texts)
+    return _shap_text(model, tokenizer, texts, lengths, target, output, padding, max_evals, fixed_context,
+                      batch_size, check_additivity, tol, silent, progress)
+
+
+def _check_options(output, padding, max_evals) -> int:
     check_choice(output, "output", ("logit", "log_odds"))
     check_choice(padding, "padding", ("longest", "max_length"))
-    max_evals = check_int(max_evals, "max_evals", 2)
+    return check_int(max_evals, "max_evals", 2)
+
+
+def _shap_text(model, tokenizer, texts: list[str], lengths: list[int], target: int, output, padding, max_evals,
+               fixed_context, batch_size, check_additivity, tol, silent, progress):
+    """:func:`shap_text` of checked texts that fit the model (``lengths``: their token counts), for a class."""
+    import shap
+
+    if not _NUMBA_CHOSEN:
+        use_numba(False)
     tol = check_float(tol, "tol", 0.0, strict_min=True)
-    texts, lengths = _fit_texts(model, tokenizer, texts, max_evals, allow_long)
-    if target is None:
-        target = _predicted_class(model, tokenizer, texts)
     f = prediction_function(model, tokenizer, target, output, padding, batch_size)
     explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
     with method_threads(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
@@ -247,26 +262,42 @@ def _predicted_class(model, tokenizer, texts: list[str]) -> int:
     return classes[0]
 
 
-#: the most tokens shap_text explains without ``allow_long=True`` (about a minute on 2 CPU cores)
+#: the most tokens shap_text explains without ``allow_long=True``
 LONG_TEXT = 200
 
 
 def _fit_texts(model, tokenizer, texts: list[str], max_evals: int, allow_long: bool):
     """Each text cut to the model's limit (one warning per cut text), and its token count; refuses texts over
     :data:`LONG_TEXT` tokens unless ``allow_long``, with the expected cost."""
-    from xaikit.text.encoding import fit_text
-
     name = "text" if len(texts) == 1 else "texts[{}]"
     texts = [fit_text(model, tokenizer, t, name.format(i)) for i, t in enumerate(texts)]
     lengths = [len(tokenizer(t, verbose=False)["input_ids"]) for t in texts]
     longest = int(np.argmax(lengths))
-    if lengths[longest] > LONG_TEXT and not allow_long:
+    _refuse_long(name.format(longest), lengths[longest], max_evals, allow_long)
+    return texts, lengths
+
+
+def _refuse_long(name: str, n: int, max_evals: int, allow_long: bool) -> None:
+    """A ValueError for a text of ``n`` tokens over :data:`LONG_TEXT` unless ``allow_long``, with the cost."""
+    if n > LONG_TEXT and not allow_long:
         raise ValueError(
-            f"{name.format(longest)} has {lengths[longest]} tokens; SHAP would run about max_evals={max_evals} "
-            f"forward passes of up to {lengths[longest]} tokens per text (300 words took 101 s on 2 CPU cores, "
+            f"{name} has {n} tokens; SHAP would run about max_evals={max_evals} "
+            f"forward passes of up to {n} tokens per text (300 words took 101 s on 2 CPU cores, "
             f"the cost grows faster than the length). Pass allow_long=True to run it anyway, with a progress bar "
             f"of the time left, or explain a shorter text (at most {LONG_TEXT} tokens run without asking)")
-    return texts, lengths
+
+
+def check_lengths(model, tokenizer, sentences: list[str], cost: int, keyword: str = "max_evals") -> None:
+    """Refuse, before any work, a sentence too long for SHAP without ``allow_long`` (as cut to the model):
+    the faithfulness lab's check over all its sentences (``keyword``: the lab's name of ``max_evals``)."""
+    limit = max_tokens(model, tokenizer)
+    for i, text in enumerate(sentences):
+        n = min(len(tokenizer(text, verbose=False)["input_ids"]), limit)
+        if n > LONG_TEXT:
+            raise ValueError(
+                f"sentences[{i}] has {n} tokens; SHAP would run about {keyword}={cost} forward passes of up "
+                f"to {n} tokens for it (300 words took 101 s on 2 CPU cores). Pass run_lab(..., allow_long=True) "
+                f"to run it anyway, shorten it to at most {LONG_TEXT} tokens, or leave 'SHAP' out of rankings")
 
 
 class _evaluations_bar:
@@ -332,7 +363,8 @@ class ShapDetail:
     shap_data: list[str]
 
 
-def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, target: int | None = None) -> TokenScores:
+def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None,
+                    target: int | None = None) -> TokenScores:
     """Row ``i`` of a SHAP text explanation as :class:`TokenScores`.
 
     SHAP's text masker has one feature per tokenizer token, the special tokens shown as ``''``; pass the
@@ -349,12 +381,27 @@ def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None, ta
                        detail=ShapDetail(base, base + float(values.sum()), data))
 
 
-def token_scores(model, tokenizer, text: str, target: int | None = None, output: str = "logit",
-                 max_evals: int = 500, fixed_context: int | None = 1, allow_long: bool = False) -> TokenScores:
+def token_scores(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
+                 output: str = "logit", max_evals: int = 500, fixed_context: int | None = 1,
+                 allow_long: bool = False) -> TokenScores:
     """SHAP values of one text as :class:`TokenScores`, explaining the predicted class by default."""
-    enc = encode_one(model, tokenizer, text, target, method="shap")
-    e = shap_text(model, tokenizer, [enc.text], target=enc.target, output=output, max_evals=max_evals,
-                  fixed_context=fixed_context, allow_long=allow_long)
+    prepared = prepare_text(model, tokenizer, text, target, method="shap")
+    return _token_scores(prepared, output=output, max_evals=max_evals, fixed_context=fixed_context,
+                         allow_long=allow_long)
+
+
+def _token_scores(prepared: PreparedText, *, output: str = "logit", max_evals: int = 500,
+                  fixed_context: int | None = 1, allow_long: bool = False) -> TokenScores:
+    """:func:`token_scores` of a prepared text (its target resolved)."""
+    max_evals = _check_options(output, "longest", max_evals)
+    _refuse_long("text", prepared.n_tokens, max_evals, allow_long)
+    e = _shap_text(prepared.model, prepared.tokenizer, [prepared.text], [prepared.n_tokens], prepared.target,
+                   output, "longest", max_evals, fixed_context, 64, True, 1e-4, True, None)
     data = list(e.data[0])
-    tokens = enc.tokens if len(enc.tokens) == len(data) else None
-    return to_token_scores(e, 0, tokens, enc.target)
+    tokens = prepared.tokens if len(prepared.tokens) == len(data) else None
+    return to_token_scores(e, 0, tokens, prepared.target)
+
+
+register(TextMethod("SHAP", _token_scores, signed=True, order=1, cost="max_evals", cost_keyword="shap_evals",
+                    cost_min=2, cost_hint="SHAP's model evaluations, e.g. 500", lab=4, lab_cost=200,
+                    long_option="allow_long", check_long=check_lengths))

@@ -14,13 +14,14 @@ Notebook 02, section 8.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
 import torch
 
 from xaikit._fn import ensure_eval, in_float32, model_device
-from xaikit._validate import check_choice, check_int, check_text
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._types import Target
+from xaikit._validate import check_choice, check_int
 from xaikit.models.arch import embeddings_module
+from xaikit.models.hooks import attention_implementation, forward_hooks
 from xaikit.tensor.integrated import (
     RULES,
     IGResult,
@@ -31,7 +32,7 @@ from xaikit.tensor.integrated import (
     steps_for_tolerance,
     warn_gap,
 )
-from xaikit.text.encoding import check_pair, fit_text, max_tokens
+from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["TEXT_BASELINES", "text_integrated_gradients", "embedding_integrated_gradients", "baseline_ids",
@@ -70,11 +71,8 @@ class _EmbeddingSwap:
 
     def __call__(self, emb: torch.Tensor) -> torch.Tensor:  # (S, T, H) -> (S, C)
         S = emb.shape[0]
-        handle = self.module.register_forward_hook(lambda module, args, out: emb)
-        try:
+        with forward_hooks((self.module, lambda module, args, out: emb)):
             out = self.model(input_ids=self.ids.expand(S, -1), attention_mask=self.mask.expand(S, -1))
-        finally:
-            handle.remove()
         return out.logits if hasattr(out, "logits") else out
 
     def embed(self, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -84,46 +82,32 @@ class _EmbeddingSwap:
         def grab(module, args, out):
             seen["emb"] = out
 
-        handle = self.module.register_forward_hook(grab)
-        try:
-            with torch.no_grad():
-                out = self.model(input_ids=ids, attention_mask=self.mask.expand(ids.shape[0], -1))
-        finally:
-            handle.remove()
+        with forward_hooks((self.module, grab)), torch.no_grad():
+            out = self.model(input_ids=ids, attention_mask=self.mask.expand(ids.shape[0], -1))
         logits = out.logits if hasattr(out, "logits") else out
         return seen["emb"].detach(), logits.detach()
 
 
-@contextmanager
 def _fast_attention(model, enabled: bool = True):
     """Run with PyTorch's fused attention (SDPA) instead of the eager one, then switch back.
 
     IG needs no attention weights, and SDPA computes the same function (to float rounding) faster; the
     notebooks load models with eager attention for the attention views, so IG borrows SDPA for its own
-    forward and backward passes only. Models that cannot switch stay as they are.
+    forward and backward passes only. Models that cannot switch (transformers without
+    ``set_attn_implementation``, which builds the attention modules once) stay as they are.
     """
-    config = getattr(model, "config", None)
-    before = getattr(config, "_attn_implementation", None)
-    setter = getattr(model, "set_attn_implementation", None)
-    switched = False
-    if enabled and before == "eager" and callable(setter):
-        try:
-            setter("sdpa")
-            switched = getattr(config, "_attn_implementation", None) == "sdpa"
-        except Exception:  # noqa: BLE001 - this model has no SDPA path: keep eager attention
-            switched = False
-    try:
-        yield
-    finally:
-        if switched or getattr(config, "_attn_implementation", before) != before:
-            setter(before)
+    from xaikit.models.arch import attn_implementation
+
+    switch = (enabled and attn_implementation(model) == "eager"
+              and callable(getattr(model, "set_attn_implementation", None)))
+    return attention_implementation(model, "sdpa" if switch else None)
 
 
 @in_float32("model")
-def embedding_integrated_gradients(model, input_ids, baseline_input_ids=None, attention_mask=None, target=None,
-                                   steps: int = 50, rule: str = "riemann_right", batch_size: int | None = None,
-                                   zero_rows=None, fast_attention: bool = True,
-                                   progress: bool | None = None) -> IGResult:
+def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_input_ids=None,
+                                   attention_mask=None, *, target: Target = None, steps: int = 50,
+                                   rule: str = "riemann_right", batch_size: int | None = None, zero_rows=None,
+                                   fast_attention: bool = True, progress: bool | None = None) -> IGResult:
     """Layer IG at the embedding output of a BERT-family classifier for one row of token ids.
 
     Args:
@@ -186,10 +170,10 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
 
 
 @in_float32("model")
-def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline: str = "pad", steps: int = 50,
-                              rule: str = "riemann_right", batch_size: int | None = None,
-                              max_length: int | None = None, fast_attention: bool = True,
-                              progress: bool | None = None) -> TokenScores:
+def text_integrated_gradients(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
+                              baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",
+                              batch_size: int | None = None, max_length: int | None = None,
+                              fast_attention: bool = True, progress: bool | None = None) -> TokenScores:
     """IG per token of ``text`` for a sentiment-style classifier: attributions summed over the hidden size.
 
     ``baseline`` is ``"pad"``, ``"mask"``, ``"unk"`` or ``"zero"``; [CLS] and [SEP] are kept fixed. The
@@ -197,30 +181,35 @@ def text_integrated_gradients(model, tokenizer, text: str, target=None, baseline
     ``f_baseline``, ``rule``, ``steps``, ``input_ids``, ``baseline_ids``).
 
     A text longer than the model takes (or than ``max_length`` tokens, if given) is cut to its first words
-    with a warning, as in every text method (:func:`xaikit.text.encoding.fit_text`), so IG's tokens are
+    with a warning, as in every text method (:func:`xaikit._text_input.fit_text`), so IG's tokens are
     Grad-SAM's and SHAP's.
 
     Sundararajan, Taly & Yan (2017); notebook 02, section 8.
     """
-    ids, base, mask, zero_rows = _encode(model, tokenizer, text, baseline, max_length, "text_integrated_gradients")
-    result = embedding_integrated_gradients(model, ids, base, mask, target, steps, rule,
-                                            batch_size, zero_rows, fast_attention, progress)
+    prepared = prepare_text(model, tokenizer, text, target, method="text_integrated_gradients",
+                            max_length=max_length, eager=False)
+    return _text_ig(prepared, baseline=baseline, steps=steps, rule=rule, batch_size=batch_size,
+                    fast_attention=fast_attention, progress=progress)
+
+
+def _text_ig(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",
+             batch_size: int | None = None, fast_attention: bool = True, progress: bool | None = None,
+             method: str = "Integrated Gradients") -> TokenScores:
+    """:func:`text_integrated_gradients` of a prepared text (its target resolved); ``method`` names the scores."""
+    ids, base, mask, zero_rows = _baseline_of(prepared, baseline)
+    result = embedding_integrated_gradients(prepared.model, ids, base, mask, target=prepared.target, steps=steps,
+                                            rule=rule, batch_size=batch_size, zero_rows=zero_rows,
+                                            fast_attention=fast_attention, progress=progress)
     scores = result.attributions.sum(-1)  # (T,)
-    tokens = tokenizer.convert_ids_to_tokens(ids[0].tolist())
-    return TokenScores(tokens, scores, "Integrated Gradients", result.target, True, result)
+    return TokenScores(prepared.tokens, scores, method, result.target, True, result)
 
 
-def _encode(model, tokenizer, text, baseline, max_length, method):
-    """Check and encode ``text``: its ids ``(1, T)``, the baseline's ids, the attention mask and the rows a
-    ``"zero"`` baseline sets to zero (``None`` for the others)."""
-    text = check_text(text, "text")
+def _baseline_of(prepared: PreparedText, baseline: str):
+    """The prepared text's ids ``(1, T)``, the baseline's ids, the attention mask and the rows a ``"zero"``
+    baseline sets to zero (``None`` for the others)."""
     baseline = check_choice(baseline, "baseline", TEXT_BASELINES)
-    if max_length is not None:
-        max_length = check_int(max_length, "max_length", 3, hint="or None for the model's maximum")
-    check_pair(model, tokenizer, method)
-    text = fit_text(model, tokenizer, text, "text", max_length)
-    enc = tokenizer(text, return_tensors="pt", truncation=True, max_length=max_tokens(model, tokenizer))
-    ids = enc["input_ids"]  # (1, T)
+    ids = prepared.inputs["input_ids"]  # (1, T)
+    tokenizer = prepared.tokenizer
     base = baseline_ids(ids, tokenizer, baseline)
     zero_rows = None
     if baseline == "zero":
@@ -228,14 +217,15 @@ def _encode(model, tokenizer, text, baseline, max_length, method):
         for i in _kept_ids(tokenizer):
             kept |= ids[0] == i
         zero_rows = ~kept
-    return ids, base, enc.get("attention_mask"), zero_rows
+    return ids, base, prepared.inputs.get("attention_mask"), zero_rows
 
 
 @in_float32("model")
-def text_steps_for_tolerance(model, tokenizer, text: str, rules=RULES, tolerance: float = 0.05, target=None,
-                             baseline: str = "pad", start: int = 2, max_steps: int = 1024,
-                             batch_size: int | None = None, max_length: int | None = None,
-                             fast_attention: bool = True) -> dict[str, ToleranceSearch]:
+def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text: str, rules=RULES,
+                             tolerance: float = 0.05, *, target: Target = None, baseline: str = "pad",
+                             start: int = 2, max_steps: int = 1024, batch_size: int | None = None,
+                             max_length: int | None = None, fast_attention: bool = True) -> dict[str,
+                             ToleranceSearch]:
     """The doubling search of :func:`xaikit.tensor.integrated.steps_for_tolerance`, one per rule in ``rules``,
     on the path that :func:`text_integrated_gradients` integrates (the embedding outputs of ``text`` and of
     its baseline text): ``{rule: ToleranceSearch}``.
@@ -246,8 +236,9 @@ def text_steps_for_tolerance(model, tokenizer, text: str, rules=RULES, tolerance
     attributions are per hidden unit ``(T, H)``; sum over the last axis for tokens. Notebook 02, section 8.
     """
     rules = [check_choice(r, "rules", RULES) for r in ([rules] if isinstance(rules, str) else rules)]
-    ids, base, mask, zero_rows = _encode(model, tokenizer, text, baseline, max_length, "text_steps_for_tolerance")
-    ensure_eval(model, "text_steps_for_tolerance")
+    prepared = prepare_text(model, tokenizer, text, target, method="text_steps_for_tolerance", max_length=max_length,
+                            eager=False)
+    ids, base, mask, zero_rows = _baseline_of(prepared, baseline)
     dev = model_device(model)
     ids, base = ids.to(dev), base.to(dev)
     mask = torch.ones_like(ids) if mask is None else mask.to(dev)
@@ -257,9 +248,7 @@ def text_steps_for_tolerance(model, tokenizer, text: str, rules=RULES, tolerance
         x, b = emb[0], emb[1].clone()
         if zero_rows is not None:
             b[zero_rows.to(b.device)] = 0.0
-        n_classes = logits.shape[1]
-        target = int(logits[0].argmax()) if target is None else check_int(
-            target, "target", 0, n_classes - 1, hint=f"the model has {n_classes} classes")
+        target = prepared.target
         shared = _PathCache(swap, target, batch_size)
         return {r: steps_for_tolerance(swap, x, b, rule=r, tolerance=tolerance, start=start if r != "riemann_trapezoid"
                                        else max(start, 2), max_steps=max_steps, target=target,
@@ -276,3 +265,19 @@ def _as_ids(ids, name: str) -> torch.Tensor:
     if t.ndim != 2 or t.shape[0] != 1:
         raise ValueError(f"{name} must be one row of ids, shape (T,) or (1, T); got {tuple(t.shape)}")
     return t.long()
+
+
+def _ig_entry(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",
+              batch_size: int | None = None, fast_attention: bool = True, progress: bool | None = None) -> TokenScores:
+    """Text IG as the registry runs it: the scores named "IG"."""
+    return _text_ig(prepared, baseline=baseline, steps=steps, rule=rule, batch_size=batch_size,
+                    fast_attention=fast_attention, progress=progress, method="IG")
+
+
+def _relative_gap(scores: TokenScores) -> float:
+    return float(scores.detail.relative_gap)
+
+
+register(TextMethod("IG", _ig_entry, signed=True, order=2, cost="steps", cost_keyword="ig_steps",
+                    cost_hint="IG's steps, e.g. 32", defaults={"steps": 32}, lab=5, lab_cost=16,
+                    lab_options={"rule": "gausslegendre"}, lab_gap=_relative_gap))

@@ -27,7 +27,7 @@ class TokenScores:
         signed: whether negative scores are meaningful (IG, SHAP) or scores are non-negative (Grad-SAM).
         detail: the method's own typed result with the intermediates a figure needs, or ``None``:
             :class:`~xaikit.text.gradsam.GradSAMDetail`, :class:`~xaikit.tensor.integrated.IGResult` (text
-            IG), :class:`~xaikit.text.shaptext.ShapDetail`, :class:`~xaikit.text.views.AttentionDetail`,
+            IG), :class:`~xaikit.text.shaptext.ShapDetail`, :class:`~xaikit.text.attention_views.AttentionDetail`,
             :class:`~xaikit.text.lrp.LRPDetail`.
             Every array in it is on the CPU (NumPy, or CPU tensors for IG).
     """

@@ -22,7 +22,7 @@ _PANELS: dict[str, str] = {
     "SaturationPanel": "attention",
     "MaskPanel": "attention",
     "HeadsPanel": "attention",
-    "AttentionExplorer": "attention",
+    "AttentionExplorer": "explorer",
     "AttentionNormsPanel": "norms",
     "MethodComparisonPanel": "text_methods", "LabPanel": "text_methods",
     "IGStepsPanel": "integrated",

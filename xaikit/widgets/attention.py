@@ -5,17 +5,16 @@
 * :class:`SaturationPanel`: random queries and keys of size ``d_k``, with and without ``1/sqrt(d_k)``.
 * :class:`MaskPanel`: bidirectional (BERT), causal (GPT) and padding masks on one score matrix.
 * :class:`HeadsPanel`: the same input split into 1..8 heads.
-* :class:`AttentionExplorer`: a real model's attention by layer and head on any sentence; switching
-  layer, head or query redraws from a cache with no new forward pass.
 
-Vaswani et al. (2017), "Attention Is All You Need". Every number drawn comes from :mod:`xaikit.attention.scratch`
-and :mod:`xaikit.attention.capture`.
+and :func:`draw_attention`, the one heatmap of attention weights every panel draws. A real model's attention
+is :class:`xaikit.widgets.explorer.AttentionExplorer`.
+
+Vaswani et al. (2017), "Attention Is All You Need". Every number drawn comes from :mod:`xaikit.attention.scratch`.
 """
 
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -24,11 +23,11 @@ import torch
 
 from xaikit._fn import to_cpu
 from xaikit.attention import scratch as A
-from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL, token_heatmap_html
-from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, lru_get, text_box, toggle
+from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL
+from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, toggle
 
 __all__ = ["PositionalEncodingPanel", "WorkedExamplePanel", "SaturationPanel", "MaskPanel", "HeadsPanel",
-           "AttentionExplorer", "draw_attention"]
+           "draw_attention"]
 
 
 def draw_attention(ax, weights, tokens=None, title: str | None = None, colorbar: bool = True, query=None,
@@ -404,122 +403,6 @@ class HeadsPanel(Panel):
                 f"{r.max_diff_vs_torch:.1e}</small>")
 
 
-# -- the real-model explorer ------------------------------------------------------------------------------
-@dataclass
-class ExplorerView:
-    tokens: list
-    layer: int
-    head: int | str  # an index or "mean"
-    query: int
-    weights: torch.Tensor  # (T, T) of that layer and head
-    row: torch.Tensor  # (T,) where the query token looks
-    capture: object  # the AttentionCapture of the sentence
-
-
-class AttentionExplorer(Panel):
-    """A real BERT-family model's attention on any sentence, by layer and head (or the mean of heads).
-
-    ``AttentionExplorer(model, tokenizer, text="The cat drank the milk because it was hungry", layer=0,
-    head=0, query="it")``. One forward pass per sentence: switching layer, head or query redraws from the
-    cached :class:`~xaikit.attention.capture.AttentionCapture`; ``n_forward`` counts the forward passes. The heatmap
-    shows queries as rows; the HTML under it shades the tokens by where the query token looks.
-    Used by notebooks 03 (section 7) and 04 (section 2).
-    """
-
-    title = "Attention explorer"
-    figsize = (7.0, 5.6)
-    cache_size = 16
-
-    def __init__(self, model, tokenizer, text: str = "The cat drank the milk because it was hungry",
-                 layer: int = 0, head: int | str = 0, query: int | str | None = None):
-        from xaikit.attention.capture import capture_attention
-        from xaikit.models import arch
-
-        self.model, self.tokenizer = model, tokenizer
-        self.n_forward = 0
-        self._cache: OrderedDict[str, object] = OrderedDict()
-        self._capture_fn = capture_attention
-        n_layers, n_heads = arch.n_layers(model), arch.n_heads(model)
-        layer = arch.check_layer(model, layer)
-        if head != "mean":
-            from xaikit._validate import check_int
-
-            head = check_int(head, "head", 0, n_heads - 1, hint=f"use 0..{n_heads - 1} or 'mean'")
-        cap = self._capture(text)  # validates the text and fills the cache
-        q_index = self._query_index(cap.tokens, query)
-        controls = {
-            "text": text_box("sentence", text),
-            "layer": int_slider("layer", layer, 0, n_layers - 1),
-            "head": dropdown("head", [*range(n_heads), "mean"], head),
-            "query": dropdown("query token", self._query_options(cap.tokens), q_index),
-        }
-        super().__init__(controls)
-
-    # cache ------------------------------------------------------------------------------------------------
-    def _capture(self, text):
-        cap, made = lru_get(self._cache, text, self.cache_size,
-                            lambda: self._capture_fn(self.model, self.tokenizer, text))
-        self.n_forward += made
-        return cap
-
-    @staticmethod
-    def _query_options(tokens):
-        return [(f"{i}: {t}", i) for i, t in enumerate(tokens)]
-
-    @staticmethod
-    def _query_index(tokens, query):
-        if query is None:
-            return 0
-        if isinstance(query, str):
-            lowered = [t.lower() for t in tokens]
-            if query.lower() not in lowered:
-                raise ValueError(f"query token {query!r} is not among the tokens {tokens}; pass one of them or "
-                                 "an index")
-            return lowered.index(query.lower())
-        from xaikit._validate import check_int
-
-        return check_int(query, "query", 0, len(tokens) - 1, hint=f"the sentence has {len(tokens)} tokens")
-
-    def compute(self, text, layer, head, query):
-        cap = self._capture(text)
-        options = self._query_options(cap.tokens)
-        if list(self.controls["query"].options) != options:  # a new sentence: new query choices
-            keep = query if query is not None and query < len(options) else 0
-            self._suspended = True
-            try:
-                self.controls["query"].options = options
-                self.controls["query"].value = keep
-            finally:
-                self._suspended = False
-            query = keep
-        weights = cap.head(layer, head)  # (T, T)
-        return ExplorerView(list(cap.tokens), layer, head, query, weights, weights[query], cap)
-
-    def draw(self, fig, r):
-        ax = fig.subplots()
-        draw_attention(ax, r.weights, r.tokens, title=self._title(r), query=r.query)
-        self.animated = [ax.images[0], ax.patches[0], ax.title]
-        return self._row_html(r)
-
-    @staticmethod
-    def _title(r) -> str:
-        return f"layer {r.layer}, {'mean of heads' if r.head == 'mean' else f'head {r.head}'}"
-
-    def _row_html(self, r) -> str:
-        return token_heatmap_html(r.tokens, r.row.numpy(), signed=False, vmax=1.0,
-                                  title=f"where {r.tokens[r.query]!r} looks ({self._title(r)})")
-
-    def layout_key(self, r):
-        return tuple(r.tokens)  # a new sentence changes the tick labels: full redraw
-
-    def update_artists(self, fig, r):
-        image, rect, title = self.animated
-        image.set_data(r.weights.numpy())
-        rect.set_y(r.query - 0.5)
-        title.set_text(self._title(r))
-        return self._row_html(r)
-
-
 def _table_html(header, rows) -> str:
     import html
 
@@ -527,3 +410,4 @@ def _table_html(header, rows) -> str:
     body = "".join("<tr>" + "".join(f"<td style='padding:2px 8px'>{html.escape(str(c))}</td>" for c in row)
                    + "</tr>" for row in rows)
     return f"<table class='xk-table'><tr>{head}</tr>{body}</table>"
+

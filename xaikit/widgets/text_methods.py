@@ -1,5 +1,5 @@
 """Notebook 04's panels: two explanation methods side by side with their rank correlation, and the
-"is attention explanation?" lab. The attention explorer is :class:`xaikit.widgets.attention.AttentionExplorer`.
+"is attention explanation?" lab. The attention explorer is :class:`xaikit.widgets.explorer.AttentionExplorer`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ class MethodComparisonPanel(Panel):
 
     ``MethodComparisonPanel(model, tokenizer, text="I like the movie", a="Grad-SAM", b="SHAP")``. Each
     (sentence, method) is computed once and cached, so switching back is instant. A text longer than the
-    model takes is cut the same way for both methods (noted in the panel); SHAP refuses texts over
-    ``xaikit.text.shaptext.LONG_TEXT`` tokens unless ``allow_long=True``.
+    model takes is cut the same way for both methods (noted in the panel); a method with a length limit
+    (SHAP: ``xaikit.text.shaptext.LONG_TEXT`` tokens) refuses longer texts unless ``allow_long=True``. The menus
+    list every registered method (:mod:`xaikit.text.registry`), read when the panel is built.
     """
 
     title = "Compare two explanations"
@@ -40,31 +41,34 @@ class MethodComparisonPanel(Panel):
     def __init__(self, model, tokenizer, text: str = "I like the movie", a: str = "Grad-SAM", b: str = "SHAP",
                  drop_special: bool = True, allow_long: bool = False):
         from xaikit._validate import check_choice, check_text
-        from xaikit.text.views import METHODS
+        from xaikit.text.registry import method_names
 
+        methods = method_names()
         self.model, self.tokenizer = model, tokenizer
         if not isinstance(allow_long, bool):  # bool('False') is True: refused as run_lab refuses it
             raise TypeError(f"allow_long must be True or False, got {type(allow_long).__name__} {allow_long!r}")
-        self.allow_long = allow_long  # SHAP on texts over xaikit.text.shaptext.LONG_TEXT tokens (slow)
+        self.allow_long = allow_long  # methods with a length limit (SHAP) on longer texts (slow)
         self._cache: OrderedDict = OrderedDict()
         self.n_computed = 0
         check_text(text)
-        check_choice(a, "a", METHODS)
-        check_choice(b, "b", METHODS)
+        check_choice(a, "a", methods)
+        check_choice(b, "b", methods)
         controls = {
             "text": text_box("sentence", text),
-            "a": dropdown("method A", METHODS, a),
-            "b": dropdown("method B", METHODS, b),
+            "a": dropdown("method A", methods, a),
+            "b": dropdown("method B", methods, b),
             "drop_special": checkbox("hide [CLS]/[SEP]", drop_special),
         }
         super().__init__(controls)
 
     def _explain(self, text, method) -> TokenScores:
+        from xaikit.text.registry import entry
         from xaikit.text.views import explain
 
         key = (text, method)
         if key not in self._cache:
-            extra = {"allow_long": True} if method == "SHAP" and self.allow_long else {}
+            long_option = entry(method).long_option
+            extra = {long_option: True} if long_option and self.allow_long else {}
             self._cache[key] = explain(self.model, self.tokenizer, text, method, **extra)
             self.n_computed += 1
             while len(self._cache) > self.cache_size:
@@ -96,7 +100,7 @@ class LabView:
 class LabPanel(Panel):
     """The lab's results over many held-out sentences (notebook 04, sections 7-8): pick a view.
 
-    The lab runs once when the panel is built (``xaikit.text.faithfulness.run_lab``) or takes a ready
+    The lab runs once when the panel is built (``xaikit.text.lab.faithfulness.run_lab``) or takes a ready
     ``LabResult`` via ``lab=``; switching views only redraws.
     """
 
@@ -112,7 +116,7 @@ class LabPanel(Panel):
         if lab is None:
             if model is None or tokenizer is None or sentences is None:
                 raise ValueError("LabPanel needs either lab=<LabResult> or model, tokenizer and sentences")
-            from xaikit.text.faithfulness import run_lab
+            from xaikit.text.lab.faithfulness import run_lab
 
             lab = run_lab(model, tokenizer, sentences, **lab_kwargs)
         self.lab = lab

@@ -45,7 +45,7 @@ def _bert_case():
     enc = tok(text, return_tensors="pt")
     with torch.no_grad():
         target = int(model(**enc).logits[0].argmax())
-    a, g, _ = attention_and_gradients(model, dict(enc), target)
+    a, g, _ = attention_and_gradients(model, dict(enc), target=target)
     tokens = tok.convert_ids_to_tokens(enc["input_ids"][0].tolist())
     return a.double(), g.double(), tokens
 
