@@ -207,3 +207,22 @@ def test_render_png_is_rgb_for_an_opaque_figure():
     assert Image.open(io.BytesIO(p.image.value)).mode == "RGB"
     p.figure.patch.set_alpha(0.0)
     assert Image.open(io.BytesIO(base.render_png(p.figure))).mode == "RGBA"
+
+
+def test_a_still_picture_says_what_it_shows_and_a_page_has_the_notebooks_title():
+    """The HTML export's pictures carry alt text naming the panel and its status line (not "panel figure"),
+    and the page is titled by the notebook's first heading (nbconvert's default title is "Notebook")."""
+    import nbformat
+
+    from xaikit.course.notebooks import page_title
+    from xaikit.widgets.base import still_html
+
+    page = still_html("AAAA", "<b>layer 2</b>, head 0: rows sum to 1", name="AttentionExplorer")
+    assert 'alt="figure of the AttentionExplorer: layer 2 , head 0: rows sum to 1"' in page
+    assert 'alt="figure of the panel"' in still_html("AAAA")
+    # the status is HTML: its visible text goes into the attribute, escaped again
+    assert 'alt="figure of the panel: a &quot;quoted&quot; &lt;word&gt;"' in still_html("AAAA", "a &quot;quoted&quot; &lt;word&gt;")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
+                                         nbformat.v4.new_markdown_cell("intro\n# 02 — *Integrated* Gradients\n")])
+    assert page_title(nb) == "02 — Integrated Gradients"
+    assert page_title(nbformat.v4.new_notebook()) == "xaikit notebook"

@@ -497,9 +497,25 @@ def export_html(nb, path: Path) -> Path:
 
     # the Colab setup cell is collapsed in Colab and Jupyter; a page cannot collapse it, and it does nothing there
     page.cells = [c for c in page.cells if not (c.cell_type == "code" and c.source.startswith(MARK))]
-    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(page)
+    # the page's title: the notebook's own first heading (nbconvert's default is the word "Notebook")
+    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
     path.write_text(body)
     return path
+
+
+def page_title(nb) -> str:
+    """The text of the notebook's first Markdown heading (``# 02 · Integrated Gradients`` gives
+    "02 · Integrated Gradients"), or "xaikit notebook" when it has none."""
+    import re
+
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.splitlines():
+            found = re.match(r"\s*#{1,6}\s+(.+?)\s*#*\s*$", line)
+            if found:
+                return re.sub(r"[*_`]", "", found.group(1)).strip()
+    return "xaikit notebook"
 
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -512,7 +528,7 @@ def static_pictures(nb):
     state when it has one: the figure, status line and HTML area as the panel showed them *last* (a later
     cell's ``set()`` included), which is what the live widget shows after a run. Other widgets (progress
     bars) keep their text. The widget state goes too, so the page loads no widget manager."""
-    from xaikit.widgets.base import still_html
+    from xaikit.widgets.base import PANEL_METADATA, still_html
 
     nb = copy.deepcopy(nb)
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
@@ -528,7 +544,7 @@ def static_pictures(nb):
             png, status, extra = last
             if png:
                 data["image/png"] = png
-            data["text/html"] = still_html(png, status, extra)
+            data["text/html"] = still_html(png, status, extra, name=out.get("metadata", {}).get(PANEL_METADATA, ""))
     nb.metadata.pop("widgets", None)
     return nb
 

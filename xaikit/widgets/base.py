@@ -189,12 +189,19 @@ def render_png(fig: Figure, *, draw: bool = True) -> bytes:
 PANEL_METADATA = "xaikit-panel"
 
 
-def still_html(png_base64: str | None, status: str = "", extra: str = "") -> str:
+def still_html(png_base64: str | None, status: str = "", extra: str = "", name: str = "") -> str:
     """A panel as one still HTML block: its status line, its figure (a base64 PNG) and its HTML area; ""
-    when all three are empty. Used for the picture beside the live widget and by the HTML export."""
+    when all three are empty. Used for the picture beside the live widget and by the HTML export. The
+    figure's alt text says which panel drew it (``name``, its class) and what its status line says, so a
+    screen reader or a page whose picture did not load still tells what the figure shows."""
+    import html
+    import re
+
     parts = [status or ""]
     if png_base64:
-        parts.append(f'<img src="data:image/png;base64,{png_base64}" alt="panel figure"/>')
+        said = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", status or "")).split())  # its visible text
+        alt = f"figure of the {name or 'panel'}" + (f": {said}" if said else "")
+        parts.append(f'<img src="data:image/png;base64,{png_base64}" alt="{html.escape(alt, quote=True)}"/>')
     parts.append(extra or "")
     body = "".join(parts)
     return f'<div class="xk-still">{body}</div>' if body else ""
@@ -364,7 +371,7 @@ class Panel:
         png = base64.b64encode(self.image.value).decode("ascii") if self.has_figure and self.image.value else None
         if png:
             bundle["image/png"] = png
-        page = still_html(png, self.status.value, self.html.value)
+        page = still_html(png, self.status.value, self.html.value, name=type(self).__name__)
         if page:
             bundle["text/html"] = page
         return bundle, {PANEL_METADATA: type(self).__name__}
