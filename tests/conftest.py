@@ -49,3 +49,19 @@ def pytest_terminal_summary(terminalreporter):
         for line in sorted(TIMES_FILE.read_text().splitlines()):
             name, seconds = line.rsplit(" ", 1)
             terminalreporter.write_line(f"{name:40s} {float(seconds):6.1f} s")
+
+
+# the tiny random BERT and its tokenizer that the text tests share (test_text_methods, test_text_registry,
+# test_diagnostics); a test module that needs another model defines its own ``model`` / ``tok``
+@pytest.fixture(scope="module")
+def model():
+    from xaikit.models.tiny import tiny_bert
+
+    return tiny_bert(seed=3)
+
+
+@pytest.fixture(scope="module")
+def tok(tmp_path_factory):
+    from xaikit.models.tiny import tiny_tokenizer
+
+    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))

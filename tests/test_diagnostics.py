@@ -171,16 +171,6 @@ def test_all_pairs_trained_at_once_equal_one_training_per_pair():
 
 
 # -- the model's attention ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def model():
-    return tiny_bert(seed=3)
-
-
-@pytest.fixture(scope="module")
-def tok(tmp_path_factory):
-    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
-
-
 def test_attention_in_batches_equals_raw_attention_alone(model, tok):
     from xaikit.text.views import raw_attention
 

@@ -16,16 +16,6 @@ from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 SENTENCES = ["i like the movie", "she hates the book", "this is so boring", "i cannot wait for next time"]
 
 
-@pytest.fixture(scope="module")
-def model():
-    return tiny_bert(seed=3)
-
-
-@pytest.fixture(scope="module")
-def tok(tmp_path_factory):
-    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
-
-
 # -- Grad-SAM ------------------------------------------------------------------------------------------------
 def test_gradsam_vectorised_equals_loop(model, tok):
     from xaikit.text.gradsam import gradsam
@@ -497,7 +487,7 @@ def test_leave_one_out_equals_a_loop_of_separate_passes(model, tok):
 def test_input_gradient_is_the_derivative_along_the_word_embedding():
     """Oracle: e_t . dp/de_t is d/ds p(word embedding t scaled by 1 + s) at s = 0, by a central difference
     in float64 (the derivative along the one-hot input at the token's own word)."""
-    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+    from xaikit.models.tiny import tiny_bert
     from xaikit.text.encoding import encode_one
     from xaikit.text.faithfulness import input_gradient
 

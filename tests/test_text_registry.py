@@ -12,22 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from xaikit.models.tiny import tiny_bert, tiny_tokenizer
-
 pytestmark = pytest.mark.filterwarnings("ignore::xaikit.tensor.integrated.CompletenessWarning")
 
 TOY = "token length"
 TEXT = "i like the movie"
-
-
-@pytest.fixture(scope="module")
-def model():
-    return tiny_bert(seed=3)
-
-
-@pytest.fixture(scope="module")
-def tok(tmp_path_factory):
-    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
 
 
 # -- a toy method, the whole of it: its function and its entry ------------------------------------------------
