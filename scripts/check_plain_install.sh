@@ -7,10 +7,12 @@
 #   2. runs `python -m xaikit prepare` from outside the checkout (the installed package, not the source),
 #   3. executes notebook 01 with the installed package and JupyterLab's kernel,
 #   4. runs the text-method tests, whose oracles include SHAP's additivity and a direct shap.Explainer
-#      call, against that shap: `shaptext` patches SHAP internals, and this is where a release that
-#      moved them would fail.
+#      call, against that shap: `shaptext` switches SHAP's numba helpers (shap 0.45-0.51) to plain Python
+#      and leaves compiled ones (0.52+) alone, and this is where a release that changed them would fail.
 #
 #   bash scripts/check_plain_install.sh                 # torch 2.13.0 first (the CPU wheel these machines carry)
+#   PYTHON=python3.12 bash scripts/check_plain_install.sh   # the newest shap: 0.52+ needs Python 3.12 (pip
+#                                                       # then fetches PyPI's CUDA torch 2.13.0, ~5 GB; it runs on the CPU)
 #   TORCH_SPEC="torch==2.12.*" bash scripts/check_plain_install.sh
 #   KEEP=1 bash scripts/check_plain_install.sh          # keep the environment to look around in
 #

@@ -84,7 +84,16 @@ def test_shap_additivity_and_direct_oracle(model, tok):
     texts = SENTENCES[:2]
     e = shap_text(model, tok, texts, target=1, max_evals=200)
     f = prediction_function(model, tok, 1)
-    assert additivity_gaps(e, f, texts).max() < 1e-4
+    assert additivity_gaps(e, f, texts).max() < 1e-6
+    # SHAP's efficiency without xaikit's f: the model itself on each text and on SHAP's own masker's fully
+    # masked text gives f(x) and the base value, and base + sum(phi) = f(x)
+    masker = shap.maskers.Text(tok)
+    for i, text in enumerate(texts):
+        (masked,) = masker(np.zeros(len(e.values[i]), dtype=bool), text)
+        with torch.no_grad():
+            base, fx = (float(model(**tok(t, return_tensors="pt")).logits[0, 1]) for t in (str(masked[0]), text))
+        assert abs(float(e.base_values[i]) - base) < 1e-6
+        assert abs(base + float(np.sum(e.values[i])) - fx) < 1e-6 < abs(fx - base) / 50  # not vacuous
     direct = shap.Explainer(f, shap.maskers.Text(tok))(texts, max_evals=200, fixed_context=1, silent=True)
     for ours, theirs in zip(e.values, direct.values, strict=False):
         np.testing.assert_allclose(ours, theirs, atol=1e-9)
@@ -401,42 +410,97 @@ def test_lab_panel_views(model, tok):
         LabPanel()
 
 
-def test_use_numba_leaves_shap_alone_when_its_helpers_are_not_the_expected_ones(monkeypatch):
-    """A SHAP release without one of the helpers xaikit switches: one warning, nothing switched, SHAP's own
-    (compiled) code stays in place; a second call does not warn again."""
+def _shap_ships_numba_helpers() -> bool:
+    """Independent of xaikit's check: shap before 0.52 JIT-compiles its Partition helpers with numba; 0.52 and
+    later ship them compiled ahead of time (nanobind) and do not depend on numba."""
+    from importlib.metadata import version
+
+    from packaging.version import Version
+
+    return Version(version("shap")) < Version("0.52")
+
+
+@pytest.mark.skipif(not _shap_ships_numba_helpers(), reason="shap 0.52+: no numba helpers to switch")
+def test_use_numba_switches_and_restores_numba_helpers():
+    import numba
+    import shap.utils._masked_model as mm
+
+    from xaikit.text.shaptext import helper_kinds, use_numba
+
+    try:
+        assert use_numba(True) >= 0  # SHAP as it ships: numba's dispatchers
+        assert isinstance(mm._build_fixed_single_output, numba.core.registry.CPUDispatcher)
+        assert set(helper_kinds().values()) == {"numba"}
+        assert use_numba(False) >= 7  # every expected helper, and the modules' other dispatchers
+        assert not hasattr(mm._build_fixed_single_output, "py_func")  # plain Python
+        assert set(helper_kinds().values()) == {"python"}
+        assert use_numba(True) >= 7
+        assert isinstance(mm._build_fixed_single_output, numba.core.registry.CPUDispatcher)  # back
+    finally:
+        use_numba(False)  # xaikit's default again, for the tests after this one
+    assert not hasattr(mm._build_fixed_single_output, "py_func")
+
+
+@pytest.mark.skipif(_shap_ships_numba_helpers(), reason="shap < 0.52: its helpers are numba's")
+def test_use_numba_leaves_compiled_helpers_alone():
+    """shap 0.52+: the helpers are compiled ahead of time, so there is nothing to switch either way."""
+    import shap.utils._masked_model as mm
+
+    from xaikit.text.shaptext import helper_kinds, use_numba
+
+    before = mm._build_fixed_single_output
+    kinds = helper_kinds()
+    assert "numba" not in kinds.values(), kinds  # (0.54 dropped _reverse_window: "missing", nothing to switch)
+    assert {kinds[f"shap.utils._masked_model.{h}"] for h in ("_build_fixed_single_output", "_init_masks",
+                                                           "_rec_fill_masks")} == {"compiled"}
+    assert kinds["shap.explainers._partition.lower_credit"] == "compiled"
+    assert use_numba(False) == 0 and use_numba(True) == 0
+    assert mm._build_fixed_single_output is before and helper_kinds() == kinds
+    use_numba(False)
+
+
+def test_no_compile_warning_when_nothing_compiles(model, tok):
+    """xaikit's default path compiles nothing of SHAP's (numba's helpers switched on shap < 0.52, compiled
+    ones on 0.52+), so no NumbaCompileWarning, on either."""
     import warnings
 
-    import shap.utils._masked_model as mm
+    from xaikit.text.shaptext import NumbaCompileWarning, shap_text, use_numba
 
+    use_numba(False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NumbaCompileWarning)
+        e = shap_text(model, tok, SENTENCES[:1], target=1, max_evals=50, progress=False)
+    assert len(e.values[0]) == 6
+
+
+def test_a_real_numba_compile_of_a_shap_function_is_announced_once(monkeypatch):
+    """The warning comes from numba's own compile event: a SHAP function that compiles is named, with the
+    expected cost; one outside SHAP, or a second compile in the process, says nothing."""
+    import warnings
+
+    numba = pytest.importorskip("numba", reason="shap 0.52+ installs no numba: nothing can compile")
     from xaikit.text import shaptext
 
-    shaptext.use_numba(True)  # SHAP as it ships
-    try:
-        monkeypatch.setattr(shaptext, "_NUMBA_MISMATCH", [])
-        monkeypatch.setitem(shaptext._NUMBA_EXPECTED, "shap.utils._masked_model", ("_renamed_in_a_new_release",))
-        with pytest.warns(RuntimeWarning, match=r"does not have the numba helpers .*_renamed_in_a_new_release"):
-            assert shaptext.use_numba(False) == 0
-        assert hasattr(mm._build_fixed_single_output, "py_func")  # numba's dispatcher, untouched
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            assert shaptext.use_numba(False) == 0
-    finally:
-        monkeypatch.undo()
-        shaptext.use_numba(False)  # xaikit's default again, for the tests after this one
-    assert not hasattr(mm._build_fixed_single_output, "py_func")
+    def shap_like(a):
+        return a + 1
 
+    def elsewhere(a):
+        return a * 2
 
-def test_use_numba_switches_and_restores():
-    import shap.utils._masked_model as mm
-
-    from xaikit.text.shaptext import use_numba
-
-    use_numba(False)
-    assert not hasattr(mm._build_fixed_single_output, "py_func")  # plain Python
-    assert use_numba(True) > 0
-    assert hasattr(mm._build_fixed_single_output, "py_func")  # numba's dispatcher is back
-    use_numba(False)
-    assert not hasattr(mm._build_fixed_single_output, "py_func")
+    shap_like.__module__ = "shap.utils._masked_model"  # as if SHAP had defined it
+    monkeypatch.setattr(shaptext, "_COMPILE_WARNED", [])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", shaptext.NumbaCompileWarning)
+        with shaptext._warn_on_compile():
+            assert numba.njit(elsewhere)(2) == 4
+    lo, hi = shaptext.COMPILE_SECONDS
+    with pytest.warns(shaptext.NumbaCompileWarning, match=rf"shap\.utils\._masked_model\.[\w.<>]*shap_like .*{lo}-{hi} s"):
+        with shaptext._warn_on_compile():
+            assert numba.njit(shap_like)(2) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", shaptext.NumbaCompileWarning)
+        with shaptext._warn_on_compile():
+            assert numba.njit(shap_like)(2.5) == 3.5  # a new compile, not announced again
 
 
 # -- Jain & Wallace's rank agreement (section 4.1) -----------------------------------------------------------

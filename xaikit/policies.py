@@ -26,7 +26,9 @@ policy                    what changes                                 why
 :func:`panel_threads`     one torch thread while a panel updates       the panels' tiny models lose more
                           (restored afterwards)                        to thread hand-offs than they gain
 ``shaptext.use_numba``    SHAP's numba-compiled helpers swapped for    numba compiles for seconds on the
-                          their plain Python functions (reversible)    first call; the texts are short
+                          their plain Python functions (reversible;    first call; the texts are short
+                          shap 0.45-0.51 only: 0.52+ ships them
+                          compiled, and nothing is swapped)
 ``text.editing``          one attention function registered under      editing attention needs a forward
                           its own name in transformers'                pass that transformers runs for us;
                           ``AttentionInterface`` (once, never          the name is xaikit's, so no other

@@ -32,6 +32,7 @@ comparison with Grad-SAM and the attention views.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 
@@ -57,7 +58,7 @@ from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["prediction_function", "shap_text", "to_token_scores", "token_scores", "additivity_gaps", "credit_split",
-           "use_numba"]
+           "use_numba", "helper_kinds", "NumbaCompileWarning"]
 
 _NUMBA_ORIGINALS: dict = {}
 _NUMBA_CHOSEN: list[bool] = []  # non-empty once use_numba ran (xaikit's default or the user's choice)
@@ -65,53 +66,67 @@ _NUMBA_CHOSEN: list[bool] = []  # non-empty once use_numba ran (xaikit's default
 # compared by identity, so they must stay as they are)
 _NUMBA_MODULES = ("shap.utils._masked_model", "shap.explainers._partition", "shap.utils._clustering",
                   "shap.maskers._text")
-#: the numba helpers that must be there (checked on shap 0.45-0.51) before any is switched: if a SHAP release
-#: moves or renames one, :func:`use_numba` switches nothing and SHAP runs its own code, with one warning
+#: the Partition explainer's helpers. shap 0.45-0.51 JIT-compiles them with numba on their first call in a
+#: process; shap 0.52+ ships them compiled ahead of time (nanobind functions of ``shap._cutils``) and needs
+#: no numba at all. :func:`helper_kinds` says which the installed SHAP has; only numba's are switched.
 _NUMBA_EXPECTED = {
     "shap.utils._masked_model": ("_build_fixed_single_output", "_build_fixed_multi_output", "_init_masks",
                                  "_rec_fill_masks"),
     "shap.explainers._partition": ("lower_credit",),
     "shap.utils._clustering": ("_pt_shuffle_rec", "delta_minimization_order", "_reverse_window"),
 }
-_NUMBA_MISMATCH: list[str] = []  # what the check found missing (filled once; empty when SHAP matches)
+#: what the warning of a real compile says it costs: SHAP 0.51's four Partition helpers took 4.7-10.5 s to
+#: compile on a 2-core machine (numba 0.68.1, 2026-11; the range is the machine's load), once per process
+COMPILE_SECONDS = (5, 10)
+
+
+class NumbaCompileWarning(RuntimeWarning):
+    """SHAP is compiling one of its numba helpers now: this call waits :data:`COMPILE_SECONDS` longer."""
+
+
+_COMPILE_WARNED: list[str] = []  # the helper whose compile was announced (once per process)
 
 
 def _is_dispatcher(value) -> bool:
     return hasattr(value, "py_func") and type(value).__name__.endswith("Dispatcher")
 
 
-def _numba_mismatch() -> list[str]:
-    """The expected numba helpers this SHAP lacks (module.name), checked once per process."""
+def helper_kinds() -> dict[str, str]:
+    """What each Partition-explainer helper IS in the installed SHAP, by ``"module.name"``:
+
+    * ``"numba"``: a numba dispatcher, compiled on its first call in a process (shap 0.45-0.51, as shipped);
+    * ``"python"``: a plain Python function (numba's ``py_func`` that :func:`use_numba` put in place, or
+      plain Python in SHAP itself);
+    * ``"compiled"``: compiled ahead of time (shap 0.52+: nanobind functions), nothing to compile or switch;
+    * ``"missing"``: not there (a SHAP release that moved or renamed it).
+    """
     import importlib
+    import inspect
 
-    if not _NUMBA_MISMATCH:
-        missing = []
-        for name, helpers in _NUMBA_EXPECTED.items():
-            try:
-                module = importlib.import_module(name)
-            except ImportError:
-                missing.append(name)
-                continue
-            missing += [f"{name}.{h}" for h in helpers if not _is_dispatcher(vars(module).get(h))]
-        _NUMBA_MISMATCH[:] = missing or [""]
-        if missing:
-            import shap
-
-            warnings.warn(f"xaikit: shap {shap.__version__} does not have the numba helpers xaikit runs as plain "
-                          f"Python ({', '.join(missing[:3])}{', ...' if len(missing) > 3 else ''}); SHAP's own "
-                          "code runs unchanged (the same values; its first call in a process compiles for "
-                          "30-50 s)", RuntimeWarning, stacklevel=3)
-    return [m for m in _NUMBA_MISMATCH if m]
+    kinds = {}
+    for name, helpers in _NUMBA_EXPECTED.items():
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            module = None
+        for helper in helpers:
+            value = None if module is None else vars(module).get(helper)
+            kinds[f"{name}.{helper}"] = ("missing" if value is None else "numba" if _is_dispatcher(value)
+                                         else "python" if inspect.isfunction(value) else "compiled")
+    return kinds
 
 
 def use_numba(enable: bool = False) -> int:
     """Run SHAP's numba-compiled helpers as plain Python (``enable=False``, xaikit's default) or compiled.
 
-    SHAP's Partition explainer JIT-compiles a few helpers with numba the first time it runs in a process
-    and does not cache them, which takes far longer than explaining a short sentence. The plain-Python versions are the same functions (numba's ``py_func``), so the values
-    are identical; for long documents ``use_numba(True)`` brings the compiled versions back.
-    Returns the number of functions switched. The helpers are checked first (:data:`_NUMBA_EXPECTED`): on a
-    SHAP release that lacks one, nothing is switched and SHAP's own code runs, with one warning.
+    SHAP 0.45-0.51's Partition explainer JIT-compiles a few helpers with numba the first time it runs in a
+    process and does not cache them, which takes far longer (:data:`COMPILE_SECONDS`) than explaining a
+    short sentence. The plain-Python versions are the same functions (numba's ``py_func``), so the values
+    are identical; for long documents ``use_numba(True)`` brings the compiled versions back. Only helpers
+    that ARE numba dispatchers are switched (:func:`helper_kinds`): on shap 0.52+, whose helpers are
+    compiled ahead of time, this switches nothing and returns 0. Returns the number of functions switched.
+    A compile that does happen (``use_numba(True)``, or helpers SHAP moved elsewhere) is announced by a
+    :class:`NumbaCompileWarning` when it starts.
     """
     import sys
 
@@ -119,8 +134,6 @@ def use_numba(enable: bool = False) -> int:
 
     _NUMBA_CHOSEN[:] = [bool(enable)]
     switched = 0
-    if _numba_mismatch():
-        return switched
     for name in _NUMBA_MODULES:
         module = sys.modules.get(name)
         if module is None:
@@ -135,6 +148,39 @@ def use_numba(enable: bool = False) -> int:
                 setattr(module, attr, _NUMBA_ORIGINALS.pop(key))
                 switched += 1
     return switched
+
+
+@contextlib.contextmanager
+def _warn_on_compile():
+    """Within the block, one :class:`NumbaCompileWarning` (per process) when numba starts compiling a SHAP
+    function, named, with what it costs. Nothing where numba is not installed (shap 0.52+ needs none).
+    ``shap.links`` is left out: its link functions stay numba's (compared by identity) and compile in
+    under a second."""
+    try:
+        from numba.core import event
+    except ImportError:
+        yield
+        return
+
+    class _Announce(event.Listener):
+        def on_start(self, ev):
+            fn = getattr((ev.data or {}).get("dispatcher"), "py_func", None)
+            module = getattr(fn, "__module__", None) or ""
+            if _COMPILE_WARNED or not module.startswith("shap.") or module == "shap.links":
+                return
+            name = f"{module}.{fn.__qualname__}"
+            _COMPILE_WARNED.append(name)
+            lo, hi = COMPILE_SECONDS
+            warnings.warn(f"xaikit: numba is compiling SHAP's helper {name} now; this first call in the process "
+                          f"takes about {lo}-{hi} s longer (measured on 2 CPU cores), later calls do not. "
+                          "xaikit.text.shaptext.use_numba(False) runs the helpers as plain Python instead (the "
+                          "same values, no compile)", NumbaCompileWarning, stacklevel=2)
+
+        def on_end(self, ev):
+            pass
+
+    with event.install_listener("numba:compile", _Announce()):
+        yield
 
 
 class prediction_function:
@@ -240,7 +286,7 @@ def _shap_text(model, tokenizer, texts: list[str], lengths: list[int], target: i
     tol = check_float(tol, "tol", 0.0, strict_min=True)
     f = prediction_function(model, tokenizer, target, output, padding, batch_size)
     explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
-    with method_threads(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
+    with method_threads(), _warn_on_compile(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
         explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
                                 silent=silent)
     if check_additivity:
