@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from xaikit import _aliases
 from xaikit._fn import as_input, in_float32, setup, to_cpu
 from xaikit._types import Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_seed
@@ -122,6 +123,7 @@ class BaselineResult:
         return abs(self.gap) / d if d > 0 else float("inf") if self.gap else 0.0
 
 
+@_aliases.captum_keywords(_aliases.IG_STEPS)
 @in_float32()
 def baseline_attributions(f: ModelFn, x: Input, kind: str = "zero", param=None, data=None, steps: int = 32,
                           rule: str = "gausslegendre", *, target: Target = None, low: float = 0.0,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from xaikit import _fn
+from xaikit import _aliases, _fn
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_same_shape, check_seed
 
@@ -219,8 +219,9 @@ class NoisyGradients:
 
     def reduce(self, kind: str = "smoothgrad") -> torch.Tensor:
         """``"smoothgrad"``: mean of the gradients; ``"squared"``: mean of their squares; ``"vargrad"``:
-        their (population) variance, i.e. mean of squares minus squared mean."""
-        check_choice(kind, "kind", KINDS)
+        their (population) variance, i.e. mean of squares minus squared mean. Captum's ``"smoothgrad_sq"``
+        is read as ``"squared"``."""
+        kind = check_choice(_aliases.smoothgrad_kind(kind), "kind", KINDS)
         if kind == "vargrad":
             _check_vargrad_n(self.n)
         if kind == "smoothgrad":
@@ -230,6 +231,8 @@ class NoisyGradients:
         return self.grads.var(0, correction=0)
 
 
+@_aliases.captum_keywords({k: a for k, a in _aliases.NOISE_TUNNEL.items() if a.name != "kind"},
+                         refused={"stdevs": _aliases.STDEVS})
 @_fn.in_float32()
 def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, target: Target = None,
                     seed: int | None = None, batch_size: int | None = None, value_range=None,
@@ -261,6 +264,7 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
                           gradient=plain, example=x.cpu() + noise[0])
 
 
+@_aliases.captum_keywords(_aliases.NOISE_TUNNEL, refused={"stdevs": _aliases.STDEVS})
 def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", *,
                target: Target = None, seed: int | None = None, batch_size: int | None = None,
                value_range=None, progress: bool = False) -> torch.Tensor:
@@ -275,7 +279,8 @@ def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str
         sigma: noise level as a fraction of the value range, >= 0 (0 gives the plain gradient).
         n: number of noisy samples, >= 1 (>= 2 for ``"vargrad"``, a variance).
         kind: ``"smoothgrad"`` (mean gradient), ``"squared"`` (mean squared gradient, SmoothGrad-squared of
-            Hooker et al. 2019) or ``"vargrad"`` (variance of the gradients, Adebayo et al. 2018).
+            Hooker et al. 2019; Captum's ``"smoothgrad_sq"`` is accepted for it) or ``"vargrad"`` (variance of
+            the gradients, Adebayo et al. 2018).
         seed: seeds the noise (a private generator: the global torch RNG is untouched); ``None``: fresh noise.
         batch_size: noisy copies per backward pass (default: all ``n`` at once).
         value_range: the range the noise is a fraction of: a number ``hi - lo`` or a pair ``(lo, hi)``;
@@ -285,7 +290,7 @@ def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str
     Returns:
         A tensor shaped like ``x``. Use :func:`noisy_gradients` to get the samples themselves.
     """
-    check_choice(kind, "kind", KINDS)
+    kind = check_choice(_aliases.smoothgrad_kind(kind), "kind", KINDS)
     if kind == "vargrad":
         _check_vargrad_n(n)
     return noisy_gradients(f, x, sigma=sigma, n=n, target=target, seed=seed, batch_size=batch_size,

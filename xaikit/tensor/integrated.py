@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from xaikit import _aliases
 from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, warn
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_names
@@ -226,6 +227,7 @@ def warn_gap(method: str, gap: float, f_x: float, f_baseline: float, steps: int,
         CompletenessWarning)
 
 
+@_aliases.captum_keywords(_aliases.IG)
 @in_float32()
 def integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, steps: int = 50,
                          rule: str = "riemann_right", *, target: Target = None,

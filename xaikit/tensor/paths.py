@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from xaikit import _aliases
 from xaikit._fn import as_baseline, in_float32
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_int
@@ -92,6 +93,7 @@ class PathResult:
     path: str
 
 
+@_aliases.captum_keywords(_aliases.IG)
 @in_float32()
 def path_integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, path: str = "straight",
                               steps: int = 200, rule: str = "riemann_middle", *, target: Target = None,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import torch
 
+from xaikit import _aliases
 from xaikit._fn import ensure_eval, in_float32, model_device
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
@@ -103,6 +104,7 @@ def _fast_attention(model, enabled: bool = True):
     return attention_implementation(model, "sdpa" if switch else None)
 
 
+@_aliases.captum_keywords({**_aliases.IG_STEPS, "baselines": _aliases.Alias("baseline_input_ids")})
 @in_float32("model")
 def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_input_ids=None,
                                    attention_mask=None, *, target: Target = None, steps: int = 50,
@@ -169,6 +171,7 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
     return result
 
 
+@_aliases.captum_keywords(_aliases.IG_STEPS, refused={"baselines": _aliases.TEXT_BASELINES})
 @in_float32("model")
 def text_integrated_gradients(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                               baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",
