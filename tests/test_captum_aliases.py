@@ -122,6 +122,8 @@ def test_both_spellings_with_different_values_are_refused():
           integrated_gradients(mlp(), X, B, steps=10, target=1))
     close(G.smoothgrad(mlp(), X, kind="squared", nt_type="smoothgrad_sq", n=4, seed=0, target=1),
           G.smoothgrad(mlp(), X, kind="squared", n=4, seed=0, target=1))
+    close(G.smoothgrad(mlp(), X, kind="smoothgrad_sq", nt_type="smoothgrad_sq", n=4, seed=0, target=1),
+          G.smoothgrad(mlp(), X, kind="squared", n=4, seed=0, target=1))
 
 
 def test_captum_names_that_mean_something_else_are_refused_with_xaikits_spelling(model, tok):

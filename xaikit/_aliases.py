@@ -129,7 +129,9 @@ def _rename(fn_name: str, signature, args, kwargs: dict, aliases: dict[str, Alia
         if isinstance(value, str) and value in alias.refused:
             raise ValueError(f"{fn_name}(): {captum}={value!r}: {alias.refused[value]}")
         mapped = alias.values.get(value, value) if isinstance(value, str) else value
-        if alias.name in given and not _same(given[alias.name], mapped):
+        other = given.get(alias.name)
+        other = alias.values.get(other, other) if isinstance(other, str) else other  # kind='smoothgrad_sq' too
+        if alias.name in given and not _same(other, mapped):
             raise TypeError(f"{fn_name}() got {captum}={_short(value)} (Captum's name) and {alias.name}="
                             f"{_short(given[alias.name])} (xaikit's name for the same option), which differ; "
                             f"pass only one of them")
