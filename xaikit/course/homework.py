@@ -429,7 +429,9 @@ def _header(name: str, kind: str, n_stubs: int):
                 "your function, and `xaikit.course.checks.check_...(your_function)` tells you what passes or "
                 "exactly what differs. Until you have written a function marked `@exercise(...)`, its check "
                 "says NOT WRITTEN YET and the cells that call it use xaikit's reference and print a note, so "
-                "Run All reaches the end and the notes list what is left. Questions are yours to answer in "
+                "Run All reaches the end and the notes list what is left. A function that fails its check is "
+                "treated the same way: the check names the mistake (in red) and the cells after it use the "
+                "reference until it passes. Each written question has `YOUR ANSWER HERE` under it: answer in "
                 "your own words.")
     else:
         text = (f"# Solution sheet: {name}\n\nThe full lecture notebook `{name}` with every solution and "
