@@ -156,13 +156,16 @@ panel1
 # **Exercise 1.1.** At which points is gradient × input zero for an input whose gradient is not?
 # Write gradient × input from `xaikit.gradient` yourself: `my_grad_times_input(f, x)` returns one number per
 # input; `xaikit.check_grad_times_input` compares it with the reference and says what differs.
-#
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Wherever that input is 0: gradient × input multiplies the slope by $x_i$, so an input at 0 gets nothing
 # however steep $f$ is there. This is also why gradient × input depends on where 0 is (shifting an
 # input by a constant changes its attribution): it implicitly uses the baseline 0.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% nbgrader={"grade": false, "grade_id": "my_grad_times_input", "locked": false, "schema_version": 3, "solution": true}
 @xaikit.exercise(xaikit.check_grad_times_input)  # while the body is a stub, later cells use xaikit's and say so
@@ -231,16 +234,18 @@ panel2.set(x1=1.0, x2=1.0)
 assert panel2.error is None
 panel2
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 2.1.** Set $x = (0.8, 0.8)$ in the panel. Which methods now give non-zero attributions, and
 # do they add up to $f(x) - f(0)$?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # $x_1 + x_2 = 1.6 \ge 1$, so the gradient and gradient × input are 0. Occlusion is not: removing $x_1$
 # leaves $f(0, 0.8) = 0.8$, a drop of 0.2 for each input, which adds up to 0.4, not $f(x) - f(0) = 1$.
 # IG gives 0.5 each and adds up to 1 (completeness, notebook 02).
 # </details>
+# <!-- END SOLUTION -->
 
 # %%
 panel2.set(x1=0.8, x2=0.8)
@@ -325,10 +330,11 @@ panel3.set(beta=1.0)
 assert panel3.error is None
 panel3
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 3.1.** Whatever $\beta$ is, the softplus gradient at $x = 10$ is the same number. Which, and
 # why? What does a large $\beta$ buy and cost?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # $\sigma(\beta \cdot 0) = 0.5$ for every $\beta$. A large $\beta$ makes the model closer to the ReLU (a
@@ -336,6 +342,7 @@ panel3
 # threshold (asserted above),
 # so explanations near 10 are again fragile; a small $\beta$ gives smooth gradients of a different model.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 4. Noisy gradients and SmoothGrad
@@ -442,26 +449,30 @@ panel4.set(kind="smoothgrad", sigma=0.15)
 assert panel4.error is None
 panel4
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 4.1.** Set $\sigma = 0$ in the panel. What do you see, and why? Then set $n = 1$ with
 # $\sigma = 0.3$: is one noisy gradient a better explanation than the raw one?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # With $\sigma = 0$ every copy is $x$ itself, so SmoothGrad equals the raw gradient (asserted above). With
 # $n = 1$ it is the gradient at one random nearby point: just as noisy, and now random. The averaging over
 # many samples is what removes the noise; its standard error falls like $1/\sqrt{n}$.
 # </details>
+# <!-- END SOLUTION -->
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 4.2.** SmoothGrad changes less under a nudge. Does that make it *more faithful* to the model?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Not necessarily. SmoothGrad explains a smoothed version of the model (the gradient of $f$ convolved with
 # a Gaussian), not the model at $x$. Stability is desirable, but whether the highlighted pixels matter to
 # the prediction is a separate question, tested by removing them (faithfulness, later notebooks).
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 5. Sanity checks: does the map depend on what the model learned?
@@ -649,10 +660,11 @@ panel5.set(layers=1)
 assert panel5.error is None
 panel5
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-6", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 5.1.** Passing the sanity checks is necessary, not sufficient. Name one thing a method that
 # passes them may still get wrong, and one reason gradient × input can still be useful although it fails.
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # The checks only show that the map depends on the weights; a map can depend on them and still point at
@@ -662,6 +674,7 @@ panel5
 # of $f(x) - f(0)$ does each pixel carry?" that factor is the point (it is exact for a linear model, and
 # IG's completeness rests on it), but its *picture* must not be read as evidence of what the model learned.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 6. Summary: how gradients fail, and what answers each failure

@@ -152,14 +152,16 @@ claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).
                           float((dl_f - torch.tensor([1.5, -0.5])).abs().max()),
                           float((dl_g - torch.tensor([2.0, -1.0])).abs().max())))
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** DeepLIFT's attributions add up to $f(x) - f(x')$ on both networks, and so do IG's.
 # Why is completeness alone not enough to pin down the attributions?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 # Completeness fixes only the <i>sum</i>. Any split of the same total satisfies it: here (1.5, -0.5) and
 # (2, -1) both add up to 1. Implementation invariance (and symmetry, section 6) constrain the split.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 3. The definition, on an image
@@ -477,7 +479,8 @@ symmetry_panel
 # > **Pause here.** The lecture asks: "Why the straightline path chosen by integrated gradients is canonical?"
 # > (Gradient/attention-based explanations, seeds/000, p. 37)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # The lecture gives two reasons. It is the simplest path, and it **preserves symmetry**: if swapping two
@@ -487,6 +490,7 @@ symmetry_panel
 # methods (which all keep sensitivity, implementation invariance and completeness), IG is the only one that
 # is symmetry-preserving for every $F$.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 7. Baselines
@@ -516,15 +520,17 @@ baseline_panel = widgets.IGBaselinePanel(digits, test_images, train_images, step
 assert torch.allclose(baseline_panel.result.attributions, maps["zero"])
 baseline_panel
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** Which baselines can give a black pixel a non-zero attribution, and why can expected
 # gradients do it too?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 # Every baseline whose value at that pixel is not black: constant grey, noise, Gaussian around the input
 # (only where the noise moved it), blurred (near strokes) and maximum distance (always white there).
 # Expected gradients averages over training images, and many of them have ink where this digit has none.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 8. IG on the sentiment transformer
@@ -663,13 +669,14 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # magnitude; a convergence order describes the error for large $n$, and at a 1% tolerance a
 # transformer's path is not there yet.
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one built by
 # `prepare` is not so sure: the `02.8-cannot-wait-positive` line above prints your build's P(positive) and
 # its range over the builds of the claims matrix (training seeds 0-4, two kinds of CPU kernels), which
 # straddles 0.5. How sure is your model, which token does IG say pulls the hardest, and can IG tell you
 # whether the model reads "cannot wait" as one idiom?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 # Read the `02.8-cannot-wait-positive` line: on every build it is the least certain of the five, and the
 # label flips with the training seed, so neither the label nor the probability is asserted. IG for the
@@ -690,6 +697,7 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # interaction answer different questions. IG shows what the model did at this input, not how it combines
 # the words.
 # </details>
+# <!-- END SOLUTION -->
 
 # %%
 if MODEL == "embedded":
@@ -723,12 +731,14 @@ for b, e in by_baseline.items():
 claim("02.8-text-baseline-gaps", max(e.detail.relative_gap for e in by_baseline.values()))
 HTML("".join(e.html(title=f"baseline {b}") for b, e in by_baseline.items()))
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** With the `[PAD]` baseline, `[CLS]` gets exactly zero attribution. Does that mean `[CLS]` is
 # unimportant to the model?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 # No. `[CLS]` is the same in the input and the baseline, so IG cannot see it (baseline blindness, as for
 # black pixels): IG explains the difference between the sentence and the baseline text, not the role of
 # parts they share. The classifier reads its decision from the `[CLS]` position.
 # </details>
+# <!-- END SOLUTION -->

@@ -293,7 +293,8 @@ claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 # > **Pause here.** The lecture asks: "Why do we call them “attention weights”?"
 # > (XAI for transformers, seeds/002, line 139)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Because they are the weights of a weighted average: each row of $A$ is non-negative and sums to 1 (the
@@ -302,6 +303,7 @@ claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 # $i$ "attends to" $j$ ("who attends to whom", lecture line 138). They are computed from the input by
 # $Q$ and $K$, so unlike a layer's parameters they change with every sentence.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ### Additive (Bahdanau) attention, beside the dot product
@@ -445,13 +447,16 @@ print("entropy at sqrt(d_k):", standard.entropy, "\nentropy at 0.1:     ", cold.
 assert (steps.q[0] @ steps.k.T).tolist() == [2.0, 4.0, 4.0]  # input 1's scores: a tie for the maximum ...
 claim("03.3-tie-keeps-ln2", abs(cold.entropy[0].item() - math.log(2)))  # ... so its entropy stays at ln 2
 
-# %% [markdown]
-# <details class="xk-answer"><summary>Question: why does input 1 keep an entropy of ln 2 even when
-# the temperature is tiny?</summary>
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Question: why does input 1 keep an entropy of ln 2 even when the temperature is tiny?**
+#
+# <!-- BEGIN SOLUTION -->
+# <details class="xk-answer"><summary>Answer</summary>
 #
 # Its scores against the three keys are 2, 4 and 4: two keys tie for the maximum, so the sharpened
 # softmax splits the weight 0.5 / 0.5 between them instead of picking one.
 # </details>
+# <!-- END SOLUTION -->
 #
 # With random queries and keys the same happens as $d_k$ grows, unless we divide by $\sqrt{d_k}$:
 
@@ -654,7 +659,8 @@ if MODEL == "embedded":
 # > **Pause here.** The lecture asks: "Do you think there is any local or global information for interpretation or explanation here?"
 # > (XAI for transformers, seeds/002, line 565)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Both, as the lecture answers next (lines 566-568). *Local*: the weights of one sentence say, token by
@@ -664,10 +670,13 @@ if MODEL == "embedded":
 # about the model rather than the sentence. Neither makes the weights an explanation of the prediction:
 # the question below and notebook 04 test that.
 # </details>
+# <!-- END SOLUTION -->
 
-# %% [markdown]
-# <details class="xk-answer"><summary>Question: does "it" attend to "cat"? Does that explain the
-# model's sentiment prediction?</summary>
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Question: does "it" attend to "cat"? Does that explain the model's sentiment prediction?**
+#
+# <!-- BEGIN SOLUTION -->
+# <details class="xk-answer"><summary>Answer</summary>
 #
 # Look at several layers and heads; the count under the explorer does it for all of them. Most heads put
 # the largest weight of "it" on `[CLS]`; some on the previous token "because" or on "hungry"; and the mean
@@ -683,6 +692,7 @@ if MODEL == "embedded":
 # notebook 04 turns to gradients (Grad-SAM) and SHAP. See Jain & Wallace (2019) and Wiegreffe & Pinter
 # (2019).
 # </details>
+# <!-- END SOLUTION -->
 #
 # **Try it:** type your own sentence into the explorer; the first view of a new sentence costs one
 # forward pass, every switch after that is free.
@@ -845,9 +855,11 @@ if MODEL == "embedded":  # the worst sentence is checked (the table prints each)
 else:
     print("another model: compare the columns yourself (asserted for the embedded model only)")
 
-# %% [markdown]
-# <details class="xk-answer"><summary>Question: a head gives [CLS] 90% of its weight. What does it do to
-# the sentence's representation?</summary>
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Question: a head gives [CLS] 90% of its weight. What does it do to the sentence's representation?**
+#
+# <!-- BEGIN SOLUTION -->
+# <details class="xk-answer"><summary>Answer</summary>
 #
 # Less than the weight suggests: $\|f(x_{[CLS]})\|$ is small, so the 90% moves a short vector, and the
 # other tokens' longer vectors can dominate what the head adds even with 10% of the weight between them.
@@ -855,4 +867,5 @@ else:
 # prediction (the residual stream, LayerNorm, the FFN and later layers follow); notebook 04 turns to
 # gradients. Kobayashi et al. (2020), sections 4-5.
 # </details>
+# <!-- END SOLUTION -->
 

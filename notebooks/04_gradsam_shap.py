@@ -155,13 +155,14 @@ if MODEL == "embedded":
 elif MODEL != "tiny":
     assert sum(agree) >= 4, predicted                               # (nearly) the lecture's labels
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** The embedded model gives the four clear sentences the lecture's labels on every build, but
 # *"I cannot wait for next time"* is a near tie: the `04.1-cannot-wait-p-positive` line above prints its
 # P(positive) on your build and the range over the builds of the claims matrix, which straddles 0.5 (some
 # training seeds call it positive, others negative), which is why the labels are printed, not asserted.
 # Why is it the hardest of the five?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # It is the only one whose sentiment is not carried by one word: *cannot* is a negation and *wait* is
@@ -180,6 +181,7 @@ elif MODEL != "tiny":
 # positive. (Trained without the tweets, an earlier recipe of this model called the sentence negative: see
 # `xaikit.models.sentiment`.)
 # </details>
+# <!-- END SOLUTION -->
 
 # %%
 import re
@@ -247,10 +249,11 @@ with torch.no_grad():
 att = torch.stack([a[0] for a in att]).cpu()  # (L, M, N, N), back on the CPU for plotting
 plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** Suggest an interpretation of each heatmap. What do heads in early layers often do, and
 # what changes in the last layer?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Early-layer heads often implement simple, position-based patterns: attend to the previous or next token,
@@ -260,6 +263,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 # to a token whose value vector is small changes little. Which pattern you see depends on the head, which
 # is exactly why a single head is a weak explanation of the prediction.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_gradsam-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 3. Grad-SAM
@@ -329,7 +333,8 @@ fig
 # > **Pause here.** The lecture asks: "What do we see? Which token is always important? What does “token importance” mean here?"
 # > (XAI for transformers, seeds/002, lines 431-433)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # In the bar charts `[CLS]` is on top in most of the five sentences (counted in the next cell's printout),
@@ -341,6 +346,7 @@ fig
 # vector, so its row is where the gradient is largest (section 5 measures the share per layer). Whether
 # deleting a word changes the decision is another question, asked in section 7.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # **What a Grad-SAM score counts.** Token $i$'s score sums **row $i$** of $A^{lm} \circ \mathrm{ReLU}(G^{lm})$:
@@ -365,10 +371,11 @@ if MODEL == "embedded":  # [CLS] is on top for what it pays (printed: 3-4 of 5 o
     claim("04.3-cls-tops-rows", cls_pays, note="of 5 sentences")
     claim("04.3-cls-never-tops-columns", cls_receives, note="of 5 sentences")
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** Where does Grad-SAM sit in the taxonomy: post-hoc or intrinsic, model-agnostic or
 # model-specific, local or global? And what does a high score say about a token?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Post-hoc (it explains a trained model), model-specific (it needs the attention weights and their
@@ -377,6 +384,7 @@ if MODEL == "embedded":  # [CLS] is on top for what it pays (printed: 3-4 of 5 o
 # *attends to*, weighted by the positive gradient, not how much attention it *receives*. That is not the
 # same as "this word caused the prediction": `[CLS]` tops the scores because the classifier reads its row.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 4. SHAP with the tokenizer as masker
@@ -426,9 +434,10 @@ shap.plots.text(explanation[0])
 # %%
 shap.plots.bar(explanation.abs.sum(0), show=False)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** Which words get the largest |SHAP| values over the five sentences? Does that make sense?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # In the three negative sentences their sentiment word, *hates*, *boring*, *confused*, by far, and *cannot*
@@ -440,6 +449,7 @@ shap.plots.bar(explanation.abs.sum(0), show=False)
 # reports what the model does. The special tokens `[CLS]`/`[SEP]` (the empty strings) are the next
 # question.
 # </details>
+# <!-- END SOLUTION -->
 
 # %%
 pulls_down = 0  # sentences whose largest |SHAP| is the expected word, pulling the positive logit down
@@ -522,9 +532,10 @@ assert compare.error is None and res.b.method.startswith("attention")
 assert np.allclose(res.a.scores, grad_sam[sentences[3]].without().scores)  # the panel's Grad-SAM is the table's
 compare
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-6", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise (homework 2).** Why is `[CLS]` so often on top for Grad-SAM and never for SHAP?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Grad-SAM scores token $i$ by its *query row*: how much token $i$ attends, weighted by the positive
@@ -539,6 +550,7 @@ compare
 # different questions: "where does the computation route its attention-sensitivity?" versus "which input
 # words move the output?".
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "cls_share-task", "locked": true, "schema_version": 3, "solution": false}
 # **Homework 2, in numbers.** For each layer, what share of that layer's Grad-SAM mass
@@ -697,7 +709,8 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
 # > **Pause here.** The lecture asks: "The highest attention weight indicates the most important feature?"
 # > (Gradient/attention-based explanations, seeds/000, p. 74)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-7", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Not necessarily, and the lab below tests it rather than assuming it. A weight says how much of one
@@ -709,6 +722,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
 # "Important" also needs a definition, which is why the lab asks it in several ways (erasure, deletion,
 # shuffles, rank agreement): they need not agree.
 # </details>
+# <!-- END SOLUTION -->
 
 # %%
 FULL_LAB = False  # True: the full lab, 120 sentences, several minutes (the progress bar shows the time left)
@@ -900,10 +914,11 @@ panel.set(view="permutation by layer")
 assert panel.error is None and panel.result.view == "permutation by layer"
 panel
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-8", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** Jain & Wallace found that shuffling attention often leaves the output unchanged, and
 # concluded that attention is not explanation. Wiegreffe & Pinter objected. What is their objection?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # An attention distribution that is *possible* is not one the model would *produce*: the weights were
@@ -917,6 +932,7 @@ panel
 # layer alone, changes it far less than shuffling every row of that layer (asserted), and more or less than
 # the last layer's shuffle depending on the build (printed).
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ### Jain & Wallace: do attention and gradients rank words alike?
@@ -1002,7 +1018,8 @@ fig
 # > **Pause here.** The lecture asks: "Do you see any weaknesses in demanding property 1, or in the analysis?"
 # > (XAI for transformers, seeds/002, line 595)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-9", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Property 1 asks that attention agree with other importance measures (gradients, leave-one-out). Three
@@ -1015,6 +1032,7 @@ fig
 # unimportant words like a swap at the top, and a gradient is local, so it can miss what a whole-word
 # deletion does.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ### Wiegreffe & Pinter: does the attention guide a model that sees no context?
@@ -1214,10 +1232,11 @@ if MODEL == "embedded":
 # two unrelated orders of that length give). Agreeing with one measure of importance (leave-one-out,
 # one word at a time) and doing well on another (deleting the top k% at once) are different things.
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-10", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** The lecture concludes: whether attention is explanation depends on the definition of
 # explanation. Which definition does each experiment of sections 7-8 test?
 #
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Erasure, flip fractions and AOPC test **faithfulness as importance ranking**: do the top-ranked tokens
@@ -1226,6 +1245,7 @@ if MODEL == "embedded":
 # information** a model without context can use. None of them tests **plausibility** (does the explanation
 # make sense to a human?).
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ### The lecture's model

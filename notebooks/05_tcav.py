@@ -248,6 +248,7 @@ claim("05.3-cav-cosine-logistic-hinge", cos_lh)
 # the concept.
 
 # %% nbgrader={"grade": false, "grade_id": "my_cav", "locked": false, "schema_version": 3, "solution": true}
+@xaikit.exercise(xaikit.check_cav)  # a stub or a failed check: later calls use xaikit's reference
 def my_cav(concept_acts, negative_acts):
     ### BEGIN SOLUTION
     from sklearn.linear_model import LogisticRegression
@@ -260,13 +261,17 @@ def my_cav(concept_acts, negative_acts):
 
 
 # %% nbgrader={"grade": true, "grade_id": "my_cav-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-assert xaikit.check_cav(my_cav).passed
+assert xaikit.check_cav(my_cav), "see the report above: which image, which mistake"
+### BEGIN HIDDEN TESTS
+assert xaikit.check_cav(my_cav, verbose=False).passed, "graded: my_cav must be written and pass every case"
+### END HIDDEN TESTS
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_tcav_score-task", "locked": true, "schema_version": 3, "solution": false}
 # **Exercise.** Write the TCAV score yourself: given the gradients `grads` (N, D) of the class logit at
 # the layer and a CAV (D,), return the fraction of images whose directional derivative is positive.
 
 # %% nbgrader={"grade": false, "grade_id": "my_tcav_score", "locked": false, "schema_version": 3, "solution": true}
+@xaikit.exercise(xaikit.check_tcav_score)  # a stub or a failed check: later calls use xaikit's reference
 def my_tcav_score(grads, cav):
     ### BEGIN SOLUTION
     return float(np.mean(grads @ cav > 0))
@@ -274,7 +279,10 @@ def my_tcav_score(grads, cav):
 
 
 # %% nbgrader={"grade": true, "grade_id": "my_tcav_score-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
-assert xaikit.check_tcav_score(my_tcav_score).passed
+assert xaikit.check_tcav_score(my_tcav_score), "see the report above: which image, which mistake"
+### BEGIN HIDDEN TESTS
+assert xaikit.check_tcav_score(my_tcav_score, verbose=False).passed, "graded: my_tcav_score must be written and pass every case"
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. Directional derivatives and the TCAV score
@@ -356,7 +364,8 @@ if MODEL.startswith("embedded"):
 # > **Pause here.** The lecture asks: "Do these make sense for zebra classification?"
 # > (XAI for transformers, seeds/002, line 560)
 
-# %% [markdown]
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # On the lecture's ImageNet model they look sensible: stripes push "zebra" up against both other
@@ -367,6 +376,7 @@ if MODEL.startswith("embedded"):
 # move with the training seed (the ledger's range is printed with each), so a single build's numbers
 # agreeing with the lecture would prove little on their own.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # **What holds for every training run.** A result that one training run gives and the next does not is
@@ -755,12 +765,16 @@ if MODEL.startswith("embedded"):
 # does not find them significant on most builds. The rows "bubbly" and "bubbly (foam)" share one TCAV
 # verdict (one CAV, two interventions), so the counts weigh that verdict twice.
 
-# %% [markdown]
-# <details class="xk-answer"><summary>Answer: why can a score differ from 0.5 and still be not significant?</summary>
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Why can a score differ from 0.5 and still be not significant?**
+#
+# <!-- BEGIN SOLUTION -->
+# <details class="xk-answer"><summary>Answer</summary>
 # Random CAVs also produce scores far from 0.5 at a given layer (their directions are not uniform in the
 # activation space). What matters is whether the concept's scores differ from the random CAVs' scores
 # more than the run-to-run spread explains.
 # </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 7. TCAV by layer

@@ -183,13 +183,57 @@ def test_gradsam_correct(capsys):
     assert "tiny BERT on 'I like the movie': all 6 token scores match" in out
 
 
-@pytest.mark.parametrize("fn, mistake", [
-    (gradsam_wrong_axis, "wrong_axis"), (gradsam_no_relu, "missing_relu"), (gradsam_no_norm, "missing_normalisation"),
-])
-def test_gradsam_classic_mistakes(fn, mistake):
+def gradsam_transposed_a(a, g):  # A^T o ReLU(G): the attention transposed, its gradient not
+    L, M, N, _ = a.shape
+    return (a.transpose(-1, -2) * torch.relu(g)).sum(dim=(0, 1, 3)) / (L * M * N)
+
+
+def gradsam_relu_after_sum(a, g):  # ReLU(sum of A o G) instead of the sum of A o ReLU(G)
+    L, M, N, _ = a.shape
+    return torch.relu((a * g).sum(dim=(0, 1, 3))) / (L * M * N)
+
+
+def gradsam_relu_after_row_sum(a, g):  # the ReLU on each head's row sum
+    L, M, N, _ = a.shape
+    return torch.relu((a * g).sum(dim=3)).sum(dim=(0, 1)) / (L * M * N)
+
+
+GRADSAM_MISTAKES = [
+    (gradsam_wrong_axis, "wrong_axis", "you sum over the queries"),
+    (gradsam_no_relu, "missing_relu", "the ReLU on the gradient is missing"),
+    (gradsam_no_norm, "missing_normalisation", "not divided by L * M * N"),
+    (gradsam_transposed_a, "transposed_attention", "you transpose the attention but not its gradient"),
+    (gradsam_relu_after_sum, "relu_after_sum", "you apply the ReLU after the sum"),
+    (gradsam_relu_after_row_sum, "relu_after_row_sum", "you apply the ReLU to each head's row sum"),
+]
+
+
+@pytest.mark.parametrize("fn, mistake, message", GRADSAM_MISTAKES, ids=[m for _, m, _ in GRADSAM_MISTAKES])
+def test_gradsam_classic_mistakes(fn, mistake, message):
+    """Each mistake gets its own name and message, and no other mistake's message (issue 29 item 3 named the
+    transposed attention and the ReLU after the sum, which got only the generic report before)."""
     result = checks.check_gradsam(fn, verbose=False)
-    assert not result and result.mistake == mistake, result.report()
-    assert "token " in result.report() and "off by" in result.report()
+    report = result.report()
+    assert not result and result.mistake == mistake, report
+    assert "token " in report and "off by" in report
+    assert message in report, report
+    others = [text for _, name, text in GRADSAM_MISTAKES if name != mistake]
+    assert not [text for text in others if text in report], report
+
+
+def test_gradsam_mistake_messages_are_not_given_to_a_right_answer():
+    """The synthetic case tells every named mistake apart from Grad-SAM and from each other (else a
+    mistake would be named by the first variant it happens to equal)."""
+    from xaikit.course.checks._core import _close
+    from xaikit.course.checks.gradsam import _gradsam_reference, _gradsam_variants
+
+    a, g = _synthetic_attention()
+    variants = _gradsam_variants(a, g)
+    ref = _gradsam_reference(a, g)
+    assert not [name for name, (_, v) in variants.items() if _close(v, ref)]
+    names = list(variants)
+    assert not [(m, n) for i, m in enumerate(names) for n in names[i + 1:] if _close(variants[m][1], variants[n][1])]
+    assert checks.check_gradsam(gradsam_correct, verbose=False).mistake is None
 
 
 def test_gradsam_missing_relu_located_by_head():
@@ -343,16 +387,57 @@ def test_exercise_stub_is_todo_and_falls_back_to_the_reference(capsys):
     assert my_gradsam.n_fallbacks == 1 and my_gradsam.__name__ == "my_gradsam"
 
 
-def test_exercise_written_wrong_is_graded_and_never_replaced():
+def test_exercise_written_wrong_fails_then_later_calls_use_the_reference(capsys):
+    """A wrong exercise: the check fails and names the mistake (on stderr, which nbgrader counts as a failed
+    grade cell), yet is truthy so the sheet runs on, and later calls run the reference with a note (issue 29
+    item 3). Fixed and checked again, the student's own function is called again."""
+    from xaikit.text.gradsam import gradsam_scores
+
     @checks.exercise("check_gradsam")
     def no_relu(a, g):
         return (a * g).sum(dim=(0, 1, 3)) / (a.shape[0] * a.shape[1] * a.shape[2])
 
-    result = checks.check_gradsam(no_relu, verbose=False)
-    assert not result and not result.todo and result.mistake == "missing_relu"
     a, g = _synthetic_attention()
-    torch.testing.assert_close(no_relu(a, g), no_relu.student(a, g))  # the student's own answer, no fallback
-    assert no_relu.n_fallbacks == 0
+    torch.testing.assert_close(no_relu(a, g), no_relu.student(a, g))  # not checked yet: the student's answer
+    result = checks.check_gradsam(no_relu)
+    assert result and not result.passed and not result.todo and result.fallback and result.mistake == "missing_relu"
+    printed = capsys.readouterr()
+    assert "some checks failed (mistake: missing_relu)" in printed.err and "ReLU" in printed.err
+    assert "FAIL" not in printed.out
+    assert not torch.allclose(no_relu.student(a, g), gradsam_scores(a, g))
+    torch.testing.assert_close(no_relu(a, g), gradsam_scores(a, g))  # a later cell gets the reference ...
+    assert "NOTE: no_relu failed check_gradsam(no_relu) (missing_relu)" in capsys.readouterr().out  # ... told so
+    assert no_relu.n_fallbacks == 1 and no_relu.failed == "missing_relu"
+
+    no_relu.student = gradsam_correct  # fixed (as a rerun of the cell would), then checked again
+    assert checks.check_gradsam(no_relu, verbose=False).passed and no_relu.failed is None
+    torch.testing.assert_close(no_relu(a, g), gradsam_correct(a, g))
+    assert no_relu.n_fallbacks == 1
+
+    plain = checks.check_gradsam(gradsam_no_relu, verbose=False)  # a plain function's mistake stays falsy
+    assert not plain and not plain.fallback
+
+
+def test_exercise_that_raises_falls_back_too():
+    @checks.exercise(checks.check_tcav_score)
+    def broken(grads, cav):
+        return grads.nonexistent
+
+    result = checks.check_tcav_score(broken, verbose=False)
+    assert result and not result.passed and result.mistake == "raised" and result.fallback
+    from xaikit.course.checks.concepts import _tcav_score_reference
+
+    grads, cav = np.array([[1.0, 0.0], [-1.0, 0.0]]), np.array([1.0, 0.0])
+    assert broken(grads, cav) == pytest.approx(_tcav_score_reference(grads, cav))
+
+
+def test_another_check_does_not_switch_an_exercise_to_its_reference():
+    @checks.exercise(checks.check_gradsam)
+    def my_gradsam(a, g):
+        return gradsam_correct(a, g)
+
+    assert not checks.check_cls_share(my_gradsam, verbose=False)  # not its check: graded as a plain function
+    assert my_gradsam.failed is None
 
 
 def test_exercise_needs_a_known_check():

@@ -138,6 +138,48 @@ def test_strip_answers_removes_answer_keeps_question():
     assert (out, n) == ("**Why not 0.5?**", 1)
 
 
+ANSWER_CELL = ("**Exercise.** Why?\n\n<!-- BEGIN SOLUTION -->\n<details class=\"xk-answer\"><summary>Answer</summary>"
+               "\n\nBecause of [CLS].\n</details>\n<!-- END SOLUTION -->\n\nAfter.")
+
+
+def test_student_markdown_clears_an_answer_region_as_nbgrader_does():
+    """nbgrader's ClearSolutions (0.9) on a markdown solution cell: the lines from the one holding "BEGIN
+    SOLUTION" to the one holding "END SOLUTION" become "YOUR ANSWER HERE"; the rest is kept as it is."""
+    from nbgrader.preprocessors import ClearSolutions
+
+    out, n = homework.student_markdown(ANSWER_CELL)
+    assert (out, n) == ("**Exercise.** Why?\n\nYOUR ANSWER HERE\n\nAfter.", 1)
+    cell = _cell("markdown", ANSWER_CELL, grade_id="a", grade=True, solution=True, points=0)
+    cleared, _ = ClearSolutions().preprocess_cell(cell, {"language": "python"}, 0)
+    assert cleared.source == out
+    stray = ANSWER_CELL + '\n<details class="xk-answer"><summary>Answer</summary>x</details>'
+    assert homework.student_markdown(stray) == (out, 2)  # an unmarked answer is still removed
+    assert homework.student_markdown("No answer here.") == ("No answer here.", 0)
+    with pytest.raises(ValueError, match="never closed"):
+        homework.student_markdown("<!-- BEGIN SOLUTION -->\nx", where="07_demo.py, cell 3")
+    with pytest.raises(ValueError, match="without a"):
+        homework.student_markdown("x\n<!-- END SOLUTION -->")
+
+
+def test_nbgrader_problems_name_a_written_answer_stock_nbgrader_would_hand_out():
+    answer = _cell("markdown", ANSWER_CELL, grade_id="a", grade=True, solution=True, points=0)
+    ok = nbformat.v4.new_notebook(cells=[answer, _cell("markdown", "Task.", grade_id="t", locked=True)])
+    assert homework.nbgrader_problems(ok) == []
+    unmarked = ANSWER_CELL.replace("<!-- BEGIN SOLUTION -->\n", "").replace("\n<!-- END SOLUTION -->", "")
+    bad = nbformat.v4.new_notebook(cells=[
+        _cell("markdown", unmarked, grade_id="a", grade=True, solution=True, points=0),  # not in a region
+        _cell("markdown", ANSWER_CELL, grade_id="b", locked=True),  # a region outside a solution cell
+        _cell("markdown", ANSWER_CELL, grade_id="c", solution=True),  # a solution cell nbgrader needs graded
+        _cell("markdown", unmarked)])  # no metadata at all
+    problems = "\n".join(homework.nbgrader_problems(bad, "07_demo.ipynb"))
+    for text in ("cell 0: a written answer (<details class=\"xk-answer\">, line 3", "stock nbgrader would hand",
+                 "cell 1: a written answer's region (<!-- BEGIN SOLUTION -->) outside a solution cell",
+                 "cell 2: a markdown cell must be both a solution and a grade cell",
+                 "cell 3: a written answer"):
+        assert text in problems, problems
+    assert "cell 1: a written answer (" not in problems  # inside its region, only the cell's marking is wrong
+
+
 def test_make_sheets_on_a_small_source(tmp_path):
     src = tmp_path / "09_demo.py"
     src.write_text(
@@ -231,7 +273,7 @@ def test_sheets_match_their_notebook(sheets):
             assert BEGIN not in ex_code and END not in ex_code and HIDDEN_BEGIN not in ex_code
         for ex_cell, cell in zip(sheet.exercise.cells[1:], original.cells, strict=True):  # cells nbgrader locks
             meta = cell.metadata.get("nbgrader", {})
-            if meta.get("grade") or (meta.get("locked") and not meta.get("solution")):
+            if (meta.get("grade") or meta.get("locked")) and not meta.get("solution"):
                 assert ex_cell.metadata.get("editable") is False, f"{src.stem}: {meta['grade_id']} not locked"
         for cell in sheet.exercise.cells:
             assert "xk-answer" not in cell.source, f"{src.stem}: an answer is left in the exercise sheet"
@@ -272,11 +314,79 @@ def _exercise_marks(src: Path) -> tuple[set[str], set[str]]:
     return solved, marked & solved
 
 
-def test_notebooks_01_to_04_mark_every_exercise():
+def test_every_notebook_marks_every_exercise():
     for src in SOURCES:
-        if src.stem[:2] in ("01", "02", "03", "04"):
-            solved, marked = _exercise_marks(src)
-            assert solved == marked, f"{src.stem}: exercises without @exercise(check): {sorted(solved - marked)}"
+        solved, marked = _exercise_marks(src)
+        assert solved == marked, f"{src.stem}: exercises without @exercise(check): {sorted(solved - marked)}"
+
+
+# --- a wrong answer in every exercise (issue 29 item 3) ------------------------------------------------------
+
+#: per exercise function: (its check, the mistake the check must name, a wrong body a student might write)
+WRONG = {
+    "my_grad_times_input": ("check_grad_times_input", "gradient_only",
+                            "import torch\nx = x.detach().clone().requires_grad_(True)\n"
+                            "(grad,) = torch.autograd.grad(f(x[None]).sum(), x)\nreturn grad"),
+    "my_ig": ("check_ig_riemann", "missing_x_minus_baseline",
+              "import torch\nalphas = torch.arange(1, steps + 1, dtype=x.dtype) / steps\n"
+              "points = (baseline + alphas[:, None] * (x - baseline)).requires_grad_(True)\n"
+              "(grads,) = torch.autograd.grad(f(points).sum(), points)\nreturn grads.mean(0)"),
+    "my_attention": ("check_attention", "softmax_wrong_dim",
+                     "import math\nimport torch\nq, k, v = x @ w_q, x @ w_k, x @ w_v\n"
+                     "weights = torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=0)\nreturn weights @ v, weights"),
+    "plot_heads": ("check_head_plots", "transposed",
+                   "from matplotlib.figure import Figure\nfig = Figure()\n"
+                   "for ax, (layer, head) in zip(fig.subplots(1, len(picks)), picks):\n"
+                   "    ax.imshow(attentions[layer, head].numpy().T, vmin=0, vmax=1)\nreturn fig"),
+    "my_gradsam": ("check_gradsam", "relu_after_sum",
+                   "import torch\nL, M, N, _ = attentions.shape\n"
+                   "return torch.relu((attentions * gradients).sum(dim=(0, 1, 3))) / (L * M * N)"),
+    "cls_share": ("check_cls_share", "wrong_axis",
+                  "import torch\nh = (attentions * torch.relu(gradients)).sum(dim=(1, 2))\nreturn h[:, 0] / h.sum(1)"),
+    "my_cav": ("check_cav", "sign_flipped",
+               "import numpy as np\nw = np.mean(negative_acts, 0) - np.mean(concept_acts, 0)\n"
+               "return w / np.linalg.norm(w)"),
+    "my_tcav_score": ("check_tcav_score", "greater_equal", "import numpy as np\nreturn float(np.mean(grads @ cav >= 0))"),
+}
+
+
+def _wrong_function(name: str, signature: str):
+    ns: dict = {}
+    body = "".join(f"    {line}\n" for line in WRONG[name][2].splitlines())
+    exec(f"def {name}({signature}):\n{body}", ns)
+    return ns[name]
+
+
+def _fill_in_wrong(source: str) -> tuple[str, list[str]]:
+    """An exercise sheet's code cell with each stub replaced by the wrong body of its function."""
+    stub = f"raise NotImplementedError({STUB_MESSAGE!r})"
+    out, filled, current = [], [], None
+    for line in source.splitlines():
+        match = re.match(r"\s*def\s+(\w+)\s*\(", line)
+        current = match.group(1) if match else current
+        if line.strip() == stub:
+            indent = line[: len(line) - len(line.lstrip())]
+            out.extend(indent + body_line for body_line in WRONG[current][2].splitlines())
+            filled.append(current)
+        elif line.strip() != STUB_COMMENT:
+            out.append(line)
+    return "\n".join(out), filled
+
+
+def test_every_exercise_has_a_wrong_answer_its_check_names():
+    """The wrong answers the executed sheets below use, each named by its check as the mistake it is."""
+    from xaikit.course import checks
+
+    functions = set().union(*(_exercise_marks(src)[0] for src in SOURCES)) if SOURCES else set()
+    assert functions == set(WRONG), "an exercise without a wrong answer here (or one that left the notebooks)"
+    for name, (check, mistake, _) in WRONG.items():
+        reference = getattr(checks, check)
+        signature = {"check_grad_times_input": "f, x", "check_ig_riemann": "f, x, baseline, steps",
+                     "check_attention": "x, w_q, w_k, w_v", "check_head_plots": "attentions, tokens, picks",
+                     "check_gradsam": "attentions, gradients", "check_cls_share": "attentions, gradients",
+                     "check_cav": "concept_acts, negative_acts", "check_tcav_score": "grads, cav"}[check]
+        result = reference(_wrong_function(name, signature), verbose=False)
+        assert not result.passed and result.mistake == mistake, f"{name}: {result.report()}"
 
 
 def _outputs(nb) -> str:
@@ -312,3 +422,41 @@ def test_exercise_sheet_runs_to_the_end_or_stops_at_a_stub(src, sheets):
 # The solution sheets run in full: `test_sheets_match_their_notebook` shows a solution sheet's code is its
 # notebook's code, cell for cell, and `tests/test_notebooks.py` runs every notebook top to bottom. Running the
 # sheets again here would only double the slowest part of the suite.
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.prepared
+@pytest.mark.parametrize("src", STUBBED, ids=[p.stem for p in STUBBED])
+def test_exercise_sheet_with_every_answer_wrong_runs_to_the_end(src, sheets, tmp_path):
+    """Every exercise of the sheet written wrong (issue 29 item 3): the sheet runs to its last cell without an
+    error; each check names its exercise's mistake (on stderr, which nbgrader counts as a failed grade cell);
+    every later cell that calls the function runs xaikit's reference and says so."""
+    out, _ = sheets
+    nb = nbformat.read(out / "exercises" / f"{src.stem}.ipynb", as_version=4)
+    filled, calls_after = [], {}
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        cell.source, names = _fill_in_wrong(cell.source)
+        filled += names
+        for name in filled:  # a later call: `name(` outside a check of it
+            if re.search(rf"(?<![\w.]){name}\(", cell.source) and not names:
+                calls_after.setdefault(name, index)
+    assert sorted(filled) == sorted(_exercise_marks(src)[0]), f"{src.stem}: not every stub was filled in"
+    path = tmp_path / f"{src.stem}.ipynb"
+    nbformat.write(nb, path)
+    nb = _run(path, allow_errors=False)
+    index, error = _first_error(nb)
+    assert error is None, f"{src.stem}: a wrong answer stopped the sheet at cell {index}: {error}"
+    assert all(c.execution_count for c in nb.cells if c.cell_type == "code"), f"{src.stem}: a cell did not run"
+    stderr = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                     if o.get("output_type") == "stream" and o.get("name") == "stderr")
+    printed = _outputs(nb)
+    for name in filled:
+        check, mistake, _ = WRONG[name]
+        assert f"{check}: some checks failed (mistake: {mistake})" in stderr, f"{src.stem}: {name}'s failure unnamed"
+        if name in calls_after:
+            assert f"NOTE: {name} failed {check}({name}) ({mistake}), so this cell used xaikit's reference" in (
+                printed), f"{src.stem}: cell {calls_after[name]} called {name} without the reference's note"
+    assert {"my_gradsam", "plot_heads", "cls_share"} <= set(calls_after) or src.stem[:2] != "04"

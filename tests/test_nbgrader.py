@@ -12,6 +12,7 @@ model). The metadata of every notebook is checked without running it (``tests/te
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -48,7 +49,8 @@ def _filled_in(release, source):
     for cell in nb.cells:
         if _meta(cell).get("solution"):
             lines = answers[_meta(cell)["grade_id"]].splitlines()
-            cell.source = "\n".join(line for line in lines if line.strip() not in (BEGIN, END))
+            cell.source = "\n".join(line for line in lines if line.strip() not in (BEGIN, END)
+                                    and "SOLUTION -->" not in line)  # a written answer's markers too
     return nb
 
 
@@ -105,7 +107,11 @@ def _student_version_has_no_solutions(course: Path) -> None:
             assert "xk-answer" not in cell.source, f"{name}: an answer is left in the student version"
             if meta.get("solution"):
                 n_solutions += 1
-                assert STUB_MESSAGE in cell.source  # the stub of nbgrading.configure: the config was read
+                if cell.cell_type == "code":  # the stub of nbgrading.configure: the config was read
+                    assert STUB_MESSAGE in cell.source
+                else:  # a written answer: nbgrader's own text stub under the question
+                    assert cell.source == homework.student_markdown(src.source)[0]
+                    assert homework.TEXT_STUB in cell.source
                 assert cell.metadata.get("deletable") is False
             elif meta.get("grade") or meta.get("locked"):
                 assert cell.metadata.get("editable") is False and cell.metadata.get("deletable") is False
@@ -154,3 +160,63 @@ def _blank_submission_runs_to_the_end(course: Path) -> None:
                 error = next(o for o in cell.outputs if o.output_type == "error")
                 assert error.ename == "AssertionError" and "graded:" in error.evalue, error
 
+
+
+# --- a stock nbgrader course: the written answers are marked the way nbgrader itself reads them (issue 29, 5) ---
+
+def _answer_text(source: str) -> list[str]:
+    """The lines of a markdown cell's written-answer regions that say something (not the markers or tags)."""
+    lines, inside = [], False
+    for line in source.splitlines():
+        if "BEGIN SOLUTION" in line or "END SOLUTION" in line:
+            inside = "BEGIN SOLUTION" in line
+        elif inside and len(line.strip()) > 20 and "<details" not in line:
+            lines.append(line.strip())
+    return lines
+
+
+@pytest.mark.slow
+def test_stock_nbgrader_course_hands_out_no_answer(tmp_path):
+    """`nbgrader quickstart`'s own configuration (none of xaikit's), run offline on every lecture notebook:
+    `generate_assignment` leaves no written answer in the student version, keeps every question, and writes
+    each answer cell exactly as `homework build`'s exercise sheet has it (`YOUR ANSWER HERE` under the
+    question). Before, the answers were cleared only by a preprocessor in xaikit's own config."""
+    _nbgrader(tmp_path, "quickstart", "course101")
+    course = tmp_path / "course101"
+    config = (course / "nbgrader_config.py").read_text()
+    assert "xaikit" not in config and "ClearSolutions" in config  # the stock file, its settings commented out
+    names = [src.stem for src in homework.sources()]
+    from xaikit.course.notebooks import _dump
+
+    for src in homework.sources():
+        folder = course / "source" / src.stem
+        folder.mkdir(parents=True)
+        (folder / f"{src.stem}.ipynb").write_text(_dump(homework._source_notebook(src)))
+    for name in names:
+        _nbgrader(course, "generate_assignment", name)
+    n_answers = 0
+    for src in homework.sources():
+        source = homework._source_notebook(src)
+        release = nbformat.read(course / "release" / src.stem / f"{src.stem}.ipynb", as_version=4)
+        student = release.cells[len(release.cells) - len(source.cells):]  # after the quickstart's header cells
+        handed_out = "\n".join(c.source for c in release.cells)
+        assert "xk-answer" not in handed_out and "SOLUTION" not in handed_out, src.stem
+        for cell, out in zip(source.cells, student, strict=True):
+            assert out.cell_type == cell.cell_type
+            if cell.cell_type != "markdown":
+                continue
+            answer = _answer_text(cell.source)
+            if not answer:
+                assert out.source == cell.source, f"{src.stem}: a markdown cell without an answer changed"
+                continue
+            n_answers += 1
+            leaked = [line for line in answer if line in handed_out]
+            assert leaked == [], f"{src.stem}: answer text in the student version: {leaked[:2]}"
+            assert out.source == homework.student_markdown(cell.source)[0], src.stem  # = the exercise sheet's
+            assert homework.TEXT_STUB in out.source
+            question = out.source.replace(homework.TEXT_STUB, "").strip()
+            if question:  # a question in the answer's cell: every line of it handed out
+                assert all(line in cell.source for line in question.splitlines())
+    n_details = sum(len(re.findall(r"class=\"xk-answer\"", c.source))
+                    for src in homework.sources() for c in homework._source_notebook(src).cells)
+    assert n_answers == n_details >= 20  # every answer of every notebook went through nbgrader

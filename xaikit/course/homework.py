@@ -9,13 +9,21 @@ nbgrader generates and autogrades the same notebooks, see :mod:`xaikit.course.nb
   ``### END SOLUTION`` becomes ``# YOUR CODE HERE`` plus ``raise NotImplementedError(...)`` (at the
   indentation of the marker, so a function body stays a function body; a function marked
   ``@exercise(check)`` then runs xaikit's reference with a note, so the sheet runs to the end, see
-  :mod:`xaikit.course.checks`), and every hidden answer
-  ``<details class="xk-answer">...</details>`` is removed (a question written in its ``<summary>`` is
-  kept as plain text, the answer is not). Code between ``### BEGIN HIDDEN TESTS`` and
+  :mod:`xaikit.course.checks`), and every written answer is replaced by ``YOUR ANSWER HERE`` (see
+  "Written answers" below; an unmarked ``<details class="xk-answer">...</details>`` is removed, a question
+  written in its ``<summary>`` kept as plain text). Code between ``### BEGIN HIDDEN TESTS`` and
   ``### END HIDDEN TESTS`` (nbgrader's hidden tests: the grader's strict ``check(...).passed``, which a stub
   fails) is removed, and the cells nbgrader locks are locked the way nbgrader's ``LockCells`` does it
   (``editable``/``deletable`` false in the cell metadata, which Jupyter honours without nbgrader).
 * ``solutions/NN_name.ipynb``: the full notebook, answers kept.
+
+**Written answers.** A lecture notebook folds each written answer in ``<details class="xk-answer">`` and marks
+it the way stock nbgrader understands, so that a course run with nbgrader's own configuration hands out no
+answer: the block sits between the lines ``<!-- BEGIN SOLUTION -->`` and ``<!-- END SOLUTION -->`` (HTML
+comments, unseen in the rendered notebook) in a markdown cell that nbgrader's metadata marks as a manually
+graded answer (``"solution": true, "grade": true``, 0 points: read, not scored, unless the instructor gives it
+points); the question stays outside the region. nbgrader's ``ClearSolutions`` replaces the region by ``YOUR
+ANSWER HERE``, and so does the exercise sheet (:func:`student_markdown`).
 
 **Cell metadata.** A lecture notebook marks its exercises with nbgrader's cell metadata (schema 3), written on
 the jupytext cell marker, e.g. ``# %% nbgrader={"grade": false, "grade_id": "my_ig", ...}``: per exercise a
@@ -23,7 +31,8 @@ locked task cell (the question), a solution cell (the function, its body between
 grade cell worth points (the check, with its hidden strict assert) and, where later code uses the function,
 a locked cell. A notebook that carries nbgrader metadata must keep nbgrader's rules, checked here as
 nbgrader checks them: solution markers only in solution cells, hidden tests only in grade cells, unique
-``grade_id`` values (:func:`nbgrader_problems`). A notebook with no nbgrader metadata is cut by its markers
+``grade_id`` values, written answers only inside a solution region of a manually graded answer cell
+(:func:`nbgrader_problems`). A notebook with no nbgrader metadata is cut by its markers
 alone.
 
 Both are written without outputs. ``python -m xaikit homework build [NN ...] [--out DIR]`` writes them
@@ -58,6 +67,11 @@ HIDDEN_BEGIN = "### BEGIN HIDDEN TESTS"
 HIDDEN_END = "### END HIDDEN TESTS"
 STUB_COMMENT = "# YOUR CODE HERE"
 STUB_MESSAGE = "Exercise: replace this line with your solution."
+#: a written answer's region in a markdown cell, as HTML comments (hidden when the notebook is shown); nbgrader's
+#: ClearSolutions finds any line holding "BEGIN SOLUTION" / "END SOLUTION" and puts :data:`TEXT_STUB` there
+ANSWER_BEGIN = "<!-- BEGIN SOLUTION -->"
+ANSWER_END = "<!-- END SOLUTION -->"
+TEXT_STUB = "YOUR ANSWER HERE"  # nbgrader's ClearSolutions.text_stub, its default
 
 _DETAILS = re.compile(
     r"<details\b[^>]*\bclass\s*=\s*['\"][^'\"]*\bxk-answer\b[^'\"]*['\"][^>]*>(?P<body>.*?)</details>",
@@ -182,6 +196,8 @@ def nbgrader_problems(nb, where: str = "notebook") -> list[str]:
     for index, cell in enumerate(nb.cells):
         meta = _nbgrader(cell)
         here = f"{where}, cell {index}"
+        if cell.cell_type == "markdown":
+            problems += _markdown_problems(cell, meta, here)
         if cell.cell_type == "code" and _has_line(cell.source, BEGIN) and not meta.get("solution"):
             problems.append(f"{here}: a solution block outside a solution cell (nbgrader metadata "
                             "\"solution\": true)")
@@ -200,6 +216,45 @@ def nbgrader_problems(nb, where: str = "notebook") -> list[str]:
             elif grade_id in seen:
                 problems.append(f"{here}: grade_id {grade_id!r} is used twice")
             seen.add(grade_id)
+    return problems
+
+
+def _answer_regions(source: str) -> list[tuple[int, int]]:
+    """(first, last) line numbers of each written-answer region of a markdown cell, by nbgrader's rule (a line
+    holding "BEGIN SOLUTION", one holding "END SOLUTION"); an unclosed region runs to the end."""
+    regions, start = [], None
+    lines = source.splitlines()
+    for number, line in enumerate(lines):
+        if "BEGIN SOLUTION" in line and start is None:
+            start = number
+        elif "END SOLUTION" in line and start is not None:
+            regions.append((start, number))
+            start = None
+    if start is not None:
+        regions.append((start, len(lines)))
+    return regions
+
+
+def _markdown_problems(cell, meta: dict, here: str) -> list[str]:
+    """What stock nbgrader would reject in a markdown cell, or hand to students: a written-answer region in a
+    cell that is not a solution cell, a solution cell that is not a grade cell (or the other way round), an
+    ``xk-answer`` block outside a region."""
+    problems = []
+    source = cell.source
+    regions = _answer_regions(source)
+    if regions and not meta.get("solution"):
+        problems.append(f"{here}: a written answer's region ({ANSWER_BEGIN}) outside a solution cell (nbgrader "
+                        "metadata \"solution\": true, \"grade\": true, as a manually graded answer)")
+    if not meta.get("task") and bool(meta.get("solution")) != bool(meta.get("grade")):
+        problems.append(f"{here}: a markdown cell must be both a solution and a grade cell for nbgrader (a "
+                        "manually graded answer), or neither")
+    lines = source.splitlines()
+    for match in _DETAILS.finditer(source):
+        line = source.count("\n", 0, match.start())
+        if not any(first < line <= last for first, last in regions):
+            problems.append(f"{here}: a written answer (<details class=\"xk-answer\">, line {line + 1}: "
+                            f"{lines[line][:60]!r}) outside a solution region: stock nbgrader would hand it to "
+                            f"students; put it between a line {ANSWER_BEGIN} and a line {ANSWER_END}")
     return problems
 
 
@@ -298,6 +353,33 @@ def student_code(source: str, where: str = "cell") -> tuple[str, int]:
     return stub_solutions(source, where)
 
 
+def student_markdown(markdown: str, where: str = "cell") -> tuple[str, int]:
+    """A markdown cell as the exercise sheet has it, and as nbgrader's ``ClearSolutions`` writes it: each
+    written-answer region (a line holding "BEGIN SOLUTION" to one holding "END SOLUTION") becomes
+    :data:`TEXT_STUB` at the marker's indentation; an ``xk-answer`` block outside a region is removed
+    (:func:`strip_answers`). Returns ``(new text, answers removed)``; raises ``ValueError`` naming ``where`` if
+    the markers do not pair up."""
+    out: list[str] = []
+    n = 0
+    inside = False
+    for lineno, line in enumerate(markdown.split("\n"), 1):
+        if "BEGIN SOLUTION" in line:
+            if inside:
+                raise ValueError(f"{where}, line {lineno}: '{ANSWER_BEGIN}' inside another answer region")
+            inside, n = True, n + 1
+            out.append(line[: len(line) - len(line.lstrip())] + TEXT_STUB)
+        elif "END SOLUTION" in line:
+            if not inside:
+                raise ValueError(f"{where}, line {lineno}: '{ANSWER_END}' without a '{ANSWER_BEGIN}' before it")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError(f"{where}: '{ANSWER_BEGIN}' is never closed; add a line '{ANSWER_END}' after the answer")
+    text, stray = strip_answers("\n".join(out)) if _DETAILS.search("\n".join(out)) else ("\n".join(out), 0)
+    return text, n + stray
+
+
 def strip_answers(markdown: str) -> tuple[str, int]:
     """Remove every ``<details class="xk-answer">`` block from markdown; keep a question written in its
     ``<summary>`` (a summary that only says "Answer" is dropped). Returns ``(new text, blocks removed)``."""
@@ -347,7 +429,9 @@ def _header(name: str, kind: str, n_stubs: int):
                 "your function, and `xaikit.course.checks.check_...(your_function)` tells you what passes or "
                 "exactly what differs. Until you have written a function marked `@exercise(...)`, its check "
                 "says NOT WRITTEN YET and the cells that call it use xaikit's reference and print a note, so "
-                "Run All reaches the end and the notes list what is left. Questions are yours to answer in "
+                "Run All reaches the end and the notes list what is left. A function that fails its check is "
+                "treated the same way: the check names the mistake (in red) and the cells after it use the "
+                "reference until it passes. Each written question has `YOUR ANSWER HERE` under it: answer in "
                 "your own words.")
     else:
         text = (f"# Solution sheet: {name}\n\nThe full lecture notebook `{name}` with every solution and "
@@ -381,7 +465,7 @@ def make_sheets(path: Path) -> Sheet:
             if n:
                 stubs.append(index)
         elif cell.cell_type == "markdown":
-            cell.source, n = strip_answers(cell.source)
+            cell.source, n = student_markdown(cell.source, where=f"{path.name}, cell {index}")
             answers += n
     solution = copy.deepcopy(nb)
     exercise.cells.insert(0, _header(name, "exercise", len(stubs)))

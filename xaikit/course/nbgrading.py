@@ -16,12 +16,16 @@ stub passes the first (the check says NOT WRITTEN YET and the sheet runs on, see
 :mod:`xaikit.course.checks`) and fails the second, so a blank submission scores zero on every exercise while
 it still runs to the end: later cells use xaikit's reference for an ``@exercise`` function left as a stub,
 and nbgrader runs on past a failing cell (its ``Execute.allow_errors``). nbgrader gives a grade cell no
-points when it raises or writes to stderr (``nbgrader.utils.determine_grade``).
+points when it raises or writes to stderr (``nbgrader.utils.determine_grade``): a wrong ``@exercise`` passes
+the first assert too (so the sheet runs on, later cells on the reference), but its check's report goes to
+stderr, so the cell scores zero, in ``nbgrader validate`` as in ``autograde``, even before the hidden test.
 
-:func:`configure` sets what these notebooks need beyond nbgrader's defaults: the hidden answers
-(``<details class="xk-answer">``) are removed from the student version by :class:`StripAnswers`, run first
-so that nbgrader's checksums and saved cells see the stripped text; a cell may run for 600 s (nbgrader's
-default, 30 s, is less than training a model takes); and the stub is the one ``homework build`` writes.
+:func:`configure` sets what these notebooks need beyond nbgrader's defaults: a cell may run for 600 s
+(nbgrader's default, 30 s, is less than training a model takes), and the stub is the one ``homework build``
+writes. Nothing else: the written answers (``<details class="xk-answer">``) are marked the way nbgrader
+itself reads them, a solution region in a manually graded answer cell (see :mod:`xaikit.course.homework`), so
+a course with nbgrader's stock configuration (``nbgrader quickstart``) hands out no answer either; its
+``ClearSolutions`` leaves ``YOUR ANSWER HERE`` in their place and keeps the question.
 """
 
 from __future__ import annotations
@@ -30,9 +34,6 @@ import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from nbconvert.preprocessors import Preprocessor
-from traitlets import Bool
 
 #: seconds a cell may run when nbgrader executes a notebook (``Execute.timeout``; nbgrader's default is 30)
 CELL_TIMEOUT = 600
@@ -47,31 +48,12 @@ configure(c)
 '''
 
 
-class StripAnswers(Preprocessor):
-    """An nbconvert/nbgrader preprocessor that removes every ``<details class="xk-answer">`` block from the
-    markdown cells (:func:`xaikit.course.homework.strip_answers`), keeping a question written in its
-    summary."""
-
-    enabled = Bool(True).tag(config=True)  # nbconvert's Preprocessor is off unless enabled
-
-    def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type == "markdown":
-            from xaikit.course.homework import strip_answers
-
-            cell.source, _ = strip_answers(cell.source)
-        return cell, resources
-
-
 def configure(c) -> None:
-    """Set nbgrader's config object ``c`` (the ``c`` of ``nbgrader_config.py``) for the lecture notebooks:
-    :class:`StripAnswers` before nbgrader's own preprocessors in ``generate_assignment``, a cell timeout of
-    :data:`CELL_TIMEOUT` seconds, and ``homework build``'s stub for a solution block."""
-    from nbgrader.converters import GenerateAssignment
-
+    """Set nbgrader's config object ``c`` (the ``c`` of ``nbgrader_config.py``) for the lecture notebooks: a
+    cell timeout of :data:`CELL_TIMEOUT` seconds, and ``homework build``'s stub for a solution block. (The
+    written answers need nothing here: nbgrader's own ``ClearSolutions`` removes them.)"""
     from xaikit.course.homework import STUB_COMMENT, STUB_MESSAGE
 
-    defaults = GenerateAssignment.class_traits()["preprocessors"].default()
-    c.GenerateAssignment.preprocessors = [StripAnswers, *(p for p in defaults if p is not StripAnswers)]
     c.Execute.timeout = CELL_TIMEOUT
     c.ClearSolutions.code_stub = {"python": f"{STUB_COMMENT}\nraise NotImplementedError({STUB_MESSAGE!r})"}
 

@@ -1,8 +1,8 @@
 """Self-checks for the homework: ``check_<exercise>(your_function)`` runs your function on fixed small cases,
 compares it with xaikit's reference and says plainly what passed, or exactly what differs and where (which
 token, layer, head, step, image) and by how much. It also recognises the classic mistakes: a missing
-(x - x') factor in Integrated Gradients, a sum over the wrong axis or a missing ReLU in Grad-SAM, a
-softmax over the wrong dimension in attention, a CAV pointing the wrong way.
+(x - x') factor in Integrated Gradients, a sum over the wrong axis, a missing ReLU, a ReLU after the sum or a
+transposed attention in Grad-SAM, a softmax over the wrong dimension in attention, a CAV pointing the wrong way.
 
 In the spirit of d2l's ``check_shape`` and ARENA's ``test_*`` helpers. Every check prints its report and
 returns a :class:`CheckResult`, which is truthy when everything passed, so a notebook cell can say
@@ -13,8 +13,12 @@ returns a :class:`CheckResult`, which is truthy when everything passed, so a not
 ``NotImplementedError``; the check then reports "not written yet" (``result.todo``; the result is still
 truthy, so the ``assert`` lets the sheet go on), and every later call of the function runs xaikit's
 reference instead and prints a note saying so. "Run All" reaches the end, and each note names a stub left
-to write. A function without the decorator keeps the old behaviour: the stub's ``NotImplementedError``
-stops the sheet at the check. The exercises and their signatures:
+to write. A function written wrong (its check fails, or it raises) gets the same treatment once its own check
+has run: the check names the mistake on stderr (shown in red; nbgrader counts the grade cell as failed) and
+``result.fallback`` keeps the result truthy, and every later call runs the reference with a note, so one
+wrong answer never breaks the cells after it; a check that passes hands the calls back. Grade with
+``.passed``. A function without the decorator keeps the old behaviour: the stub's ``NotImplementedError``
+stops the sheet at the check, and a failed check is falsy. The exercises and their signatures:
 
 =============================  ========================================================  ==========
 check                          your function                                             notebook

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -24,16 +25,20 @@ class CheckResult:
 
     ``todo`` is True when the function is an :func:`exercise` whose body is still a stub: nothing was
     checked (``passed`` is False), yet the result is truthy so that an exercise sheet runs on, on the
-    reference. A real mistake is always falsy."""
+    reference. ``fallback`` is True when the function is an :func:`exercise` written wrong: it failed
+    (``passed`` is False, the report names the mistake and is written to stderr, which nbgrader counts as a
+    failed grade cell), yet the result is truthy and every later call of the function runs the reference,
+    so the sheet still runs to its end. A plain function's mistake is always falsy; grade with ``.passed``."""
 
     name: str
     passed: bool = True
     lines: list[str] = field(default_factory=list)
     mistake: str | None = None
     todo: bool = False
+    fallback: bool = False
 
     def __bool__(self) -> bool:
-        return self.passed or self.todo
+        return self.passed or self.todo or self.fallback
 
     def ok(self, text: str) -> None:
         self.lines.append(f"  ok    {text}")
@@ -48,8 +53,14 @@ class CheckResult:
         self.lines.append(f"        hint: {text}")
 
     def report(self) -> str:
-        verdict = ("all checks passed" if self.passed else
-                   "NOT WRITTEN YET (the cells below use xaikit's reference)" if self.todo else "some checks failed")
+        if self.passed:
+            verdict = "all checks passed"
+        elif self.todo:
+            verdict = "NOT WRITTEN YET (the cells below use xaikit's reference)"
+        else:
+            verdict = "some checks failed" + (f" (mistake: {self.mistake})" if self.mistake else "")
+            if self.fallback:
+                verdict += "; until it passes, the cells below use xaikit's reference"
         return "\n".join([f"{self.name}: {verdict}", *self.lines])
 
     def __str__(self) -> str:
@@ -57,8 +68,8 @@ class CheckResult:
 
 
 def _finish(result: CheckResult, verbose: bool) -> CheckResult:
-    if verbose:
-        print(result.report())
+    if verbose:  # a failed exercise goes to stderr: shown in red, and a failed grade cell to nbgrader
+        print(result.report(), file=sys.stderr if result.fallback else sys.stdout)
     return result
 
 
@@ -87,26 +98,47 @@ def _call(result: CheckResult, fn, *args):
 
 
 class ExerciseFunction:
-    """An exercise function and the reference that stands in for it while its body is a stub (see
-    :func:`exercise`). Calling it calls the student's function; if that raises ``NotImplementedError``, it
-    prints a note and returns the reference's answer instead."""
+    """An exercise function and the reference that stands in for it (see :func:`exercise`) while its body is a
+    stub or after its check failed. Calling it calls the student's function; if that raises
+    ``NotImplementedError``, or its own check's last run failed (:attr:`failed` names the mistake), it prints
+    a note and returns the reference's answer instead. A check that passes hands the calls back to the
+    student's function."""
 
     def __init__(self, student, check, reference):
         functools.update_wrapper(self, student)
         self.student, self.check, self.reference = student, check, reference
         self.n_fallbacks = 0
+        self.failed: str | None = None  # the mistake its check's last run found (or "a wrong answer")
+
+    def _graded(self, result: CheckResult) -> None:
+        """Record the outcome of a run of this function's own check on it (called by :func:`_run_check`)."""
+        if result.name != self.check.__name__:
+            return
+        self.failed = None if result.passed or result.todo else (result.mistake or "a wrong answer")
+        result.fallback = self.failed is not None
 
     def __call__(self, *args, **kwargs):
+        name, check = self.__name__, self.check.__name__
+        if self.failed is not None:
+            self.n_fallbacks += 1
+            print(f"NOTE: {name} failed {check}({name}) ({self.failed}), so this cell used xaikit's reference "
+                  f"instead. Fix it, then run {check}({name}) again.")
+            return self.reference(*args, **kwargs)
         try:
             return self.student(*args, **kwargs)
         except NotImplementedError:
             self.n_fallbacks += 1
-            print(f"NOTE: {self.__name__} is not written yet (it raises NotImplementedError), so this cell used "
-                  f"xaikit's reference instead. Write it and check it with {self.check.__name__}({self.__name__}).")
+            print(f"NOTE: {name} is not written yet (it raises NotImplementedError), so this cell used "
+                  f"xaikit's reference instead. Write it and check it with {check}({name}).")
             return self.reference(*args, **kwargs)
 
     def __repr__(self) -> str:
         return f"<exercise {self.__name__}, graded by {self.check.__name__}>"
+
+
+def _own(fn):
+    """The student's own function: an :class:`ExerciseFunction`'s, without its fallback, or ``fn`` itself."""
+    return fn.student if isinstance(fn, ExerciseFunction) else fn
 
 
 def _tensor(value, dtype=torch.float64) -> torch.Tensor | None:
@@ -160,7 +192,8 @@ def _run_check(name: str, student_fn, cases: Iterable[tuple[tuple, tuple]], grad
     (:func:`_call`: an exception is reported as a failure, an exercise stub marks the result ``todo``); if that
     went through, ``grade(result, answer, *context)`` compares the answer with the reference and records its
     ``ok``, ``fail`` and ``hint`` lines. The check stops at the first case that fails, and the report is
-    printed when ``verbose``."""
+    printed when ``verbose``. An :class:`ExerciseFunction` graded by its own check learns the outcome: failed,
+    its later calls run the reference (and the result is truthy, ``fallback``)."""
     result = CheckResult(name)
     for args, context in cases:
         answer = _call(result, student_fn, *args)
@@ -168,4 +201,6 @@ def _run_check(name: str, student_fn, cases: Iterable[tuple[tuple, tuple]], grad
             grade(result, answer, *context)
         if not result.passed:
             break
+    if isinstance(student_fn, ExerciseFunction):
+        student_fn._graded(result)
     return _finish(result, verbose)

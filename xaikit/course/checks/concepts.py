@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from xaikit.course.checks._core import CheckResult, _run_check, _tensor
+from xaikit.course.checks._core import CheckResult, _own, _run_check, _tensor
 
 __all__ = ["check_cav", "check_tcav_score"]
 
@@ -85,7 +85,8 @@ def check_tcav_score(student_fn, verbose: bool = True) -> CheckResult:
     grads, cav = _tcav_case()
     s = grads @ cav  # (N,)
     ref = float((s > 0).mean())
-    cases = [((grads.copy(), cav.copy()), (grads, cav, s, ref, student_fn))]
+    own = _own(student_fn)  # an exercise's own function, never the reference it falls back to
+    cases = [((grads.copy(), cav.copy()), (grads, cav, s, ref, own))]
     return _run_check("check_tcav_score", student_fn, cases, _grade_tcav_score, verbose)
 
 

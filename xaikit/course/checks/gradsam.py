@@ -12,7 +12,7 @@ import math
 import numpy as np
 import torch
 
-from xaikit.course.checks._core import CheckResult, _close, _largest_gap, _reshaped, _run_check, _tensor
+from xaikit.course.checks._core import CheckResult, _close, _largest_gap, _own, _reshaped, _run_check, _tensor
 
 __all__ = ["check_gradsam", "check_cls_share", "check_head_plots"]
 
@@ -67,6 +67,15 @@ def _gradsam_variants(a, g) -> dict:
     return {
         "wrong_axis": ("you sum over the queries (dim 2, a column); Grad-SAM sums along token i's own row, "
                        "over the keys j (the last axis)", (a * relu).sum(dim=(0, 1, 2)) / (L * M * N)),
+        "transposed_attention": ("you transpose the attention but not its gradient: A^{lm} and dS/dA^{lm} "
+                                 "multiply entry by entry, [A o ReLU(G)]_{ij} = A_ij ReLU(G_ij), both (query, key)",
+                                 (a.transpose(-1, -2) * relu).sum(dim=(0, 1, 3)) / (L * M * N)),
+        "relu_after_sum": ("you apply the ReLU after the sum: it belongs on each gradient entry, before "
+                           "anything is summed, so that a negative gradient never cancels a positive one",
+                           torch.relu((a * g).sum(dim=(0, 1, 3))) / (L * M * N)),
+        "relu_after_row_sum": ("you apply the ReLU to each head's row sum: it belongs on each gradient entry, "
+                               "before the sum over the keys j",
+                               torch.relu((a * g).sum(dim=3)).sum(dim=(0, 1)) / (L * M * N)),
         "missing_relu": ("the ReLU on the gradient is missing: negative gradients must count as 0",
                          (a * g).sum(dim=(0, 1, 3)) / (L * M * N)),
         "abs_not_relu": ("you take |gradient|; Grad-SAM keeps only positive gradients: ReLU",
@@ -82,7 +91,8 @@ def check_gradsam(student_fn, verbose: bool = True) -> CheckResult:
     ``r_i = 1/(L M N) sum_l sum_m sum_j [A^{lm} o ReLU(dS/dA^{lm})]_{ij}``, both inputs ``(L, M, N, N)``
     (layer, head, query, key). Differences are located by token, and by layer and head (your function is
     also run on each single head)."""
-    cases = (((a.clone(), g.clone()), (label, a, g, tokens, _gradsam_reference(a, g), student_fn))
+    own = _own(student_fn)  # an exercise's own function, never the reference it falls back to
+    cases = (((a.clone(), g.clone()), (label, a, g, tokens, _gradsam_reference(a, g), own))
              for label, a, g, tokens in _gradsam_cases())
     return _run_check("check_gradsam", student_fn, cases, _grade_gradsam, verbose)
 
