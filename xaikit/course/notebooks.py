@@ -507,9 +507,20 @@ def export_html(nb, path: Path, student: bool = False) -> Path:
     url = offline_mathjax(path.parent)
     page = _page(nb, student)
     # the page's title: the notebook's own first heading (nbconvert's default is the word "Notebook")
-    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
+    import jinja2
+
+    exporter = HTMLExporter(mathjax_url=url, template_file="xaikit_page.html.j2",
+                            extra_loaders=[jinja2.DictLoader({"xaikit_page.html.j2": _PAGE_TEMPLATE})])
+    body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
     path.write_text(body)
     return path
+
+
+#: nbconvert's lab page without require.js, which it loads from a CDN for a widget manager that a page of
+#: still pictures (:func:`static_pictures`) does not have: the page asks no server for anything
+_PAGE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+"""
 
 
 def _page(nb, student: bool = False):
@@ -819,6 +830,8 @@ _SLIDES_TEMPLATE = """{%- extends 'index.html.j2' -%}
 <style type="text/css">
 a.anchor-link { display: none; }
 .jp-Notebook { padding: 0; }
+/* reveal.js 3 sizes its slides from .reveal, which nbconvert's page wraps in <main> */
+html, body, main { width: 100%; height: 100%; margin: 0; overflow: hidden; }
 /* a subslide taller than the screen scrolls instead of running off it */
 .reveal .slides > section > section { max-height: 100%; overflow-y: auto; }
 .reveal .slides img { max-height: none; }
