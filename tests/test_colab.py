@@ -169,8 +169,8 @@ def test_colab_badges_one_per_lecture_notebook():
     address Colab opens a GitHub notebook from (xaikit has no address of its own: the caller names it)."""
     import re
 
-    table = colab.badges("my-course/xaikit", branch="ws2026")
     names = sorted(p.name for p in nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    table = colab.badges("my-course/xaikit", names, branch="ws2026")
     links = re.findall(r"\]\((https://colab\.research\.google\.com/github/[^)]+)\)", table)
     assert len(names) == 5 and links == [
         f"https://colab.research.google.com/github/my-course/xaikit/blob/ws2026/notebooks/{n}" for n in names]
@@ -178,7 +178,7 @@ def test_colab_badges_one_per_lecture_notebook():
     for bad, param in ((dict(repo="https://github.com/a/b"), "repo"), (dict(repo="xaikit"), "repo"),
                        (dict(repo="a/b", branch="two words"), "branch")):
         with pytest.raises(ValueError, match=param):
-            colab.badges(**bad)
+            colab.badges(notebooks=names, **bad)
     with pytest.raises(ValueError, match="notebook"):
         colab.colab_url("a/b", "../secret.ipynb")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from xaikit.course import homework
+from xaikit.course import homework, pages
 from xaikit.course import notebooks as nbtools
 
 NOTEBOOKS = sorted(nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
@@ -64,7 +64,7 @@ def secrets(nb) -> dict[str, list[str]]:
                 body = homework._SUMMARY.sub("", block.group("body"))
                 answers += [s for s in re.split(r"(?<=[.?!])\s+|\n\s*\n", body)
                             if len(s) >= 40 and not re.search(r"[`*_$<>\[\]\\|]", s)]  # plain prose only
-    rest = "\n".join(c.source for c in nbtools.student_page(nb).cells)
+    rest = "\n".join(c.source for c in pages.student_page(nb).cells)
     return {"solution": [squash(s) for s in solution if s.strip() not in rest],
             "hidden": [squash(s) for s in hidden if s.strip() not in rest],
             "answer": [squash(s) for s in answers if squash(s) not in squash(rest)]}
@@ -76,7 +76,7 @@ def test_student_page_has_no_solution_hidden_test_or_answer(path: Path, tmp_path
     cut = secrets(nb)
     assert cut["solution"] and cut["answer"], f"{path.name}: found no solution or answer to look for"
     teacher = nbtools.export_html(nb, tmp_path / "html" / f"{path.stem}.html").read_text()
-    student = nbtools.export_html(nb, tmp_path / "student" / f"{path.stem}.html", student=True).read_text()
+    student = pages.export_page(nb, tmp_path / "student" / f"{path.stem}.html", student=True).read_text()
     said, said_to_students = page_text(teacher), page_text(student)
     for kind, lines in cut.items():
         missing = [line for line in lines if line not in said]
@@ -104,13 +104,13 @@ def test_student_page_drops_what_a_solution_printed():
     later.outputs = [nbformat.v4.new_output("stream", name="stdout", text="the lecture goes on\n")]
     nb.cells = [solved, later, nbformat.v4.new_markdown_cell(
         'Why?\n\n<details class="xk-answer"><summary>Why 42?</summary>\n\nBecause forty-one and one.\n</details>')]
-    page = nbtools.student_page(nb)
+    page = pages.student_page(nb)
     assert "41 + x" not in page.cells[0].source and homework.STUB_COMMENT in page.cells[0].source
     assert page.cells[0].outputs == [] and page.cells[1].outputs == later.outputs
     assert "forty-one" not in page.cells[2].source and "Why 42?" in page.cells[2].source
     assert "41 + x" in nb.cells[0].source and nb.cells[0].outputs  # the notebook itself is untouched
     with pytest.raises(TypeError, match="student must be True or False"):
-        nbtools.export_html(nb, Path("unused.html"), student="yes")
+        pages.export_page(nb, Path("unused.html"), student="yes")
 
 
 class _Sections(HTMLParser):
@@ -141,7 +141,7 @@ def _needs_reveal():
     import os
 
     try:
-        nbtools.reveal_source()
+        pages.reveal_source()
     except ModuleNotFoundError as err:
         if os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}:
             pytest.fail(str(err))
@@ -152,7 +152,7 @@ def _needs_reveal():
 def test_slides_one_per_section_and_offline(path: Path, tmp_path: Path):
     _needs_reveal()
     nb = nbformat.read(path, as_version=4)
-    page = nbtools.export_slides(nb, tmp_path / "slides" / f"{path.stem}.slides.html").read_text()
+    page = pages.export_slides(nb, tmp_path / "slides" / f"{path.stem}.slides.html").read_text()
     found = _Sections()
     found.feed(page)
     assert found.depth == 0, "unbalanced <section> tags"
@@ -177,7 +177,7 @@ def test_slide_boundaries_from_headings():
                 nbformat.v4.new_markdown_cell("### A subsection"), nbformat.v4.new_markdown_cell("## 2. Second"),
                 nbformat.v4.new_markdown_cell("kept as its author set it")]
     nb.cells[-1].metadata["slideshow"] = {"slide_type": "notes"}
-    kinds = [c.metadata["slideshow"]["slide_type"] for c in nbtools.slide_boundaries(nb).cells]
+    kinds = [c.metadata["slideshow"]["slide_type"] for c in pages.slide_boundaries(nb).cells]
     assert kinds == ["slide", "-", "slide", "-", "-", "subslide", "subslide", "slide", "notes"]
     assert "slideshow" not in nb.cells[0].metadata  # a copy
 

@@ -218,8 +218,9 @@ def _main(words: list[str]) -> int:
         if len(args.names) != 1:
             parser.error("badges takes one GitHub repository, owner/name: e.g. `xaikit notebooks badges "
                          "my-course/xaikit` prints one Open-in-Colab badge per lecture notebook for its README")
+        lectures = sorted(p.name for p in _nbtools.lecture_folder().glob("[0-9][0-9]_*.ipynb"))
         try:
-            print(colab.badges(args.names[0], branch=args.branch), end="")
+            print(colab.badges(args.names[0], lectures, branch=args.branch), end="")
         except ValueError as err:
             parser.error(str(err))
         return 0
@@ -254,11 +255,15 @@ def _main(words: list[str]) -> int:
             print(p, file=sys.stderr)
         return 1 if problems else 0
     elif args.action == "slides":
-        for path in _nbtools.slides(args.names, args.out, student=args.student):
+        from xaikit.course import pages
+
+        for path in pages.slides(args.names, args.out, student=args.student):
             print(f"slides: {path}")
     else:
-        _nbtools.run(args.names, html_dir=args.html, timeout=args.timeout, student_dir=args.student_html,
-                     slides_dir=args.slides)
+        from xaikit.course import pages
+
+        pages.run(args.names, html_dir=args.html, timeout=args.timeout, student_dir=args.student_html,
+                  slides_dir=args.slides)
     return 0
 
 

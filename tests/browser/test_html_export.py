@@ -93,15 +93,16 @@ def test_slides_offline_one_per_section(browser_context, tmp_path):
     import re
 
     from xaikit.course import notebooks as nbtools
+    from xaikit.course import pages
 
     try:
-        nbtools.reveal_source()
+        pages.reveal_source()
     except ModuleNotFoundError as err:
         pytest.fail(str(err))
     source = sorted(nbtools.NOTEBOOKS.glob("02_*.ipynb"))[0]
     nb = nbformat.read(source, as_version=4)
     sections = sum(1 for c in nb.cells if c.cell_type == "markdown" and re.search(r"^#{1,2}\s", c.source, re.M))
-    html = nbtools.export_slides(nb, tmp_path / "slides" / "02.slides.html")
+    html = pages.export_slides(nb, tmp_path / "slides" / "02.slides.html")
     page = browser_context.new_page()
     remote = offline(page)
     try:

@@ -92,14 +92,10 @@ def colab_url(repo: str, notebook: str, branch: str = "main") -> str:
     return f"https://colab.research.google.com/github/{repo}/blob/{branch}/notebooks/{notebook}"
 
 
-def badges(repo: str, branch: str = "main", notebooks: list[str] | None = None) -> str:
-    """A Markdown table with one "Open in Colab" badge per lecture notebook (``notebooks``: file names; default
-    every ``notebooks/NN_*.ipynb`` xaikit finds), for a README of the repository ``repo`` on GitHub
-    (:func:`colab_url`). ``xaikit notebooks badges owner/name`` prints it."""
-    if notebooks is None:
-        from xaikit.course.notebooks import lecture_folder
-
-        notebooks = sorted(p.name for p in lecture_folder().glob("[0-9][0-9]_*.ipynb"))
+def badges(repo: str, notebooks: list[str], branch: str = "main") -> str:
+    """A Markdown table with one "Open in Colab" badge per lecture notebook (``notebooks``: file names such as
+    ``"01_gradients.ipynb"``), for a README of the repository ``repo`` on GitHub (:func:`colab_url`).
+    ``xaikit notebooks badges owner/name`` prints it for every lecture notebook."""
     rows = ["| notebook | open it on Colab |", "| --- | --- |"]
     for name in notebooks:
         rows.append(f"| `{name}` | [![Open In Colab]({BADGE_IMAGE})]({colab_url(repo, name, branch)}) |")
