@@ -1,4 +1,4 @@
-"""Command line: ``xaikit prepare | notebooks copy|build|check|run|slides | homework build|nbgrader`` (also
+"""Command line: ``xaikit prepare | notebooks copy|build|check|run|slides|badges | homework build|nbgrader`` (also
 ``python -m xaikit ...``).
 
 * ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.prepare`),
@@ -12,8 +12,9 @@
   sync, has outputs or has lost its ``.py`` source (so does ``build``); ``notebooks run`` executes notebooks headless and can write HTML
   from that one run: the instructors' pages (``--html DIR``), the students' pages without solutions, hidden tests or
   answers (``--student-html DIR``) and reveal.js slides (``--slides DIR``); ``notebooks slides`` writes slides
-  of the notebooks without running them (``--out DIR``, default ``notebooks/slides/``; ``--student``).
-  These three work in a checkout of the repository; elsewhere they say so (exit status 2).
+  of the notebooks without running them (``--out DIR``, default ``notebooks/slides/``; ``--student``);
+  ``notebooks badges OWNER/NAME`` prints an Open-in-Colab badge per notebook for that GitHub repository's README.
+  build, check, run and slides work in a checkout of the repository; elsewhere they say so (exit status 2).
 * ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 * ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and

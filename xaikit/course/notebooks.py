@@ -490,9 +490,9 @@ def export_html(nb, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     url = offline_mathjax(path.parent)
     page = _page(nb)
-    # the page's title: the notebook's own first heading (nbconvert's default is the word "Notebook")
     import jinja2
 
+    # the page's title: the notebook's own first heading (nbconvert's default is the word "Notebook")
     exporter = HTMLExporter(mathjax_url=url, template_file="xaikit_page.html.j2",
                             extra_loaders=[jinja2.DictLoader({"xaikit_page.html.j2": _PAGE_TEMPLATE})])
     body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
@@ -539,8 +539,11 @@ def static_pictures(nb):
     (nbconvert would load one from a CDN; a widget view there is empty space). Each panel output keeps
     its still picture (``widgets.base.Panel._repr_mimebundle_``), redrawn from the notebook's saved widget
     state when it has one: the figure, status line and HTML area as the panel showed them *last* (a later
-    cell's ``set()`` included), which is what the live widget shows after a run. Other widgets (progress
-    bars) keep their text. The widget state goes too, so the page loads no widget manager."""
+    cell's ``set()`` included), which is what the live widget shows after a run. A progress bar (tqdm.auto's
+    widget) shows how it ended (:func:`_progress_state`), not the "0%" of its text; a widget closed or hidden
+    by the end of the run (a finished bar with ``leave=False``) is left out, as Jupyter shows it. HTML outputs
+    get valid colours (:func:`repair_numpy_css`). The widget state goes too, so the page loads no widget
+    manager."""
     from xaikit.widgets.base import PANEL_METADATA, still_html
 
     nb = copy.deepcopy(nb)
