@@ -119,8 +119,8 @@ def reveal_source() -> Path:
 
 def offline_reveal(folder: Path) -> str:
     """Copy the parts of reveal.js a slide show needs into ``folder/reveal.js`` (once per ``rise`` version;
-    through a temporary folder renamed into place, as :func:`~xaikit.course.notebooks.offline_mathjax`) and return the page-relative
-    folder that holds them."""
+    through a temporary folder renamed into place, as :func:`~xaikit.course.notebooks.offline_mathjax`) and
+    return the page-relative folder that holds them."""
     import shutil
     from importlib.metadata import version
 
