@@ -96,7 +96,7 @@ def test_student_page_has_no_solution_hidden_test_or_answer(path: Path, tmp_path
     assert (tmp_path / "student" / "mathjax" / "MathJax.js").is_file()
 
 
-def test_student_page_drops_what_a_solution_printed():
+def test_student_page_drops_what_a_solution_printed(tmp_path: Path):
     nb = nbformat.v4.new_notebook()
     solved = nbformat.v4.new_code_cell(f"def f(x):\n    {homework.BEGIN}\n    return 41 + x\n    {homework.END}\nf(1)")
     solved.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "42"}, execution_count=1)]
@@ -110,7 +110,8 @@ def test_student_page_drops_what_a_solution_printed():
     assert "forty-one" not in page.cells[2].source and "Why 42?" in page.cells[2].source
     assert "41 + x" in nb.cells[0].source and nb.cells[0].outputs  # the notebook itself is untouched
     with pytest.raises(TypeError, match="student must be True or False"):
-        pages.export_page(nb, Path("unused.html"), student="yes")
+        pages.export_page(nb, tmp_path / "page.html", student="yes")
+    assert not list(tmp_path.iterdir())  # refused before anything was written
 
 
 class _Sections(HTMLParser):
