@@ -74,6 +74,9 @@ if "google.colab" in sys.modules:
     output.enable_custom_widget_manager()
 
 # %%
+# a Figure left at the end of a cell is drawn as a picture (Jupyter turns this on only when pyplot makes a
+# figure; until then it prints "<Figure size ...>")
+# %matplotlib inline
 import numpy as np
 import shap
 import torch
@@ -432,7 +435,10 @@ claim("04.4-shap-additivity", additivity)
 shap.plots.text(explanation[0])
 
 # %%
-shap.plots.bar(explanation.abs.sum(0), show=False)
+totals = explanation.abs.sum(0)  # |SHAP| summed over the five sentences, token by token
+# SHAP names the special tokens [CLS] and [SEP] "" (their bar would have no label): name them
+totals.feature_names = np.array([name or "[CLS] + [SEP]" for name in totals.feature_names], dtype=object)
+shap.plots.bar(totals)  # shows the figure and returns nothing (show=False returns its Axes, printed)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** Which words get the largest |SHAP| values over the five sentences? Does that make sense?

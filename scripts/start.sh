@@ -4,7 +4,10 @@
 #
 #   bash scripts/start.sh                 # open JupyterLab on my-notebooks/ (your copies; git-ignored)
 #   bash scripts/start.sh --dir ~/xai     # ... on your copies in ~/xai instead
-#   bash scripts/start.sh --headless      # no screen: run every notebook and write HTML to notebooks/html/
+#   bash scripts/start.sh --headless      # no screen: run every notebook once and write from that run the
+#                                         # instructors' pages (notebooks/html/), the students' pages without
+#                                         # solutions, hidden tests or answers (notebooks/html-student/) and
+#                                         # reveal.js slides (notebooks/slides/), all working offline
 #   bash scripts/start.sh --no-browser --port 8899   # other arguments go to `jupyter lab`
 #
 # The lecture notebooks in notebooks/ are the course's files and are never opened for editing: a run, an
@@ -48,8 +51,10 @@ export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}"
 "$PY" -m xaikit notebooks build || echo "start.sh: some notebooks were left as they are (see above)" >&2
 
 if [ "$HEADLESS" = 1 ]; then
-  "$PY" -m xaikit notebooks run --html notebooks/html
-  echo "start.sh: HTML written to $ROOT/notebooks/html/"
+  "$PY" -m xaikit notebooks run --html notebooks/html --student-html notebooks/html-student --slides notebooks/slides
+  echo "start.sh: HTML written to $ROOT/notebooks/html/ (instructors: solutions and answers shown),"
+  echo "          $ROOT/notebooks/html-student/ (students: no solutions, hidden tests or answers)"
+  echo "          and slides to $ROOT/notebooks/slides/ (arrow keys; s for speaker notes)"
   exit 0
 fi
 

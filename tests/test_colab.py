@@ -162,3 +162,32 @@ def test_the_html_export_leaves_the_cell_out(tmp_path):
                 nbformat.v4.new_code_cell("print('kept')")]
     page = nbtools.export_html(nb, tmp_path / "page.html").read_text()
     assert "Colab setup" not in page and "import xaikit.course.presenter" in page and "kept" in page
+
+
+def test_colab_badges_one_per_lecture_notebook():
+    """`xaikit notebooks badges OWNER/NAME`: a Markdown table for a README, one Colab link per notebook, at the
+    address Colab opens a GitHub notebook from (xaikit has no address of its own: the caller names it)."""
+    import re
+
+    names = sorted(p.name for p in nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    table = colab.badges("my-course/xaikit", names, branch="ws2026")
+    links = re.findall(r"\]\((https://colab\.research\.google\.com/github/[^)]+)\)", table)
+    assert len(names) == 5 and links == [
+        f"https://colab.research.google.com/github/my-course/xaikit/blob/ws2026/notebooks/{n}" for n in names]
+    assert table.count(colab.BADGE_IMAGE) == len(names)
+    for bad, param in ((dict(repo="https://github.com/a/b"), "repo"), (dict(repo="xaikit"), "repo"),
+                       (dict(repo="a/b", branch="two words"), "branch")):
+        with pytest.raises(ValueError, match=param):
+            colab.badges(notebooks=names, **bad)
+    with pytest.raises(ValueError, match="notebook"):
+        colab.colab_url("a/b", "../secret.ipynb")
+
+
+def test_badges_command(capsys):
+    from xaikit.__main__ import main
+
+    assert main(["notebooks", "badges", "my-course/xaikit"]) == 0
+    assert "github/my-course/xaikit/blob/main/notebooks/01_" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["notebooks", "badges"])
+    assert "owner/name" in capsys.readouterr().err

@@ -77,6 +77,11 @@ def test_notebook_runs(path: Path, tmp_path: Path):
     blind = [o["metadata"][PANEL_METADATA] for o in panels
              if _nbtools.WIDGET_VIEW not in o["data"] or not {"image/png", "text/html"} & set(o["data"])]
     assert not blind, f"{path.name}: panels without a live widget and a static picture: {blind}"
+    # no figure or Axes printed as its text instead of drawn (issue 29: "<Axes: xlabel=...>" after a SHAP
+    # plot, and 04's figures that were "<Figure size ...>" until pyplot had drawn one)
+    stray = ["".join(o["data"]["text/plain"]) for o in outputs if set(o.get("data", {})) == {"text/plain"}
+             and "".join(o["data"]["text/plain"]).startswith(("<Axes", "<Figure", "<matplotlib"))]
+    assert not stray, f"{path.name}: figures shown as text: {stray}"
     pictures = sum("image/png" in o.get("data", {}) for o in outputs)
     # the export goes to artifacts/html/ (git-ignored), where scripts/screenshot_html.py opens it offline
     page = _nbtools.export_html(nb, ARTIFACTS / "html" / f"{path.stem}.html").read_text()

@@ -1,4 +1,4 @@
-"""Command line: ``xaikit prepare | notebooks copy|build|check|run | homework build|nbgrader`` (also
+"""Command line: ``xaikit prepare | notebooks copy|build|check|run|slides|badges | homework build|nbgrader`` (also
 ``python -m xaikit ...``).
 
 * ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.prepare`),
@@ -9,8 +9,12 @@
 * ``notebooks build`` writes each ``notebooks/NN_*.ipynb`` from its jupytext source ``NN_*.py``, never
   over cells, metadata or pasted images edited in the ``.ipynb`` (they go into the ``.py``, or both files
   are kept and the exit status is 1; see :mod:`xaikit.course.notebooks`); ``notebooks check`` fails if a committed notebook is out of
-  sync, has outputs or has lost its ``.py`` source (so does ``build``); ``notebooks run`` executes notebooks headless and can write HTML.
-  These three work in a checkout of the repository; elsewhere they say so (exit status 2).
+  sync, has outputs or has lost its ``.py`` source (so does ``build``); ``notebooks run`` executes notebooks headless and can write HTML
+  from that one run: the instructors' pages (``--html DIR``), the students' pages without solutions, hidden tests or
+  answers (``--student-html DIR``) and reveal.js slides (``--slides DIR``); ``notebooks slides`` writes slides
+  of the notebooks without running them (``--out DIR``, default ``notebooks/slides/``; ``--student``);
+  ``notebooks badges OWNER/NAME`` prints an Open-in-Colab badge per notebook for that GitHub repository's README.
+  build, check, run and slides work in a checkout of the repository; elsewhere they say so (exit status 2).
 * ``homework build`` writes ``exercises/`` and ``solutions/`` sheets (see :mod:`xaikit.course.homework`), never
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 * ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and
@@ -37,6 +41,9 @@ examples:
   xaikit homework nbgrader --out grading an nbgrader course folder of the graded notebooks
   xaikit notebooks build --force 01      (in a checkout) rebuild notebooks/01_*.ipynb from its .py
   xaikit notebooks run --html html 01    (in a checkout) run notebook 01 headless, write html/01_*.html
+  xaikit notebooks run --student-html student 01   ... the students' page: no solutions, answers
+  xaikit notebooks slides 02             (in a checkout) notebooks/slides/02_*.slides.html, offline
+  xaikit notebooks badges owner/name     Open-in-Colab badges for a README of that GitHub repository
   xaikit COMMAND --help                  the options of one command
 
 In a clone of the repository, `bash scripts/start.sh` does it all: environment, models, your copies in
@@ -46,7 +53,8 @@ my-notebooks/, and JupyterLab on them.
 #: the packages of the ``notebooks`` extra (import name -> pip name) and what else a command may need
 NEEDS = {"nbformat": 'xaikit[notebooks]', "jupytext": 'xaikit[notebooks]', "nbclient": 'xaikit[notebooks]',
          "nbconvert": 'xaikit[notebooks]', "jupyter_server_mathjax": 'xaikit[notebooks]',
-         "jupyterlab": 'xaikit[notebooks]', "ipykernel": 'xaikit[notebooks]', "nbgrader": "nbgrader"}
+         "jupyterlab": 'xaikit[notebooks]', "ipykernel": 'xaikit[notebooks]', "nbgrader": "nbgrader",
+         "rise": 'xaikit[slides]'}
 
 #: xaikit's own dependencies (import name -> pip name), missing only after ``pip install --no-deps``
 DEPENDENCIES = {"numpy": "numpy", "scipy": "scipy", "torch": "torch", "transformers": "transformers",
@@ -110,13 +118,25 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                                           "run them (in a checkout)",
                         epilog="examples:\n  xaikit notebooks copy my-notebooks\n  xaikit notebooks copy "
                                "my-notebooks 01 02\n  xaikit notebooks build --force 01\n  xaikit notebooks "
-                               "run --html html 01",
+                               "run --html html --student-html html-student --slides slides 01\n  xaikit "
+                               "notebooks slides --out slides 02",
                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    nb.add_argument("action", choices=["copy", "build", "check", "run"])
+    nb.add_argument("action", choices=["copy", "build", "check", "run", "slides", "badges"])
     nb.add_argument("names", nargs="*", metavar="[DIR] NAME",
                     help="notebook stems or numbers, e.g. 01 or 02_integrated_gradients; with copy the first "
                          "word is the folder to copy into (default: my-notebooks/)")
-    nb.add_argument("--html", default=None, help="with run: write HTML exports to this folder")
+    nb.add_argument("--html", default=None, help="with run: write the instructors' HTML pages to this folder")
+    nb.add_argument("--student-html", default=None, metavar="DIR",
+                    help="with run: write the students' HTML pages to this folder: no solutions (each is the "
+                         "exercise sheet's stub), no hidden tests, no written answers")
+    nb.add_argument("--slides", default=None, metavar="DIR",
+                    help="with run: write reveal.js slides (one per section, offline) to this folder")
+    nb.add_argument("--out", default=None, metavar="DIR",
+                    help="with slides: the folder to write them to (default: notebooks/slides/)")
+    nb.add_argument("--branch", default="main",
+                    help="with badges: the branch the Colab links open (default: main)")
+    nb.add_argument("--student", action="store_true",
+                    help="with slides: the students' version (no solutions, hidden tests or answers)")
     nb.add_argument("--timeout", type=int, default=600, help="with run: seconds allowed per cell")
     nb.add_argument("--force", action="store_true",
                     help="with build: rebuild every .ipynb from its .py even where its cells were edited "
@@ -188,6 +208,23 @@ def _main(words: list[str]) -> int:
 
     if args.force and args.action not in ("build", "copy"):
         parser.error("--force goes with `notebooks build` and `notebooks copy` only")
+    if args.action != "run" and (args.html or args.student_html or args.slides):
+        parser.error("--html, --student-html and --slides go with `notebooks run` (for slides without running "
+                     "the notebooks: `notebooks slides --out DIR`)")
+    if args.action != "slides" and (args.out or args.student):
+        parser.error("--out and --student go with `notebooks slides` (with run: --student-html DIR, --slides DIR)")
+    if args.action == "badges":
+        from xaikit.course import colab
+
+        if len(args.names) != 1:
+            parser.error("badges takes one GitHub repository, owner/name: e.g. `xaikit notebooks badges "
+                         "my-course/xaikit` prints one Open-in-Colab badge per lecture notebook for its README")
+        lectures = sorted(p.name for p in _nbtools.lecture_folder().glob("[0-9][0-9]_*.ipynb"))
+        try:
+            print(colab.badges(args.names[0], lectures, branch=args.branch), end="")
+        except ValueError as err:
+            parser.error(str(err))
+        return 0
     if args.action == "copy":
         from pathlib import Path
 
@@ -218,8 +255,16 @@ def _main(words: list[str]) -> int:
         for p in problems:
             print(p, file=sys.stderr)
         return 1 if problems else 0
+    elif args.action == "slides":
+        from xaikit.course import pages
+
+        for path in pages.slides(args.names, args.out, student=args.student):
+            print(f"slides: {path}")
     else:
-        _nbtools.run(args.names, html_dir=args.html, timeout=args.timeout)
+        from xaikit.course import pages
+
+        pages.run(args.names, html_dir=args.html, timeout=args.timeout, student_dir=args.student_html,
+                  slides_dir=args.slides)
     return 0
 
 

@@ -28,7 +28,13 @@ README: "Running on Colab".
 
 from __future__ import annotations
 
-__all__ = ["CELL", "MARK"]
+__all__ = ["CELL", "MARK", "badges", "colab_url"]
+
+import re
+
+#: the "Open in Colab" button picture Colab itself serves
+BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
+_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 
 #: the first line of the setup block, by which the notebook tools find it
 MARK = "#@title Colab setup: on Google Colab this installs xaikit and builds its models; elsewhere it does nothing"
@@ -70,3 +76,27 @@ if "google.colab" in sys.modules:
 
     output.enable_custom_widget_manager()
 '''
+
+
+def colab_url(repo: str, notebook: str, branch: str = "main") -> str:
+    """The address at which Colab opens ``notebooks/<notebook>`` (e.g. ``"02_integrated_gradients.ipynb"``)
+    of the GitHub repository ``repo`` (``"owner/name"``) on ``branch``: Colab reads it from GitHub, so the
+    repository must be public there. xaikit has no address of its own (a course hosts it where it likes, see
+    the README's "Running on Colab"), so the caller names it."""
+    if not isinstance(repo, str) or not _REPO.fullmatch(repo):
+        raise ValueError(f"repo must be a GitHub repository as 'owner/name' (e.g. 'my-course/xaikit'), got {repo!r}")
+    if not isinstance(branch, str) or not branch or any(c in branch for c in " ?#\\"):
+        raise ValueError(f"branch must be a branch or tag name such as 'main', got {branch!r}")
+    if not re.fullmatch(r"[0-9][0-9]_[A-Za-z0-9_]+\.ipynb", str(notebook)):
+        raise ValueError(f"notebook must be a lecture notebook's file name such as '01_gradients.ipynb', got {notebook!r}")
+    return f"https://colab.research.google.com/github/{repo}/blob/{branch}/notebooks/{notebook}"
+
+
+def badges(repo: str, notebooks: list[str], branch: str = "main") -> str:
+    """A Markdown table with one "Open in Colab" badge per lecture notebook (``notebooks``: file names such as
+    ``"01_gradients.ipynb"``), for a README of the repository ``repo`` on GitHub (:func:`colab_url`).
+    ``xaikit notebooks badges owner/name`` prints it for every lecture notebook."""
+    rows = ["| notebook | open it on Colab |", "| --- | --- |"]
+    for name in notebooks:
+        rows.append(f"| `{name}` | [![Open In Colab]({BADGE_IMAGE})]({colab_url(repo, name, branch)}) |")
+    return "\n".join(rows) + "\n"

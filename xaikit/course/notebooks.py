@@ -37,6 +37,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -456,17 +457,12 @@ def execute(path: Path, timeout: int = 600, cwd: Path | None = None):
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
                             resources={"metadata": {"path": str(cwd or path.parent)}})
+    # the kernel draws figures as Jupyter does (the inline backend, so a Figure left at the end of a cell is a
+    # picture): an MPLBACKEND of this process (the tests set Agg) would make it text, "<Figure size ...>"
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
     t0 = time.perf_counter()
-    client.execute()
+    client.execute(env=env)
     return nb, time.perf_counter() - t0
-
-
-def run(names: list[str] | None = None, html_dir: str | None = None, timeout: int = 600) -> None:
-    for target in build(names):
-        nb, seconds = execute(target, timeout=timeout)
-        print(f"{target.name}: ran in {seconds:.1f} s")
-        if html_dir:
-            export_html(nb, Path(html_dir) / f"{target.stem}.html")
 
 
 #: MathJax 2's combined configuration that the ``jupyter-server-mathjax`` package ships (TeX and MathML
@@ -481,7 +477,8 @@ MathJax.Ajax.loadComplete("[MathJax]/config/local/xaikit.js");
 
 
 def export_html(nb, path: Path) -> Path:
-    """Write ``nb`` as HTML to ``path`` with formulas typeset offline.
+    """Write ``nb`` as HTML to ``path`` with formulas typeset offline (the students' page:
+    :func:`xaikit.course.pages.export_page`).
 
     nbconvert's default page loads MathJax from a CDN, so without a network every ``$...$`` stays raw
     text. Here the page loads a local MathJax 2 copied next to it (``<folder>/mathjax/``) from the
@@ -492,22 +489,38 @@ def export_html(nb, path: Path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     url = offline_mathjax(path.parent)
+    page = _page(nb)
+    import jinja2
+
+    # the page's title: the notebook's own first heading (nbconvert's default is the word "Notebook")
+    exporter = HTMLExporter(mathjax_url=url, template_file="xaikit_page.html.j2",
+                            extra_loaders=[jinja2.DictLoader({"xaikit_page.html.j2": _PAGE_TEMPLATE})])
+    body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
+    path.write_text(body)
+    return path
+
+
+#: nbconvert's lab page without require.js, which it loads from a CDN for a widget manager that a page of
+#: still pictures (:func:`static_pictures`) does not have: the page asks no server for anything
+_PAGE_TEMPLATE = """{%- extends 'index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+"""
+
+
+def _page(nb):
+    """``nb`` as a page or slide show shows it: still pictures for widgets (:func:`static_pictures`), no
+    Colab setup cell."""
     page = static_pictures(nb)
     from xaikit.course.colab import MARK
 
     # the Colab setup cell is collapsed in Colab and Jupyter; a page cannot collapse it, and it does nothing there
     page.cells = [c for c in page.cells if not (c.cell_type == "code" and c.source.startswith(MARK))]
-    # the page's title: the notebook's own first heading (nbconvert's default is the word "Notebook")
-    body, _ = HTMLExporter(mathjax_url=url).from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
-    path.write_text(body)
-    return path
+    return page
 
 
 def page_title(nb) -> str:
     """The text of the notebook's first Markdown heading (``# 02 · Integrated Gradients`` gives
     "02 · Integrated Gradients"), or "xaikit notebook" when it has none."""
-    import re
-
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
@@ -526,17 +539,33 @@ def static_pictures(nb):
     (nbconvert would load one from a CDN; a widget view there is empty space). Each panel output keeps
     its still picture (``widgets.base.Panel._repr_mimebundle_``), redrawn from the notebook's saved widget
     state when it has one: the figure, status line and HTML area as the panel showed them *last* (a later
-    cell's ``set()`` included), which is what the live widget shows after a run. Other widgets (progress
-    bars) keep their text. The widget state goes too, so the page loads no widget manager."""
+    cell's ``set()`` included), which is what the live widget shows after a run. A progress bar (tqdm.auto's
+    widget) shows how it ended (:func:`_progress_state`), not the "0%" of its text; a widget closed or hidden
+    by the end of the run (a finished bar with ``leave=False``) is left out, as Jupyter shows it. HTML outputs
+    get valid colours (:func:`repair_numpy_css`). The widget state goes too, so the page loads no widget
+    manager."""
     from xaikit.widgets.base import PANEL_METADATA, still_html
 
     nb = copy.deepcopy(nb)
     state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     for cell in nb.cells:
+        kept = []
         for out in cell.get("outputs", []):
             data = out.get("data", {})
+            if isinstance(data.get("text/html"), str) and "np." in data["text/html"]:
+                data["text/html"] = repair_numpy_css(data["text/html"])
             view = data.pop(WIDGET_VIEW, None)
-            if not view or not ({"image/png", "text/html"} & set(data)):
+            kept.append(out)
+            if view and not ({"image/png", "text/html"} & set(data)):
+                model_id = view.get("model_id", "")
+                if state and (model_id not in state or _hidden(state, model_id)):
+                    kept.pop()  # closed or hidden by the end of the run (a tqdm bar with leave=False): gone in Jupyter too
+                    continue
+                bar = _progress_state(state, model_id)
+                if bar is not None:  # a tqdm bar as it ended, not the "0%" its text had when displayed
+                    data["text/plain"], data["text/html"] = bar
+                continue
+            if not view:
                 continue
             last = _panel_state(state, view.get("model_id", ""))
             if last is None:
@@ -545,8 +574,57 @@ def static_pictures(nb):
             if png:
                 data["image/png"] = png
             data["text/html"] = still_html(png, status, extra, name=out.get("metadata", {}).get(PANEL_METADATA, ""))
+        if "outputs" in cell:
+            cell.outputs = kept
     nb.metadata.pop("widgets", None)
     return nb
+
+
+_NUMPY_SCALAR = re.compile(r"\bnp\.(?:float|int|uint)(?:16|32|64|128)?\((-?[0-9.]+(?:[eE][-+]?[0-9]+)?)\)")
+
+
+def repair_numpy_css(html_text: str) -> str:
+    """``html_text`` with NumPy 2 scalar reprs such as ``np.float64(255.0)`` replaced by the number.
+
+    SHAP 0.51's ``shap.plots.text`` writes its colours as ``rgb(np.float64(255.0), ...)`` under NumPy 2
+    (shap/shap#4146, fixed upstream after 0.51): invalid CSS, so every bar of its force plot is drawn
+    black and no token gets its colour. With the numbers written plainly the red and blue come back."""
+    return _NUMPY_SCALAR.sub(r"\1", html_text)
+
+
+def _hidden(state: dict, model_id: str) -> bool:
+    """Whether widget ``model_id`` was hidden by its layout when the state was saved (tqdm hides a finished
+    bar with ``leave=False`` that way under ipywidgets 8, as well as closing it)."""
+    layout = str(state.get(model_id, {}).get("state", {}).get("layout", "")).removeprefix("IPY_MODEL_")
+    fields = state.get(layout, {}).get("state", {})
+    return fields.get("visibility") == "hidden" or fields.get("display") == "none"
+
+
+def _progress_state(state: dict, model_id: str) -> tuple[str, str] | None:
+    """``(text, HTML)`` of the progress bar whose box is widget ``model_id`` in a notebook's saved widget
+    state, as it ended: tqdm.auto's bar in a kernel is a box of an HTML label, a progress bar and an HTML
+    label, and its ``text/plain`` was written when it was displayed (at 0%). None when it is no such box."""
+    import html
+
+    model = state.get(model_id, {})
+    children = [state.get(str(c).removeprefix("IPY_MODEL_"), {}) for c in model.get("state", {}).get("children", [])]
+    names = [c.get("model_name", "") for c in children]
+    bars = [i for i, name in enumerate(names) if name in ("FloatProgressModel", "IntProgressModel")]
+    if not bars:
+        return None
+    fields = children[bars[0]].get("state", {})
+    value, top = float(fields.get("value") or 0), float(fields.get("max") or 0)
+
+    def label(child):
+        return html.unescape(str(child.get("state", {}).get("value", ""))) if child.get("model_name") == "HTMLModel" else ""
+
+    left = " ".join(label(c) for c in children[:bars[0]]).replace("\u2007", " ").strip()
+    right = " ".join(label(c) for c in children[bars[0] + 1:]).replace("\u2007", " ").strip()
+    filled = round(10 * value / top) if top > 0 else 0
+    text = f"{left}|{'#' * filled}{' ' * (10 - filled)}| {right}".strip()
+    page = (f'<div class="xk-progress"><span>{html.escape(left)}</span> <progress value="{value:g}" '
+            f'max="{top:g}"></progress> <span>{html.escape(right)}</span></div>')
+    return text, page
 
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

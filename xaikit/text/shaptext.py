@@ -363,6 +363,8 @@ class _evaluations_bar:
 
     def __exit__(self, *exc):
         if self.f.bar is not None:
+            if exc[0] is None:  # done: SHAP often needs fewer evaluations than the estimate, which is no
+                self.f.bar.total = self.f.bar.n  # error (tqdm would leave the bar red at e.g. 30% in Jupyter)
             self.f.bar.close()
             self.f.bar = None
         return False
