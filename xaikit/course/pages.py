@@ -3,7 +3,7 @@ pages (:func:`xaikit.course.notebooks.export_html`): the students' pages and rev
 
 * **Students' pages** (:func:`student_page`, :func:`export_page`): the lecture cut by the exercise sheet's own
   transforms (:mod:`xaikit.course.homework`: :func:`~xaikit.course.homework.student_code`,
-  :func:`~xaikit.course.homework.strip_answers`), so a page never shows what the sheet hides.
+  :func:`~xaikit.course.homework.student_markdown`), so a page never shows what the sheet hides.
 * **Slides** (:func:`export_slides`, :func:`slides`): slide boundaries set from the section headings when the
   slides are written (:func:`slide_boundaries`; the notebook sources carry no slide metadata), reveal.js copied
   beside the page from the ``rise`` package and MathJax as for the pages, so they work with no network.
@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from xaikit.course import notebooks as nbtools
-from xaikit.course.homework import strip_answers, student_code
+from xaikit.course.homework import student_code, student_markdown
 
 
 def export_page(nb, path: Path, student: bool = False) -> Path:
@@ -40,8 +40,8 @@ def student_page(nb):
     transforms (:mod:`xaikit.course.homework`): in each code cell the hidden tests are removed and every
     solution block becomes the ``# YOUR CODE HERE`` stub (:func:`~xaikit.course.homework.student_code`), and
     the outputs of such a cell go too (they show what the solution printed or drew); in each Markdown cell
-    every written answer ``<details class="xk-answer">`` is removed, a question in its summary kept
-    (:func:`~xaikit.course.homework.strip_answers`). What later cells printed stays: it is the lecture's."""
+    every written answer becomes "YOUR ANSWER HERE", as on the sheet and under nbgrader
+    (:func:`~xaikit.course.homework.student_markdown`). What later cells printed stays: it is the lecture's."""
     nb = copy.deepcopy(nb)
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code":
@@ -50,7 +50,7 @@ def student_page(nb):
                 cell.outputs = []
                 cell.execution_count = None
         elif cell.cell_type == "markdown":
-            cell.source, _ = strip_answers(cell.source)
+            cell.source, _ = student_markdown(cell.source, where=f"cell {index}")
     return nb
 
 
