@@ -457,7 +457,8 @@ claim("03.3-tie-keeps-ln2", abs(cold.entropy[0].item() - math.log(2)))  # ... so
 # softmax splits the weight 0.5 / 0.5 between them instead of picking one.
 # </details>
 # <!-- END SOLUTION -->
-#
+
+# %% [markdown]
 # With random queries and keys the same happens as $d_k$ grows, unless we divide by $\sqrt{d_k}$:
 
 # %%
@@ -693,7 +694,8 @@ if MODEL == "embedded":
 # (2019).
 # </details>
 # <!-- END SOLUTION -->
-#
+
+# %% [markdown]
 # **Try it:** type your own sentence into the explorer; the first view of a new sentence costs one
 # forward pass, every switch after that is free.
 

@@ -436,7 +436,9 @@ shap.plots.text(explanation[0])
 
 # %%
 totals = explanation.abs.sum(0)  # |SHAP| summed over the five sentences, token by token
-# SHAP names the special tokens [CLS] and [SEP] "" (their bar would have no label): name them
+# SHAP's text masker names the special tokens [CLS] and [SEP] "" (their bar would have no label): check
+# that only the first and last token of each sentence are nameless, then name them
+assert all(row.data[0] == row.data[-1] == "" and "" not in list(row.data[1:-1]) for row in explanation)
 totals.feature_names = np.array([name or "[CLS] + [SEP]" for name in totals.feature_names], dtype=object)
 shap.plots.bar(totals)  # shows the figure and returns nothing (show=False returns its Axes, printed)
 
@@ -452,7 +454,7 @@ shap.plots.bar(totals)  # shows the figure and returns nothing (show=False retur
 # (3 on seed 1). SHAP measures how much
 # each token moves the positive logit away from its value on the fully masked input. Not every large value
 # is a sentiment word: in "I like the movie" this small model leans on *I* more than on *like*, and SHAP
-# reports what the model does. The special tokens `[CLS]`/`[SEP]` (the empty strings) are the next
+# reports what the model does. The special tokens `[CLS]`/`[SEP]` (the bar labelled "[CLS] + [SEP]") are the next
 # question.
 # </details>
 # <!-- END SOLUTION -->

@@ -120,6 +120,19 @@ def test_lecture_metadata_passes_nbgrader_validator():
     assert {f"{e.notebook} {e.function}": s for e, s in states.items() if s != "ok"} == {}
 
 
+def test_written_answer_cells_hold_only_their_question_and_answer():
+    """A written-answer cell is the student's to edit (nbgrader's `locked: false`), and its answer region
+    becomes YOUR ANSWER HERE: lecture prose after the region would sit inside the student's answer space
+    (the skeptic found two such sentences in 03), so nothing but blank lines may follow END SOLUTION."""
+    for src in SOURCES:
+        nb = homework._source_notebook(src)
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "markdown" or "END SOLUTION" not in cell.source:
+                continue
+            after = cell.source.rsplit("END SOLUTION", 1)[1].split("\n", 1)[1:]
+            assert not "".join(after).strip(), f"{src.name}, cell {index}: text after the answer: {after}"
+
+
 def test_strip_answers_removes_answer_keeps_question():
     md = ("**Exercise.** Why?\n\n<details class=\"xk-answer\"><summary>Answer</summary>\nBecause of "
           "[CLS].\n</details>\n\nAfter.")
