@@ -97,6 +97,31 @@ def _layers_to_keep(model, layer: int, pooling: str, n: int) -> list[int]:
     return list(range(total)) if n * width * total * 4 < _ALL_LAYERS_BYTES else [layer]
 
 
+#: memory one batch of :func:`_run` may hold: the backward pass keeps every block's intermediate tensors for
+#: each image (about 200 MB per image at vit-base-patch16-224, so 50 images at once peaked at 10 GB); the
+#: forward pass without gradients only the current block's
+_GRAD_BATCH_BYTES = 768 * 2**20
+_FORWARD_BATCH_BYTES = 256 * 2**20
+
+
+def _bounded_batch(model, batch_size: int, backward: bool) -> int:
+    """``batch_size`` capped so that one batch's intermediate tensors stay near :data:`_GRAD_BATCH_BYTES`
+    (backward) or :data:`_FORWARD_BATCH_BYTES` (forward only). Per image and block the estimate counts the
+    token tensors (about 24 of width ``hidden_size``, the MLP's four times wider ones included) and the
+    attention maps (3 of ``heads x tokens x tokens``); every block for a backward pass, one for a forward
+    pass. Each image's activations and gradients do not depend on the batch it is in, so the cap changes
+    the memory, not the result (beyond the order of float sums inside a matrix product)."""
+    from xaikit.models.arch import n_layers
+
+    cfg = model.config
+    tokens = (int(getattr(cfg, "image_size", 224)) // int(getattr(cfg, "patch_size", 16))) ** 2 + 1
+    heads = int(getattr(cfg, "num_attention_heads", 1))
+    per_block = tokens * (24 * int(cfg.hidden_size) + 3 * heads * tokens) * 4
+    per_image = per_block * (n_layers(model) if backward else 1)
+    budget = _GRAD_BATCH_BYTES if backward else _FORWARD_BATCH_BYTES
+    return max(1, min(batch_size, budget // max(per_image, 1)))
+
+
 class _Stop(Exception):
     """Raised by the hook of the last block :func:`_run` needs, to skip the blocks above it."""
 
@@ -122,6 +147,7 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
         return fn
 
     device = next(model.parameters()).device
+    batch_size = _bounded_batch(model, batch_size, backward=target is not None)
     pieces: dict[int, list[torch.Tensor]] = {i: [] for i in layers}
     with forward_hooks(*((blocks[i], hook(i)) for i in layers)):
         for s in range(0, len(x), batch_size):
