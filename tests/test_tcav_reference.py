@@ -124,3 +124,68 @@ def test_significance_equals_the_plain_computation(vit, sets, batching, test):
             p = (1 + np.sum(np.abs(null_means - c) >= abs(scores.mean() - c) - 1e-12)) / (K + 1)
         assert abs(got[name].p_value - p) <= 1e-6, (name, got[name].p_value, p)
         assert abs(got[name].p_corrected - min(1.0, p * len(concepts))) <= 1e-6
+
+
+# -- the on-disk activation cache -------------------------------------------------------------------------
+
+@pytest.fixture
+def on_disk(tmp_path, monkeypatch):
+    """A tiny ViT whose activations go to a disk cache under ``tmp_path``, and a counter of forward passes."""
+    from xaikit.models.tiny import tiny_vit
+
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    monkeypatch.setattr(activations_module, "_DISK_CACHE_MIN_PARAMS", 0)
+    passes = []
+    real_run = activations_module._run
+    monkeypatch.setattr(activations_module, "_run", lambda *a, **k: passes.append(1) or real_run(*a, **k))
+    tcav.clear_cache()
+    yield tiny_vit(seed=4, image_size=32), iw.random_images(6, seed=11), passes
+    tcav.clear_cache()
+
+
+def _plain(model, images, layer):
+    x = pixel_values(model, images)
+    with torch.no_grad():
+        return model(pixel_values=x, output_hidden_states=True).hidden_states[layer + 1].flatten(1).numpy()
+
+
+def test_disk_cache_serves_a_new_kernel_without_a_forward_pass(on_disk):
+    model, images, passes = on_disk
+    first = tcav.activations(model, images, 1, "flatten")
+    assert len(passes) == 1
+    folder = activations_module._activations_folder(model, pixel_values(model, images), 1, "flatten")
+    assert (folder / activations_module._ACTS_FILE).is_file()
+    tcav.clear_cache()  # a new kernel: nothing in memory
+    again = tcav.activations(model, images, 1, "flatten")
+    assert len(passes) == 1, "read back from disk, not computed"
+    np.testing.assert_allclose(again, _plain(model, images, 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(again, first)  # the same float32 bytes, written and read back
+    with torch.no_grad():  # other weights: another key, computed afresh
+        next(model.parameters()).mul_(-1.0)
+    flipped = tcav.activations(model, images, 1, "flatten")
+    assert len(passes) == 2
+    np.testing.assert_allclose(flipped, _plain(model, images, 1), rtol=1e-5, atol=1e-6)
+
+
+def test_disk_cache_rebuilds_a_corrupt_entry_and_never_loads_it(on_disk):
+    model, images, passes = on_disk
+    good = tcav.activations(model, images, 0, "mean")
+    path = activations_module._activations_folder(model, pixel_values(model, images), 0, "mean") / \
+        activations_module._ACTS_FILE
+    raw = bytearray(path.read_bytes())
+    np.save(path, np.full_like(good, 7.0))  # the same size, other numbers: only the checksum tells
+    assert path.stat().st_size == len(raw)
+    tcav.clear_cache()
+    again = tcav.activations(model, images, 0, "mean")
+    assert len(passes) == 2, "the damaged entry was computed again"
+    np.testing.assert_allclose(again, _plain_mean(model, images, 0), rtol=1e-5, atol=1e-6)
+    assert not np.any(np.load(path) == 7.0), "and replaced on disk"
+    tcav.clear_cache()
+    tcav.activations(model, images, 0, "mean")
+    assert len(passes) == 2  # the rebuilt entry is read back
+
+
+def _plain_mean(model, images, layer):
+    x = pixel_values(model, images)
+    with torch.no_grad():
+        return model(pixel_values=x, output_hidden_states=True).hidden_states[layer + 1][:, 1:].mean(1).numpy()

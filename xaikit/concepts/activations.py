@@ -172,16 +172,92 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
 
 def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None,
             batch_size: int) -> np.ndarray:
+    """Activations (``target=None``) or lifted gradients at ``layer``, computed once per model (weights),
+    image set (its pixel values' digest), pooling and target in this process; a model of at least
+    :data:`_DISK_CACHE_MIN_PARAMS` parameters also keeps its activations on disk (:func:`_on_disk`). An
+    activation pass stops at the deepest block it needs."""
     store = _store(model)
     key = (_fingerprint(x), pooling, target)
     per_layer = store.setdefault(key, {})
     if layer not in per_layer:
         from xaikit.policies import method_threads
 
-        with method_threads():  # xaikit.policies: the thread count the user set
-            per_layer.update(_run(model, x, _layers_to_keep(model, layer, pooling, len(x)), pooling, target,
-                                  batch_size))
+        def compute(layers):
+            with method_threads():  # xaikit.policies: the thread count the user set
+                return _run(model, x, layers, pooling, target, batch_size, stop=target is None)
+
+        layers = _layers_to_keep(model, layer, pooling, len(x))
+        if target is None and _n_params(model) >= _DISK_CACHE_MIN_PARAMS:
+            fresh: dict[int, np.ndarray] = {}  # one pass for every layer missing on disk
+
+            def one(i):
+                if not fresh:
+                    fresh.update(compute(layers))
+                return fresh[i]
+
+            for i in layers:
+                per_layer[i] = _on_disk(model, x, i, pooling, lambda i=i: one(i))
+        else:
+            per_layer.update(compute(layers))
     return per_layer[layer]
+
+
+# -- the on-disk activation cache (issue 30) -----------------------------------------------------------------
+#: models with at least this many parameters keep activations on disk: at vit-base-patch16-224 (86 M) 50
+#: images take about half a minute per block on a laptop CPU, reading them back a fraction of a second;
+#: the embedded ViTs (under 1 M) compute them faster than their weights hash
+_DISK_CACHE_MIN_PARAMS = 20_000_000
+_ACTS_FILE = "activations.npy"
+
+
+def _n_params(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _weights_digest(model) -> str:
+    """SHA-256 of the model's class, parameter names, dtypes and bytes (first 16 hex digits); kept in the
+    model's in-memory store, which a change of weights empties (:func:`_store`)."""
+    store = _store(model)
+    if "weights-digest" not in store:
+        h = hashlib.sha256(type(model).__name__.encode())
+        for name, t in model.state_dict().items():
+            t = t.detach().cpu().contiguous()
+            h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        store["weights-digest"] = h.hexdigest()[:16]
+    return store["weights-digest"]
+
+
+def _activations_folder(model, x: torch.Tensor, layer: int, pooling: str):
+    from pathlib import Path
+
+    from xaikit._config import cache_dir
+
+    return Path(cache_dir()) / "activations" / f"{_weights_digest(model)}-block{layer}-{pooling}-{_fingerprint(x)}"
+
+
+def _on_disk(model, x: torch.Tensor, layer: int, pooling: str, compute) -> np.ndarray:
+    """``compute()``'s activations, kept under ``cache_dir()/activations/`` keyed by the weights' digest, the
+    block, the pooling and the pixel values' digest, through :func:`xaikit.models.cache.ensure`: checksummed,
+    so a damaged file is computed again and replaced, never loaded. Without a usable cache folder the
+    activations are computed and not kept."""
+    from xaikit.models import cache
+
+    try:
+        folder = _activations_folder(model, x, layer, pooling)
+    except (OSError, ValueError):  # XAIKIT_CACHE unusable: compute, keep nothing
+        return compute()
+    made = []
+
+    def build(tmp):
+        made.append(compute())
+        np.save(tmp / _ACTS_FILE, made[0])
+
+    try:
+        cache.ensure(folder, build, required=(_ACTS_FILE,), what="TCAV activations", progress=False)
+        return made[0] if made else np.load(folder / _ACTS_FILE)
+    except OSError:  # a full disk or a read-only folder: the activations still serve this call
+        return made[0] if made else compute()
 
 
 def _check_common(model, layer, pooling):
