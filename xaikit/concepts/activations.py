@@ -18,6 +18,13 @@ Works on Hugging Face transformers models directly: hooks find the blocks throug
 or tensor block outputs, and call the model with ``pixel_values=``. Activations and gradients are cached
 per model, image set, pooling and target, for every layer at once when they fit in memory, so a layer
 switch with warm caches only retrains the (cached) CAVs (listed in :mod:`xaikit.policies`).
+
+At the lecture's size (vit-base-patch16-224, issue 30) three things keep a laptop's memory and time in
+bounds: the passes run in batches bounded by an estimate of their intermediate tensors (a backward pass
+keeps every block's, about 200 MB per image at vit-base: 50 class images at once peaked at 10 GB;
+:func:`_bounded_batch`), activation passes stop at the deepest block needed, and a model of 20 M parameters
+or more keeps its activations on disk as well (:func:`_on_disk`, checksummed through
+:func:`xaikit.models.cache.ensure`), so a new kernel does not compute the same images again.
 """
 
 from __future__ import annotations
