@@ -146,6 +146,31 @@ def row_tcav_significance(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     return {"R": R, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
 
 
+def row_tcav_significance_next_kernel(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    """The t-test row again in a new kernel, with the activations and gradients an earlier one kept on disk."""
+    from xaikit.concepts import activations as acts_module
+    from xaikit.concepts import tcav
+    from xaikit.models import load_vit
+
+    if not hasattr(acts_module, "_on_disk"):
+        raise RuntimeError("this xaikit has no on-disk activation cache")
+    acts_module._DISK_CACHE_MIN_PARAMS = _DISK_MIN
+    model, processor = load_vit(vit_dir)
+    n, concepts, zebras = _tcav_inputs(quick)
+    R = 3 if quick else 10
+
+    def run():
+        return tcav.tcav_significance(model, concepts, zebras, target=0, layer=VIT_LAYER, R=R, n_random=n,
+                                      processor=processor)
+
+    run()  # fills the disk cache (or finds it filled)
+    tcav.clear_cache()  # as a new kernel: nothing in memory
+    clock.start()
+    res = run()
+    clock.stop()
+    return {"R": R, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
+
+
 def row_tcav_rank(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     import warnings
 
@@ -182,6 +207,8 @@ ROWS: list[Row] = [
     Row("tcav_score", "one TCAV score, vit-base, block 10, 50+50 images, 50 class images", None, 3.0, row_tcav_score),
     Row("tcav_significance", "tcav_significance t-test, vit-base, block 10, 3 concepts, R=10", 60.0, 3.0,
         row_tcav_significance),
+    Row("tcav_significance_next_kernel", "the same t-test in a new kernel, activations on disk", 60.0, 3.0,
+        row_tcav_significance_next_kernel),
     Row("tcav_rank", "tcav_significance rank test, vit-base, K=100 sets of 50, R=10", 120.0, 3.0, row_tcav_rank),
     Row("gradsam", "Grad-SAM, bert-base, one sentence", None, None, None),
     Row("shap", "SHAP, bert-base, the five lecture sentences", None, None, None),

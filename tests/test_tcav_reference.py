@@ -160,10 +160,17 @@ def test_disk_cache_serves_a_new_kernel_without_a_forward_pass(on_disk):
     assert len(passes) == 1, "read back from disk, not computed"
     np.testing.assert_allclose(again, _plain(model, images, 1), rtol=1e-5, atol=1e-6)
     np.testing.assert_array_equal(again, first)  # the same float32 bytes, written and read back
+    grads = tcav.gradients(model, images, 1, target=0)  # the class logit's gradients too, keyed by target
+    assert len(passes) == 2
+    tcav.clear_cache()
+    np.testing.assert_array_equal(tcav.gradients(model, images, 1, target=0), grads)
+    assert len(passes) == 2
+    assert not np.allclose(tcav.gradients(model, images, 1, target=1), grads)  # another target, another entry
+    assert len(passes) == 3
     with torch.no_grad():  # other weights: another key, computed afresh
         next(model.parameters()).mul_(-1.0)
     flipped = tcav.activations(model, images, 1, "flatten")
-    assert len(passes) == 2
+    assert len(passes) == 4
     np.testing.assert_allclose(flipped, _plain(model, images, 1), rtol=1e-5, atol=1e-6)
 
 

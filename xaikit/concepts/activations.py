@@ -23,7 +23,7 @@ At the lecture's size (vit-base-patch16-224, issue 30) three things keep a lapto
 bounds: the passes run in batches bounded by an estimate of their intermediate tensors (a backward pass
 keeps every block's, about 200 MB per image at vit-base: 50 class images at once peaked at 10 GB;
 :func:`_bounded_batch`), activation passes stop at the deepest block needed, and a model of 20 M parameters
-or more keeps its activations on disk as well (:func:`_on_disk`, checksummed through
+or more keeps its activations and gradients on disk as well (:func:`_on_disk`, checksummed through
 :func:`xaikit.models.cache.ensure`), so a new kernel does not compute the same images again.
 """
 
@@ -181,8 +181,8 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
             batch_size: int) -> np.ndarray:
     """Activations (``target=None``) or lifted gradients at ``layer``, computed once per model (weights),
     image set (its pixel values' digest), pooling and target in this process; a model of at least
-    :data:`_DISK_CACHE_MIN_PARAMS` parameters also keeps its activations on disk (:func:`_on_disk`). An
-    activation pass stops at the deepest block it needs."""
+    :data:`_DISK_CACHE_MIN_PARAMS` parameters also keeps them on disk (:func:`_on_disk`). An activation
+    pass stops at the deepest block it needs."""
     store = _store(model)
     key = (_fingerprint(x), pooling, target)
     per_layer = store.setdefault(key, {})
@@ -194,7 +194,7 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
                 return _run(model, x, layers, pooling, target, batch_size, stop=target is None)
 
         layers = _layers_to_keep(model, layer, pooling, len(x))
-        if target is None and _n_params(model) >= _DISK_CACHE_MIN_PARAMS:
+        if _n_params(model) >= _DISK_CACHE_MIN_PARAMS:
             fresh: dict[int, np.ndarray] = {}  # one pass for every layer missing on disk
 
             def one(i):
@@ -203,7 +203,7 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
                 return fresh[i]
 
             for i in layers:
-                per_layer[i] = _on_disk(model, x, i, pooling, lambda i=i: one(i))
+                per_layer[i] = _on_disk(model, x, i, pooling, lambda i=i: one(i), target)
         else:
             per_layer.update(compute(layers))
     return per_layer[layer]
@@ -235,23 +235,25 @@ def _weights_digest(model) -> str:
     return store["weights-digest"]
 
 
-def _activations_folder(model, x: torch.Tensor, layer: int, pooling: str):
+def _activations_folder(model, x: torch.Tensor, layer: int, pooling: str, target: int | None = None):
     from pathlib import Path
 
     from xaikit._config import cache_dir
 
-    return Path(cache_dir()) / "activations" / f"{_weights_digest(model)}-block{layer}-{pooling}-{_fingerprint(x)}"
+    what = "acts" if target is None else f"grad{target}"
+    return (Path(cache_dir()) / "activations" /
+            f"{_weights_digest(model)}-block{layer}-{pooling}-{what}-{_fingerprint(x)}")
 
 
-def _on_disk(model, x: torch.Tensor, layer: int, pooling: str, compute) -> np.ndarray:
-    """``compute()``'s activations, kept under ``cache_dir()/activations/`` keyed by the weights' digest, the
-    block, the pooling and the pixel values' digest, through :func:`xaikit.models.cache.ensure`: checksummed,
-    so a damaged file is computed again and replaced, never loaded. Without a usable cache folder the
-    activations are computed and not kept."""
+def _on_disk(model, x: torch.Tensor, layer: int, pooling: str, compute, target: int | None = None) -> np.ndarray:
+    """``compute()``'s activations (or, with ``target``, the lifted gradients of that class's logit), kept
+    under ``cache_dir()/activations/`` keyed by the weights' digest, the block, the pooling, the target and
+    the pixel values' digest, through :func:`xaikit.models.cache.ensure`: checksummed, so a damaged file is
+    computed again and replaced, never loaded. Without a usable cache folder they are computed and not kept."""
     from xaikit.models import cache
 
     try:
-        folder = _activations_folder(model, x, layer, pooling)
+        folder = _activations_folder(model, x, layer, pooling, target)
     except (OSError, ValueError):  # XAIKIT_CACHE unusable: compute, keep nothing
         return compute()
     made = []
