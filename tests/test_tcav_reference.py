@@ -196,3 +196,25 @@ def _plain_mean(model, images, layer):
     x = pixel_values(model, images)
     with torch.no_grad():
         return model(pixel_values=x, output_hidden_states=True).hidden_states[layer + 1][:, 1:].mean(1).numpy()
+
+
+@pytest.mark.filterwarnings("ignore:test='rank' with:UserWarning")
+def test_disk_cache_keeps_the_rank_tests_null_scores(on_disk):
+    model, _, passes = on_disk
+    n = 8
+    kwargs = dict(target=0, layer=1, R=2, test="rank", random_sets=[iw.random_images(n, seed=60 + i) for i in range(3)],
+                  null_sets=[iw.random_images(n, seed=80 + k) for k in range(3)])
+    concepts = {"striped": iw.concept_images("striped", n)}
+    zebras = iw.class_images("zebra", n)
+    first = tcav.tcav_significance(model, concepts, zebras, **kwargs)
+    cold = len(passes)
+    assert cold >= 3 + 3 + 2  # the null sets', the random sets', the concept's and the class images' passes
+    tcav.clear_cache()  # a new kernel
+    again = tcav.tcav_significance(model, concepts, zebras, **kwargs)
+    assert len(passes) == cold, "every pass, the null sets' included, read back from disk"
+    np.testing.assert_array_equal(again.null_scores, first.null_scores)
+    assert again["striped"].p_value == pytest.approx(first["striped"].p_value, abs=1e-12)
+    tcav.clear_cache()
+    other = tcav.tcav_significance(model, concepts, zebras, **{**kwargs, "R": 3, "random_sets": kwargs["random_sets"]
+                                                               + [iw.random_images(n, seed=70)]})
+    assert other.null_scores.shape == (3, 3)  # another R: another entry, not the kept (3, 2) table

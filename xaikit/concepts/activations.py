@@ -235,27 +235,36 @@ def _weights_digest(model) -> str:
     return store["weights-digest"]
 
 
-def _activations_folder(model, x: torch.Tensor, layer: int, pooling: str, target: int | None = None):
+def _disk_folder(model, name: str):
     from pathlib import Path
 
     from xaikit._config import cache_dir
 
+    return Path(cache_dir()) / "activations" / f"{_weights_digest(model)}-{name}"
+
+
+def _activations_folder(model, x: torch.Tensor, layer: int, pooling: str, target: int | None = None):
     what = "acts" if target is None else f"grad{target}"
-    return (Path(cache_dir()) / "activations" /
-            f"{_weights_digest(model)}-block{layer}-{pooling}-{what}-{_fingerprint(x)}")
+    return _disk_folder(model, f"block{layer}-{pooling}-{what}-{_fingerprint(x)}")
 
 
 def _on_disk(model, x: torch.Tensor, layer: int, pooling: str, compute, target: int | None = None) -> np.ndarray:
     """``compute()``'s activations (or, with ``target``, the lifted gradients of that class's logit), kept
     under ``cache_dir()/activations/`` keyed by the weights' digest, the block, the pooling, the target and
-    the pixel values' digest, through :func:`xaikit.models.cache.ensure`: checksummed, so a damaged file is
-    computed again and replaced, never loaded. Without a usable cache folder they are computed and not kept."""
-    from xaikit.models import cache
-
+    the pixel values' digest (:func:`_disk_kept`)."""
     try:
         folder = _activations_folder(model, x, layer, pooling, target)
     except (OSError, ValueError):  # XAIKIT_CACHE unusable: compute, keep nothing
         return compute()
+    return _disk_kept(folder, compute)
+
+
+def _disk_kept(folder, compute, what: str = "TCAV activations") -> np.ndarray:
+    """The array ``compute()`` returns, kept in ``folder`` through :func:`xaikit.models.cache.ensure`:
+    checksummed, so a damaged file is computed again and replaced, never loaded. A folder that cannot be
+    written (a full disk, no permission) leaves the result computed and not kept."""
+    from xaikit.models import cache
+
     made = []
 
     def build(tmp):
@@ -263,9 +272,9 @@ def _on_disk(model, x: torch.Tensor, layer: int, pooling: str, compute, target: 
         np.save(tmp / _ACTS_FILE, made[0])
 
     try:
-        cache.ensure(folder, build, required=(_ACTS_FILE,), what="TCAV activations", progress=False)
+        cache.ensure(folder, build, required=(_ACTS_FILE,), what=what, progress=False)
         return made[0] if made else np.load(folder / _ACTS_FILE)
-    except OSError:  # a full disk or a read-only folder: the activations still serve this call
+    except OSError:  # a full disk or a read-only folder: the result still serves this call
         return made[0] if made else compute()
 
 
