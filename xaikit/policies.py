@@ -37,7 +37,11 @@ policy                    what changes                                 why
                           inside ``presenting()`` (restored after)     front of a room
 ``concepts.activations``  activations, gradients and CAVs per model    TCAV's significance runs reuse
                           (weak references; ``clear_cache()`` after    them hundreds of times
-                          training a model in place)
+                          training a model in place); for models of   vit-base's 50 images cost a minute
+                          20 M parameters or more also on disk in      of forward passes on a laptop CPU;
+                          ``cache_dir()/activations`` (keyed by the    a new kernel reads them back
+                          weights' SHA-256, block, pooling, target
+                          and the pixel values; checksummed)
 ``text.diagnostics``      a model's attention for a set of sentences   Wiegreffe & Pinter's diagnostic
                           on disk in ``cache_dir()/diagnostics``       reads thousands of sentences:
                           (``cache=True``; keyed by the sentences,     half a minute of forward passes

@@ -18,6 +18,13 @@ Works on Hugging Face transformers models directly: hooks find the blocks throug
 or tensor block outputs, and call the model with ``pixel_values=``. Activations and gradients are cached
 per model, image set, pooling and target, for every layer at once when they fit in memory, so a layer
 switch with warm caches only retrains the (cached) CAVs (listed in :mod:`xaikit.policies`).
+
+At the lecture's size (vit-base-patch16-224, issue 30) three things keep a laptop's memory and time in
+bounds: the passes run in batches bounded by an estimate of their intermediate tensors (a backward pass
+keeps every block's, about 200 MB per image at vit-base: 50 class images at once peaked at 10 GB;
+:func:`_bounded_batch`), activation passes stop at the deepest block needed, and a model of 20 M parameters
+or more keeps its activations and gradients on disk as well (:func:`_on_disk`, checksummed through
+:func:`xaikit.models.cache.ensure`), so a new kernel does not compute the same images again.
 """
 
 from __future__ import annotations
@@ -97,6 +104,31 @@ def _layers_to_keep(model, layer: int, pooling: str, n: int) -> list[int]:
     return list(range(total)) if n * width * total * 4 < _ALL_LAYERS_BYTES else [layer]
 
 
+#: memory one batch of :func:`_run` may hold: the backward pass keeps every block's intermediate tensors for
+#: each image (about 200 MB per image at vit-base-patch16-224, so 50 images at once peaked at 10 GB); the
+#: forward pass without gradients only the current block's
+_GRAD_BATCH_BYTES = 768 * 2**20
+_FORWARD_BATCH_BYTES = 256 * 2**20
+
+
+def _bounded_batch(model, batch_size: int, backward: bool) -> int:
+    """``batch_size`` capped so that one batch's intermediate tensors stay near :data:`_GRAD_BATCH_BYTES`
+    (backward) or :data:`_FORWARD_BATCH_BYTES` (forward only). Per image and block the estimate counts the
+    token tensors (about 24 of width ``hidden_size``, the MLP's four times wider ones included) and the
+    attention maps (3 of ``heads x tokens x tokens``); every block for a backward pass, one for a forward
+    pass. Each image's activations and gradients do not depend on the batch it is in, so the cap changes
+    the memory, not the result (beyond the order of float sums inside a matrix product)."""
+    from xaikit.models.arch import n_layers
+
+    cfg = model.config
+    tokens = (int(getattr(cfg, "image_size", 224)) // int(getattr(cfg, "patch_size", 16))) ** 2 + 1
+    heads = int(getattr(cfg, "num_attention_heads", 1))
+    per_block = tokens * (24 * int(cfg.hidden_size) + 3 * heads * tokens) * 4
+    per_image = per_block * (n_layers(model) if backward else 1)
+    budget = _GRAD_BATCH_BYTES if backward else _FORWARD_BATCH_BYTES
+    return max(1, min(batch_size, budget // max(per_image, 1)))
+
+
 class _Stop(Exception):
     """Raised by the hook of the last block :func:`_run` needs, to skip the blocks above it."""
 
@@ -122,6 +154,7 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
         return fn
 
     device = next(model.parameters()).device
+    batch_size = _bounded_batch(model, batch_size, backward=target is not None)
     pieces: dict[int, list[torch.Tensor]] = {i: [] for i in layers}
     with forward_hooks(*((blocks[i], hook(i)) for i in layers)):
         for s in range(0, len(x), batch_size):
@@ -146,16 +179,103 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
 
 def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None,
             batch_size: int) -> np.ndarray:
+    """Activations (``target=None``) or lifted gradients at ``layer``, computed once per model (weights),
+    image set (its pixel values' digest), pooling and target in this process; a model of at least
+    :data:`_DISK_CACHE_MIN_PARAMS` parameters also keeps them on disk (:func:`_on_disk`). An activation
+    pass stops at the deepest block it needs."""
     store = _store(model)
     key = (_fingerprint(x), pooling, target)
     per_layer = store.setdefault(key, {})
     if layer not in per_layer:
         from xaikit.policies import method_threads
 
-        with method_threads():  # xaikit.policies: the thread count the user set
-            per_layer.update(_run(model, x, _layers_to_keep(model, layer, pooling, len(x)), pooling, target,
-                                  batch_size))
+        def compute(layers):
+            with method_threads():  # xaikit.policies: the thread count the user set
+                return _run(model, x, layers, pooling, target, batch_size, stop=target is None)
+
+        layers = _layers_to_keep(model, layer, pooling, len(x))
+        if _n_params(model) >= _DISK_CACHE_MIN_PARAMS:
+            fresh: dict[int, np.ndarray] = {}  # one pass for every layer missing on disk
+
+            def one(i):
+                if not fresh:
+                    fresh.update(compute(layers))
+                return fresh[i]
+
+            for i in layers:
+                per_layer[i] = _on_disk(model, x, i, pooling, lambda i=i: one(i), target)
+        else:
+            per_layer.update(compute(layers))
     return per_layer[layer]
+
+
+# -- the on-disk activation cache (issue 30) -----------------------------------------------------------------
+#: models with at least this many parameters keep activations on disk: at vit-base-patch16-224 (86 M) 50
+#: images take about half a minute per block on a laptop CPU, reading them back a fraction of a second;
+#: the embedded ViTs (under 1 M) compute them faster than their weights hash
+_DISK_CACHE_MIN_PARAMS = 20_000_000
+_ACTS_FILE = "activations.npy"
+
+
+def _n_params(model) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _weights_digest(model) -> str:
+    """SHA-256 of the model's class, parameter names, dtypes and bytes (first 16 hex digits); kept in the
+    model's in-memory store, which a change of weights empties (:func:`_store`)."""
+    store = _store(model)
+    if "weights-digest" not in store:
+        h = hashlib.sha256(type(model).__name__.encode())
+        for name, t in model.state_dict().items():
+            t = t.detach().cpu().contiguous()
+            h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        store["weights-digest"] = h.hexdigest()[:16]
+    return store["weights-digest"]
+
+
+def _disk_folder(model, name: str):
+    from pathlib import Path
+
+    from xaikit._config import cache_dir
+
+    return Path(cache_dir()) / "activations" / f"{_weights_digest(model)}-{name}"
+
+
+def _activations_folder(model, x: torch.Tensor, layer: int, pooling: str, target: int | None = None):
+    what = "acts" if target is None else f"grad{target}"
+    return _disk_folder(model, f"block{layer}-{pooling}-{what}-{_fingerprint(x)}")
+
+
+def _on_disk(model, x: torch.Tensor, layer: int, pooling: str, compute, target: int | None = None) -> np.ndarray:
+    """``compute()``'s activations (or, with ``target``, the lifted gradients of that class's logit), kept
+    under ``cache_dir()/activations/`` keyed by the weights' digest, the block, the pooling, the target and
+    the pixel values' digest (:func:`_disk_kept`)."""
+    try:
+        folder = _activations_folder(model, x, layer, pooling, target)
+    except (OSError, ValueError):  # XAIKIT_CACHE unusable: compute, keep nothing
+        return compute()
+    return _disk_kept(folder, compute)
+
+
+def _disk_kept(folder, compute, what: str = "TCAV activations") -> np.ndarray:
+    """The array ``compute()`` returns, kept in ``folder`` through :func:`xaikit.models.cache.ensure`:
+    checksummed, so a damaged file is computed again and replaced, never loaded. A folder that cannot be
+    written (a full disk, no permission) leaves the result computed and not kept."""
+    from xaikit.models import cache
+
+    made = []
+
+    def build(tmp):
+        made.append(compute())
+        np.save(tmp / _ACTS_FILE, made[0])
+
+    try:
+        cache.ensure(folder, build, required=(_ACTS_FILE,), what=what, progress=False)
+        return made[0] if made else np.load(folder / _ACTS_FILE)
+    except OSError:  # a full disk or a read-only folder: the result still serves this call
+        return made[0] if made else compute()
 
 
 def _check_common(model, layer, pooling):

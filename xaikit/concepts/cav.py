@@ -66,9 +66,17 @@ def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: i
     x = np.concatenate([pos, neg])
     y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
     test = _held_out(len(pos), len(neg), seed, test_fraction)
-    scale = x[~test].std(0) + 1e-6  # standardise for the solver, then map the normal back (w / scale)
-    mu = x[~test].mean(0)
-    z = (x - mu) / scale
+    # standardise for the solver, then map the normal back (w / scale): x[~test].std(0) + 1e-6 and
+    # x[~test].mean(0) with the training rows copied and centred once (numpy's std sums the same squares
+    # about the same mean); at vit-base's 151,296 numbers per image each pass over 75 rows costs ~0.1 s
+    xt = x[~test]
+    mu = np.add.reduce(xt, axis=0) / len(xt)
+    xt -= mu
+    xt *= xt
+    scale = np.sqrt(np.add.reduce(xt, axis=0) / len(xt)) + 1e-6
+    del xt
+    z = x - mu
+    z /= scale
     clf = _classifier(classifier, seed)
     # With more dimensions than training rows (all tokens flattened: 65 x 96 = 6240 here), the
     # L2-regularised optimum lies in the row space of the training data (representer theorem), so fit in

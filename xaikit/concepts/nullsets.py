@@ -3,6 +3,13 @@
 :func:`xaikit.concepts.significance.tcav_significance` ranks each concept's TCAV score (Kim et al. 2018
 compare with random sets by a t-test; the rank among them is exact at any number of runs). Drawn once into
 the cache and read back, keyed by the image world's code.
+
+Each set is drawn on its own seed, so no two share an image. Drawing them instead as subsets of one smaller
+pool of P images (P forward passes instead of K x size, the obvious saving at vit-base) would make the random
+concepts overlap: their scores would spread less than independent sets' (for a mean over a set, by the
+finite-population factor (P - size) / (P - 1), 0.8 for P = 250 and size 50), and sit about the pool's quirks,
+so a concept that is one more random set would land beyond them more often than the p-value says. The rank
+test would no longer hold its level (issue 30 weighed this and kept independent sets).
 """
 
 from __future__ import annotations

@@ -406,12 +406,12 @@ def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, co
     Run i pits every set against the same counterpart with the same held-out split (it depends on the seed
     and the set sizes only), so the counterpart's training rows are prepared once per run, and only each
     CAV's unit vector is computed (:func:`xaikit.concepts.cav._vector_from_training_rows`: the vector of
-    ``train_cav``, without the held-out accuracy nobody reads here)."""
-    from tqdm.auto import tqdm
+    ``train_cav``, without the held-out accuracy nobody reads here).
 
-    from xaikit.concepts.activations import _run
-    from xaikit.concepts.cav import _held_out, _vector_from_training_rows
-
+    At the lecture's size (a model of 20 M parameters or more: vit-base, issue 30) the table is also kept on
+    disk, keyed by the model's weights and the same digest, through the checksummed cache
+    (:func:`xaikit.concepts.activations._disk_kept`): K = 100 sets of 50 images cost 5,000 forward passes
+    there, so a new kernel reads the scores back instead."""
     g, classifier, seed, counterparts = context
     digest = hashlib.sha1(g.tobytes())
     for a in (*null_sets, *counterparts):  # the gradients, the random concepts and what they were run against
@@ -419,29 +419,53 @@ def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, co
     key = ("null-scores", digest.hexdigest()[:16], len(null_sets), layer, pooling, classifier, seed, R)
     store = _store(model)
     if key not in store:
-        n_pos = len(null_sets[0])  # the sets are of one size (tcav_significance checks it)
-        runs = []  # per run: the concept's training rows among the set's, and the training rows of a CAV
-        for i in range(R):  # with the counterpart's already in place
-            counter, rows = counterpart(i, n_pos)
-            rows = np.arange(n_pos) if rows is None else rows
-            test = _held_out(len(rows), len(counter), seed + i)
-            train = rows[~test[:len(rows)]]
-            xt = np.empty((len(train) + int((~test[len(rows):]).sum()), counter.shape[1]))
-            xt[len(train):] = np.asarray(counter, np.float64)[~test[len(rows):]]
-            runs.append((train, xt))
-        scores = []
-        for k, imgs in enumerate(tqdm(null_sets, desc="random concepts", disable=not progress, leave=False)):
-            a = _run(model, pixel_values(model, imgs, processor, f"null_sets[{k}]"), [layer], pooling, None, 64,
-                     stop=True)[layer]
-            a = np.asarray(a, np.float64)
-            # not through the CAV cache: K x R CAVs of throwaway sets would crowd out the concepts' own
-            row = []
-            for i, (train, xt) in enumerate(runs):
-                np.take(a, train, axis=0, out=xt[:len(train)])  # this set's training rows, then the counterpart's
-                row.append(_score(g @ _vector_from_training_rows(xt, len(train), classifier, seed + i))[0])
-            scores.append(row)
-        store[key] = np.array(scores)
+        from xaikit.concepts.activations import _DISK_CACHE_MIN_PARAMS, _disk_folder, _disk_kept, _n_params
+
+        def compute():
+            return _null_score_table(model, null_sets, layer, pooling, processor, counterpart, R, classifier, seed,
+                                     g, progress)
+
+        if _n_params(model) >= _DISK_CACHE_MIN_PARAMS:  # a large model: the K x R scores kept on disk too
+            name = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+            try:
+                store[key] = _disk_kept(_disk_folder(model, f"null-scores-{name}"), compute, "rank test's scores")
+            except ValueError:  # XAIKIT_CACHE unusable
+                store[key] = compute()
+        else:
+            store[key] = compute()
     return store[key]
+
+
+def _null_score_table(model, null_sets, layer, pooling, processor, counterpart, R, classifier, seed, g,
+                      progress) -> np.ndarray:
+    """The (K, R) table of :func:`_null_scores`, computed."""
+    from tqdm.auto import tqdm
+
+    from xaikit.concepts.activations import _run
+    from xaikit.concepts.cav import _held_out, _vector_from_training_rows
+
+    n_pos = len(null_sets[0])  # the sets are of one size (tcav_significance checks it)
+    runs = []  # per run: the concept's training rows among the set's, and the training rows of a CAV
+    for i in range(R):  # with the counterpart's already in place
+        counter, rows = counterpart(i, n_pos)
+        rows = np.arange(n_pos) if rows is None else rows
+        test = _held_out(len(rows), len(counter), seed + i)
+        train = rows[~test[:len(rows)]]
+        xt = np.empty((len(train) + int((~test[len(rows):]).sum()), counter.shape[1]))
+        xt[len(train):] = np.asarray(counter, np.float64)[~test[len(rows):]]
+        runs.append((train, xt))
+    scores = []
+    for k, imgs in enumerate(tqdm(null_sets, desc="random concepts", disable=not progress, leave=False)):
+        a = _run(model, pixel_values(model, imgs, processor, f"null_sets[{k}]"), [layer], pooling, None, 64,
+                 stop=True)[layer]
+        a = np.asarray(a, np.float64)
+        # not through the CAV cache: K x R CAVs of throwaway sets would crowd out the concepts' own
+        row = []
+        for i, (train, xt) in enumerate(runs):
+            np.take(a, train, axis=0, out=xt[:len(train)])  # this set's training rows, then the counterpart's
+            row.append(_score(g @ _vector_from_training_rows(xt, len(train), classifier, seed + i))[0])
+        scores.append(row)
+    return np.array(scores)
 
 
 def _cav_cached(model, a_pos, a_neg, classifier, seed, concept, negative, layer, pooling) -> CAV:

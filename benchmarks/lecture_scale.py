@@ -1,0 +1,293 @@
+"""Time xaikit's methods at the lecture's model sizes: bert-base and vit-base-patch16-224 (issue 30).
+
+The hub is not needed: random-weight models of the hub configurations (``BertConfig()`` and ``ViTConfig()``
+defaults: 12 layers, hidden 768; ViT 224 px, patch 16) are saved once with ``save_pretrained`` into
+``<cache>/lecture-scale/`` and loaded through xaikit's folder route (``load_sentiment`` / ``load_vit``), as a
+student with a downloaded model would. Random weights cost the same time and memory as trained ones.
+
+Each row runs in its own Python process, so its peak resident memory (``ru_maxrss`` of that process) is the
+row's own. Rows are registered in :data:`ROWS` (name, goal seconds, goal GB, function); a row whose function
+is ``None`` is listed as "not measured yet" (the text rows, filled by another change).
+
+    .venv/bin/python benchmarks/lecture_scale.py                 # every row, full size
+    .venv/bin/python benchmarks/lecture_scale.py --quick         # fewer images and runs: a smoke test
+    .venv/bin/python benchmarks/lecture_scale.py --rows tcav_activations,tcav_score
+
+Goals (issue 30) are for a 2-core laptop CPU; on a shared machine the times inflate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+#: TCAV's block at vit-base (the issue's measurement)
+VIT_LAYER = 10
+_DISK_MIN = None  # xaikit's threshold for the on-disk activation cache, switched off in the other rows
+
+
+def models_folder() -> Path:
+    from xaikit._config import cache_dir
+
+    return Path(cache_dir()) / "lecture-scale"
+
+
+def build_models(folder: Path) -> tuple[Path, Path]:
+    """Save the random vit-base and bert-base (with a tokenizer) into ``folder`` unless they are there."""
+    import torch
+
+    vit_dir, bert_dir = folder / "vit-base-patch16-224-random", folder / "bert-base-random"
+    if not (vit_dir / "config.json").exists():
+        from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+        torch.manual_seed(0)
+        config = ViTConfig()  # vit-base-patch16-224: 12 x 768, 224 px, patch 16
+        config.num_labels = 2
+        ViTForImageClassification(config).save_pretrained(vit_dir)
+        ViTImageProcessor(size={"height": 224, "width": 224}).save_pretrained(vit_dir)
+    if not (bert_dir / "config.json").exists():
+        from transformers import BertConfig, BertForSequenceClassification
+
+        from xaikit.models import load_sentiment
+
+        torch.manual_seed(0)
+        config = BertConfig(num_labels=2)  # bert-base-uncased: 12 x 768, vocabulary 30522
+        BertForSequenceClassification(config).save_pretrained(bert_dir)
+        # the embedded sentiment model's tokenizer (the bert-base-uncased vocabulary size fits)
+        load_sentiment()[1].save_pretrained(bert_dir)
+    return vit_dir, bert_dir
+
+
+# -- rows: each returns a dict of extra numbers to print; the harness times it -------------------------------
+
+def _tcav_inputs(quick: bool):
+    from xaikit.models import imageworld as iw
+
+    n = 10 if quick else 50
+    concepts = {c: iw.concept_images(c, n) for c in ("striped", "dotted", "bubbly")}
+    return n, concepts, iw.class_images("zebra", n)
+
+
+def row_tcav_activations(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    from xaikit.concepts import tcav
+    from xaikit.models import imageworld as iw
+    from xaikit.models import load_vit
+
+    model, processor = load_vit(vit_dir)
+    n = 10 if quick else 50
+    images = iw.random_images(n, seed=1)
+    clock.start()
+    a = tcav.activations(model, images, VIT_LAYER, "flatten", processor)
+    clock.stop()
+    clock.start()
+    tcav.activations(model, images, VIT_LAYER, "flatten", processor)  # the same images again: from memory
+    again = clock.stop(count=False)
+    return {"images": n, "shape": list(a.shape), "again_s": round(again, 3)}
+
+
+def row_tcav_activations_disk(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    """The activations of 50 images in a new kernel when an earlier one kept them on disk."""
+    from xaikit.concepts import activations as acts_module
+    from xaikit.concepts import tcav
+    from xaikit.models import imageworld as iw
+    from xaikit.models import load_vit
+
+    if not hasattr(acts_module, "_on_disk"):
+        raise RuntimeError("this xaikit has no on-disk activation cache")
+    acts_module._DISK_CACHE_MIN_PARAMS = _DISK_MIN  # on for this row
+    model, processor = load_vit(vit_dir)
+    images = iw.random_images(10 if quick else 50, seed=2)
+    t = time.perf_counter()
+    tcav.activations(model, images, VIT_LAYER, "flatten", processor)  # computed, or already on disk
+    first = time.perf_counter() - t
+    tcav.clear_cache()  # as a new kernel: nothing in memory
+    clock.start()
+    tcav.activations(model, images, VIT_LAYER, "flatten", processor)
+    clock.stop()
+    return {"first_call_s": round(first, 2)}
+
+
+def row_tcav_score(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    from xaikit.concepts import tcav
+    from xaikit.models import imageworld as iw
+    from xaikit.models import load_vit
+
+    model, processor = load_vit(vit_dir)
+    n, concepts, zebras = _tcav_inputs(quick)
+    clock.start()
+    r = tcav.tcav(model, concepts["striped"], iw.random_images(n, seed=1), zebras, target=0, layer=VIT_LAYER,
+                  processor=processor)
+    clock.stop()
+    return {"score": round(r.score, 3)}
+
+
+def row_tcav_significance(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    from xaikit.concepts import tcav
+    from xaikit.models import load_vit
+
+    model, processor = load_vit(vit_dir)
+    n, concepts, zebras = _tcav_inputs(quick)
+    R = 3 if quick else 10
+    clock.start()
+    res = tcav.tcav_significance(model, concepts, zebras, target=0, layer=VIT_LAYER, R=R, n_random=n,
+                                 processor=processor)
+    clock.stop()
+    return {"R": R, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
+
+
+def row_tcav_significance_next_kernel(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    """The t-test row again in a new kernel, with the activations and gradients an earlier one kept on disk."""
+    from xaikit.concepts import activations as acts_module
+    from xaikit.concepts import tcav
+    from xaikit.models import load_vit
+
+    if not hasattr(acts_module, "_on_disk"):
+        raise RuntimeError("this xaikit has no on-disk activation cache")
+    acts_module._DISK_CACHE_MIN_PARAMS = _DISK_MIN
+    model, processor = load_vit(vit_dir)
+    n, concepts, zebras = _tcav_inputs(quick)
+    R = 3 if quick else 10
+
+    def run():
+        return tcav.tcav_significance(model, concepts, zebras, target=0, layer=VIT_LAYER, R=R, n_random=n,
+                                      processor=processor)
+
+    run()  # fills the disk cache (or finds it filled)
+    tcav.clear_cache()  # as a new kernel: nothing in memory
+    clock.start()
+    res = run()
+    clock.stop()
+    return {"R": R, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
+
+
+def row_tcav_rank(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    import warnings
+
+    from xaikit.concepts import tcav
+    from xaikit.models import load_vit
+
+    model, processor = load_vit(vit_dir)
+    n, concepts, zebras = _tcav_inputs(quick)
+    R, K = (3, 10) if quick else (10, 100)
+    clock.start()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # quick: K too small to reach alpha, said in the output
+        res = tcav.tcav_significance(model, concepts, zebras, target=0, layer=VIT_LAYER, R=R, n_random=n,
+                                     processor=processor, test="rank", n_null=K)
+    clock.stop()
+    return {"R": R, "K": K, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
+
+
+@dataclass
+class Row:
+    name: str
+    what: str
+    goal_s: float | None
+    goal_gb: float | None
+    fn: Callable | None  # None: not measured yet
+
+
+#: every row; add one by appending (the text rows' functions are filled by the text methods' change)
+ROWS: list[Row] = [
+    Row("tcav_activations", "TCAV activations, vit-base, block 10 (flatten), 50 images", None, 3.0,
+        row_tcav_activations),
+    Row("tcav_activations_disk", "the same activations read back from the disk cache in a new kernel", 5.0, 3.0,
+        row_tcav_activations_disk),
+    Row("tcav_score", "one TCAV score, vit-base, block 10, 50+50 images, 50 class images", None, 3.0, row_tcav_score),
+    Row("tcav_significance", "tcav_significance t-test, vit-base, block 10, 3 concepts, R=10", 60.0, 3.0,
+        row_tcav_significance),
+    Row("tcav_significance_next_kernel", "the same t-test in a new kernel, activations on disk", 60.0, 3.0,
+        row_tcav_significance_next_kernel),
+    Row("tcav_rank", "tcav_significance rank test, vit-base, K=100 sets of 50, R=10", 120.0, 3.0, row_tcav_rank),
+    Row("gradsam", "Grad-SAM, bert-base, one sentence", None, None, None),
+    Row("shap", "SHAP, bert-base, the five lecture sentences", None, None, None),
+    Row("text_ig", "text IG, bert-base, 50 steps", None, None, None),
+    Row("lab", "the faithfulness lab, bert-base, 10 sentences", 20.0, None, None),
+]
+
+
+class _Clock:
+    """Sums the wall time between start() and stop() (loading the model is not counted)."""
+
+    def __init__(self):
+        self.total, self._t = 0.0, None
+
+    def start(self):
+        self._t = time.perf_counter()
+
+    def stop(self, count: bool = True) -> float:
+        dt = time.perf_counter() - self._t
+        if count:
+            self.total += dt
+        return dt
+
+
+def _child(name: str, quick: bool) -> None:
+    row = next(r for r in ROWS if r.name == name)
+    vit_dir, bert_dir = build_models(models_folder())
+    clock = _Clock()
+    from xaikit.concepts import activations as acts_module
+
+    global _DISK_MIN
+    _DISK_MIN = getattr(acts_module, "_DISK_CACHE_MIN_PARAMS", None)
+    if _DISK_MIN is not None:  # every row times cold work, except the disk cache's own row
+        acts_module._DISK_CACHE_MIN_PARAMS = float("inf")
+    extra = row.fn(vit_dir, bert_dir, quick, clock)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    print("ROW " + json.dumps({"seconds": clock.total, "peak_gb": peak * 1024 / 1e9, "extra": extra}))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer images, runs and null sets")
+    parser.add_argument("--rows", default="", help="comma-separated row names (default: all); "
+                        f"rows: {', '.join(r.name for r in ROWS)}")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(args.child, args.quick)
+        return 0
+    wanted = [w for w in args.rows.split(",") if w]
+    unknown = sorted(set(wanted) - {r.name for r in ROWS})
+    if unknown:
+        parser.error(f"--rows: unknown {unknown}; rows are {[r.name for r in ROWS]}")
+    build_models(models_folder())
+    print(f"lecture scale ({'quick' if args.quick else 'full'}), cpu count {os.cpu_count()}, load average "
+          f"{os.getloadavg()[0]:.1f} (a shared machine inflates the times)")
+    print(f"{'row':<18} {'seconds':>8} {'goal':>6} {'peak GB':>8} {'goal':>5}  what / extra")
+    failed = False
+    for row in ROWS:
+        if wanted and row.name not in wanted:
+            continue
+        if row.fn is None:
+            print(f"{row.name:<18} {'-':>8} {row.goal_s or '-':>6} {'-':>8} {row.goal_gb or '-':>5}  "
+                  f"{row.what}: not measured yet")
+            continue
+        cmd = [sys.executable, __file__, "--child", row.name] + (["--quick"] if args.quick else [])
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ROW ")]
+        if proc.returncode or not lines:
+            failed = True
+            print(f"{row.name:<18} FAILED (exit {proc.returncode})\n{proc.stderr[-2000:]}")
+            continue
+        r = json.loads(lines[-1][4:])
+        ok_t = row.goal_s is None or r["seconds"] <= row.goal_s
+        ok_m = row.goal_gb is None or r["peak_gb"] <= row.goal_gb
+        print(f"{row.name:<18} {r['seconds']:8.1f} {row.goal_s or '-':>6} {r['peak_gb']:8.2f} {row.goal_gb or '-':>5}"
+              f"  {'OK ' if ok_t and ok_m else 'OVER'} {row.what}; {r['extra']}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
