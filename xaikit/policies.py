@@ -22,7 +22,11 @@ policy                    what changes                                 why
                                                                        on one thread; notebook 01's
                                                                        sanity cascades at load 7: 21 s
                                                                        with torch's default, under 2 s
-                                                                       on one thread)
+                                                                       on one thread). At bert-base
+                                                                       too (issue 30, 2 shared cores,
+                                                                       load 8, interleaved): IG at 50
+                                                                       steps 2.4 s on 1 thread, 6.8 s
+                                                                       on 2; Grad-SAM 0.40 s and 4.0 s
 :func:`panel_threads`     one torch thread while a panel updates       the panels' tiny models lose more
                           (restored afterwards)                        to thread hand-offs than they gain
 ``shaptext.use_numba``    SHAP's numba-compiled helpers swapped for    numba compiles for seconds on the

@@ -28,6 +28,8 @@ import torch
 
 from xaikit._fn import inputs_to_model
 from xaikit._validate import check_choice, check_int
+from xaikit.models.arch import embeddings_module, encoder_layers
+from xaikit.models.hooks import forward_hooks
 from xaikit.text.lab.editing import run_edited
 from xaikit.text.tokens import TokenScores
 
@@ -93,17 +95,18 @@ def content_positions(enc, tokenizer) -> list[int]:
 def _probs_erased(model, enc, masks: torch.Tensor, layer: int) -> np.ndarray:
     """Output probabilities ``(B, C)`` with the tokens of each mask row ``(B, N)`` erased from the attention of
     ``layer`` alone (Serrano & Smith): their weights zeroed in every head and row, the rows renormalised."""
-    b = masks.shape[0]
-    inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
-    logits = run_edited(model, inputs, remove=masks, layers=(layer,))
-    return torch.softmax(logits.cpu().double(), dim=-1).numpy()
+    masks, back = torch.unique(masks.cpu(), dim=0, return_inverse=True)  # rankings share rows: each runs once
+    with _rows_from(model, (layer,), masks.shape[0]):
+        logits = run_edited(model, dict(enc.inputs), remove=masks, layers=(layer,))
+    return torch.softmax(logits.cpu().double(), dim=-1).numpy()[back.numpy()]
 
 
 def _probs_deleted(model, enc, masks: torch.Tensor, pad_id: int, batch_size: int = 64) -> np.ndarray:
     """Output probabilities ``(B, C)`` with the tokens of each mask row ``(B, N)`` deleted from the input ids
     (the rest move up). Rows of similar length share a batch, padded to its longest and masked as padding."""
+    masks, back = torch.unique(masks.cpu(), dim=0, return_inverse=True)  # rankings share rows: each runs once
     ids = enc.inputs["input_ids"][0].cpu()  # (N,)
-    kept = [ids[~row] for row in masks.cpu()]
+    kept = [ids[~row] for row in masks]
     order = sorted(range(len(kept)), key=lambda r: len(kept[r]))  # short rows together: little padding
     probs = np.zeros((len(kept), int(enc.logits.shape[-1])))
     for start in range(0, len(order), batch_size):
@@ -120,7 +123,7 @@ def _probs_deleted(model, enc, masks: torch.Tensor, pad_id: int, batch_size: int
         with torch.no_grad():
             logits = model(**inputs_to_model(model, inputs)).logits  # (b, C)
         probs[rows] = torch.softmax(logits.cpu().double(), dim=-1).numpy()
-    return probs
+    return probs[back.numpy()]
 
 
 def _pad_id(model, tokenizer) -> int:
@@ -208,6 +211,25 @@ def erasure(model, enc, tokenizer, attention: TokenScores, rng: np.random.Genera
                    attention_gap=float(attention.scores[top] - attention.scores[rand]))
 
 
+def _rows_from(model, layers, b: int):
+    """Within the block, a one-row input becomes ``b`` rows where it enters the lowest of ``layers`` (the
+    encoder blocks whose attention an edit changes). The blocks below see ``b`` copies of one sentence and
+    would compute ``b`` equal rows: they run once, on the sentence, and their output is copied ``b`` times
+    on its way into the first edited block. The same numbers (to float rounding) for a fraction of the work."""
+    blocks = encoder_layers(model)
+    first = min(check_int(i, "layers[i]", -len(blocks), len(blocks) - 1) % len(blocks) for i in layers)
+    feeder = embeddings_module(model) if first == 0 else blocks[first - 1]
+    return forward_hooks((feeder, lambda module, args, out: _copies(out, b)))
+
+
+def _copies(out, b: int):
+    """A module's output (a tensor, or a tuple whose first item is the hidden states) with its one row
+    repeated ``b`` times."""
+    if isinstance(out, torch.Tensor):
+        return out.expand(b, *out.shape[1:]).contiguous()
+    return (out[0].expand(b, *out[0].shape[1:]).contiguous(), *out[1:])
+
+
 def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed: int = 0,
                        queries=None) -> PermutationChange:
     """Jain & Wallace: shuffle the attention weights of ``layers`` (each row over the real tokens, the same
@@ -218,8 +240,8 @@ def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed:
     shuffles drawn are the same either way for the same ``seed``.
     """
     b = check_int(n_permutations, "n_permutations", 1)
-    inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
-    logits = run_edited(model, inputs, permute=True, layers=layers, seed=seed, queries=queries)
+    with _rows_from(model, layers, b):
+        logits = run_edited(model, dict(enc.inputs), permute=True, layers=layers, seed=seed, queries=queries)
     q = torch.softmax(logits.cpu().double(), -1).numpy()
     p = torch.softmax(enc.logits.cpu().double(), -1).numpy()
     tvd = 0.5 * np.abs(q - p[None]).sum(-1)
