@@ -20,6 +20,8 @@ _EXPORTS = {
     "n_layers": "arch",
     "n_heads": "arch",
     "forward_hooks": "hooks",
+    "count_passes": "passes",
+    "Passes": "passes",
     "attention_implementation": "hooks",
     "tiny_bert": "tiny",
     "tiny_vit": "tiny",

@@ -1,0 +1,64 @@
+"""count_passes: forward and backward passes counted by hooks on the encoder blocks (issue 31)."""
+
+import pytest
+import torch
+
+from xaikit.models import count_passes, tiny_bert, tiny_vit
+
+
+def test_plain_forward_and_backward_counted_in_examples():
+    model = tiny_bert(seed=0)
+    ids = torch.randint(5, 100, (3, 7))
+    with count_passes(model) as cost:
+        with torch.no_grad():
+            model(input_ids=ids)
+        emb = model.bert.embeddings(input_ids=ids[:2]).detach().requires_grad_(True)
+        out = model(inputs_embeds=emb).logits
+        out[:, 0].sum().backward()
+    assert cost.forward == pytest.approx(5.0)
+    assert cost.backward == pytest.approx(2.0)
+    assert cost.seconds > 0
+    assert "5 forward, 2 backward" in str(cost)
+
+
+def test_partial_pass_counts_its_fraction_and_hooks_leave():
+    model = tiny_bert(seed=0, num_hidden_layers=4)
+    blocks = model.bert.encoder.layer
+    hidden = torch.randn(2, 6, 32)
+    with count_passes(model) as cost, torch.no_grad():
+        h = hidden
+        for block in blocks[2:]:  # the top two of four blocks only
+            out = block(h)
+            h = out[0] if isinstance(out, tuple) else out
+    assert cost.forward == pytest.approx(2 * 2 / 4)
+    assert all(not b._forward_hooks for b in blocks)
+
+
+def test_vit_counts_images():
+    model = tiny_vit(seed=0)
+    x = torch.randn(4, 3, 32, 32, requires_grad=True)
+    with count_passes(model) as cost:
+        model(pixel_values=x).logits.sum().backward()
+    assert (cost.forward, cost.backward) == (pytest.approx(4.0), pytest.approx(4.0))
+
+
+def test_counts_agree_with_a_counter_on_the_whole_model():
+    # independent oracle: the rows that enter the top-level model's forward, counted by a pre-hook
+    from xaikit.text.gradsam import gradsam
+
+    model = tiny_bert(seed=1)
+    from xaikit.models import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    rows = []
+    handle = model.register_forward_pre_hook(
+        lambda m, args, kwargs: rows.append(next(v for v in list(args) + list(kwargs.values())
+                                                 if isinstance(v, torch.Tensor)).shape[0]), with_kwargs=True)
+    try:
+        with count_passes(model) as cost:
+            gradsam(model, tok, "a b c")
+    finally:
+        handle.remove()
+    assert sum(rows) >= 1
+    assert cost.forward == pytest.approx(sum(rows))
+    assert cost.backward >= 1

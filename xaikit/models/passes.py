@@ -1,0 +1,95 @@
+"""What an explanation costs: the model's forward and backward passes, counted by hooks, and the wall time.
+
+Issue 31 asks every comparison table and panel to show, per method, the passes it used, counted on the
+model rather than by arithmetic (SHAP's default of hundreds of model evaluations is otherwise invisible).
+:func:`count_passes` puts a forward hook on every encoder block; each block call adds its batch size (the
+rows it ran) to that block's count, and a tensor hook on the block's output adds the rows of each gradient
+that flows back through it. A *pass* is one example through the whole encoder, so
+
+    forward passes  = rows run through all blocks / number of blocks
+    backward passes = rows whose gradient flowed back through all blocks / number of blocks
+
+which counts a method that reruns only the top blocks (the faithfulness lab's edits) as the fraction of a
+pass it really did. The wall time of the ``with`` block comes with them.
+
+>>> with count_passes(model) as cost:       # doctest: +SKIP
+...     scores = gradsam(model, tokenizer, "a fine film")
+>>> cost.forward, cost.backward, cost.seconds   # doctest: +SKIP
+(2.0, 1.0, 0.01)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+from xaikit.models.arch import encoder_layers
+
+__all__ = ["Passes", "count_passes"]
+
+
+@dataclass
+class Passes:
+    """Forward and backward passes counted on a model's encoder blocks, and the wall time they took."""
+
+    n_blocks: int
+    forward_rows: list[int] = field(default_factory=list)  # rows run, per block
+    backward_rows: list[int] = field(default_factory=list)  # rows whose gradient came back, per block
+    seconds: float = 0.0
+
+    @property
+    def forward(self) -> float:
+        """Equivalent full forward passes: one example through every block counts 1."""
+        return sum(self.forward_rows) / self.n_blocks
+
+    @property
+    def backward(self) -> float:
+        """Equivalent full backward passes: one example's gradient back through every block counts 1."""
+        return sum(self.backward_rows) / self.n_blocks
+
+    def __str__(self) -> str:
+        return f"{self.forward:g} forward, {self.backward:g} backward passes, {self.seconds:.2f} s"
+
+
+def _rows(output) -> torch.Tensor | None:
+    hidden = output[0] if isinstance(output, (tuple, list)) else output
+    return hidden if isinstance(hidden, torch.Tensor) else None
+
+
+@contextmanager
+def count_passes(model: nn.Module) -> Iterator[Passes]:
+    """Count ``model``'s forward and backward passes (see the module docstring) inside a ``with`` block.
+
+    The hooks are removed on leaving, also after an exception; ``seconds`` is set then. Works for every
+    model whose encoder blocks :func:`xaikit.models.arch.encoder_layers` finds (BERT family, ViT).
+    """
+    blocks = encoder_layers(model)
+    cost = Passes(n_blocks=len(blocks), forward_rows=[0] * len(blocks), backward_rows=[0] * len(blocks))
+
+    def hook_for(i: int):
+        def hook(module, inputs, output):
+            hidden = _rows(output)
+            if hidden is None:
+                return None
+            rows = int(hidden.shape[0]) if hidden.dim() > 1 else 1
+            cost.forward_rows[i] += rows
+            if hidden.requires_grad:
+                def on_grad(grad, i=i, rows=rows):
+                    cost.backward_rows[i] += rows
+                hidden.register_hook(on_grad)
+            return None
+        return hook
+
+    handles = [block.register_forward_hook(hook_for(i)) for i, block in enumerate(blocks)]
+    start = time.perf_counter()
+    try:
+        yield cost
+    finally:
+        cost.seconds = time.perf_counter() - start
+        for handle in handles:
+            handle.remove()
