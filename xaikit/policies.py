@@ -7,26 +7,22 @@ here, so a reader can see all of it at once. Nothing here imports torch at modul
 ========================  ==========================================  =================================
 policy                    what changes                                 why
 ========================  ==========================================  =================================
-:func:`method_threads`    torch's thread count while a text or         one thread unless the user says
-                          concept method, or a ``tensor.sanity``       otherwise (``XAIKIT_THREADS=N``
-                          cascade, runs (restored afterwards)          or ``auto``, or
-                                                                       :func:`set_method_threads`): the
-                                                                       embedded models are too small to
-                                                                       gain from more, and on a machine
-                                                                       whose cores are busy more threads
-                                                                       cost several times more (one
-                                                                       Grad-SAM pass 4.6 s on 2 threads,
-                                                                       0.18 s on 1, at load 10; notebook
-                                                                       04 in student mode at load 3-5:
-                                                                       284 s with torch's default, 94 s
-                                                                       on one thread; notebook 01's
-                                                                       sanity cascades at load 7: 21 s
-                                                                       with torch's default, under 2 s
-                                                                       on one thread). At bert-base
-                                                                       too (issue 30, 2 shared cores,
-                                                                       load 8, interleaved): IG at 50
-                                                                       steps 2.4 s on 1 thread, 6.8 s
-                                                                       on 2; Grad-SAM 0.40 s and 4.0 s
+:func:`method_threads`    torch's thread count while a text or         by the work's size unless the
+                          concept method, or a ``tensor.sanity``       user says (``XAIKIT_THREADS=N``
+                          cascade, runs (restored afterwards): one     or ``auto``, or
+                          thread for a model under 40 M weights        :func:`set_method_threads`).
+                          outside its embedding tables (every          Idle 2-core Xeon, default/one
+                          embedded model), torch's default (every      thread: embedded MiniLM Grad-SAM
+                          core) for bert-base/vit-base sizes           0.95, IG 1.01; bert-base
+                                                                       Grad-SAM 0.74; vit-base TCAV
+                                                                       activations 0.52. On busy cores
+                                                                       more threads cost several times
+                                                                       more (one Grad-SAM pass 4.6 s on
+                                                                       2 threads, 0.18 s on 1, at load
+                                                                       10; notebook 04 in student mode
+                                                                       at load 3-5: 284 s with torch's
+                                                                       default, 94 s on one thread),
+                                                                       so small work stays on one
 :func:`panel_threads`     one torch thread while a panel updates       the panels' tiny models lose more
                           (restored afterwards)                        to thread hand-offs than they gain
 ``shaptext.use_numba``    SHAP's numba-compiled helpers swapped for    numba compiles for seconds on the
@@ -90,9 +86,9 @@ _method_threads_set = False
 def set_method_threads(n: int | None) -> None:
     """Use ``n`` torch threads inside xaikit's text and concept methods (``None``: torch's own default).
 
-    Overrides ``XAIKIT_THREADS``. The default is one thread, the fast choice for the embedded models and
-    on any machine whose cores other processes keep busy; with a hub-sized model (bert-base, ViT-base) on
-    an idle many-core machine, ``None`` lets torch use every core.
+    Overrides ``XAIKIT_THREADS``. The default chooses by the model's size (:func:`method_thread_count`): one
+    thread for the embedded models, every core for a hub-sized model (bert-base, ViT-base). ``1`` is the
+    fast choice on a machine whose cores other processes keep busy.
     """
     global _method_threads, _method_threads_set
     if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
@@ -100,18 +96,34 @@ def set_method_threads(n: int | None) -> None:
     _method_threads, _method_threads_set = n, True
 
 
-#: threads inside the methods when neither :func:`set_method_threads` nor ``XAIKIT_THREADS`` says otherwise
+#: threads inside the methods on small work when neither :func:`set_method_threads` nor ``XAIKIT_THREADS``
+#: says otherwise
 DEFAULT_METHOD_THREADS = 1
+#: weights outside the embedding tables from which a model's work counts as large: bert-base and
+#: vit-base-patch16-224 have about 85 million, the embedded MiniLM about 11 million, the embedded ViTs under
+#: one million
+LARGE_MODEL_PARAMETERS = 40_000_000
 
 
-def method_thread_count() -> int | None:
+def method_thread_count(model=None) -> int | None:
     """The thread count :func:`method_threads` uses: :func:`set_method_threads`, else ``XAIKIT_THREADS`` (a
-    positive integer, or ``auto`` for torch's own default), else :data:`DEFAULT_METHOD_THREADS`. ``None``
-    means torch's default (nothing changed)."""
+    positive integer, or ``auto`` for torch's own default), else by the size of the work: one thread
+    (:data:`DEFAULT_METHOD_THREADS`) for a model under :data:`LARGE_MODEL_PARAMETERS` weights outside its
+    embedding tables (every embedded model) and where no model is named, torch's own default (every core)
+    for a larger one. ``None`` means torch's default (nothing changed).
+
+    Measured with ``benchmarks/threads_by_size.py`` on an idle 2-core Xeon, torch default / one thread
+    (below 1: more threads pay off): Grad-SAM on the five lecture sentences 0.95 with the embedded MiniLM and
+    0.74 with bert-base; text IG 1.01 embedded; TCAV activations of 8 images 0.52 with vit-base (0.71 with
+    the embedded ViT, but at 10 ms). On the same machine with other processes keeping both cores busy
+    (load 5-8) two threads cost 1.5x (MiniLM) to 2.4x (bert-base) the time of one: on a busy machine set
+    ``XAIKIT_THREADS=1``."""
     if _method_threads_set:
         return _method_threads
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
+        if model is not None and weights_outside_embeddings(model) >= LARGE_MODEL_PARAMETERS:
+            return None
         return DEFAULT_METHOD_THREADS
     if value.lower() == "auto":
         return None
@@ -122,6 +134,17 @@ def method_thread_count() -> int | None:
     if n < 1:
         raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}")
     return n
+
+
+def weights_outside_embeddings(model) -> int:
+    """The parameters of ``model`` outside its ``nn.Embedding`` tables: the weights each token or patch is
+    multiplied with, a measure of the work per example."""
+    from torch import nn
+
+    total = sum(p.numel() for p in model.parameters())
+    tables = sum(p.numel() for m in model.modules() if isinstance(m, nn.Embedding)
+                 for p in m.parameters(recurse=False))
+    return total - tables
 
 
 @contextmanager
@@ -139,9 +162,10 @@ def torch_threads(n: int | None):
             torch.set_num_threads(before)
 
 
-def method_threads():
-    """The thread count of :func:`method_thread_count` for the block (text and concept methods)."""
-    return torch_threads(method_thread_count())
+def method_threads(model=None):
+    """The thread count of :func:`method_thread_count` for the block (text and concept methods); ``model``,
+    the model the block runs, chooses by its size unless the user set a count."""
+    return torch_threads(method_thread_count(model))
 
 
 def panel_threads():

@@ -190,7 +190,7 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
         from xaikit.policies import method_threads
 
         def compute(layers):
-            with method_threads():  # xaikit.policies: the thread count the user set
+            with method_threads(model):  # xaikit.policies: the thread count the user set
                 return _run(model, x, layers, pooling, target, batch_size, stop=target is None)
 
         layers = _layers_to_keep(model, layer, pooling, len(x))

@@ -273,7 +273,7 @@ def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, method
     layers = layers_from_top(model)
     targets = _targets(model, images, targets)
     values = np.ones((len(layers) + 1, len(methods), len(images), 3))
-    with method_threads():  # hundreds of tiny backward passes: one thread, unless XAIKIT_THREADS says otherwise
+    with method_threads(model):  # hundreds of tiny backward passes: one thread, unless XAIKIT_THREADS says otherwise
         originals = _all_maps(model, images, targets, methods, map_options)
         for k in range(1, len(layers) + 1):
             randomised = cascading_randomisation(model, k, seed=seed)
@@ -291,7 +291,7 @@ def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, met
     _check_model(other)
     methods = tuple(check_names(methods, "methods", registry.names()))
     targets = _targets(model, images, targets)
-    with method_threads():
+    with method_threads(model):
         return _similarities(_all_maps(model, images, targets, methods, map_options), other, images, targets,
                              methods, map_options)
 

@@ -135,7 +135,7 @@ def gradsam(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: 
 
 def _gradsam(prepared: PreparedText, *, reference: bool = False) -> TokenScores:
     """:func:`gradsam` of a prepared text (its target resolved)."""
-    with method_threads():
+    with method_threads(prepared.model):
         a, g, logits = _attention_and_gradients(prepared.model, prepared.inputs, prepared.target)  # one forward, one backward
     r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
     L, M, N, _ = a.shape

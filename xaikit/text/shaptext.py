@@ -286,7 +286,7 @@ def _shap_text(model, tokenizer, texts: list[str], lengths: list[int], target: i
     tol = check_float(tol, "tol", 0.0, strict_min=True)
     f = prediction_function(model, tokenizer, target, output, padding, batch_size)
     explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
-    with method_threads(), _warn_on_compile(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
+    with method_threads(model), _warn_on_compile(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
         explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
                                 silent=silent)
     if check_additivity:

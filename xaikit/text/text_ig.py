@@ -23,6 +23,7 @@ from xaikit._types import Target
 from xaikit._validate import check_choice, check_int
 from xaikit.models.arch import embeddings_module
 from xaikit.models.hooks import attention_implementation, forward_hooks
+from xaikit.policies import method_threads
 from xaikit.tensor.integrated import (
     RULES,
     IGResult,
@@ -200,9 +201,10 @@ def _text_ig(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50, 
              method: str = "Integrated Gradients") -> TokenScores:
     """:func:`text_integrated_gradients` of a prepared text (its target resolved); ``method`` names the scores."""
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)
-    result = embedding_integrated_gradients(prepared.model, ids, base, mask, target=prepared.target, steps=steps,
-                                            rule=rule, batch_size=batch_size, zero_rows=zero_rows,
-                                            fast_attention=fast_attention, progress=progress)
+    with method_threads(prepared.model):  # xaikit.policies: by the model's size unless the user set a count
+        result = embedding_integrated_gradients(prepared.model, ids, base, mask, target=prepared.target,
+                                                steps=steps, rule=rule, batch_size=batch_size, zero_rows=zero_rows,
+                                                fast_attention=fast_attention, progress=progress)
     scores = result.attributions.sum(-1)  # (T,)
     return TokenScores(prepared.tokens, scores, method, result.target, True, result)
 

@@ -69,7 +69,7 @@ def all_views(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target
     given = _check_costs(costs, "all_views")
     names = registry.method_names()
     methods = check_names(names if methods is None else methods, "methods", names)
-    with method_threads():
+    with method_threads(model):
         prepared = prepare_text(model, tokenizer, text, target, method="all_views")
         return _all_views(prepared, methods, layer, given)
 

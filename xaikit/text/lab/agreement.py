@@ -152,7 +152,7 @@ def rank_agreement(model: torch.nn.Module, tokenizer: Tokenizer, sentences, laye
     check_model(model, tokenizer, "rank_agreement")
     layer = check_layer(model, layer)
     rows, kept, n_words, spent = [], [], [], 0.0
-    with method_threads():
+    with method_threads(model):
         for text in tqdm(sentences, desc="rank agreement", disable=not progress):
             enc = prepare_text(model, tokenizer, text, method="rank_agreement")
             positions = content_positions(enc, tokenizer)

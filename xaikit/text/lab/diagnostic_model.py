@@ -219,7 +219,7 @@ def train_diagnostic(embedding, ids, mask, labels, weights=None, learn_weights: 
     opt = torch.optim.Adam(trainable, lr=lr)
     loss_fn = nn.CrossEntropyLoss()
     mlp.train()
-    with method_threads():
+    with method_threads(mlp):
         for _ in range(epochs):
             for batch in torch.randperm(ids.shape[0], generator=order).split(batch_size):
                 logits = mlp._logits(ids[batch], mask[batch], None if learn_weights else weights[batch],

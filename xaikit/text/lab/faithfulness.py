@@ -225,7 +225,7 @@ def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=No
         view_names = ("attention", *view_names)
     view_names += tuple(v for v in extra if v not in view_names)
     start = time.perf_counter()
-    with method_threads():
+    with method_threads(model):
         rows, kept, gaps, agreement = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng,
                                                 n_permutations, costs, layer, bins, progress, allow_long)
     if not rows:
