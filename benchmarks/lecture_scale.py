@@ -7,11 +7,12 @@ student with a downloaded model would. Random weights cost the same time and mem
 
 Each row runs in its own Python process, so its peak resident memory (``ru_maxrss`` of that process) is the
 row's own. Rows are registered in :data:`ROWS` (name, goal seconds, goal GB, function); a row whose function
-is ``None`` is listed as "not measured yet" (the text rows, filled by another change).
+is ``None`` is listed as "not measured yet".
 
     .venv/bin/python benchmarks/lecture_scale.py                 # every row, full size
     .venv/bin/python benchmarks/lecture_scale.py --quick         # fewer images and runs: a smoke test
     .venv/bin/python benchmarks/lecture_scale.py --rows tcav_activations,tcav_score
+    .venv/bin/python benchmarks/lecture_scale.py --record        # and keep the figures for the notebooks
 
 Goals (issue 30) are for a 2-core laptop CPU; on a shared machine the times inflate.
 """
@@ -189,6 +190,53 @@ def row_tcav_rank(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     return {"R": R, "K": K, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
 
 
+# -- text rows: the random bert-base through load_sentiment's folder route ----------------------------------
+
+#: the five sentences of notebook 04's SHAP cell and ten for the lab (short movie-review sentences)
+LECTURE = ["a clever piece of cinema", "the plot is dull and the acting is worse", "i like this movie a lot",
+           "a wonderful story with a great cast", "not good, not bad, just boring"]
+LAB = LECTURE + ["the film is a joy to watch", "an awful script and a waste of time",
+                 "the ending surprised me in the best way", "too long and far too slow",
+                 "a moving and beautifully shot drama"]
+
+
+def _text_row(view: str | None, sentences: list[str]):
+    def row(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+        from xaikit.models import load_sentiment
+        from xaikit.text.views import explain
+
+        model, tok = load_sentiment(bert_dir)
+        clock.start()
+        for text in sentences[:2] if quick else sentences:
+            explain(model, tok, text, view)
+        clock.stop()
+        return {"sentences": len(sentences[:2] if quick else sentences)}
+    return row
+
+
+def row_text_ig(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    from xaikit.models import load_sentiment
+    from xaikit.text.text_ig import text_integrated_gradients
+
+    model, tok = load_sentiment(bert_dir)
+    clock.start()
+    r = text_integrated_gradients(model, tok, LECTURE[1], steps=50, progress=False)
+    clock.stop()
+    return {"steps": 50, "relative_gap": round(float(r.detail.relative_gap), 4)}
+
+
+def row_lab(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    from xaikit.models import load_sentiment
+    from xaikit.text.lab.faithfulness import run_lab
+
+    model, tok = load_sentiment(bert_dir)
+    sentences = LAB[:3] if quick else LAB
+    clock.start()
+    run_lab(model, tok, sentences, progress=False)
+    clock.stop()
+    return {"sentences": len(sentences)}
+
+
 @dataclass
 class Row:
     name: str
@@ -210,10 +258,12 @@ ROWS: list[Row] = [
     Row("tcav_significance_next_kernel", "the same t-test in a new kernel, activations on disk", 60.0, 3.0,
         row_tcav_significance_next_kernel),
     Row("tcav_rank", "tcav_significance rank test, vit-base, K=100 sets of 50, R=10", 120.0, 3.0, row_tcav_rank),
-    Row("gradsam", "Grad-SAM, bert-base, one sentence", None, None, None),
-    Row("shap", "SHAP, bert-base, the five lecture sentences", None, None, None),
-    Row("text_ig", "text IG, bert-base, 50 steps", None, None, None),
-    Row("lab", "the faithfulness lab, bert-base, 10 sentences", 20.0, None, None),
+    Row("gradsam", "Grad-SAM, bert-base, one sentence", None, 3.0, _text_row("Grad-SAM", LECTURE[1:2])),
+    Row("shap", "SHAP, bert-base, the five lecture sentences", None, 3.0, _text_row("SHAP", LECTURE)),
+    Row("text_ig", "text IG, bert-base, 50 steps, one sentence", None, 3.0, row_text_ig),
+    Row("rollout", "attention rollout, bert-base, one sentence", None, 3.0, _text_row("rollout", LECTURE[1:2])),
+    Row("lrp", "Chefer LRP, bert-base, one sentence", None, 3.0, _text_row("Chefer LRP", LECTURE[1:2])),
+    Row("lab", "the faithfulness lab, bert-base, 10 sentences", 20.0, 3.0, row_lab),
 ]
 
 
@@ -245,6 +295,10 @@ def _child(name: str, quick: bool) -> None:
         acts_module._DISK_CACHE_MIN_PARAMS = float("inf")
     extra = row.fn(vit_dir, bert_dir, quick, clock)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    import torch
+
+    if torch.cuda.is_available():
+        extra["gpu_peak_gb"] = round(torch.cuda.max_memory_allocated() / 1e9, 2)
     print("ROW " + json.dumps({"seconds": clock.total, "peak_gb": peak * 1024 / 1e9, "extra": extra}))
 
 
@@ -253,6 +307,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer images, runs and null sets")
     parser.add_argument("--rows", default="", help="comma-separated row names (default: all); "
                         f"rows: {', '.join(r.name for r in ROWS)}")
+    parser.add_argument("--record", action="store_true",
+                        help=f"write the rows measured into {RECORD.relative_to(RECORD.parents[2])} (the notebooks' "
+                             "model cells print them)")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -267,6 +324,7 @@ def main() -> int:
           f"{os.getloadavg()[0]:.1f} (a shared machine inflates the times)")
     print(f"{'row':<18} {'seconds':>8} {'goal':>6} {'peak GB':>8} {'goal':>5}  what / extra")
     failed = False
+    measured = {}
     for row in ROWS:
         if wanted and row.name not in wanted:
             continue
@@ -286,7 +344,47 @@ def main() -> int:
         ok_m = row.goal_gb is None or r["peak_gb"] <= row.goal_gb
         print(f"{row.name:<18} {r['seconds']:8.1f} {row.goal_s or '-':>6} {r['peak_gb']:8.2f} {row.goal_gb or '-':>5}"
               f"  {'OK ' if ok_t and ok_m else 'OVER'} {row.what}; {r['extra']}", flush=True)
+        measured[row.name] = {"seconds": round(r["seconds"], 2), "peak_gb": round(r["peak_gb"], 2),
+                              "what": row.what, **({"gpu_peak_gb": r["extra"]["gpu_peak_gb"]}
+                                                   if "gpu_peak_gb" in r["extra"] else {})}
+    if args.record and not args.quick and measured:
+        record(measured)
     return 1 if failed else 0
+
+
+#: the measurements the notebooks' model cells print (:func:`xaikit.models.costs.lecture_costs`)
+RECORD = Path(__file__).resolve().parents[1] / "xaikit" / "models" / "lecture_scale.json"
+
+
+def record(measured: dict) -> None:
+    """Merge ``measured`` into :data:`RECORD` under this machine's device (``cpu`` or ``cuda``)."""
+    import datetime
+    import platform
+
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    name = torch.cuda.get_device_name() if device == "cuda" else _cpu_name()
+    data = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
+    entry = data.setdefault(device, {"rows": {}})
+    entry.update({"machine": f"{name}, {os.cpu_count()} cores" if device == "cpu" else name,
+                  "load": round(os.getloadavg()[0], 1), "date": datetime.date.today().isoformat(),
+                  "python": platform.python_version(), "torch": torch.__version__})
+    entry["rows"].update(measured)
+    RECORD.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"recorded in {RECORD}")
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or "CPU"
 
 
 if __name__ == "__main__":

@@ -90,6 +90,8 @@ xaikit.set_seed(0)
 # `python -m xaikit prepare`); with a network, try "textattack/bert-base-uncased-SST-2" (the lecture's);
 # "tiny" is a random tiny BERT that only shows the code runs.
 MODEL = "embedded"
+# what the lecture's model size costs: random-weight models of its shape, timed by benchmarks/lecture_scale.py
+print(xaikit.models.lecture_costs("text_ig"))
 
 # %% [markdown]
 # ## 1. Sensitivity

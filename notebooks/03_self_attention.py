@@ -116,6 +116,8 @@ torch.set_printoptions(precision=3, sci_mode=False)
 from xaikit.models import load_sentiment
 
 MODEL = "embedded"
+# what the lecture's model size costs: random-weight models of its shape, timed by benchmarks/lecture_scale.py
+print(xaikit.models.lecture_costs("rollout"))
 model, tokenizer = load_sentiment(MODEL)
 print(type(model).__name__, "|", arch.n_layers(model), "layers,", arch.n_heads(model), "heads,",
       model.config.hidden_size, "features | on", model.device, "in", model.dtype)

@@ -101,6 +101,8 @@ xaikit.set_seed(0)
 # `python -m xaikit prepare`). With a network, put the lecture's "textattack/bert-base-uncased-SST-2"
 # here and run the notebook again: nothing else changes.
 MODEL = "embedded"
+# what the lecture's model size costs: random-weight models of its shape, timed by benchmarks/lecture_scale.py
+print(xaikit.models.lecture_costs("gradsam", "shap", "lrp", "lab"))
 
 # %%
 from xaikit.models.sentiment import LECTURE_SENTENCES, load_movie_reviews, sentiment_folder

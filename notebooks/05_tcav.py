@@ -102,6 +102,9 @@ xaikit.set_seed(0)
 
 # %%
 MODEL = "embedded"
+# what the lecture's model size costs: random-weight models of its shape, timed by benchmarks/lecture_scale.py
+print(xaikit.models.lecture_costs("tcav_activations", "tcav_significance",
+                                  "tcav_significance_next_kernel", "tcav_rank"))
 model, processor = load_vit(MODEL)
 # the block TCAV reads is chosen in section 3 by a rule fixed before any TCAV score (the lecture's ViT: block 10)
 POOLING = "flatten"  # all tokens, as in the lecture's code

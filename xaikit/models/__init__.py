@@ -21,6 +21,7 @@ _EXPORTS = {
     "n_heads": "arch",
     "forward_hooks": "hooks",
     "count_passes": "passes",
+    "lecture_costs": "costs",
     "Passes": "passes",
     "attention_implementation": "hooks",
     "tiny_bert": "tiny",
