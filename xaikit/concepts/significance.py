@@ -281,7 +281,7 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
 
     # hundreds of small CAV fits: one BLAS thread each; the default pool cost 10-20x on 2 busy cores. The
     # random concepts' forward passes use the method thread count (xaikit.policies), as every other pass does
-    with threadpool_limits(1, user_api="blas"), method_threads():
+    with threadpool_limits(1, user_api="blas"), method_threads(model):
         return _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test,
                                   null_sets, n_null, seed, processor, progress, run, counterpart, acts, g, a_rand,
                                   a_neg)
