@@ -48,13 +48,15 @@ def build_models(folder: Path) -> tuple[Path, Path]:
     """Save the random vit-base and bert-base (with a tokenizer) into ``folder`` unless they are there."""
     import torch
 
-    vit_dir, bert_dir = folder / "vit-base-patch16-224-random", folder / "bert-base-random"
+    vit_dir, bert_dir = folder / "vit-base-patch16-224-random-1000", folder / "bert-base-random"
     if not (vit_dir / "config.json").exists():
         from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
 
         torch.manual_seed(0)
         config = ViTConfig()  # vit-base-patch16-224: 12 x 768, 224 px, patch 16
-        config.num_labels = 2
+        # the hub model's head: ImageNet's 1,000 classes, "zebra" at index 340 as in google/vit-base-patch16-224
+        config.id2label = {i: f"imagenet class {i}" for i in range(1000)} | {340: "zebra"}
+        config.label2id = {v: k for k, v in config.id2label.items()}
         ViTForImageClassification(config).save_pretrained(vit_dir)
         ViTImageProcessor(size={"height": 224, "width": 224}).save_pretrained(vit_dir)
     if not (bert_dir / "config.json").exists():
@@ -127,7 +129,7 @@ def row_tcav_score(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     model, processor = load_vit(vit_dir)
     n, concepts, zebras = _tcav_inputs(quick)
     clock.start()
-    r = tcav.tcav(model, concepts["striped"], iw.random_images(n, seed=1), zebras, target=0, layer=VIT_LAYER,
+    r = tcav.tcav(model, concepts["striped"], iw.random_images(n, seed=1), zebras, target="zebra", layer=VIT_LAYER,
                   processor=processor)
     clock.stop()
     return {"score": round(r.score, 3)}
@@ -141,7 +143,7 @@ def row_tcav_significance(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     n, concepts, zebras = _tcav_inputs(quick)
     R = 3 if quick else 10
     clock.start()
-    res = tcav.tcav_significance(model, concepts, zebras, target=0, layer=VIT_LAYER, R=R, n_random=n,
+    res = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=VIT_LAYER, R=R, n_random=n,
                                  processor=processor)
     clock.stop()
     return {"R": R, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
@@ -161,7 +163,7 @@ def row_tcav_significance_next_kernel(vit_dir: Path, bert_dir: Path, quick: bool
     R = 3 if quick else 10
 
     def run():
-        return tcav.tcav_significance(model, concepts, zebras, target=0, layer=VIT_LAYER, R=R, n_random=n,
+        return tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=VIT_LAYER, R=R, n_random=n,
                                       processor=processor)
 
     run()  # fills the disk cache (or finds it filled)
@@ -184,7 +186,7 @@ def row_tcav_rank(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     clock.start()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # quick: K too small to reach alpha, said in the output
-        res = tcav.tcav_significance(model, concepts, zebras, target=0, layer=VIT_LAYER, R=R, n_random=n,
+        res = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=VIT_LAYER, R=R, n_random=n,
                                      processor=processor, test="rank", n_null=K)
     clock.stop()
     return {"R": R, "K": K, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
