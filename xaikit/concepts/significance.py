@@ -176,7 +176,7 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
                       target: int | str, layer: int, random_sets: Sequence | None = None, R: int = 10,
                       negative=None, pooling: str = "flatten", classifier: str = "logistic",
                       alpha: float = 0.05, processor=None, seed: int = 0, n_random: int = 50,
-                      progress: bool = False, test: str = "t-test", null_sets: Sequence | None = None,
+                      progress: bool | None = None, test: str = "t-test", null_sets: Sequence | None = None,
                       n_null: int = 100) -> SignificanceResult:
     """TCAV scores of each concept over R runs, t-tested against random CAVs (Kim et al. 2018, sec. 3.5).
 
@@ -204,11 +204,18 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
     score further out than a random image set's would be?" is then answered with the error rate it promises. The
     K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts, on
     one BLAS thread, which this function sets. Notebook 05, section 6.
+
+    ``progress``: tqdm bars over the random sets' activations and over the runs; ``None`` shows them for a
+    model of 20 M parameters or more (vit-base: minutes of forward passes on a laptop CPU).
     """
 
     R = check_int(R, "R", 2, hint="a t-test needs at least 2 runs per side; the TCAV paper uses R=500, 10-50 "
                   "is enough to see significance here")
     layer = _check_common(model, layer, pooling)
+    if progress is None:  # a hub-sized model spends minutes in forward passes: show them
+        from xaikit.concepts.activations import _DISK_CACHE_MIN_PARAMS, _n_params
+
+        progress = _n_params(model) >= _DISK_CACHE_MIN_PARAMS
     check_choice(classifier, "classifier", CLASSIFIERS)
     seed = check_seed(seed, maximum=SKLEARN_SEED_MAX - (R - 1))  # run i < R seeds its classifier with seed + i
     alpha = check_float(alpha, "alpha", 0.0, 1.0, strict_min=True)
@@ -256,7 +263,10 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
     x_class = _imgs(class_images, "class_images")
     # gradients of the class logit at the layer, (N, D): S(x) = g(x) . v_C for every CAV below
     g = _cached(model, pixel_values(model, x_class, processor, "class_images"), layer, pooling, idx, 64)
-    a_rand = [acts(r, f"random_sets[{i}]") for i, r in enumerate(random_sets[:R + 1])]
+    from tqdm.auto import tqdm
+
+    a_rand = [acts(r, f"random_sets[{i}]") for i, r in enumerate(tqdm(random_sets[:R + 1], desc="random sets",
+                                                                       disable=not progress, leave=False))]
     a_neg = acts(negative, "negative") if negative is not None else None
     neg_name = "random" if negative is None else "negative"
 
