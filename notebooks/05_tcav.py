@@ -552,13 +552,22 @@ print(f"striped, R = {R}: spread of the scores (standard deviation) {sd:.3f}, st
 # its significance there.
 
 # %%
-# the control exists for the embedded world only (with the lecture's ViT this section is skipped); loaded in
-# section 4, read at the main model's block
-CONTROL_LAYER = LAYER
+# the control is the embedded world's (loaded in section 4), read at the main model's block; with another
+# main model (the lecture's ViT, deeper than the control) the section 3 rule picks the control's own block
+if MODEL.startswith("embedded"):
+    CONTROL_LAYER = LAYER
+else:
+    control_acc_by_block = [
+        tcav.train_cav(*(tcav.activations(control, concepts[c], b, POOLING, control_processor)
+                         for c in ("striped", "dotted"))).accuracy for b in range(arch.n_layers(control))]
+    CONTROL_LAYER = tcav.choose_layer(control_acc_by_block, threshold=0.9)
+    if CONTROL_LAYER is None:
+        CONTROL_LAYER = arch.n_layers(control) - 2
+    print(f"control's block by the section 3 rule: {CONTROL_LAYER}")
 # the control model must have learned its world, or the check means nothing
 # held-out pictures and their texture twins (the same scenes with another body texture), drawn in one pass
 xc_test, yc_test, _, twins = iw.dataset_with_twins(pick(200, 100), "control", seed=123)
-control_acc = accuracy(control, xc_test, yc_test)
+control_acc = vitworld.accuracy(control, xc_test, yc_test)
 print(f"control model held-out accuracy: {control_acc:.3f}")
 claim("05.6-control-accuracy", control_acc)  # seeds 0-4 of the recipe: 0.94-0.96
 # the ground truth, checked without TCAV: give every held-out picture another body texture
@@ -704,8 +713,11 @@ claim("05.6-rank-control-striped", rank["control"]["striped"].p_corrected)
 # %%
 D = model.config.hidden_size  # the [CLS] token's numbers come first in a flattened row
 cls_share, same_sign = {}, {}
-for name, m, proc, imgs in (("main", model, processor, zebras), ("control", control, control_processor,
-                                                                  control_zebras)):
+# the control shares the main model's shape only in the embedded world (section 3's CAV lives in that shape)
+models_here = [("main", model, processor, zebras)]
+if MODEL.startswith("embedded"):
+    models_here.append(("control", control, control_processor, control_zebras))
+for name, m, proc, imgs in models_here:
     g = tcav.gradients(m, imgs, LAYER, target="zebra", pooling=POOLING, processor=proc)  # (100, 65 * D)
     cls_share[name] = np.median((g[:, :D] ** 2).sum(1) / (g ** 2).sum(1))
     # the striped-vs-dotted CAV of section 3 (fitted on the main model: on the control, a direction like any other)
