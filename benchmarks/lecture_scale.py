@@ -301,7 +301,8 @@ def _child(name: str, quick: bool) -> None:
 
     if torch.cuda.is_available():
         extra["gpu_peak_gb"] = round(torch.cuda.max_memory_allocated() / 1e9, 2)
-    print("ROW " + json.dumps({"seconds": clock.total, "peak_gb": peak * 1024 / 1e9, "extra": extra}))
+    print("ROW " + json.dumps({"seconds": clock.total, "peak_gb": peak * 1024 / 1e9, "extra": extra,
+                               "load": os.getloadavg()[0]}))
 
 
 def main() -> int:
@@ -347,6 +348,7 @@ def main() -> int:
         print(f"{row.name:<18} {r['seconds']:8.1f} {row.goal_s or '-':>6} {r['peak_gb']:8.2f} {row.goal_gb or '-':>5}"
               f"  {'OK ' if ok_t and ok_m else 'OVER'} {row.what}; {r['extra']}", flush=True)
         measured[row.name] = {"seconds": round(r["seconds"], 2), "peak_gb": round(r["peak_gb"], 2),
+                              "load": round(r.get("load", 0.0), 1),
                               "what": row.what, **({"gpu_peak_gb": r["extra"]["gpu_peak_gb"]}
                                                    if "gpu_peak_gb" in r["extra"] else {})}
     if args.record and not args.quick and measured:
@@ -370,7 +372,7 @@ def record(measured: dict) -> None:
     data = json.loads(RECORD.read_text()) if RECORD.is_file() else {}
     entry = data.setdefault(device, {"rows": {}})
     entry.update({"machine": f"{name}, {os.cpu_count()} cores" if device == "cpu" else name,
-                  "load": round(os.getloadavg()[0], 1), "date": datetime.date.today().isoformat(),
+                  "date": datetime.date.today().isoformat(),
                   "python": platform.python_version(), "torch": torch.__version__})
     entry["rows"].update(measured)
     RECORD.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")

@@ -31,7 +31,13 @@ def test_weights_outside_embeddings_leave_the_tables_out():
     assert policies.weights_outside_embeddings(minilm) < 12e6 < sum(p.numel() for p in minilm.parameters())
 
 
-def test_large_work_takes_torchs_default_small_work_one_thread(fresh):
+def test_large_work_takes_the_idle_cores_small_work_one_thread(fresh):
+    import torch
+
+    for idle, expected in ((0, 1), (1, 1), (64, torch.get_num_threads())):
+        fresh.setattr(policies, "idle_cores", lambda idle=idle: idle)
+        assert policies.method_thread_count(_meta()) == expected
+    fresh.setattr(policies, "idle_cores", lambda: None)  # not known here: torch's default
     assert policies.method_thread_count(_meta()) is None
     assert policies.method_thread_count(_meta(hidden_size=384, num_hidden_layers=6, intermediate_size=1536)) == 1
     assert policies.method_thread_count() == policies.DEFAULT_METHOD_THREADS == 1
@@ -49,6 +55,7 @@ def test_the_users_setting_wins_at_any_size(fresh):
 
 @pytest.mark.parametrize(("layers", "expected"), [(1, 1), (4, 2)])
 def test_a_method_runs_at_the_count_its_model_size_chooses(fresh, layers, expected):
+    fresh.setattr(policies, "idle_cores", lambda: 2)  # both cores idle (the suite's other worker may be busy)
     # a real Grad-SAM call, the thread count read inside the model's forward pass
     from transformers import BertConfig, BertForSequenceClassification
 
@@ -69,3 +76,11 @@ def test_a_method_runs_at_the_count_its_model_size_chooses(fresh, layers, expect
         assert torch.get_num_threads() == 2  # restored
     finally:
         torch.set_num_threads(before)
+
+
+def test_idle_cores_counts_what_other_processes_leave(monkeypatch):
+    import os
+
+    monkeypatch.setattr(policies, "_idle_seen", [float("-inf"), None])
+    idle = policies.idle_cores(interval=0.05)
+    assert idle is None or 0 <= idle <= (os.cpu_count() or 1)

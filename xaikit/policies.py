@@ -12,8 +12,8 @@ policy                    what changes                                 why
                           cascade, runs (restored afterwards): one     or ``auto``, or
                           thread for a model under 40 M weights        :func:`set_method_threads`).
                           outside its embedding tables (every          Idle 2-core Xeon, default/one
-                          embedded model), torch's default (every      thread: embedded MiniLM Grad-SAM
-                          core) for bert-base/vit-base sizes           0.95, IG 1.01; bert-base
+                          embedded model), the cores idle when the     thread: embedded MiniLM Grad-SAM
+                          method starts for bert-base/vit-base sizes   0.95, IG 1.01; bert-base
                                                                        Grad-SAM 0.74; vit-base TCAV
                                                                        activations 0.52. On busy cores
                                                                        more threads cost several times
@@ -109,21 +109,26 @@ def method_thread_count(model=None) -> int | None:
     """The thread count :func:`method_threads` uses: :func:`set_method_threads`, else ``XAIKIT_THREADS`` (a
     positive integer, or ``auto`` for torch's own default), else by the size of the work: one thread
     (:data:`DEFAULT_METHOD_THREADS`) for a model under :data:`LARGE_MODEL_PARAMETERS` weights outside its
-    embedding tables (every embedded model) and where no model is named, torch's own default (every core)
-    for a larger one. ``None`` means torch's default (nothing changed).
+    embedding tables (every embedded model) and where no model is named; for a larger one, the cores other
+    processes leave idle right now (:func:`idle_cores`, at most torch's default). ``None`` means torch's
+    default (nothing changed).
 
     Measured with ``benchmarks/threads_by_size.py`` on an idle 2-core Xeon, torch default / one thread
     (below 1: more threads pay off): Grad-SAM on the five lecture sentences 0.95 with the embedded MiniLM and
     0.74 with bert-base; text IG 1.01 embedded; TCAV activations of 8 images 0.52 with vit-base (0.71 with
     the embedded ViT, but at 10 ms). On the same machine with other processes keeping both cores busy
-    (load 5-8) two threads cost 1.5x (MiniLM) to 2.4x (bert-base) the time of one: on a busy machine set
-    ``XAIKIT_THREADS=1``."""
+    (load 5-8) two threads cost 1.5x (MiniLM) to 2.4x (bert-base) the time of one, and bert-base Grad-SAM
+    took 3.6 s instead of 0.6 s beside other work: so a large model takes only the cores that are idle when
+    the method starts."""
     if _method_threads_set:
         return _method_threads
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
         if model is not None and weights_outside_embeddings(model) >= LARGE_MODEL_PARAMETERS:
-            return None
+            import torch
+
+            idle = idle_cores()
+            return None if idle is None else max(1, min(torch.get_num_threads(), idle))
         return DEFAULT_METHOD_THREADS
     if value.lower() == "auto":
         return None
@@ -134,6 +139,39 @@ def method_thread_count(model=None) -> int | None:
     if n < 1:
         raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}")
     return n
+
+
+def idle_cores(interval: float = 0.1) -> int | None:
+    """The cores other processes leave idle now: the idle share of all CPU time over ``interval`` seconds
+    (Linux's ``/proc/stat``; this process is between passes then, so its own work is not counted), times the
+    core count, rounded. Elsewhere the 1-minute load average stands in; ``None`` where neither is known."""
+    import time
+
+    now = time.monotonic()
+    if now - _idle_seen[0] < 2.0:  # nested calls of one method: one sample
+        return _idle_seen[1]
+
+    def sample():
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        return values[3] + values[4], sum(values[:8])  # idle + iowait, all but guest time
+
+    cores = os.cpu_count() or 1
+    try:
+        idle0, total0 = sample()
+        time.sleep(interval)
+        idle1, total1 = sample()
+        share = (idle1 - idle0) / max(1, total1 - total0)
+    except (OSError, ValueError, IndexError):
+        try:
+            return max(0, int(cores - os.getloadavg()[0] + 0.5))
+        except (OSError, AttributeError):
+            return None
+    _idle_seen[:] = [time.monotonic(), int(share * cores + 0.5)]
+    return _idle_seen[1]
+
+
+_idle_seen: list = [float("-inf"), None]  # (when, idle cores) of the last /proc/stat sample
 
 
 def weights_outside_embeddings(model) -> int:

@@ -37,15 +37,18 @@ def lecture_costs(*rows: str) -> str:
             lines.append(f"{label}: not measured yet (run benchmarks/lecture_scale.py --record "
                          f"{'where a GPU is lent' if device == 'cuda' else 'on a CPU'})")
             continue
-        parts = []
+        parts, loads = [], []
         for name in rows:
             r = entry["rows"].get(name)
             if r is None:
                 parts.append(f"{name}: not measured on this device")
                 continue
             memory = f"{r['gpu_peak_gb']:.1f} GB GPU" if "gpu_peak_gb" in r else f"{r['peak_gb']:.1f} GB"
+            loads.append(r.get("load", entry.get("load")))
             parts.append(f"{r['what']}: {_seconds(r['seconds'])}, {memory}")
-        lines.append(f"{label} ({entry['machine']}, load {entry['load']}, {entry['date']}): " + "; ".join(parts))
+        known_loads = [x for x in loads if x is not None]
+        load = f", load {min(known_loads)}-{max(known_loads)}" if known_loads else ""
+        lines.append(f"{label} ({entry['machine']}{load}, {entry['date']}): " + "; ".join(parts))
     return "\n".join(lines)
 
 
