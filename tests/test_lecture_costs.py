@@ -39,11 +39,15 @@ def test_lines_per_device_from_the_record(tmp_path, monkeypatch):
     record.write_text(json.dumps({"cpu": {"machine": "Test CPU, 2 cores", "load": 0.2, "date": "2026-11-27",
                                           "rows": {"gradsam": {"seconds": 0.61, "peak_gb": 0.8,
                                                                "what": "Grad-SAM"},
-                                                   "lab": {"seconds": 150.0, "peak_gb": 1.3, "what": "the lab"}}}}))
+                                                   "lab": {"seconds": 150.0, "peak_gb": 1.3, "what": "the lab", "load": 0.2}}}}))
     monkeypatch.setattr(costs, "RECORD", record)
     text = costs.lecture_costs("gradsam", "lab")
     cpu, gpu = text.splitlines()
     assert cpu == "CPU (Test CPU, 2 cores, load 0.2, 2026-11-27): Grad-SAM: 0.6 s, 0.8 GB; the lab: 2.5 min, 1.3 GB"
     assert gpu.startswith("GPU: not measured yet")
+    data = json.loads(record.read_text())
+    data["cpu"]["rows"]["lab"]["load"] = 3.5  # rows measured at different loads: the range
+    record.write_text(json.dumps(data))
+    assert ", load 0.2-3.5, " in costs.lecture_costs("gradsam", "lab")
     with pytest.raises(ValueError, match="shap"):
         costs.lecture_costs("shap")

@@ -47,7 +47,8 @@ def lecture_costs(*rows: str) -> str:
             loads.append(r.get("load", entry.get("load")))
             parts.append(f"{r['what']}: {_seconds(r['seconds'])}, {memory}")
         known_loads = [x for x in loads if x is not None]
-        load = f", load {min(known_loads)}-{max(known_loads)}" if known_loads else ""
+        low, high = (min(known_loads), max(known_loads)) if known_loads else (None, None)
+        load = "" if low is None else f", load {low}" if low == high else f", load {low}-{high}"
         lines.append(f"{label} ({entry['machine']}{load}, {entry['date']}): " + "; ".join(parts))
     return "\n".join(lines)
 
