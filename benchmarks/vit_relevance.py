@@ -23,6 +23,8 @@ from xaikit.models.vitworld import RECIPE_VERSION, to_pixels
 def load(folder: Path):
     from transformers import ViTForImageClassification
 
+    if not folder.exists():  # training seed N > 0 lives in vit-<world>-<version>-seedN
+        folder = folder.with_name(f"{folder.name}-{folder.parent.name.split('-')[0]}")
     model = ViTForImageClassification.from_pretrained(folder, use_safetensors=True).eval()
     set_attention_implementation(model, "eager")
     return model

@@ -73,7 +73,7 @@ def chefer_from(atts: list[torch.Tensor], grads: list[torch.Tensor]) -> torch.Te
     """Chefer et al.'s (ICCV 2021) rule from per-block attentions and their gradients ``(heads, T, T)``."""
     t = atts[0].shape[-1]
     r = torch.eye(t, dtype=atts[0].dtype)
-    for a, g in zip(atts, grads):
+    for a, g in zip(atts, grads, strict=True):
         r = r + (g * a).clamp(min=0).mean(0) @ r
     return r
 
