@@ -35,7 +35,7 @@ import torch
 from xaikit._validate import check_choice, check_int
 
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
-           "PerturbationResult", "rollout_from", "chefer_from"]
+           "PerturbationResult", "rollout_from", "chefer_from", "MethodRow", "compare_methods"]
 
 METHODS = ("attention", "rollout", "chefer", "grad_attention", "grad_input", "ig")
 
@@ -177,3 +177,57 @@ def perturbation_curve(model, pixels: torch.Tensor, order: np.ndarray, target: i
     with torch.no_grad():
         probs = model(pixel_values=torch.stack(batch)).logits.softmax(-1)[:, target]
     return PerturbationResult(np.asarray(fractions, dtype=np.float64), probs.double().numpy())
+
+
+@dataclass
+class MethodRow:
+    """One method's means over the scenes: ``localisation`` (share of positive relevance on the body),
+    ``body_area`` (the body's share of the frame: what a map spread evenly would score), ``pointing`` (the
+    pointing game's hit rate), ``pos_auc`` / ``neg_auc`` (perturbation AUCs, NaN when not run), and its cost:
+    ``forward`` / ``backward`` passes per image counted by :func:`xaikit.models.passes.count_passes`, ``seconds``
+    per image."""
+
+    method: str
+    localisation: float
+    body_area: float
+    pointing: float
+    pos_auc: float
+    neg_auc: float
+    forward: float
+    backward: float
+    seconds: float
+
+
+def compare_methods(model, scenes, methods=METHODS, *, perturb: bool = True, seed: int = 0, steps: int = 16):
+    """Every method in ``methods`` on the predicted class of every scene (``imageworld.Scene``): a list of
+    :class:`MethodRow`, and the random-order control's positive AUC (NaN without ``perturb``)."""
+    from xaikit.models.passes import count_passes
+    from xaikit.models.vitworld import to_pixels
+
+    scenes = list(scenes)
+    if not scenes:
+        raise ValueError("scenes must hold at least one imageworld.Scene (imageworld.scenes('zebra', n, world))")
+    rng = np.random.default_rng(check_int(seed, "seed", 0))
+    acc = {m: [] for m in methods}
+    rand = []
+    for scene in scenes:
+        pixels = to_pixels(scene.image()[None])
+        body = scene.masks()["body"]
+        for m in methods:
+            with count_passes(model) as cost:
+                rmap, target = relevance(model, pixels, m, steps=steps)
+            row = [localisation(rmap, body), body.mean(), pointing_game(rmap, body), np.nan, np.nan,
+                   cost.forward, cost.backward, cost.seconds]
+            if perturb:
+                order = np.argsort(-rmap.ravel(), kind="stable")
+                row[3] = perturbation_curve(model, pixels, order, target).auc
+                row[4] = perturbation_curve(model, pixels, order[::-1], target).auc
+            acc[m].append(row)
+        if perturb:
+            rand.append(perturbation_curve(model, pixels, rng.permutation(rmap.size), target).auc)
+    rows = []
+    for m in methods:
+        table = np.array(acc[m], dtype=np.float64)  # (scenes, 8)
+        means = [float(np.nanmean(c)) if np.isfinite(c).any() else float("nan") for c in table.T]
+        rows.append(MethodRow(m, *means))
+    return rows, (float(np.mean(rand)) if perturb else float("nan"))
