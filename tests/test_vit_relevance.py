@@ -8,6 +8,7 @@ import torch
 
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models import imageworld as iw
+from xaikit.models.vitworld import to_pixels
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +75,13 @@ def test_attention_and_chefer_against_their_definitions(tiny_vit, pixels):
         r = r + np.maximum(a * g, 0).mean(0) @ r
     chefer, _ = vr.relevance(tiny_vit, pixels, "chefer")
     np.testing.assert_allclose(chefer.ravel(), r[0, 1:], rtol=1e-10)
+    first, _ = vr.relevance(tiny_vit, pixels, "chefer", block=0)  # propagated through block 0 only
+    a, g = out.attentions[0][0].detach().numpy(), grads[0][0].numpy()
+    np.testing.assert_allclose(first.ravel(), (np.eye(17) + np.maximum(a * g, 0).mean(0))[0, 1:], rtol=1e-10)
+    att0, _ = vr.relevance(tiny_vit, pixels, "attention", block=0)
+    np.testing.assert_allclose(att0.ravel(), out.attentions[0][0].mean(0)[0, 1:].detach().numpy(), rtol=1e-10)
+    with pytest.raises(ValueError, match="block"):
+        vr.relevance(tiny_vit, pixels, "rollout", block=2)
     ga, _ = vr.relevance(tiny_vit, pixels, "grad_attention")
     a, g = out.attentions[-1][0].detach().numpy(), grads[-1][0].numpy()
     np.testing.assert_allclose(ga.ravel(), np.maximum(a * g, 0).mean(0)[0, 1:], rtol=1e-10)
@@ -131,3 +139,35 @@ def test_bad_input_named(tiny_vit, pixels):
         vr.relevance(tiny_vit, pixels, "saliency")
     with pytest.raises(ValueError, match="pixels"):
         vr.relevance(tiny_vit, pixels[0], "rollout")
+
+
+def test_relevance_panel_shows_map_mask_and_errors():
+    from transformers import ViTConfig, ViTForImageClassification
+
+    from xaikit.widgets import RelevancePanel
+
+    torch.manual_seed(0)
+    config = ViTConfig(image_size=64, patch_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                       intermediate_size=32, num_labels=5, attn_implementation="eager",
+                       id2label={i: n for i, n in enumerate(iw.classes())})
+    model = ViTForImageClassification(config).eval()
+    scenes = iw.scenes("zebra", 2, seed=0)
+    panel = RelevancePanel(model, scenes, method="rollout", block=0)
+    assert panel.error is None, panel.error
+    r = panel.result
+    assert r.rmap.shape == (8, 8)
+    np.testing.assert_array_equal(r.mask, scenes[0].masks()["body"])  # exact: booleans
+    assert r.localisation == pytest.approx(vr.localisation(r.rmap, r.mask))
+    want, _ = vr.relevance(model, to_pixels(scenes[0].image()[None]), "rollout", block=0)
+    np.testing.assert_allclose(r.rmap, want, rtol=1e-6)
+    panel.set(index=1, method="chefer", block=1, part="foam")
+    assert panel.error is None, panel.error
+    assert panel.result.part == "foam" and panel.result.block == 1
+    titles = [ax.get_title() for ax in panel.figure.axes]
+    assert any("on foam" in t for t in titles)
+    model.set_attn_implementation("sdpa")  # no attention weights come back: the panel says so
+    panel.set(method="attention")
+    assert panel.error is not None and "eager" in str(panel.error)
+    model.set_attn_implementation("eager")
+    panel.set(method="ig")
+    assert panel.error is None, panel.error

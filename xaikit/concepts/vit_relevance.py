@@ -49,7 +49,7 @@ def _forward(model, pixels: torch.Tensor, target: int | None):
     """One forward pass with attentions kept for their gradients; returns (attentions, class score, target)."""
     out = model(pixel_values=pixels, output_attentions=True)
     atts = out.attentions
-    if atts is None or any(a is None for a in atts):
+    if not atts or len(atts) != model.config.num_hidden_layers or any(a is None for a in atts):
         raise ValueError("model returned no attention weights: switch it to eager attention "
                          "(xaikit.models.hooks.set_attention_implementation(model, 'eager'))")
     if target is None:
@@ -78,11 +78,17 @@ def chefer_from(atts: list[torch.Tensor], grads: list[torch.Tensor]) -> torch.Te
     return r
 
 
-def relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = None, steps: int = 16):
+def relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = None, steps: int = 16,
+              block: int | None = None):
     """The (grid, grid) relevance map of ``method`` (see :data:`METHODS`) for class ``target`` (None: the
     predicted class) of one image ``pixels`` (1, 3, H, W), normalised as :func:`xaikit.models.vitworld.to_pixels`
-    makes it. Returns ``(map, target)``; the map is a float64 NumPy array."""
+    makes it. Returns ``(map, target)``; the map is a float64 NumPy array.
+
+    ``block`` (default: the last) is the attention block read by ``"attention"`` and ``"grad_attention"``,
+    and the last block ``"rollout"`` and ``"chefer"`` propagate through; the pixel methods ignore it."""
     check_choice(method, "method", METHODS)
+    n_blocks = model.config.num_hidden_layers
+    block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1)
     if pixels.dim() != 4 or pixels.shape[0] != 1:
         raise ValueError(f"pixels must be one image of shape (1, 3, H, W), got {tuple(pixels.shape)}: "
                          "take one row, e.g. to_pixels(images[:1])")
@@ -91,14 +97,14 @@ def relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = 
     if method in ("attention", "rollout"):
         with torch.no_grad():
             atts, _, target = _forward(model, pixels, target)
-        atts = [a[0] for a in atts]
+        atts = [a[0] for a in atts[:block + 1]]
         row = atts[-1].mean(0)[0, 1:] if method == "attention" else rollout_from(atts)[0, 1:]
         return row.reshape(g, g).double().numpy(), target
     if method in ("chefer", "grad_attention"):
         atts, score, target = _forward(model, pixels, target)
         grads = torch.autograd.grad(score, atts)
-        atts = [a[0].detach() for a in atts]
-        grads = [x[0] for x in grads]
+        atts = [a[0].detach() for a in atts[:block + 1]]
+        grads = [x[0] for x in grads[:block + 1]]
         if method == "chefer":
             row = chefer_from(atts, grads)[0, 1:]
         else:
