@@ -91,7 +91,8 @@ from xaikit.concepts import intervention, tcav
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models import arch, load_vit, vitworld
 from xaikit.models import imageworld as iw
-from xaikit.widgets import CAVSortPanel, ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, TCAVPanel
+from xaikit.widgets import (CAVSortPanel, ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, RelevancePanel,
+                            TCAVPanel)
 
 xaikit.set_seed(0)
 
@@ -1065,3 +1066,14 @@ if MODEL.startswith("embedded"):
         ax.axis("off")
     plt.tight_layout()
     plt.show()
+
+# %% [markdown]
+# The panel: pick a zebra, a method and a block (the block the attention methods read, or the last one
+# rollout and Chefer's rule propagate through; the pixel methods have none) and the part of the picture to
+# score against. Try the legs and head, or the foam, as the mask: how much relevance lands where the
+# model has, by the intervention, no reason to look?
+
+# %%
+looks = RelevancePanel(model, rel_scenes, method="chefer") if MODEL.startswith("embedded") else None
+assert looks is None or looks.error is None, looks.error
+looks
