@@ -91,8 +91,14 @@ from xaikit.concepts import intervention, tcav
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models import arch, load_vit, vitworld
 from xaikit.models import imageworld as iw
-from xaikit.widgets import (CAVSortPanel, ConceptGalleryPanel, LayerSweepPanel, PatchGridPanel, RelevancePanel,
-                            TCAVPanel)
+from xaikit.widgets import (
+    CAVSortPanel,
+    ConceptGalleryPanel,
+    LayerSweepPanel,
+    PatchGridPanel,
+    RelevancePanel,
+    TCAVPanel,
+)
 
 xaikit.set_seed(0)
 
