@@ -165,11 +165,12 @@ CLAIMS = [
           "empirical", lower=0.2,
           why="the intervention says the main model uses the body texture and the control does not; "
               "benchmarks/vit_relevance.py, 12 zebras of scenes seed 5, training seeds 0-4: 0.42-0.61 "
-              "(main 0.49-0.65, control 0.04-0.08, body area 0.17 and 0.08 of the frame)"),
+              "(main 0.49-0.65, control 0.04-0.08, body area 0.17 and 0.08 of the frame); with the 4 zebras of "
+              "student mode 0.37-0.62"),
     Claim("05.9-attention-minus-rollout-pos-auc", "Raw attention's positive-perturbation AUC minus rollout's "
           "(> 0: rollout's order removes the evidence faster, as in Chefer et al.'s Table 1).", "shown",
           why="0.015-0.38 over training seeds 0-4 (12 zebras): rollout lower on all five, but by 0.015 on seed 0, "
-              "too thin to assert"),
+              "and with student mode's 4 zebras equal on seed 1 (both at the floor): too thin to assert"),
     Claim("05.9-rollout-minus-chefer-pos-auc", "Rollout's positive-perturbation AUC minus Chefer et al.'s "
           "(> 0: Chefer's order removes the evidence faster, as in their Table 1).", "shown",
           why="-0.013 to +0.015 over training seeds 0-4 (12 zebras): Chefer lower on seed 3 only; the toy world "
