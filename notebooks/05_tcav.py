@@ -1049,7 +1049,8 @@ if MODEL.startswith("embedded"):
 # for Chefer et al.'s method, `05.9-chefer-body-drop`). Chefer et al. (CVPR 2021, Table 1, ViT-B on
 # ImageNet) report their method below rollout below raw attention in positive-perturbation AUC. Over
 # training seeds 0-4 (`benchmarks/vit_relevance.py`, 12 zebras) rollout came out below raw attention on
-# every seed, but Chefer's rule was not below rollout (lower on one seed of five): this small world does not
+# every seed (though not on one more build of seed 0, the ledger's range), but Chefer's rule was not below
+# rollout (clearly lower on one seed of five): this small world does not
 # reproduce that part of their ordering, and both curves lie near their floor, as greying the top tenth of
 # the patches already takes the zebra probability near zero. The printed lines above give this build's
 # values. Integrated gradients pays one forward and one backward pass per step of its path (the fwd and

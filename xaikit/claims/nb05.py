@@ -169,11 +169,13 @@ CLAIMS = [
               "student mode 0.37-0.62"),
     Claim("05.9-attention-minus-rollout-pos-auc", "Raw attention's positive-perturbation AUC minus rollout's "
           "(> 0: rollout's order removes the evidence faster, as in Chefer et al.'s Table 1).", "shown",
-          why="0.015-0.38 over training seeds 0-4 (12 zebras): rollout lower on all five, but by 0.015 on seed 0, "
-              "and with student mode's 4 zebras equal on seed 1 (both at the floor): too thin to assert"),
+          why="0.015-0.38 over training seeds 0-4 (12 zebras): rollout lower on all five, but by 0.015 on seed 0; "
+              "-0.017 on the matrix's seed-0 AVX2 build, and equal on seed 1 with student mode's 4 zebras (both "
+              "at the floor): not asserted"),
     Claim("05.9-rollout-minus-chefer-pos-auc", "Rollout's positive-perturbation AUC minus Chefer et al.'s "
           "(> 0: Chefer's order removes the evidence faster, as in their Table 1).", "shown",
-          why="-0.013 to +0.015 over training seeds 0-4 (12 zebras): Chefer lower on seed 3 only; the toy world "
+          why="-0.013 to +0.015 over training seeds 0-4 and the two AVX2 builds (12 zebras): Chefer clearly lower on "
+              "seed 3 only; the toy world "
               "does not reproduce that part of the ordering. Both curves sit near their floor: removing the "
               "top 10% of patches already takes the zebra probability near 0"),
 ]
