@@ -172,6 +172,17 @@ class Scene:
     def has_foam(self) -> bool:
         return self.foam_mask is not None
 
+    def masks(self) -> dict[str, np.ndarray]:
+        """The ground truth of every pixel's role, from the layers the picture is put together from (not
+        from its pixels): (H, W) bool masks ``"body"`` (the textured body, where the stripes of a zebra are
+        drawn), ``"legs_head"`` (the plain dark parts: legs, head, tail, pole), ``"foam"`` (the visible
+        puddle) and ``"background"``. Later layers cover earlier ones as in :meth:`image`, so the four
+        partition the frame (issue 31: where a ViT's relevance lies, against the pixels we drew)."""
+        legs_head = self.dark_mask.copy()
+        body = self.body_mask & ~legs_head
+        foam = (np.zeros_like(body) if self.foam_mask is None else self.foam_mask) & ~body & ~legs_head
+        return {"body": body, "legs_head": legs_head, "foam": foam, "background": ~(body | legs_head | foam)}
+
     def image(self) -> np.ndarray:
         """The (64, 64, 3) uint8 picture."""
         img = self.background

@@ -11,7 +11,7 @@ from xaikit.widgets.base import Panel
 # panel name -> module under xaikit.widgets
 _PANELS: dict[str, str] = {
     "PatchGridPanel": "tcav", "ConceptGalleryPanel": "tcav", "TCAVPanel": "tcav", "LayerSweepPanel": "tcav",
-    "CAVSortPanel": "cavsort",
+    "CAVSortPanel": "cavsort", "RelevancePanel": "relevance",
     "GradientPanel": "gradients",
     "GradientSaturationPanel": "gradients",
     "ThresholdPanel": "gradients",

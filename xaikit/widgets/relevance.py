@@ -1,0 +1,84 @@
+"""Notebook 05, section 9: where a ViT looks, beside the pixels the image world drew (issue 31).
+
+Pick a picture, a relevance method (:mod:`xaikit.concepts.vit_relevance`) and a block; the panel shows the
+picture, the ground-truth mask of the chosen part (:meth:`xaikit.models.imageworld.Scene.masks`) and the
+relevance map over the patch grid, headed by its localisation (share of positive relevance on the mask)
+and whether the pointing game hits. Colours: viridis for the mask, the diverging blue-red of
+:mod:`xaikit.plotting` for the signed map (both colour-blind safe).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from xaikit.widgets.base import Panel, dropdown, int_slider
+
+__all__ = ["RelevancePanel"]
+
+_PARTS = ("body", "legs_head", "foam", "background")
+
+
+@dataclass
+class RelevanceView:
+    image: np.ndarray
+    mask: np.ndarray
+    rmap: np.ndarray
+    method: str
+    part: str
+    block: int
+    localisation: float
+    pointing: bool
+    target: str
+
+
+class RelevancePanel(Panel):
+    """A ViT's relevance map for its predicted class beside a drawn ground-truth mask."""
+
+    def __init__(self, model, scenes, method: str = "chefer", block: int | None = None, part: str = "body",
+                 index: int = 0):
+        from xaikit.concepts.vit_relevance import METHODS
+        from xaikit.models import imageworld as iw
+
+        self.model = model
+        self.scenes = list(scenes)
+        if not self.scenes or not all(isinstance(s, iw.Scene) for s in self.scenes):
+            raise TypeError("scenes must be a non-empty list of imageworld.Scene (imageworld.scenes('zebra', n))")
+        n_blocks = model.config.num_hidden_layers
+        block = n_blocks - 1 if block is None else block
+        controls = {
+            "index": int_slider("picture", index, 0, len(self.scenes) - 1),
+            "method": dropdown("method", list(METHODS), method),
+            "block": int_slider("block", block, 0, n_blocks - 1),
+            "part": dropdown("mask", list(_PARTS), part),
+        }
+        super().__init__(controls)
+
+    def compute(self, index, method, block, part):
+        from xaikit.concepts import vit_relevance as vr
+        from xaikit.models.vitworld import to_pixels
+
+        scene = self.scenes[index]
+        image = scene.image()
+        rmap, target = vr.relevance(self.model, to_pixels(image[None]), method, block=block)
+        mask = scene.masks()[part]
+        return RelevanceView(image, mask, rmap, method, part, block, vr.localisation(rmap, mask),
+                             vr.pointing_game(rmap, mask), self.model.config.id2label[target])
+
+    def draw(self, fig, r):
+        from xaikit import plotting
+
+        axes = fig.subplots(1, 3)
+        axes[0].imshow(r.image)
+        axes[0].set_title(f"predicted: {r.target}", fontsize=9)
+        axes[1].imshow(r.mask, cmap=plotting.SEQUENTIAL, vmin=0, vmax=1)
+        axes[1].set_title(f"{r.part} (drawn)", fontsize=9)
+        lim = max(float(np.abs(r.rmap).max()), 1e-12)
+        axes[2].imshow(r.rmap, cmap=plotting.DIVERGING, vmin=-lim, vmax=lim)
+        block = "" if r.method in ("grad_input", "ig") else f", block {r.block}"
+        axes[2].set_title(f"{r.method}{block}\non {r.part}: {r.localisation:.2f}, "
+                          f"pointing {'hit' if r.pointing else 'miss'}", fontsize=9)
+        for ax in axes:
+            ax.axis("off")
+        return None
