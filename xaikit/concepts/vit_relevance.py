@@ -86,6 +86,15 @@ def relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = 
 
     ``block`` (default: the last) is the attention block read by ``"attention"`` and ``"grad_attention"``,
     and the last block ``"rollout"`` and ``"chefer"`` propagate through; the pixel methods ignore it."""
+    from xaikit.policies import method_threads
+
+    with method_threads(model):  # xaikit.policies: one thread for the embedded ViTs
+        return _relevance(model, pixels, method, target=target, steps=steps, block=block)
+
+
+def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = None, steps: int = 16,
+              block: int | None = None):
+    """:func:`relevance` under the caller's thread count."""
     check_choice(method, "method", METHODS)
     n_blocks = model.config.num_hidden_layers
     block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1)
@@ -213,7 +222,14 @@ def compare_methods(model, scenes, methods=METHODS, *, perturb: bool = True, see
     scenes = list(scenes)
     if not scenes:
         raise ValueError("scenes must hold at least one imageworld.Scene (imageworld.scenes('zebra', n, world))")
-    rng = np.random.default_rng(check_int(seed, "seed", 0))
+    from xaikit.policies import method_threads
+
+    with method_threads(model):  # xaikit.policies: one thread for the embedded ViTs (127 s on two busy cores)
+        return _compare(model, scenes, methods, perturb, check_int(seed, "seed", 0), steps, count_passes, to_pixels)
+
+
+def _compare(model, scenes, methods, perturb, seed, steps, count_passes, to_pixels):
+    rng = np.random.default_rng(seed)
     acc = {m: [] for m in methods}
     rand = []
     for scene in scenes:
