@@ -683,6 +683,49 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
              + lrp_of[s].html() for s in sentences))
 
 # %% [markdown]
+# ### And AttnLRP (Achtibat et al. 2024): relevance of the tokens themselves, in one backward pass
+#
+# Achtibat et al., "AttnLRP: Attention-Aware Layer-Wise Relevance Propagation for Transformers", ICML 2024.
+# `xaikit.text.attnlrp.attnlrp` starts from the logit's value and propagates it to the input embeddings,
+# with the rules of that paper. Two differ from Chefer et al.'s above:
+#
+# * **softmax**: Chefer passes relevance straight through; AttnLRP uses a first-order expansion of the
+#   softmax at its input $x$, $R^{in}_j = x_j\,(R^{out}_j - s_j \sum_k R^{out}_k)$, so a score that moved the
+#   attention takes relevance, and what the expansion does not explain is absorbed, like a bias;
+# * **the attention products** $QK^\top$ and $AV$: instead of rescaling the two operands' shares to keep the
+#   total, each operand gets exactly half (the *uniform* rule), which conserves without rescaling.
+#
+# Linear layers take the epsilon rule (biases keep their share), LayerNorm's division by the standard deviation
+# and GELU pass relevance unchanged. Each operation's backward function carries relevance, so one backward
+# pass gives every token's signed relevance. The cell checks the books at every block boundary: relevance
+# entering a block = relevance leaving it + what its biases and softmax absorbed. It then counts what each
+# method costs, with hooks on the encoder blocks (`xaikit.models.count_passes`), on one sentence. The two LRP
+# methods re-run the model from its own float64 weights with plain tensor operations, which the block hooks do
+# not see: their counts show only the shared forward pass that resolves the target, and their one
+# (AttnLRP) or two (Chefer: relevance pass plus the gradient) backward sweeps are done outside the modules.
+
+# %%
+from xaikit.models import count_passes
+from xaikit.text.attnlrp import attnlrp
+from xaikit.text.views import explain
+
+alrp_of = {s: attnlrp(model, tokenizer, s, target=views_of[s]["Grad-SAM"].target) for s in sentences}
+alrp_err = max(r.detail.conservation_error for r in alrp_of.values())
+absorbed = [float(r.detail.absorbed.sum() / r.detail.logit) for r in alrp_of.values()]
+print(f"AttnLRP: relevance conserved at every block boundary (biases and softmax accounted), "
+      f"largest relative error {alrp_err:.1e}")
+print("share of the logit absorbed by biases and softmax, per sentence:", np.round(absorbed, 2))
+print("Spearman (word tokens) of AttnLRP with Chefer LRP:",
+      " ".join(f"{rank_correlation(alrp_of[s].without(), lrp_of[s].without())['spearman']:+.2f}" for s in sentences))
+print(f"\nwhat one explanation of {text!r} costs (hooks on the encoder blocks; wall time on this machine):")
+print(f"{'method':12} {'forward':>8} {'backward':>9} {'seconds':>8}")
+for m in ("Grad-SAM", "IG", "SHAP", "Chefer LRP", "AttnLRP"):
+    with count_passes(model) as cost:
+        explain(model, tokenizer, text, method=m)
+    print(f"{m:12} {cost.forward:8g} {cost.backward:9g} {cost.seconds:8.2f}")
+HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s in sentences))
+
+# %% [markdown]
 # ## 7. Is attention explanation? A small lab
 # *Lecture: Attention is not not explanation (seeds/001), lines 127-253.*
 #

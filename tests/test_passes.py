@@ -62,3 +62,32 @@ def test_counts_agree_with_a_counter_on_the_whole_model():
     assert sum(rows) >= 1
     assert cost.forward == pytest.approx(sum(rows))
     assert cost.backward >= 1
+
+
+@pytest.mark.parametrize("method,cost", [("Grad-SAM", None), ("IG", 8), ("SHAP", 40)])
+def test_text_method_costs_agree_with_rows_entering_the_model(method, cost):
+    # issue 31: a method's passes, counted on the blocks, equal the rows that entered the model (a pre-hook on
+    # the whole model, independent of the block hooks); IG's grow with its steps, SHAP's with its evaluations
+    from xaikit.models import tiny_tokenizer
+    from xaikit.text.views import explain
+
+    model, tok = tiny_bert(seed=0), tiny_tokenizer()
+    rows = []
+
+    def pre(m, args, kwargs):
+        t = next(v for v in list(args) + list(kwargs.values()) if isinstance(v, torch.Tensor))
+        rows.append(t.shape[0])
+
+    handle = model.register_forward_pre_hook(pre, with_kwargs=True)
+    try:
+        with count_passes(model) as counted:
+            explain(model, tok, "a fine film and a dull plot", method=method, cost=cost)
+    finally:
+        handle.remove()
+    assert counted.forward == pytest.approx(sum(rows))
+    if method == "IG":
+        assert counted.forward >= 8 and counted.backward >= 8  # one forward and backward per step, at least
+    if method == "SHAP":
+        assert counted.forward > 1 and counted.backward == 0  # SHAP's evaluations: forward only
+    if method == "Grad-SAM":
+        assert counted.backward == pytest.approx(1.0)

@@ -107,9 +107,9 @@ def test_the_registry_keeps_the_notebooks_order():
     from xaikit.text import registry
 
     assert registry.method_names() == ("Grad-SAM", "SHAP", "IG", "attention", "rollout", "grad-weighted attention",
-                                       "gradient", "gradient x attention", "Chefer LRP")
+                                       "gradient", "gradient x attention", "Chefer LRP", "AttnLRP")
     assert registry.lab_rankings() == ("attention", "gradient", "gradient x attention", "Grad-SAM", "SHAP", "IG",
-                                       "Chefer LRP", "random")
+                                       "Chefer LRP", "AttnLRP", "random")
 
 
 # -- one text entry: prepared once ----------------------------------------------------------------------------
