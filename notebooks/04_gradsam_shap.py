@@ -701,8 +701,9 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
 # entering a block = relevance leaving it + what its biases and softmax absorbed. It then counts what each
 # method costs, with hooks on the encoder blocks (`xaikit.models.count_passes`), on one sentence. The two LRP
 # methods re-run the model from its own float64 weights with plain tensor operations, which the block hooks do
-# not see: their counts show only the shared forward pass that resolves the target, and their one
-# (AttnLRP) or two (Chefer: relevance pass plus the gradient) backward sweeps are done outside the modules.
+# not see; they report those passes themselves (`xaikit.models.passes.record_passes`): AttnLRP one forward and
+# one backward pass, Chefer one forward and two backward sweeps (the gradient and the relevance pass), on top
+# of the forward pass that resolves the target.
 
 # %%
 from xaikit.models import count_passes
@@ -717,7 +718,8 @@ print(f"AttnLRP: relevance conserved at every block boundary (biases and softmax
 print("share of the logit absorbed by biases and softmax, per sentence:", np.round(absorbed, 2))
 print("Spearman (word tokens) of AttnLRP with Chefer LRP:",
       " ".join(f"{rank_correlation(alrp_of[s].without(), lrp_of[s].without())['spearman']:+.2f}" for s in sentences))
-print(f"\nwhat one explanation of {text!r} costs (hooks on the encoder blocks; wall time on this machine):")
+print(f"\nwhat one explanation of {text!r} costs (hooks on the encoder blocks, the LRP re-runs reported; "
+      "wall time on this machine):")
 print(f"{'method':12} {'forward':>8} {'backward':>9} {'seconds':>8}")
 for m in ("Grad-SAM", "IG", "SHAP", "Chefer LRP", "AttnLRP"):
     with count_passes(model) as cost:

@@ -91,3 +91,20 @@ def test_text_method_costs_agree_with_rows_entering_the_model(method, cost):
         assert counted.forward > 1 and counted.backward == 0  # SHAP's evaluations: forward only
     if method == "Grad-SAM":
         assert counted.backward == pytest.approx(1.0)
+
+
+def test_lrp_reruns_report_their_own_passes():
+    # the float64 re-runs bypass the block hooks; each reports its passes (Chefer: 1 forward, gradient + relevance
+    # sweep; AttnLRP: 1 forward, 1 backward); with the target given, nothing else runs
+    from xaikit.models import tiny_tokenizer
+    from xaikit.text.attnlrp import attnlrp
+    from xaikit.text.lrp import chefer_lrp
+
+    model, tok = tiny_bert(seed=2), tiny_tokenizer()
+    for method, expected in ((chefer_lrp, (1, 2)), (attnlrp, (1, 1))):
+        with count_passes(model) as cost:
+            method(model, tok, "a b c", target=0)
+        assert (cost.forward, cost.backward) == (pytest.approx(expected[0]), pytest.approx(expected[1])), method
+    with count_passes(tiny_bert(seed=3)) as other:  # a counter on another model sees none of them
+        attnlrp(model, tok, "a b c", target=0)
+    assert (other.forward, other.backward) == (0, 0)

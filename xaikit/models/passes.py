@@ -12,6 +12,10 @@ that flows back through it. A *pass* is one example through the whole encoder, s
 which counts a method that reruns only the top blocks (the faithfulness lab's edits) as the fraction of a
 pass it really did. The wall time of the ``with`` block comes with them.
 
+One kind of pass no hook can see: a method that re-runs the model from copies of its weights (Chefer's LRP
+and AttnLRP run a float64 copy of the encoder in plain tensor operations). Such a method reports its own
+passes with :func:`record_passes`, which every :func:`count_passes` open on that model adds up.
+
 >>> with count_passes(model) as cost:       # doctest: +SKIP
 ...     scores = gradsam(model, tokenizer, "a fine film")
 >>> cost.forward, cost.backward, cost.seconds   # doctest: +SKIP
@@ -30,7 +34,9 @@ from torch import nn
 
 from xaikit.models.arch import encoder_layers
 
-__all__ = ["Passes", "count_passes"]
+__all__ = ["Passes", "count_passes", "record_passes"]
+
+_open: list = []  # (model, Passes) of every count_passes block now open
 
 
 @dataclass
@@ -87,9 +93,20 @@ def count_passes(model: nn.Module) -> Iterator[Passes]:
 
     handles = [block.register_forward_hook(hook_for(i)) for i, block in enumerate(blocks)]
     start = time.perf_counter()
+    _open.append((model, cost))
     try:
         yield cost
     finally:
         cost.seconds = time.perf_counter() - start
+        _open[:] = [pair for pair in _open if pair[1] is not cost]
         for handle in handles:
             handle.remove()
+
+
+def record_passes(model: nn.Module, forward: float = 0.0, backward: float = 0.0) -> None:
+    """Add ``forward`` and ``backward`` full passes (one example through every block) of ``model`` that ran
+    outside its modules (a re-run from copied weights) to every :func:`count_passes` open on it."""
+    for counted, cost in _open:
+        if counted is model:
+            cost.forward_rows[0] += round(forward * cost.n_blocks)
+            cost.backward_rows[0] += round(backward * cost.n_blocks)

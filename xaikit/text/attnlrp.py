@@ -38,6 +38,7 @@ import torch
 from xaikit._fn import model_device, to_cpu
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
+from xaikit.models.passes import record_passes
 from xaikit.policies import float64_device, method_threads, to_float64
 from xaikit.text.lrp import _check_bert, _weights
 from xaikit.text.registry import TextMethod, register
@@ -254,6 +255,7 @@ def attnlrp_relevance(model, inputs: dict, target: int) -> tuple[np.ndarray, Att
         logits = _Linear.apply(pooled, p["cls"][0], p["cls"][1], sink, head)
         logit = logits[target]
         logit.backward(logit.detach().clone())  # the logit's value is the relevance at the top
+    record_passes(model, forward=1, backward=1)  # on a float64 copy: no block hook sees them
     r_words = words.grad
     if r_words is None:
         raise RuntimeError("AttnLRP's backward pass reached no input relevance")

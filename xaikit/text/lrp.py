@@ -58,6 +58,7 @@ from xaikit._fn import model_device, to_cpu
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit._validate import check_choice
+from xaikit.models.passes import record_passes
 from xaikit.policies import float64_device, method_threads, to_float64
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
@@ -421,6 +422,8 @@ def _chefer_lrp(prepared: PreparedText) -> TokenScores:
             trace = relevance_forward(model, prepared.inputs)
             grads = torch.autograd.grad(trace.logits[target], [b.probs for b in trace.blocks])
         r_a, r_in, totals = propagate(trace, target)
+        # a float64 copy's forward pass, autograd's backward and the relevance sweep: no block hook sees them
+        record_passes(model, forward=1, backward=2)
         g = torch.stack([t.detach() for t in grads])
         r_a = torch.stack(r_a)
         c = chefer_matrix(r_a, g)
