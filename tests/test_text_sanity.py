@@ -97,3 +97,44 @@ def test_bad_blocks_named(bert):
         sanity.randomise_blocks(model, 7)
     with pytest.raises(TypeError, match="model"):
         sanity.randomise_blocks("bert", 1)
+
+
+def test_panel_follows_the_slider(bert):
+    """The panel shows the library's similarities for the model the slider names; errors stay in the panel."""
+    from xaikit import widgets as W
+
+    model, tok = bert
+    p = W.TextSanityPanel(model, tok, TEXTS, methods=["Grad-SAM", "rollout"])
+    assert p.error is None, p.error_traceback
+    r0 = p.result
+    assert r0.step == 0 and r0.randomised == []
+    for m in ("Grad-SAM", "rollout"):
+        assert r0.similarity[m] == pytest.approx(1.0, abs=1e-6)
+    png = p.image.value
+    r = p.set(randomised=2, sentence=1)
+    assert p.error is None, p.error_traceback
+    assert p.image.value != png and r.randomised == sanity.block_names(model)
+    want = sanity.cascade_similarities(model, tok, [TEXTS[1]], [2], ["Grad-SAM", "rollout"])["similarity"][2]
+    for m in ("Grad-SAM", "rollout"):
+        assert r.similarity[m] == pytest.approx(want[m], abs=1e-6)
+    assert f"{r.similarity['rollout']:+.2f}" in p.figure.axes[1].get_title()
+    h = p.set(randomised=sanity.HEAD)
+    assert h.randomised == sanity.head_modules(model)
+    assert h.similarity["rollout"] == pytest.approx(1.0, abs=1e-6)  # rollout never reads the head
+    # an error is shown in the panel, not raised
+    p._views.clear()
+    p.tokenizer = None
+    p.set(sentence=0)
+    assert p.error is not None and "error" in p.status.value.lower()
+
+
+def test_panel_refuses_bad_arguments(bert):
+    from xaikit import widgets as W
+
+    model, tok = bert
+    with pytest.raises(ValueError, match="methods"):
+        W.TextSanityPanel(model, tok, TEXTS, methods=["nope"])
+    with pytest.raises(ValueError, match="randomised must be"):
+        W.TextSanityPanel(model, tok, TEXTS, randomised=9)
+    with pytest.raises(ValueError, match="texts is empty"):
+        W.TextSanityPanel(model, tok, [])
