@@ -1,0 +1,155 @@
+"""Sanity checks for the text methods: does a token ranking depend on what the model learned? (notebook 04)
+
+Adebayo, Gilmer, Muelly, Goodfellow, Hardt & Kim (2018), "Sanity Checks for Saliency Maps", NeurIPS, carried
+from image maps (:mod:`xaikit.tensor.sanity`, notebook 01) to a transformer's token scores:
+
+* **Model randomisation, cascading** (:func:`randomise_blocks`): re-draw the top ``k`` encoder blocks
+  (block ``L-1``, then ``L-2`` as well, ...), or the classification head alone, each module by its own
+  ``reset_parameters``, on a copy of the model; the model given is never changed.
+* **Similarity** (:func:`ranking_similarity`): per sentence, Spearman's rank correlation of a method's token
+  scores on the original and the randomised model (``|score|`` for signed methods, which are ranked by
+  magnitude), averaged over sentences. Both models explain the same class: the original model's prediction.
+
+An explanation that keeps its ranking when the weights it should describe are replaced by random ones shows
+the input and the architecture more than what the model learned.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from xaikit._validate import check_int
+from xaikit.models.arch import encoder_layers
+from xaikit.tensor.sanity import _layer_seed, _reinitialise, spearman
+
+__all__ = ["HEAD", "head_modules", "block_names", "randomise_blocks", "randomised_modules", "ranking_similarity",
+           "cascade_similarities"]
+
+#: the slider's value that randomises the classification head and nothing else
+HEAD = "head only"
+
+
+def _check_model(model) -> nn.Module:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module (a sentiment transformer), got {type(model).__name__}")
+    return model
+
+
+def block_names(model: nn.Module) -> list[str]:
+    """The names of the encoder blocks, in forward order (``bert.encoder.layer.0`` ... ``.L-1``)."""
+    blocks = {id(b) for b in encoder_layers(_check_model(model))}
+    return [name for name, m in model.named_modules() if id(m) in blocks]
+
+
+def head_modules(model: nn.Module) -> list[str]:
+    """The head's modules: what maps the encoder's output to the logits (BERT's ``pooler`` and ``classifier``;
+    whatever holds parameters outside the embeddings and the encoder blocks)."""
+    _check_model(model)
+    inside = set()
+    for name in block_names(model):
+        inside.add(name)
+    embeddings = [n for n, _ in model.named_modules() if n.endswith("embeddings")]
+    roots = tuple(p + "." for p in (*inside, *embeddings))
+    found = []
+    for name, m in model.named_modules():
+        if name in inside or name in embeddings or name.startswith(roots) or not name:
+            continue
+        if next(m.parameters(recurse=False), None) is not None:
+            found.append(name)
+    if not found:
+        raise ValueError(f"{type(model).__name__} has no head outside its embeddings and encoder blocks")
+    return found
+
+
+def randomised_modules(model: nn.Module, blocks) -> list[str]:
+    """The modules :func:`randomise_blocks` re-draws: every module holding parameters inside the top
+    ``blocks`` encoder blocks, or inside the head when ``blocks == HEAD``."""
+    names = block_names(model)
+    if blocks == HEAD:
+        roots = head_modules(model)
+    else:
+        k = check_int(blocks, "blocks", 0, len(names),
+                      hint=f"blocks counts encoder blocks from the top (0 .. {len(names)}), or pass {HEAD!r}")
+        roots = names[len(names) - k:]
+    out = []
+    for name, m in model.named_modules():
+        if any(name == r or name.startswith(r + ".") for r in roots):
+            if next(m.parameters(recurse=False), None) is not None:
+                out.append(name)
+    return out
+
+
+def randomise_blocks(model: nn.Module, blocks, seed: int = 0) -> nn.Module:
+    """A copy of ``model`` with its top ``blocks`` encoder blocks re-drawn, or its head alone (``HEAD``).
+
+    Each module holding parameters (linear layers, layer norms) is re-drawn by its own ``reset_parameters``
+    under a seed of its own (``seed`` and its name), on the CPU, so the cascade is nested: block ``L-1`` is
+    the same whether one block is randomised or three. ``blocks=0`` gives an exact copy. Adebayo et al. (2018),
+    section 3; notebook 04.
+    """
+    names = randomised_modules(_check_model(model), blocks)
+    seed = check_int(seed, "seed", 0)
+    copied = copy.deepcopy(model)
+    modules = dict(copied.named_modules())
+    for name in names:
+        _reinitialise(modules[name], _layer_seed(seed, name))
+    return copied
+
+
+def ranking_similarity(original, randomised, signed: bool) -> float:
+    """Spearman's rank correlation of two :class:`~xaikit.text.tokens.TokenScores` of the same tokens
+    (``|score|`` when ``signed``: such methods rank tokens by magnitude). NaN when a ranking is constant."""
+    a, b = np.asarray(original.scores, float), np.asarray(randomised.scores, float)
+    if list(original.tokens) != list(randomised.tokens):
+        raise ValueError("the two TokenScores explain different tokens; explain the same sentence on both models")
+    return spearman(torch.from_numpy(a), torch.from_numpy(b), absolute=signed)
+
+
+def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], steps, methods: Sequence[str],
+                         seed: int = 0, progress: bool = False, **costs) -> dict:
+    """Mean Spearman similarity per step and method: ``{step: {method: mean over texts}}``.
+
+    ``steps``: block counts and/or ``HEAD``; ``methods``: text method names; ``costs`` as
+    :func:`~xaikit.text.views.all_views` takes them (``ig_steps=8``). The target of every text is the original
+    model's predicted class, on both models. Also returns ``"scores"``: ``{step: [views per text]}`` with
+    step ``0`` the original model's views.
+    """
+    from xaikit.text import registry
+    from xaikit.text.views import all_views
+
+    texts = list(texts)
+    if not texts:
+        raise ValueError("texts is empty; pass at least one sentence (e.g. load_movie_reviews('test')[:8])")
+    entries = registry.entries()
+    targets, original = [], []
+    for text in texts:
+        views = all_views(model, tokenizer, text, methods=list(methods), **costs)
+        original.append(views)
+        targets.append(next(iter(views.values())).target)
+    out, scores = {}, {0: original}
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(steps), desc="randomised models")
+    for step in steps:
+        changed = randomise_blocks(model, step, seed=seed)
+        views = [all_views(changed, tokenizer, t, target=c, methods=list(methods), **costs)
+                 for t, c in zip(texts, targets, strict=True)]
+        scores[step] = views
+        out[step] = {}
+        for m in methods:
+            sims = [ranking_similarity(o[m], v[m], entries[m].signed) for o, v in zip(original, views, strict=True)]
+            sims = [s for s in sims if not math.isnan(s)]
+            out[step][m] = float(np.mean(sims)) if sims else float("nan")
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    return {"similarity": out, "scores": scores, "targets": targets}
