@@ -138,3 +138,11 @@ def test_panel_refuses_bad_arguments(bert):
         W.TextSanityPanel(model, tok, TEXTS, randomised=9)
     with pytest.raises(ValueError, match="texts is empty"):
         W.TextSanityPanel(model, tok, [])
+
+
+def test_one_string_is_refused_as_texts():
+    from xaikit.models import tiny_bert, tiny_tokenizer
+    from xaikit.text import sanity
+
+    with pytest.raises(TypeError, match="list of sentences"):
+        sanity.cascade_similarities(tiny_bert(), tiny_tokenizer(), "a fine film", [1], ["attention"])

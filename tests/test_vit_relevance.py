@@ -171,3 +171,21 @@ def test_relevance_panel_shows_map_mask_and_errors():
     model.set_attn_implementation("eager")
     panel.set(method="ig")
     assert panel.error is None, panel.error
+
+
+def test_bad_input_names_the_parameter():
+    from xaikit.concepts import vit_relevance as vr
+    from xaikit.models import tiny_vit
+
+    model = tiny_vit(seed=0)
+    pixels = torch.zeros(1, 3, 32, 32)
+    with pytest.raises(ValueError, match="target"):
+        vr.relevance(model, pixels, "attention", target=99)
+    with pytest.raises(ValueError, match="target"):
+        vr.relevance(model, pixels, "attention", target=-1)
+    with pytest.raises(TypeError, match="pixels must be a torch tensor"):
+        vr.relevance(model, pixels.numpy(), "attention")
+    with pytest.raises(ValueError, match="target"):
+        vr.perturbation_curve(model, pixels, np.arange(16), 99)
+    with pytest.raises(ValueError, match="mask must be a square"):
+        vr.localisation(np.ones((4, 4)), np.ones((30, 31), dtype=bool))

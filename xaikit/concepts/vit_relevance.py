@@ -98,6 +98,12 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
     check_choice(method, "method", METHODS)
     n_blocks = model.config.num_hidden_layers
     block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1)
+    if not isinstance(pixels, torch.Tensor):
+        raise TypeError(f"pixels must be a torch tensor (1, 3, H, W), got {type(pixels).__name__}: "
+                        "make it with xaikit.models.vitworld.to_pixels(images[:1])")
+    if target is not None:
+        target = check_int(target, "target", 0, model.config.num_labels - 1,
+                           hint=f"the model has {model.config.num_labels} classes")
     if pixels.dim() != 4 or pixels.shape[0] != 1:
         raise ValueError(f"pixels must be one image of shape (1, 3, H, W), got {tuple(pixels.shape)}: "
                          "take one row, e.g. to_pixels(images[:1])")
@@ -141,6 +147,9 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
 def pool_mask(mask: np.ndarray, grid: int) -> np.ndarray:
     """A (H, W) bool mask pooled to a (grid, grid) patch grid: the fraction of each patch's pixels set."""
     m = np.asarray(mask, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] % grid:
+        raise ValueError(f"mask must be a square (H, W) array whose side the {grid}x{grid} patch grid divides "
+                         f"(the picture's own size), got shape {m.shape}: use scene.masks()['body']")
     h = m.shape[0] // grid
     return m.reshape(grid, h, grid, h).mean((1, 3))
 
@@ -180,6 +189,8 @@ def perturbation_curve(model, pixels: torch.Tensor, order: np.ndarray, target: i
     patches by decreasing relevance, the negative by increasing, the control a random permutation."""
     g = _grid(model)
     p = model.config.patch_size
+    target = check_int(target, "target", 0, model.config.num_labels - 1,
+                       hint=f"the model has {model.config.num_labels} classes")
     order = np.array(order, dtype=np.int64)
     if sorted(order.tolist()) != list(range(g * g)):
         raise ValueError(f"order must be a permutation of the {g * g} patch indices")

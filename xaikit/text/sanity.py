@@ -123,6 +123,8 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
     from xaikit.text import registry
     from xaikit.text.views import all_views
 
+    if isinstance(texts, str):
+        raise TypeError(f"texts must be a list of sentences, got one string {texts[:40]!r}; pass [text]")
     texts = list(texts)
     if not texts:
         raise ValueError("texts is empty; pass at least one sentence (e.g. load_movie_reviews('test')[:8])")
