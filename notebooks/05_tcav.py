@@ -1018,6 +1018,7 @@ if MODEL.startswith("embedded"):
 
 # %% [markdown]
 # ## 9. Where the ViT looks, against the pixels we drew
+# *Beyond the lectures: Chefer, Gur & Wolf, Generic attention-model explainability, 2021; Abnar & Zuidema, Quantifying attention flow, 2020.*
 #
 # TCAV asked whether a *concept* moves the class. Relevance maps ask *where in this picture* the evidence
 # lies, and here we can check them against the truth: the image world knows every pixel's role, from the
