@@ -35,12 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import model_device, to_cpu
+from xaikit._fn import to_cpu
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit.models.passes import record_passes
-from xaikit.policies import float64_device, method_threads, to_float64
-from xaikit.text.lrp import _check_bert, _weights
+from xaikit.policies import method_threads, to_float64
+from xaikit.text.lrp import _one_text
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
@@ -206,19 +206,8 @@ def attnlrp_relevance(model, inputs: dict, target: int) -> tuple[np.ndarray, Att
 
     ``inputs``: ``input_ids`` ``(1, N)`` of one text without padding (and ``token_type_ids``).
     """
-    _check_bert(model)
-    device = float64_device(model_device(model))
-    p = _weights(model)
-    ids = inputs["input_ids"].to(device)
-    if ids.ndim != 2 or ids.shape[0] != 1:
-        raise ValueError(f"inputs['input_ids'] must hold one text, shape (1, N), got {tuple(ids.shape)}")
-    mask = inputs.get("attention_mask")
-    if mask is not None and not bool((mask != 0).all()):
-        raise ValueError("inputs hold padding (attention_mask has zeros); pass one text tokenized without padding")
-    ids = ids[0]
+    device, p, ids, types = _one_text(model, inputs)
     n = ids.shape[0]
-    types = inputs.get("token_type_ids")
-    types = torch.zeros_like(ids) if types is None else types.to(device)[0]
     n_blocks = len(p["blocks"])
     sink = _Sink(n_blocks)
     m = p["heads"]

@@ -242,13 +242,9 @@ def _layer_norm(x, params):
     return torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)
 
 
-def relevance_forward(model, inputs: dict) -> BertTrace:
-    """Re-run the BERT classifier ``model`` on one tokenized text from its own weights, in float64, keeping
-    what :func:`propagate` needs. ``inputs``: ``input_ids`` ``(1, N)`` (and ``token_type_ids``); a single text
-    without padding. Its logits and attention equal the model's own (the tests hold them to 1e-9 against the
-    model in float64). Notebook 04, section 6. Runs on the model's device, or on the CPU where that device
-    holds no float64 (Apple's MPS; :func:`xaikit.policies.float64_device`).
-    """
+def _one_text(model, inputs: dict):
+    """What a float64 re-run of ``model`` needs from ``inputs`` (one text, no padding): the device it runs on,
+    the weights (:func:`_weights`), the token ids ``(N,)`` and token types ``(N,)`` on that device."""
     _check_bert(model)
     device = float64_device(model_device(model))
     p = _weights(model)
@@ -259,9 +255,20 @@ def relevance_forward(model, inputs: dict) -> BertTrace:
     if mask is not None and not bool((mask != 0).all()):
         raise ValueError("inputs hold padding (attention_mask has zeros); pass one text tokenized without padding")
     ids = ids[0]
-    n = ids.shape[0]
     types = inputs.get("token_type_ids")
     types = torch.zeros_like(ids) if types is None else types.to(device)[0]
+    return device, p, ids, types
+
+
+def relevance_forward(model, inputs: dict) -> BertTrace:
+    """Re-run the BERT classifier ``model`` on one tokenized text from its own weights, in float64, keeping
+    what :func:`propagate` needs. ``inputs``: ``input_ids`` ``(1, N)`` (and ``token_type_ids``); a single text
+    without padding. Its logits and attention equal the model's own (the tests hold them to 1e-9 against the
+    model in float64). Notebook 04, section 6. Runs on the model's device, or on the CPU where that device
+    holds no float64 (Apple's MPS; :func:`xaikit.policies.float64_device`).
+    """
+    device, p, ids, types = _one_text(model, inputs)
+    n = ids.shape[0]
     words = to_float64(p["word"][ids.to(p["word"].device)].detach())  # the text's rows, cast where they may be
     x = words + p["position"][torch.arange(n, device=device)] + p["type"][types]
     x = _layer_norm(x, p["ln0"])
