@@ -41,3 +41,75 @@ def test_thread_count_is_restored_after_the_block(fresh):
     assert torch.get_num_threads() == before
     with policies.torch_threads(None):  # None leaves the count alone
         assert torch.get_num_threads() == before
+
+
+# -- the thread count by the size of the work (issue 30): one thread for the embedded models' short passes,
+# the idle cores for a bert-base or vit-base pass, and the user's setting over both
+
+def _meta(**config):
+    from transformers import BertConfig, BertForSequenceClassification
+
+    with torch.device("meta"):  # shapes only, no memory
+        return BertForSequenceClassification(BertConfig(**config))
+
+
+def test_weights_outside_embeddings_leave_the_tables_out():
+    bert_base = _meta()  # 110M in all, about 24M of them the embedding tables
+    minilm = _meta(hidden_size=384, num_hidden_layers=6, intermediate_size=1536)  # the embedded model's shape
+    assert 80e6 < policies.weights_outside_embeddings(bert_base) < 90e6
+    assert policies.weights_outside_embeddings(minilm) < 12e6 < sum(p.numel() for p in minilm.parameters())
+
+
+def test_large_work_takes_the_idle_cores_small_work_one_thread(fresh):
+    import torch
+
+    for idle, expected in ((0, 1), (1, 1), (64, torch.get_num_threads())):
+        fresh.setattr(policies, "idle_cores", lambda idle=idle: idle)
+        assert policies.method_thread_count(_meta()) == expected
+    fresh.setattr(policies, "idle_cores", lambda: None)  # not known here: torch's default
+    assert policies.method_thread_count(_meta()) is None
+    assert policies.method_thread_count(_meta(hidden_size=384, num_hidden_layers=6, intermediate_size=1536)) == 1
+    assert policies.method_thread_count() == policies.DEFAULT_METHOD_THREADS == 1
+
+
+def test_the_users_setting_wins_at_any_size(fresh):
+    big = _meta()
+    fresh.setenv(policies.THREADS_ENV, "1")
+    assert policies.method_thread_count(big) == 1
+    fresh.setenv(policies.THREADS_ENV, "auto")
+    assert policies.method_thread_count(big) is None
+    policies.set_method_threads(3)
+    assert policies.method_thread_count(big) == 3
+
+
+@pytest.mark.parametrize(("layers", "expected"), [(1, 1), (4, 2)])
+def test_a_method_runs_at_the_count_its_model_size_chooses(fresh, layers, expected):
+    fresh.setattr(policies, "idle_cores", lambda: 2)  # both cores idle (the suite's other worker may be busy)
+    # a real Grad-SAM call, the thread count read inside the model's forward pass
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from xaikit.models import tiny_tokenizer
+    from xaikit.text.gradsam import gradsam
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=120, hidden_size=1024, num_hidden_layers=layers, num_attention_heads=4,
+                        intermediate_size=4096, max_position_embeddings=16, attn_implementation="eager")
+    model = BertForSequenceClassification(config).eval()  # 12.6M weights a block: 1 block small, 4 large
+    seen = []
+    model.bert.encoder.layer[0].register_forward_hook(lambda *a: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        gradsam(model, tiny_tokenizer(), "a b", target=0)  # target given: no forward pass to resolve it
+        assert seen and set(seen) == {expected}
+        assert torch.get_num_threads() == 2  # restored
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_idle_cores_counts_what_other_processes_leave(monkeypatch):
+    import os
+
+    monkeypatch.setattr(policies, "_idle_seen", [float("-inf"), None])
+    idle = policies.idle_cores(interval=0.05)
+    assert idle is None or 0 <= idle <= (os.cpu_count() or 1)
