@@ -68,7 +68,7 @@ def main() -> int:
             nbformat.write(nb, f)
         t0 = time.perf_counter()
         try:
-            ran, seconds = nbtools.execute(Path(f.name), timeout=1800, cwd=path.parent)
+            ran, seconds = nbtools.execute(Path(f.name), timeout=3600, cwd=path.parent)  # 05's rank test: ~26 min
             error = None
         except Exception as err:  # noqa: BLE001 - nbclient's CellExecutionError and others, reported
             ran, seconds, error = None, time.perf_counter() - t0, f"{type(err).__name__}: {str(err)[-1500:]}"
