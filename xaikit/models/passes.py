@@ -89,7 +89,8 @@ class Cost:
         return iter((self.forward, self.backward, self.seconds))
 
     def __str__(self) -> str:
-        return f"{self.forward:g} forward, {self.backward:g} backward, {1000 * self.seconds:.0f} ms"
+        wall = f"{1000 * self.seconds:.0f} ms" if self.seconds < 1 else f"{self.seconds:.1f} s"
+        return f"{self.forward:g} forward, {self.backward:g} backward, {wall}"
 
 
 def _rows(output) -> torch.Tensor | None:
