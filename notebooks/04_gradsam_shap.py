@@ -511,7 +511,11 @@ if MODEL == "embedded":
 # Side by side on the same tokens, with the rank correlation of |score| (Spearman and Kendall). Both must
 # explain the **same number**: Grad-SAM explains the logit of the predicted class, so SHAP does too here
 # (section 4 explained the positive logit of every sentence, the lecture's choice; for the three negative
-# sentences that is another output). The panel below does it for any sentence and any two methods.
+# sentences that is another output). The panel below does it for any sentence and any two methods, and
+# says under the bars what each explanation of the sentence cost: its forward and backward passes, counted
+# by hooks on the encoder blocks (`xaikit.models.count_passes`, section 6 explains them), and its wall time.
+# SHAP's price, hundreds of model evaluations by default, is otherwise invisible. A method the panel took from
+# its cache shows what computing it cost, marked "cached"; the cell prints both methods' costs.
 
 # %%
 negatives = [s for s in sentences if grad_sam[s].target == 0]
@@ -537,9 +541,12 @@ claim("04.5-shap-cls-never-first", np.mean([r[2] == "[CLS]" for r in rows]))  # 
 
 # %%
 compare = widgets.MethodComparisonPanel(model, tokenizer, text=sentences[3], a="Grad-SAM", b="SHAP")
+shap_cost = compare.result.cost_b  # SHAP at its default evaluations, counted when the panel was built
 res = compare.set(b="attention")
 assert compare.error is None and res.b.method.startswith("attention")
 assert np.allclose(res.a.scores, grad_sam[sentences[3]].without().scores)  # the panel's Grad-SAM is the table's
+assert res.cached_a and not res.cached_b  # Grad-SAM came from the cache, with what computing it cost
+print(f"Grad-SAM: {res.cost_a} | SHAP: {shap_cost} | attention: {res.cost_b}")
 compare
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-6", "locked": false, "points": 0, "schema_version": 3, "solution": true}
@@ -706,7 +713,9 @@ HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]
 # methods re-run the model from its own float64 weights with plain tensor operations, which the block hooks do
 # not see; they report those passes themselves (`xaikit.models.passes.record_passes`): AttnLRP one forward and
 # one backward pass, Chefer one forward and two backward sweeps (the gradient and the relevance pass), on top
-# of the forward pass that resolves the target.
+# of the forward pass that resolves the target. The last row is section 6's `all_views` for the four
+# views read from attention: they share one forward/backward pass, counted once (its `spent=` argument
+# reports that pass and the text's preparation apart; splitting the pass between the four would invent numbers).
 
 # %%
 from xaikit.models import count_passes
@@ -733,6 +742,13 @@ for m in ("Grad-SAM", "IG", "SHAP", "Chefer LRP", "AttnLRP"):
     with count_passes(model) as cost:
         explain(model, tokenizer, text, method=m)
     print(f"{m:12} {cost.forward:8g} {cost.backward:9g} {cost.seconds:8.2f}")
+attention_four = ("Grad-SAM", "attention", "rollout", "grad-weighted attention")
+spent = {}
+with count_passes(model) as cost:
+    all_views(model, tokenizer, text, methods=attention_four, spent=spent)
+print(f"{'all four':12} {cost.forward:8g} {cost.backward:9g} {cost.seconds:8.2f}   "
+      f"({', '.join(attention_four)}: one shared pass, {spent['shared pass']}, and the preparing forward)")
+assert set(spent) == {"prepare", "shared pass"}  # none of the four ran a pass of its own
 HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s in sentences))
 
 # %% [markdown]
@@ -761,6 +777,14 @@ HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s i
 # * Jain & Wallace (2019): shuffle one layer's attention weights and measure how much the output moves,
 #   for the last layer and for each layer in turn (every query row, and as a control the `[CLS]` row
 #   alone); and do attention, gradients and leave-one-out rank the words alike?
+#
+# **What it costs.** The lab's first table also says what producing each ranking cost over all the
+# sentences: forward and backward passes, counted by hooks on the encoder blocks (`xaikit.models.count_passes`),
+# and seconds (`lab.costs`). Raw attention, its gradient, gradient x attention and Grad-SAM read one shared
+# forward/backward pass per sentence; the table says "shared" for them and prints that pass once, under the
+# table, rather than inventing a split. The experiments' own forward passes (erasure, deletion, AOPC, the
+# shuffles, the rank agreement; `lab.evaluation_costs`) are the cost of the *evaluation*, not of the
+# explanations, and are printed apart.
 #
 # **How long it takes.** Every method runs on every sentence. The default lab takes 20 short held-out
 # sentences (at most 12 words; their lengths in tokens are printed): about 30-40 s on two idle cores, up to twice that when they are busy; the progress bar counts the
@@ -804,10 +828,17 @@ print(f"erasing the top-attended word moves the output more than erasing a rando
 print("decision flips (% of sentences): rows = erasing the top-attended word flips / does not;")
 print("columns = erasing a random word flips / does not")
 print(np.round(lab.flip_table, 1))
-print(f"{'ranking':22} {'erased before a flip':>21} {'(flipped)':>9} {'deleted before a flip':>22} {'(flipped)':>9}")
+print(f"{'ranking':22} {'erased before a flip':>21} {'(flipped)':>9} {'deleted before a flip':>22} {'(flipped)':>9}"
+      f" {'forward':>8} {'backward':>8} {'seconds':>7}")
 for name, m in summary.items():
+    made, shared = lab.cost_of(name)  # what producing this ranking cost, over the sentences
+    cost_cols = f" {'shared':>8}" if shared else f" {made.forward:8g} {made.backward:8g} {made.seconds:7.2f}"
     print(f"{name:22} {m['erased before a flip']:21.2f} {m['flipped by erasure (%)']:8.0f}% "
-          f"{m['deleted before a flip']:22.2f} {m['flipped by deletion (%)']:8.0f}%")
+          f"{m['deleted before a flip']:22.2f} {m['flipped by deletion (%)']:8.0f}%" + cost_cols)
+print(f"shared: one forward/backward pass per sentence for {', '.join(lab.shared)}: {lab.costs['shared pass']}")
+print(f"preparing the sentences (tokens, predicted class): {lab.costs['prepare']}")
+print("the evaluation, apart: " + "; ".join(f"{k} {c}" for k, c in lab.evaluation_costs.items()))
+assert np.isclose(lab.costs["shared pass"].forward, len(lab.sentences))  # one shared pass per sentence
 assert len(lab.sentences) == n_lab
 deleted = {name: m["deleted before a flip"] for name, m in summary.items()}
 from_attention = np.mean([deleted["attention"], deleted["Grad-SAM"]])

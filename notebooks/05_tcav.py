@@ -1110,9 +1110,17 @@ if MODEL.startswith("embedded"):
 # The panel: pick a zebra, a method and a block (the block the attention methods read, or the last one
 # rollout and Chefer's rule propagate through; the pixel methods have none) and the part of the picture to
 # score against. Try the legs and head, or the foam, as the mask: how much relevance lands where the
-# model has, by the intervention, no reason to look?
+# model has, by the intervention, no reason to look? Under the map's title, and under the figure, the panel
+# says what that map cost: the forward and backward passes counted by hooks on the ViT's blocks while the
+# method ran (`xaikit.models.count_passes`, as in the table above) and the milliseconds on this machine.
+# Switch to `ig` and back to see the price of its path (the cell prints both).
 
 # %%
 looks = RelevancePanel(model, rel_scenes, method="chefer") if MODEL.startswith("embedded") else None
 assert looks is None or looks.error is None, looks.error
+if looks is not None:
+    ig_cost = looks.set(method="ig").cost
+    chefer_cost = looks.set(method="chefer").cost
+    assert looks.error is None, looks.error
+    print(f"one map of this zebra: chefer {chefer_cost}; ig {ig_cost} (passes counted by hooks)")
 looks

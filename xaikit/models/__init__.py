@@ -23,6 +23,7 @@ _EXPORTS = {
     "count_passes": "passes",
     "lecture_costs": "costs",
     "Passes": "passes",
+    "Cost": "passes",
     "attention_implementation": "hooks",
     "tiny_bert": "tiny",
     "tiny_vit": "tiny",

@@ -34,7 +34,7 @@ from torch import nn
 
 from xaikit.models.arch import encoder_layers
 
-__all__ = ["Passes", "count_passes", "record_passes"]
+__all__ = ["Cost", "Passes", "count_passes", "record_passes"]
 
 _open: list = []  # (model, Passes) of every count_passes block now open
 
@@ -60,6 +60,37 @@ class Passes:
 
     def __str__(self) -> str:
         return f"{self.forward:g} forward, {self.backward:g} backward passes, {self.seconds:.2f} s"
+
+    @property
+    def cost(self) -> Cost:
+        """What was counted, frozen: a :class:`Cost`, which adds up over sentences and images."""
+        return Cost(self.forward, self.backward, self.seconds)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A computation's cost as :func:`count_passes` counted it: equivalent full ``forward`` and ``backward``
+    passes and the wall ``seconds``. Costs add (``a + b``, ``sum(costs, Cost())``) and unpack as
+    ``forward, backward, seconds = cost``."""
+
+    forward: float = 0.0
+    backward: float = 0.0
+    seconds: float = 0.0
+
+    def __add__(self, other: Cost) -> Cost:
+        if not isinstance(other, Cost):
+            return NotImplemented
+        return Cost(self.forward + other.forward, self.backward + other.backward, self.seconds + other.seconds)
+
+    def __radd__(self, other) -> Cost:
+        return self if isinstance(other, int) and other == 0 else self.__add__(other)  # sum() starts from 0
+
+    def __iter__(self):
+        return iter((self.forward, self.backward, self.seconds))
+
+    def __str__(self) -> str:
+        wall = f"{1000 * self.seconds:.0f} ms" if self.seconds < 1 else f"{self.seconds:.1f} s"
+        return f"{self.forward:g} forward, {self.backward:g} backward, {wall}"
 
 
 def _rows(output) -> torch.Tensor | None:

@@ -13,6 +13,8 @@ and hand the prepared text to each method.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 
 from xaikit._fn import in_float32
@@ -24,7 +26,11 @@ from xaikit.policies import method_threads
 from xaikit.text import registry
 from xaikit.text.tokens import TokenScores
 
-__all__ = ["explain", "all_views"]
+__all__ = ["explain", "all_views", "SHARED_PASS", "PREPARE"]
+
+#: the key of :func:`all_views`' ``spent`` under which the one shared forward/backward pass is counted (once,
+#: for every method that read it), and the key of the forward pass that prepares the text (tokens, target)
+SHARED_PASS, PREPARE = "shared pass", "prepare"
 
 #: names that moved to :mod:`xaikit.text.attention_views`, still reachable from here
 _MOVED = ("AttentionDetail", "rollout_matrix", "grad_attention_matrix", "raw_attention", "rollout",
@@ -59,19 +65,44 @@ def _cost_option(entry: registry.TextMethod, cost) -> dict:
 
 @in_float32("model")
 def all_views(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None, methods=None,
-              layer: int = -1, **costs: int) -> dict[str, TokenScores]:
+              layer: int = -1, spent: dict | None = None, **costs: int) -> dict[str, TokenScores]:
     """Every view in ``methods`` (default: every registered one) of one sentence, sharing one
     forward/backward pass for the methods that read it (their entry's ``from_pass``).
 
     ``costs``: a method's cost by its entry's ``cost_keyword`` (``ig_steps=64``, ``shap_evals=500``); a method
     not named runs at its default cost.
+
+    ``spent``: a dict to fill with what the views cost (issue 31), each a :class:`xaikit.models.passes.Cost`
+    counted by :func:`xaikit.models.passes.count_passes` on the model's blocks: :data:`PREPARE` (the forward
+    pass that resolves the target, used by every view), :data:`SHARED_PASS` (the one forward/backward pass
+    and the scores read from it, counted once) and each method that ran its own passes under its name. A
+    method without an entry of its own read the shared pass; splitting that pass between its readers would
+    invent numbers, so it is not split.
     """
     given = _check_costs(costs, "all_views")
     names = registry.method_names()
     methods = check_names(names if methods is None else methods, "methods", names)
+    if spent is not None and not isinstance(spent, dict):
+        raise TypeError(f"spent must be a dict to fill with the views' costs (spent={{}}) or None, "
+                        f"got {type(spent).__name__}")
     with method_threads(model):
-        prepared = prepare_text(model, tokenizer, text, target, method="all_views")
-        return _all_views(prepared, methods, layer, given)
+        with _counted(model, spent, PREPARE):
+            prepared = prepare_text(model, tokenizer, text, target, method="all_views")
+        return _all_views(prepared, methods, layer, given, spent=spent)
+
+
+@contextmanager
+def _counted(model, spent: dict | None, key: str):
+    """Count the passes of the ``with`` block into ``spent[key]`` (added to what is there); nothing when
+    ``spent`` is None."""
+    if spent is None:
+        yield
+        return
+    from xaikit.models.passes import Cost, count_passes
+
+    with count_passes(model) as passes:
+        yield
+    spent[key] = spent.get(key, Cost()) + passes.cost
 
 
 def _check_costs(costs: dict, caller: str) -> dict[str, int]:
@@ -88,8 +119,9 @@ def _check_costs(costs: dict, caller: str) -> dict[str, int]:
 
 
 def _all_views(prepared: PreparedText, methods, layer: int, costs: dict[str, int],
-               options: dict[str, dict] | None = None) -> dict[str, TokenScores]:
-    """:func:`all_views` of a prepared text; ``costs``: ``{name: cost}``; ``options``: ``{name: options}``."""
+               options: dict[str, dict] | None = None, spent: dict | None = None) -> dict[str, TokenScores]:
+    """:func:`all_views` of a prepared text; ``costs``: ``{name: cost}``; ``options``: ``{name: options}``;
+    ``spent``: as :func:`all_views` fills it, without :data:`PREPARE`."""
     from xaikit.text.attention_views import view_scores
     from xaikit.text.gradsam import _attention_and_gradients
 
@@ -98,17 +130,19 @@ def _all_views(prepared: PreparedText, methods, layer: int, costs: dict[str, int
     layer = check_layer(prepared.model, layer)
     options = options or {}
     shared = [m for m in methods if entries[m].from_pass is not None and m not in options]
-    if shared:  # on the model's device
-        a, g, _ = _attention_and_gradients(prepared.model, prepared.inputs, prepared.target)
     out: dict[str, TokenScores] = {}
+    if shared:  # on the model's device
+        with _counted(prepared.model, spent, SHARED_PASS):
+            a, g, _ = _attention_and_gradients(prepared.model, prepared.inputs, prepared.target)
+            for m in shared:
+                out[m] = view_scores(prepared, entries[m].from_pass(a, g, layer), m, entries[m].signed, layer=layer)
     for m in methods:
         entry = entries[m]
-        if m in shared:
-            out[m] = view_scores(prepared, entry.from_pass(a, g, layer), m, entry.signed, layer=layer)
-        else:
+        if m not in shared:
             given = {entry.cost: costs[m]} if m in costs and entry.cost else {}
-            out[m] = registry.run_method(entry, prepared, {**given, **options.get(m, {})})
-    return out
+            with _counted(prepared.model, spent, m):
+                out[m] = registry.run_method(entry, prepared, {**given, **options.get(m, {})})
+    return {m: out[m] for m in methods}  # in the order asked for
 
 
 def __getattr__(name: str):

@@ -3,7 +3,9 @@
 Pick a picture, a relevance method (:mod:`xaikit.concepts.vit_relevance`) and a block; the panel shows the
 picture, the ground-truth mask of the chosen part (:meth:`xaikit.models.imageworld.Scene.masks`) and the
 relevance map over the patch grid, headed by its localisation (share of positive relevance on the mask)
-and whether the pointing game hits. Colours: viridis for the mask, the diverging blue-red of
+and whether the pointing game hits, and by what the map cost (issue 31): the forward and backward passes
+counted by hooks on the ViT's blocks while the method ran (:func:`xaikit.models.passes.count_passes`) and its
+wall time in ms. Colours: viridis for the mask, the diverging blue-red of
 :mod:`xaikit.plotting` for the signed map (both colour-blind safe).
 """
 
@@ -31,6 +33,7 @@ class RelevanceView:
     localisation: float
     pointing: bool
     target: str
+    cost: object = None  # xaikit.models.passes.Cost of computing rmap (passes counted by hooks, seconds)
 
 
 class RelevancePanel(Panel):
@@ -57,14 +60,17 @@ class RelevancePanel(Panel):
 
     def compute(self, index, method, block, part):
         from xaikit.concepts import vit_relevance as vr
+        from xaikit.models.passes import count_passes
         from xaikit.models.vitworld import to_pixels
 
         scene = self.scenes[index]
         image = scene.image()
-        rmap, target = vr.relevance(self.model, to_pixels(image[None]), method, block=block)
+        pixels = to_pixels(image[None])
+        with count_passes(self.model) as passes:
+            rmap, target = vr.relevance(self.model, pixels, method, block=block)
         mask = scene.masks()[part]
         return RelevanceView(image, mask, rmap, method, part, block, vr.localisation(rmap, mask),
-                             vr.pointing_game(rmap, mask), self.model.config.id2label[target])
+                             vr.pointing_game(rmap, mask), self.model.config.id2label[target], passes.cost)
 
     def draw(self, fig, r):
         from xaikit import plotting
@@ -77,8 +83,12 @@ class RelevancePanel(Panel):
         lim = max(float(np.abs(r.rmap).max()), 1e-12)
         axes[2].imshow(r.rmap, cmap=plotting.DIVERGING, vmin=-lim, vmax=lim)
         block = "" if r.method in ("grad_input", "ig") else f", block {r.block}"
+        c = r.cost
         axes[2].set_title(f"{r.method}{block}\non {r.part}: {r.localisation:.2f}, "
-                          f"pointing {'hit' if r.pointing else 'miss'}", fontsize=9)
+                          f"pointing {'hit' if r.pointing else 'miss'}\n"
+                          f"{c.forward:g} fwd, {c.backward:g} bwd, {1000 * c.seconds:.0f} ms", fontsize=9)
         for ax in axes:
             ax.axis("off")
-        return None
+        return (f'<p class="xk-cost"><small>{r.method} on this picture: {c.forward:g} forward and '
+                f"{c.backward:g} backward passes (counted by hooks on the ViT's blocks), "
+                f"{1000 * c.seconds:.0f} ms on this machine</small></p>")

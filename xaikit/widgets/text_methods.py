@@ -4,8 +4,10 @@
 
 from __future__ import annotations
 
+import html
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,7 +15,10 @@ from xaikit.plotting import OKABE_ITO
 from xaikit.text.tokens import TokenScores, rank_correlation
 from xaikit.widgets.base import Panel, checkbox, dropdown, text_box
 
-__all__ = ["MethodComparisonPanel", "LabPanel", "ComparisonResult", "LabView"]
+if TYPE_CHECKING:
+    from xaikit.models.passes import Cost
+
+__all__ = ["MethodComparisonPanel", "LabPanel", "ComparisonResult", "LabView", "cost_table_html"]
 
 
 @dataclass
@@ -21,6 +26,21 @@ class ComparisonResult:
     a: TokenScores
     b: TokenScores
     correlation: dict[str, float]  # spearman, kendall on |scores|
+    cost_a: Cost | None = None  # what computing a cost (count_passes), also when it came from the cache
+    cost_b: Cost | None = None
+    cached_a: bool = False  # taken from the panel's cache this time: no passes ran for it now
+    cached_b: bool = False
+
+
+def cost_table_html(rows, caption: str = "") -> str:
+    """An HTML table of what explanations cost (issue 31): ``rows`` of ``(name, Cost, note)``; the passes
+    are equivalent full passes as :func:`xaikit.models.passes.count_passes` counts them."""
+    head = "".join(f"<th>{h}</th>" for h in ("method", "forward passes", "backward passes", "wall time", ""))
+    body = "".join(f"<tr><td>{html.escape(name)}</td><td>{c.forward:g}</td><td>{c.backward:g}</td>"
+                   f"<td>{1000 * c.seconds:.0f} ms</td><td><small>{html.escape(note)}</small></td></tr>"
+                   for name, c, note in rows)
+    cap = f"<caption><small>{html.escape(caption)}</small></caption>" if caption else ""
+    return f'<table class="xk-cost-table">{cap}<tr>{head}</tr>{body}</table>'
 
 
 class MethodComparisonPanel(Panel):
@@ -28,7 +48,12 @@ class MethodComparisonPanel(Panel):
     Spearman / Kendall rank correlation on |score| (notebook 04, sections 5-6).
 
     ``MethodComparisonPanel(model, tokenizer, text="I like the movie", a="Grad-SAM", b="SHAP")``. Each
-    (sentence, method) is computed once and cached, so switching back is instant. A text longer than the
+    (sentence, method) is computed once and cached, so switching back is instant. Under the bars, each method's
+    cost on the sentence shown (issue 31): its forward and backward passes, counted by hooks on the encoder
+    blocks around its computation (:func:`xaikit.models.passes.count_passes`; the forward pass that prepares
+    the text included, since each method prepares its own), and its wall time; a result from the cache shows
+    what computing it cost, marked "cached". The two methods never share a pass here (each runs on its own).
+    A text longer than the
     model takes is cut the same way for both methods (noted in the panel); a method with a length limit
     (SHAP: ``xaikit.text.shaptext.LONG_TEXT`` tokens) refuses longer texts unless ``allow_long=True``. The menus
     list every registered method (:mod:`xaikit.text.registry`), read when the panel is built.
@@ -61,34 +86,53 @@ class MethodComparisonPanel(Panel):
         }
         super().__init__(controls)
 
-    def _explain(self, text, method) -> TokenScores:
+    def _explain(self, text, method) -> tuple[TokenScores, Cost, bool]:
+        """The method's scores, what computing them cost (counted by hooks) and whether they came from the
+        cache."""
+        from xaikit.models.passes import count_passes
         from xaikit.text.registry import entry
         from xaikit.text.views import explain
 
         key = (text, method)
-        if key not in self._cache:
+        cached = key in self._cache
+        if cached:
+            self._cache.move_to_end(key)
+        else:
             long_option = entry(method).long_option
             extra = {long_option: True} if long_option and self.allow_long else {}
-            self._cache[key] = explain(self.model, self.tokenizer, text, method, **extra)
+            with count_passes(self.model) as passes:
+                scores = explain(self.model, self.tokenizer, text, method, **extra)
+            self._cache[key] = (scores, passes.cost)
             self.n_computed += 1
             while len(self._cache) > self.cache_size:
                 self._cache.popitem(last=False)
-        return self._cache[key]
+        return (*self._cache[key], cached)
 
     def compute(self, text, a, b, drop_special):
-        sa, sb = self._explain(text, a), self._explain(text, b)
+        sa, cost_a, cached_a = self._explain(text, a)
+        sb, cost_b, cached_b = self._explain(text, b)
         if drop_special:
             sa, sb = sa.without(), sb.without()
-        return ComparisonResult(sa, sb, rank_correlation(sa, sb))
+        return ComparisonResult(sa, sb, rank_correlation(sa, sb), cost_a, cost_b, cached_a, cached_b)
 
     def draw(self, fig, r):
         axes = fig.subplots(1, 2)
-        for ax, s in zip(axes, (r.a, r.b), strict=False):
-            s.bar(ax, title=s.method)
+        for ax, s, cost, cached in zip(axes, (r.a, r.b), (r.cost_a, r.cost_b), (r.cached_a, r.cached_b),
+                                       strict=True):
+            s.bar(ax, title=f"{s.method}\n{_cost_line(cost)}{' (cached)' if cached else ''}")
             ax.tick_params(axis="x", rotation=45)
         c = r.correlation
         fig.suptitle(f"rank correlation of |scores|: Spearman {c['spearman']:.2f}, Kendall {c['kendall']:.2f}")
-        return r.a.html() + r.b.html()
+        rows = [(s.method, cost, "cached: what computing it cost" if cached else "computed now")
+                for s, cost, cached in ((r.a, r.cost_a, r.cached_a), (r.b, r.cost_b, r.cached_b))]
+        table = cost_table_html(rows, "What each explanation of this sentence cost: passes counted by hooks on "
+                                      "the encoder blocks (the text's preparation included), wall time on this "
+                                      "machine")
+        return r.a.html() + r.b.html() + table
+
+
+def _cost_line(cost: Cost) -> str:
+    return f"{cost.forward:g} fwd, {cost.backward:g} bwd, {1000 * cost.seconds:.0f} ms"
 
 
 @dataclass

@@ -34,6 +34,11 @@ The experiments:
 * **Rank agreement** (Jain & Wallace 2019, section 4.1): per sentence, Kendall's tau-b between the
   attention ranking and (a) the input gradient, (b) leave-one-out deletion, and (c) between those two
   (:func:`rank_agreement`, and ``LabResult.agreement`` in the lab).
+
+What it all cost (issue 31) is kept apart: ``LabResult.costs`` is what producing the explanations took and
+``LabResult.evaluation_costs`` what the experiments above took to evaluate them, both as passes counted by
+hooks on the encoder blocks (:func:`xaikit.models.passes.count_passes`) and wall time, summed over the
+sentences.
 """
 
 
@@ -50,6 +55,7 @@ from xaikit._fn import inputs_to_model
 from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
 from xaikit._validate import check_choice, check_float, check_int, check_names, check_seed
 from xaikit.models.arch import attention_modules, check_layer
+from xaikit.models.passes import Cost, count_passes
 from xaikit.policies import method_threads
 from xaikit.text import registry
 from xaikit.text.lab.agreement import TAU_PAIRS, RankAgreement, _agreement, _agreement_row
@@ -69,7 +75,10 @@ from xaikit.text.lab.removal import (
 )
 from xaikit.text.tokens import TokenScores
 
-__all__ = ["rankings", "EXTRA_VIEWS", "TAU_PAIRS", "LabResult", "run_lab"]
+__all__ = ["rankings", "EXTRA_VIEWS", "TAU_PAIRS", "LabResult", "run_lab", "EVALUATIONS"]
+
+#: the parts of the evaluation whose cost ``LabResult.evaluation_costs`` keeps, in the order they run
+EVALUATIONS = ("erasure and deletion (flips, AOPC)", "permutation", "rank agreement", "empty text")
 
 #: views the lab keeps per sentence besides its rankings (``LabResult.scores``), read from the forward/backward
 #: pass the attention rankings share: notebook 04 (section 8) ranks Chefer et al.'s relevance against them.
@@ -105,6 +114,14 @@ class LabResult:
     NaN at the special tokens) of the agreement. ``positions``: each sentence's word-token positions, the
     only ones ranked (:func:`content_positions`), so ``word_tau(scores[a][i], scores[b][i], positions[i])``
     compares two of them on sentence ``i`` without running anything again.
+    ``costs``: what producing the explanations cost, summed over the sentences, each a
+    :class:`~xaikit.models.passes.Cost` (forward and backward passes counted by hooks on the encoder blocks,
+    seconds): every view that ran its own passes by name, ``"random"`` (drawing its order: no pass),
+    ``"shared pass"`` (:data:`xaikit.text.views.SHARED_PASS`: the one forward/backward pass per sentence that
+    the views in ``shared`` read, counted once and not split between them) and ``"prepare"`` (each sentence's
+    forward pass that tokenizes it and resolves the target, used by every view and the evaluation).
+    ``evaluation_costs``: what evaluating them cost, by part (:data:`EVALUATIONS`); an erasure re-runs only
+    the blocks from the edited layer up, counted as the fraction of a pass it is.
     """
 
     sentences: list[str]
@@ -133,6 +150,20 @@ class LabResult:
     permutation_by_layer_cls: np.ndarray | None = None
     predicted: np.ndarray | None = None
     empty_probs: np.ndarray | None = None
+    costs: dict[str, Cost] | None = None
+    shared: tuple[str, ...] = ()
+    evaluation_costs: dict[str, Cost] | None = None
+
+    def cost_of(self, ranking: str) -> tuple[Cost, bool]:
+        """What producing ``ranking``'s scores cost over the lab's sentences, and whether that is the shared
+        pass (``True``: the cost of the one pass that every view in ``shared`` read, not this view's share of
+        it; do not add it up over the views). The text's preparation (``costs["prepare"]``) is not in it."""
+        check_choice(ranking, "ranking", self.rankings)
+        if self.costs is None:
+            raise ValueError("this LabResult was built without costs; run run_lab again to count them")
+        if ranking in self.shared:
+            return self.costs["shared pass"], True
+        return self.costs[ranking], False
 
     @property
     def ig_relative_gap(self) -> np.ndarray | None:
@@ -170,11 +201,34 @@ class LabResult:
                     "sufficiency": float(np.mean(self.sufficiency[m]))} for m in self.rankings}
 
     def table_html(self) -> str:
+        """The summary per ranking and, with ``costs``, what producing each ranking cost (a shared pass says
+        "shared"; its cost is given once, under the table, with the evaluation's)."""
+        with_costs = self.costs is not None
+
+        def cost_cells(m):
+            if not with_costs:
+                return ""
+            c, shared = self.cost_of(m)
+            if shared:
+                return '<td colspan="3">shared pass</td>'
+            return f"<td>{c.forward:g}</td><td>{c.backward:g}</td><td>{c.seconds:.2f}</td>"
+
         rows = "".join(
-            f"<tr><td>{m}</td>" + "".join(f"<td>{v:.3f}</td>" for v in s.values()) + "</tr>"
+            f"<tr><td>{m}</td>" + "".join(f"<td>{v:.3f}</td>" for v in s.values()) + cost_cells(m) + "</tr>"
             for m, s in self.summary().items())
-        head = "".join(f"<th>{h}</th>" for h in ["ranking", *next(iter(self.summary().values()))])
-        return f'<table class="xk-lab-table"><tr>{head}</tr>{rows}</table>'
+        heads = ["ranking", *next(iter(self.summary().values()))]
+        if with_costs:
+            heads += ["forward passes", "backward passes", "seconds"]
+        head = "".join(f"<th>{h}</th>" for h in heads)
+        note = ""
+        if with_costs:
+            shared, prep = self.costs.get("shared pass", Cost()), self.costs.get("prepare", Cost())
+            evaluation = sum(self.evaluation_costs.values(), Cost())
+            note = (f"<p><small>Explanation costs over the {len(self.sentences)} sentences, counted by hooks on the "
+                    f"encoder blocks. One shared pass per sentence ({', '.join(self.shared) or 'none'}): "
+                    f"{shared}. Preparing the texts: {prep}. The evaluation (erasure, deletion, AOPC, shuffles, "
+                    f"agreement): {evaluation}.</small></p>")
+        return f'<table class="xk-lab-table"><tr>{head}</tr>{rows}</table>{note}'
 
 
 def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=None, n_permutations: int = 16,
@@ -225,11 +279,17 @@ def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=No
         view_names = ("attention", *view_names)
     view_names += tuple(v for v in extra if v not in view_names)
     start = time.perf_counter()
+    spent: dict[str, Cost] = {}
+    evaluated = dict.fromkeys(EVALUATIONS, Cost())
     with method_threads(model):
-        rows, kept, gaps, agreement = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng,
-                                                n_permutations, costs, layer, bins, progress, allow_long)
+        rows, kept, gaps, agreement, shared = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng,
+                                                        n_permutations, costs, layer, bins, progress, allow_long,
+                                                        spent, evaluated)
     if not rows:
         raise ValueError("no sentence had at least two word tokens; pass real sentences")
+    with count_passes(model) as passes:
+        empty_probs = _empty_probs(model, tokenizer)
+    evaluated["empty text"] += passes.cost
 
     def col(fn, dtype=float):
         return np.array([fn(r) for r in rows], dtype=dtype)
@@ -252,7 +312,8 @@ def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=No
         scores={k: [r["scores"][k] for r in rows] for k in rows[0]["scores"]},
         positions=[r["positions"] for r in rows],
         permutation_by_layer_cls=np.array([r["perm_by_layer_cls"] for r in rows]),
-        predicted=col(lambda r: r["predicted"], int), empty_probs=_empty_probs(model, tokenizer))
+        predicted=col(lambda r: r["predicted"], int), empty_probs=empty_probs,
+        costs=spent, shared=shared, evaluation_costs=evaluated)
 
 
 def _empty_probs(model, tokenizer) -> np.ndarray:
@@ -264,17 +325,23 @@ def _empty_probs(model, tokenizer) -> np.ndarray:
 
 
 def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutations, costs, layer, bins,
-              progress, allow_long=False):
+              progress, allow_long=False, explained=None, evaluated=None):
+    """The per-sentence rows; ``explained`` and ``evaluated`` (dicts of :class:`Cost`) gather what producing
+    the views and evaluating them cost (:func:`run_lab` documents the keys). Returns ``rows, kept, gaps,
+    agreement, shared`` (``shared``: the views read from the shared pass)."""
     from tqdm.auto import tqdm
 
     from xaikit.tensor.integrated import CompletenessWarning
-    from xaikit.text.views import _all_views
+    from xaikit.text.views import PREPARE, _all_views, _counted
 
+    explained = {} if explained is None else explained
+    evaluated = {} if evaluated is None else evaluated
     entries = registry.entries()
-    rows, kept, gaps, taus, n_words, spent = [], [], {}, [], [], 0.0
+    rows, kept, gaps, taus, n_words, spent, shared = [], [], {}, [], [], 0.0, ()
     n_layers = len(attention_modules(model))
     for text in tqdm(sentences, desc="attention lab", disable=not progress):
-        enc = prepare_text(model, tokenizer, text, method="run_lab")
+        with _counted(model, explained, PREPARE):
+            enc = prepare_text(model, tokenizer, text, method="run_lab")
         positions = content_positions(enc, tokenizer)
         if len(positions) < 2:  # nothing to compare on a one-word text
             continue
@@ -283,36 +350,44 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
                for v in view_names if entries[v].lab_options or (allow_long and entries[v].long_option)}
         with warnings.catch_warnings():  # a ranking needs IG's order, not its exact sum: the gap is kept
             warnings.simplefilter("ignore", CompletenessWarning)
-            views = _all_views(enc, view_names, layer, costs, own)
+            part: dict[str, Cost] = {}
+            views = _all_views(enc, view_names, layer, costs, own, spent=part)
+        shared = tuple(v for v in view_names if v not in part)  # no entry of their own: they read the shared pass
+        for key, cost in part.items():
+            explained[key] = explained.get(key, Cost()) + cost
         for name in view_names:
             if entries[name].lab_gap is not None:
                 gaps.setdefault(name, []).append(entries[name].lab_gap(views[name]))
         if "random" in rankings:
-            order = rng.permutation(positions)
-            rand = np.zeros(enc.n_tokens)
-            rand[order] = np.arange(len(order), 0, -1)
-            views["random"] = TokenScores(enc.tokens, rand, "random", enc.target, signed=False)
-        row = _one_sentence(model, enc, tokenizer, views, rankings, rng, layer, bins)
+            with _counted(model, explained, "random"):
+                order = rng.permutation(positions)
+                rand = np.zeros(enc.n_tokens)
+                rand[order] = np.arange(len(order), 0, -1)
+                views["random"] = TokenScores(enc.tokens, rand, "random", enc.target, signed=False)
+        with _counted(model, evaluated, EVALUATIONS[0]):
+            row = _one_sentence(model, enc, tokenizer, views, rankings, rng, layer, bins)
         seed = int(rng.integers(1 << 30))
-        by_layer = [permutation_change(model, enc, n_permutations, layers=(i,), seed=seed).median_tvd
-                    for i in range(n_layers)]
+        with _counted(model, evaluated, EVALUATIONS[1]):
+            by_layer = [permutation_change(model, enc, n_permutations, layers=(i,), seed=seed).median_tvd
+                        for i in range(n_layers)]
+            row["perm_by_layer_cls"] = [  # the same shuffles, the [CLS] query row alone
+                permutation_change(model, enc, n_permutations, layers=(i,), seed=seed, queries=(0,)).median_tvd
+                for i in range(n_layers)]
         row["perm"] = {"median_tvd": by_layer[layer]}
         row["perm_by_layer"] = by_layer
-        row["perm_by_layer_cls"] = [  # the same shuffles, the [CLS] query row alone
-            permutation_change(model, enc, n_permutations, layers=(i,), seed=seed, queries=(0,)).median_tvd
-            for i in range(n_layers)]
         row["predicted"] = int(enc.logits.argmax())
         row["max_attention"] = float(views["attention"].scores[positions].max())
         start = time.perf_counter()
         kept_scores = {k: np.asarray(v.scores, dtype=float).copy() for k, v in views.items()}
-        taus.append(_agreement_row(model, enc, tokenizer, views["attention"], kept_scores))
+        with _counted(model, evaluated, EVALUATIONS[2]):
+            taus.append(_agreement_row(model, enc, tokenizer, views["attention"], kept_scores))
         spent += time.perf_counter() - start
         row["scores"], row["positions"] = kept_scores, list(positions)
         n_words.append(len(positions))
         rows.append(row)
         kept.append(text)
     agreement = _agreement(taus, kept, n_words, layer, spent) if rows else None
-    return rows, kept, gaps, agreement
+    return rows, kept, gaps, agreement, shared
 
 
 def _one_sentence(model, enc, tokenizer, views: dict, rankings, rng, layer: int = -1, bins=ERASER_BINS) -> dict:
