@@ -7,12 +7,13 @@ ground truth (:meth:`xaikit.models.imageworld.Scene.masks`):
 * ``"rollout"``: attention rollout (Abnar & Zuidema 2020, "Quantifying attention flow in transformers"):
   per block the head-mean attention plus the identity (the residual), rows renormalised, multiplied from
   the first block to the last; the [CLS] row.
-* ``"chefer"``: Chefer, Gur & Wolf's gradient-weighted relevance propagation. This is the rule of their
-  ICCV 2021 paper ("Generic attention-model explainability for interpreting bi-modal and encoder-decoder
-  transformers", Eqs. 5-6): R starts as the identity and each block adds mean_h((dy/dA * A)^+) R. Their
-  CVPR 2021 method ("Transformer interpretability beyond attention visualization") uses the LRP relevance
-  of A in place of A; the ICCV paper reports the two close, and this module does not implement the LRP
-  variant.
+* ``"chefer"``: Chefer, Gur & Wolf's gradient-weighted relevance propagation, the rule of their ICCV 2021
+  paper ("Generic attention-model explainability for interpreting bi-modal and encoder-decoder
+  transformers", Eqs. 5-6): R starts as the identity and each block adds mean_h((dy/dA * A)^+) R.
+* ``"chefer_lrp"``: the method of their CVPR 2021 paper ("Transformer interpretability beyond attention
+  visualization", the one in its Table 1): the LRP relevance of A in place of A, Abar_b = I +
+  mean_h((dy/dA * R^A)^+), C = Abar_L ... Abar_1, the [CLS] row. Computed by :mod:`xaikit.concepts.vit_lrp`
+  on a float64 re-run of the model (relevance conserved block by block).
 * ``"grad_attention"``: gradient-weighted attention of the last block alone, mean_h((dy/dA * A)^+), [CLS] row.
 * ``"grad_input"``: gradient x input on the pixels, summed over colour channels.
 * ``"ig"``: integrated gradients on the pixels (Sundararajan et al. 2017), a grey (zero after normalising)
@@ -37,7 +38,7 @@ from xaikit._validate import check_choice, check_int
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
            "PerturbationResult", "rollout_from", "chefer_from", "MethodRow", "compare_methods"]
 
-METHODS = ("attention", "rollout", "chefer", "grad_attention", "grad_input", "ig")
+METHODS = ("attention", "rollout", "chefer", "chefer_lrp", "grad_attention", "grad_input", "ig")
 
 
 def _grid(model) -> int:
@@ -85,7 +86,8 @@ def relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = 
     makes it. Returns ``(map, target)``; the map is a float64 NumPy array.
 
     ``block`` (default: the last) is the attention block read by ``"attention"`` and ``"grad_attention"``,
-    and the last block ``"rollout"`` and ``"chefer"`` propagate through; the pixel methods ignore it."""
+    and the last block ``"rollout"``, ``"chefer"`` and ``"chefer_lrp"`` propagate through; the pixel methods
+    ignore it."""
     from xaikit.policies import method_threads
 
     with method_threads(model):  # xaikit.policies: one thread for the embedded ViTs
@@ -115,6 +117,11 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
         atts = [a[0] for a in atts[:block + 1]]
         row = atts[-1].mean(0)[0, 1:] if method == "attention" else rollout_from(atts)[0, 1:]
         return row.reshape(g, g).double().numpy(), target
+    if method == "chefer_lrp":  # a float64 re-run from the weights: any attention implementation will do
+        from xaikit.concepts.vit_lrp import _chefer_lrp
+
+        found = _chefer_lrp(model, pixels, target=target, block=block)
+        return found.map, found.target
     if method in ("chefer", "grad_attention"):
         atts, score, target = _forward(model, pixels, target)
         grads = torch.autograd.grad(score, atts)

@@ -29,6 +29,9 @@ rules:
 * **LayerNorm, GELU, softmax, the pooler's tanh** and the 1/sqrt(d) scaling: relevance passes through
   unchanged, element by element, as in the paper's implementation.
 
+The rules themselves know no architecture and live in :mod:`xaikit._lrp` (shared with the ViT's version,
+:mod:`xaikit.concepts.vit_lrp`, notebook 05 section 9); this module re-exports them.
+
 So the relevance entering a block equals the relevance leaving it, up to rows with z^+ = 0 (none were met
 on the models here); :class:`LRPDetail` records the totals at every block boundary, and the tests hold them
 to 1e-10 relative. What biases and normalisation absorb under other rules is simply not assigned here.
@@ -55,9 +58,9 @@ import numpy as np
 import torch
 
 from xaikit._fn import model_device, to_cpu
+from xaikit._lrp import LINEAR_RULES, chefer_matrix, lrp_add, lrp_linear, lrp_matmul
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
-from xaikit._validate import check_choice
 from xaikit.models.passes import record_passes
 from xaikit.policies import float64_device, method_threads, to_float64
 from xaikit.text.registry import TextMethod, register
@@ -65,65 +68,8 @@ from xaikit.text.tokens import TokenScores
 
 __all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "BertTrace", "relevance_forward", "propagate",
            "LRPDetail", "chefer_matrix", "chefer_lrp"]
-
-#: the rules :func:`lrp_linear` knows: ``"z+"`` (alpha1-beta0, the paper's) and ``"0"`` (LRP-0).
-LINEAR_RULES = ("z+", "0")
-_TINY = 1e-12  # denominators smaller than this in magnitude pass no relevance. The paper's safe_divide instead
-# adds 1e-9 to every denominator (and passes nothing where it is exactly 0): its R^A differs from this one by
-# about 5e-7 relative on a tiny random BERT, every other step of its BERT code agreeing to float64 precision.
-
-
-def _safe_div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a / b`` where ``|b| > 1e-12``, else 0."""
-    ok = b.abs() > _TINY
-    return torch.where(ok, a / torch.where(ok, b, torch.ones_like(b)), torch.zeros_like(a))
-
-
-def lrp_linear(x: torch.Tensor, weight: torch.Tensor, relevance: torch.Tensor, rule: str = "z+",
-               bias: torch.Tensor | None = None, parts: tuple | None = None) -> torch.Tensor:
-    """Relevance of the inputs ``x`` ``(..., I)`` of ``y = x W^T + b`` given the outputs' ``relevance`` ``(..., O)``.
-
-    ``rule="z+"``: R_j = sum_i (x_j^+ w_ij^+ + x_j^- w_ij^-) / z_i^+ R_i (the bias is ignored; conserves
-    relevance where z_i^+ > 0). ``rule="0"``: R_j = sum_i x_j w_ij / z_i R_i with z_i = sum_j x_j w_ij + b_i
-    (LRP-0; a bias takes its share b_i / z_i R_i). ``parts``: ``(W^+, W^-)`` computed once beforehand (z+ only).
-    """
-    rule = check_choice(rule, "rule", LINEAR_RULES)
-    if rule == "0":
-        z = x @ weight.T + (0 if bias is None else bias)
-        return x * (_safe_div(relevance, z) @ weight)
-    wp, wn = (weight.clamp(min=0), weight.clamp(max=0)) if parts is None else parts
-    xp, xn = x.clamp(min=0), x.clamp(max=0)
-    s = _safe_div(relevance, xp @ wp.T + xn @ wn.T)
-    return xp * (s @ wp) + xn * (s @ wn)
-
-
-def _rescale(r_u: torch.Tensor, r_v: torch.Tensor, total: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The paper's eq. 8: scale the two operands' relevance so that they sum to ``total``, shared in the ratio
-    |sum R^u| : |sum R^v|."""
-    su, sv = r_u.sum(), r_v.sum()
-    den = su.abs() + sv.abs()
-    fu, fv = _safe_div(su.abs(), den) * total, _safe_div(sv.abs(), den) * total
-    return r_u * _safe_div(fu, su), r_v * _safe_div(fv, sv)
-
-
-def lrp_add(u: torch.Tensor, v: torch.Tensor, relevance: torch.Tensor, normalize: bool = True):
-    """Split the relevance of ``y = u + v`` (a residual add) between ``u`` and ``v``: R^u = u R / y, R^v = v R / y,
-    then rescaled (eq. 8) so that R^u + R^v carries exactly the relevance of ``y`` (``normalize=False``: not)."""
-    s = _safe_div(relevance, u + v)
-    r_u, r_v = u * s, v * s
-    return _rescale(r_u, r_v, relevance.sum()) if normalize else (r_u, r_v)
-
-
-def lrp_matmul(a: torch.Tensor, b: torch.Tensor, relevance: torch.Tensor, scale: float = 1.0,
-               normalize: bool = True):
-    """Split the relevance of ``y = scale * a @ b`` (batched over leading dimensions) between both operands.
-
-    R^a_ik = a_ik sum_j scale b_kj R_ij / y_ij and R^b_kj = b_kj sum_i scale a_ik R_ij / y_ij (eq. 5-6); each
-    alone carries all of R where y != 0, so the rescaling (eq. 8) halves them (``normalize=False``: not).
-    """
-    s = _safe_div(relevance, scale * (a @ b)) * scale
-    r_a, r_b = a * (s @ b.transpose(-1, -2)), b * (a.transpose(-1, -2) @ s)
-    return _rescale(r_a, r_b, relevance.sum()) if normalize else (r_a, r_b)
+# the rules (lrp_linear, lrp_add, lrp_matmul) and chefer_matrix know no architecture: they live in xaikit._lrp,
+# shared with the ViT's re-run (xaikit.concepts.vit_lrp), and are re-exported here
 
 
 # ----------------------------------------------------------------------------------------------- the forward
@@ -353,24 +299,6 @@ def _block_relevance(blk: _Block, b: dict, r_out: torch.Tensor, scale: float, m:
     for name, r in (("q", r_q), ("k", r_k), ("v", r_v)):  # x feeds Q, K, V and the residual branch
         r_x = r_x + lrp_linear(x, b[name][0], merged(r), parts=b[name][2:])
     return r_x, r_probs
-
-
-def chefer_matrix(attention_relevance, attention_gradients) -> torch.Tensor:
-    """C = Abar_L ... Abar_1 with Abar_b = I + mean_h (nabla A_b o R^{A_b})^+ (the paper's eq. 13-14).
-
-    Both arguments are ``(L, M, N, N)`` (or a list of ``(M, N, N)``); returns ``(N, N)``, whose row i says
-    how much each token contributes to position i at the top.
-    """
-    r_a = torch.stack(list(attention_relevance)) if not isinstance(attention_relevance, torch.Tensor) \
-        else attention_relevance
-    grads = torch.stack(list(attention_gradients)) if not isinstance(attention_gradients, torch.Tensor) \
-        else attention_gradients
-    n = r_a.shape[-1]
-    eye = torch.eye(n, dtype=r_a.dtype, device=r_a.device)
-    c = eye.clone()
-    for r_b, g_b in zip(r_a, grads, strict=True):
-        c = (eye + (g_b * r_b).clamp(min=0).mean(dim=0)) @ c
-    return c
 
 
 @dataclass
