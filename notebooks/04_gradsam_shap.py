@@ -1300,7 +1300,7 @@ import json
 if MODEL == "embedded":
     shuffled_model, _ = xaikit.models.load_sentiment("embedded-shuffled")  # from the cache (prepare built it)
     accuracy = {labels: json.loads((sentiment_folder(labels=labels) / "metrics.json").read_text())["test_accuracy"]
-                for labels in ("real", "shuffled")}  # measured on the 1007 held-out snippets when each was built
+                for labels in ("real", "shuffled")}  # measured on the held-out snippets when each was built
     positive_share = np.mean([y for _, y in load_movie_reviews("test", progress=False)])
     print(f"held-out accuracy: trained on the real labels {accuracy['real']:.3f}, on shuffled labels "
           f"{accuracy['shuffled']:.3f} (always answering the larger class would give "
@@ -1334,7 +1334,7 @@ else:
           "text_sanity.model_similarities(model, other, tokenizer, sanity_texts, sanity_methods).")
 
 # %% [markdown]
-# **What it shows** (the table and lines above; one build measured so far, training seed 0, so the claims are
+# **What it shows** (the table and lines above; measured on training seeds 0 and 1 so far, so the claims are
 # printed, not asserted). The shuffled-label model is near chance on the held-out sentences: it learned nothing
 # about sentiment from its labels. Rollout still ranks the tokens much as on the trained model, and so does
 # rollout on the encoder before any fine-tuning (the pretrained row): what rollout reads in the lower blocks
