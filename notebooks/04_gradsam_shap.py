@@ -1336,7 +1336,9 @@ else:
 # %% [markdown]
 # **What it shows** (the table and lines above; measured on training seeds 0 and 1 so far, so the claims are
 # printed, not asserted). The shuffled-label model is near chance on the held-out sentences: it learned nothing
-# about sentiment from its labels. Rollout still ranks the tokens much as on the trained model, and so does
+# about sentiment from its labels. Adebayo et al. trained their networks until they fit the random labels; one
+# epoch, as the recipe has, does not get there, so this model is closer to one that learned nothing than to
+# one that memorised its training set. Rollout still ranks the tokens much as on the trained model, and so does
 # rollout on the encoder before any fine-tuning (the pretrained row): what rollout reads in the lower blocks
 # (the cascade above) was learned in pretraining, and it would give nearly the same ranking had the model never
 # seen a sentiment label. The lecture's suspect fails this test as well. The last block's raw attention,
