@@ -131,13 +131,15 @@ def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, mo
     from xaikit.prepare import prepare
     from xaikit.text import diagnostics
 
-    calls = []
-    monkeypatch.setattr(sentiment, "train_sentiment", lambda tmp, **kw: calls.append(1) or _fake_sentiment(tmp))
+    calls, shuffled = [], []
+    monkeypatch.setattr(sentiment, "train_sentiment", lambda tmp, labels="real", **kw: (
+        calls if labels == "real" else shuffled).append(1) or _fake_sentiment(tmp))
     monkeypatch.setattr(diagnostics, "warm_notebook_cache", lambda *a, **k: Path("."))  # fake weights
     prepare(only="sentiment", progress=False, parallel=False)
     assert len(calls) == 1 and sentiment.is_built()
+    assert len(shuffled) == 1 and sentiment.is_built(labels="shuffled")  # its shuffled-label twin (notebook 04)
     prepare(only="sentiment", progress=False, parallel=False)
-    assert len(calls) == 1  # intact: reused
+    assert len(calls) == 1 and len(shuffled) == 1  # intact: reused
 
     folder = sentiment.sentiment_folder()
     weights = folder / "model.safetensors"
@@ -154,7 +156,7 @@ def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, mo
         loaders.load_sentiment(folder)  # the folder by path: an error naming the fix
     loaders.clear_cache()
     model, _ = loaders.load_sentiment()  # "embedded": rebuilt, then loaded
-    assert len(calls) == 3 and sentiment.is_built()
+    assert len(calls) == 3 and sentiment.is_built() and len(shuffled) == 1  # the shuffled twin was not touched
 
 
 def _fake_vit(world="main", progress=True, counter=None, **kw):
@@ -233,7 +235,11 @@ PREPARE_SCRIPT = textwrap.dedent("""
 
     log, started, release = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 
-    def fake(tmp, progress=True, threads=None, seed=None):
+    def fake(tmp, progress=True, threads=None, seed=None, labels="real"):
+        if labels == "shuffled":  # the shuffled-label twin that prepare builds next: at once
+            (tmp / "model.safetensors").write_bytes(b"weights")
+            (tmp / "metrics.json").write_text(json.dumps({"test_accuracy": 0.5}))
+            return {"test_accuracy": 0.5, "train_seconds": 0.0}
         with open(log, "a") as fh:
             fh.write("trained\\n")
         started.touch()

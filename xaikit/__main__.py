@@ -106,7 +106,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
 
     prep = sub.add_parser("prepare", help="build and cache the embedded default models")
     prep.add_argument("--force", action="store_true", help="rebuild even if the cache is current")
-    prep.add_argument("--only", choices=["sentiment", "vit"], default=None, help="build one family only")
+    prep.add_argument("--only", choices=["sentiment", "vit"], default=None, help="build one family only (sentiment: the model and its shuffled-label twin)")
     prep.add_argument("--seed", type=int, default=None, metavar="N",
                       help="train every embedded model with training seed N and make N this cache's training "
                            "seed (default: the cache's, 0 on a new cache); e.g. one seed per student group")

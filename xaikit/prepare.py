@@ -1,7 +1,9 @@
 """``python -m xaikit prepare``: build and cache the embedded default models, once.
 
 * the sentiment model (MiniLM fine-tuned on movie reviews, :mod:`xaikit.models.sentiment`), used by
-  notebooks 02-04;
+  notebooks 02-04, and after it the same recipe trained on shuffled labels
+  (:func:`xaikit.models.sentiment.ensure_shuffled_sentiment`), notebook 04's data randomisation test
+  (Adebayo et al. 2018, section 4);
 * the two Vision Transformers of notebook 05 (:mod:`xaikit.models.vitworld`): the main image world,
   where "zebra" is a striped animal, and the control world, where stripes do not predict "zebra";
 * the digits CNNs of notebooks 01 and 02 (:func:`xaikit.models.digits.digits_classifier`), on true and on
@@ -42,14 +44,15 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             parallel: bool | None = None, seed: int | None = None) -> dict[str, Path]:
     """Build whatever embedded model is missing (everything with ``force=True``) and return the folders.
 
-    ``only``: ``"sentiment"`` or ``"vit"`` to build one family. ``parallel``: train the two ViTs in a
+    ``only``: ``"sentiment"`` (the sentiment model and its shuffled-label twin) or ``"vit"`` to build one
+    family. ``parallel``: train the two ViTs in a
     second process while the sentiment model trains, one torch thread each (the default on a machine
     with two or more cores when both families need building). ``seed``: the training seed of every model
     (default: the cache's, :func:`xaikit.training_seed`); once everything is built it becomes the cache's
     training seed. ``only`` with a new ``seed`` builds that family only and leaves the recorded seed as it
     was. Prints what it builds,
-    the time each step took and where it went. Returns ``{"sentiment": folder, "attention": folder,
-    "null-sets": folder, "vit-main": folder, "vit-control": folder}`` (the ViT and null-set entries are absent
+    the time each step took and where it went. Returns ``{"sentiment": folder, "sentiment-shuffled": folder,
+    "attention": folder, "null-sets": folder, "vit-main": folder, "vit-control": folder}`` (the ViT and null-set entries are absent
     if the image-world module is missing).
     """
     from xaikit._config import cache_dir, record_training_seed, training_seed
@@ -80,7 +83,8 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
         from xaikit.models import vitworld
 
         vit_todo = [w for w in _WORLDS if force or not vitworld.is_built(w, seed)]
-    sentiment_todo = want_sentiment and (force or not sentiment.is_built(seed))
+    sentiment_todo = want_sentiment and (force or not sentiment.is_built(seed)
+                                         or not sentiment.is_built(seed, labels="shuffled"))
     if parallel is None:
         parallel = (os.cpu_count() or 1) >= 2
     background = None
@@ -91,6 +95,10 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             threads = background.threads if background is not None else None
             folders["sentiment"] = _timed(say, "sentiment model", lambda: sentiment.ensure_embedded_sentiment(
                 force, progress, threads=threads, seed=seed))
+            # notebook 04's data randomisation test: the same recipe on shuffled labels (as long as the above)
+            folders["sentiment-shuffled"] = _timed(
+                say, "sentiment (shuffled)",
+                lambda: sentiment.ensure_shuffled_sentiment(force, progress, threads=threads, seed=seed))
             # notebook 04's Wiegreffe & Pinter attention for the current mode's sentences, read while the
             # ViTs still train in the second process
             from xaikit.text.diagnostics import warm_notebook_cache

@@ -65,6 +65,8 @@ class Claim:
         lecture: the lecture's or paper's own number beside ours, where there is one.
         seen: for shown claims, the smallest and largest value over the build matrix (printed beside the
             build's own value, so a prose range is printed by code), or ``None`` before a matrix run.
+        seen_builds: how many builds ``seen`` covers (fewer than the matrix's when a claim was measured on some
+            builds only); 0 when unknown.
     """
 
     id: str
@@ -78,6 +80,7 @@ class Claim:
     worst_build: str = ""
     lecture: str = ""
     seen: tuple[float, float] | None = None
+    seen_builds: int = 0
     notebook: str = field(init=False)
     section: str = field(init=False)
 
@@ -170,7 +173,8 @@ def _with_measured(ledger: dict[str, Claim]) -> dict[str, Claim]:
         if seen is not None and entry.kind == "empirical" and seen.get("worst") is not None:
             entry = dataclasses.replace(entry, worst=seen["worst"], worst_build=seen["worst_build"])
         elif seen is not None and entry.kind == "shown" and seen.get("range") is not None:
-            entry = dataclasses.replace(entry, seen=(float(seen["range"][0]), float(seen["range"][1])))
+            entry = dataclasses.replace(entry, seen=(float(seen["range"][0]), float(seen["range"][1])),
+                                        seen_builds=int(seen.get("builds") or 0))
         out[cid] = entry
     return out
 
@@ -233,7 +237,8 @@ def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float
     if not quiet:
         extra = f" ({note})" if note else ""
         if entry.kind == "shown":
-            over = (f"; over the {len(_matrix_builds())} builds of the claims matrix {entry.seen[0]:.3g} to "
+            n = entry.seen_builds or len(_matrix_builds())  # some claims were measured on fewer builds
+            over = (f"; over {n} build{'s' if n != 1 else ''} of the claims matrix {entry.seen[0]:.3g} to "
                     f"{entry.seen[1]:.3g}" if entry.seen is not None else "")
             print(f"[shown] {claim_id}: {x:.4g}{extra}{over}  (not asserted: {entry.why})")
         elif entry.kind == "identity":

@@ -13,6 +13,7 @@ _EXPORTS = {
     "HubUnreachableError": "loaders",
     "load_movie_reviews": "sentiment",
     "ensure_embedded_sentiment": "sentiment",
+    "ensure_shuffled_sentiment": "sentiment",
     "ensure_eager": "arch",
     "encoder_layers": "arch",
     "embeddings_module": "arch",

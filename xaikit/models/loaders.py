@@ -6,8 +6,9 @@ Dosovitskiy et al. 2021; the lecture's is ``google/vit-base-patch16-224``). ``na
 
 * ``"embedded"``: the model xaikit builds offline with ``python -m xaikit prepare`` (MiniLM fine-tuned
   on movie reviews, :mod:`xaikit.models.sentiment`; a small ViT trained on a generated image world,
-  :mod:`xaikit.models.vitworld`), and for ViT also ``"embedded-control"``, the control-world ViT that
-  TCAV's ground-truth check uses;
+  :mod:`xaikit.models.vitworld`), for ViT also ``"embedded-control"``, the control-world ViT that
+  TCAV's ground-truth check uses, and for sentiment also ``"embedded-shuffled"``, the same recipe trained on
+  shuffled labels (notebook 04's data randomisation test);
 * a folder written by ``model.save_pretrained(folder)`` plus ``tokenizer.save_pretrained(folder)`` (or
   the image processor's);
 * a Hugging Face hub id, loaded with ``from_pretrained``. Without a network it fails with a message
@@ -43,7 +44,8 @@ __all__ = ["load_sentiment", "load_vit", "clear_cache", "HubUnreachableError", "
 
 EMBEDDED = "embedded"
 EMBEDDED_CONTROL = "embedded-control"
-_EMBEDDED_NAMES = {"text": (EMBEDDED,), "image": (EMBEDDED, EMBEDDED_CONTROL)}
+EMBEDDED_SHUFFLED = "embedded-shuffled"
+_EMBEDDED_NAMES = {"text": (EMBEDDED, EMBEDDED_SHUFFLED), "image": (EMBEDDED, EMBEDDED_CONTROL)}
 HUB_EXAMPLES = {"text": "textattack/bert-base-uncased-SST-2", "image": "google/vit-base-patch16-224"}
 _LOADER = {"text": "load_sentiment", "image": "load_vit"}
 _HEAD_SUFFIX = {"text": "ForSequenceClassification", "image": "ForImageClassification"}
@@ -66,7 +68,9 @@ def load_sentiment(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
     """``(model, tokenizer)`` of a sentiment classifier, ready to explain (notebooks 02, 03, 04).
 
     ``name``: ``"embedded"`` (default; MiniLM fine-tuned on movie reviews, built by
-    ``python -m xaikit prepare``, about 87% held-out accuracy), a folder saved with ``save_pretrained``,
+    ``python -m xaikit prepare``, about 87% held-out accuracy), ``"embedded-shuffled"`` (the same recipe
+    fine-tuned on shuffled labels, near chance: Adebayo et al. 2018's data randomisation test in notebook 04),
+    a folder saved with ``save_pretrained``,
     or a hub id such as ``"textattack/bert-base-uncased-SST-2"`` (needs a network). The model is in eval
     mode on ``xaikit.device()`` with eager attention; ``cache=False`` bypasses the in-process cache.
     """
@@ -142,9 +146,12 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
         raise ValueError(f"name is empty; {usage}")
     if text.lower() in _EMBEDDED_NAMES[kind]:
         return str(_embedded_folder(kind, text.lower())), True
-    if text.lower() in _EMBEDDED_NAMES["image"]:  # "embedded-control" given to load_sentiment
-        raise ValueError(f"name={text!r} is an image model; {loader} has only {EMBEDDED!r}. "
+    if kind == "text" and text.lower() == EMBEDDED_CONTROL:  # "embedded-control" given to load_sentiment
+        raise ValueError(f"name={text!r} is an image model; {loader} has {EMBEDDED!r} and {EMBEDDED_SHUFFLED!r}. "
                          f"Use xaikit.models.load_vit({text!r}) for the control-world ViT")
+    if kind == "image" and text.lower() == EMBEDDED_SHUFFLED:  # "embedded-shuffled" given to load_vit
+        raise ValueError(f"name={text!r} is a text model; {loader} has {EMBEDDED!r} and {EMBEDDED_CONTROL!r}. "
+                         f"Use xaikit.models.load_sentiment({text!r}) for the shuffled-label sentiment model")
     path = Path(text).expanduser()
     if path.is_dir():
         _check_folder(path)
@@ -170,9 +177,10 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
 
 def _embedded_folder(kind: str, name: str) -> Path:
     if kind == "text":
-        from xaikit.models.sentiment import ensure_embedded_sentiment
+        from xaikit.models.sentiment import ensure_embedded_sentiment, ensure_shuffled_sentiment
 
-        return ensure_embedded_sentiment(progress=True)
+        ensure = ensure_shuffled_sentiment if name == EMBEDDED_SHUFFLED else ensure_embedded_sentiment
+        return ensure(progress=True)
     try:
         from xaikit.models.vitworld import ensure_embedded_vit
     except ImportError as err:  # pragma: no cover - the module ships with xaikit

@@ -32,6 +32,16 @@ The result is saved as safetensors with its tokenizer, a ``metrics.json`` and a 
 ``xaikit.cache_dir()/sentiment-<RECIPE_VERSION>/``. The folder name carries the recipe version and a
 hash of the recipe, so changing any setting in :data:`RECIPE` builds a new model instead of reusing a
 stale one. Build it with ``python -m xaikit prepare`` and load it with ``xaikit.models.load_sentiment()``.
+
+**The shuffled-label model** (notebook 04's data randomisation test; Adebayo, Gilmer, Muelly, Goodfellow,
+Hardt & Kim 2018, "Sanity Checks for Saliency Maps", NeurIPS, section 4). The same recipe, training seed and
+number of steps, but the training labels are permuted across the training texts
+(:func:`shuffle_labels`, drawn by ``random.Random(LABEL_SEED_OFFSET + training seed)``): the class counts
+stay, any link between a text and its label is gone, so nothing the model learns from the labels can carry
+to the held-out sentences (its held-out accuracy is near chance). It lives in its own folder,
+``shuffled-sentiment-<RECIPE_VERSION>-<hash>`` (the hash covers the label mode and the label seed), is built
+by ``python -m xaikit prepare`` after the real model (:func:`ensure_shuffled_sentiment`) and is loaded with
+``xaikit.models.load_sentiment("embedded-shuffled")``.
 """
 
 from __future__ import annotations
@@ -50,7 +60,8 @@ import time
 from pathlib import Path
 
 __all__ = [
-    "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "load_movie_reviews", "training_pairs", "ensure_embedded_sentiment",
+    "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "load_movie_reviews",
+    "training_pairs", "shuffle_labels", "label_seed", "ensure_embedded_sentiment", "ensure_shuffled_sentiment",
     "sentiment_folder", "train_sentiment", "evaluate", "pretrained_encoder",
 ]
 
@@ -74,6 +85,12 @@ RECIPE = {
     "bf16_on_amx": True,
 }
 MIN_ABS_RATING = RECIPE["min_abs_rating"]
+#: the two label modes: the human ratings ("real") or the same labels permuted across the texts ("shuffled")
+LABELS = ("real", "shuffled")
+#: the shuffled-label model's permutation is drawn by ``random.Random(LABEL_SEED_OFFSET + training seed)``
+#: (12345 for training seed 0, the seed of the first, one-off measurement), so each training seed has its own
+#: permutation and the real and shuffled models of one seed share the head's initialisation and batch order
+LABEL_SEED_OFFSET = 12345
 ID2LABEL = {0: "NEGATIVE", 1: "POSITIVE"}
 
 # The lecture's five sentences and the labels the lecture's SST-2 BERT gives them (notebook 04).
@@ -98,26 +115,41 @@ _MEMBERS = {  # name -> (member of hutto_ICWSM_2014.tar.gz, its SHA-256)
 _DATA_DIR = "data-vader-3.3.2"
 
 
-def recipe(seed: int | None = None) -> dict:
+def recipe(seed: int | None = None, labels: str = "real") -> dict:
     """:data:`RECIPE` with the training seed of this cache (:func:`xaikit.training_seed`, default 0) or
     ``seed``. The seed drives the head's initialisation and the batch order; the train/test split stays the
-    one of ``RECIPE["seed"]`` (0) on every build, so every seed is scored on the same held-out sentences."""
+    one of ``RECIPE["seed"]`` (0) on every build, so every seed is scored on the same held-out sentences.
+
+    ``labels="shuffled"`` adds ``"labels": "shuffled"`` and the permutation's ``"label_seed"``
+    (:func:`label_seed`); every other setting is the real model's. The real recipe has no such keys, so its
+    hash, and the folder of every real model already built, is unchanged."""
     from xaikit._config import training_seed
+    from xaikit._validate import check_choice
 
+    check_choice(labels, "labels", LABELS)
     seed = training_seed() if seed is None else seed
-    return RECIPE if seed == RECIPE["seed"] else {**RECIPE, "seed": seed}
+    r = RECIPE if seed == RECIPE["seed"] else {**RECIPE, "seed": seed}
+    return {**r, "labels": "shuffled", "label_seed": label_seed(seed)} if labels == "shuffled" else r
 
 
-def _recipe_hash(seed: int | None = None) -> str:
-    return hashlib.sha256(json.dumps(recipe(seed), sort_keys=True).encode()).hexdigest()[:8]
+def label_seed(seed: int) -> int:
+    """The seed of the shuffled-label model's label permutation for training seed ``seed``:
+    ``LABEL_SEED_OFFSET + seed``."""
+    from xaikit._validate import check_int
+
+    return LABEL_SEED_OFFSET + check_int(seed, "seed", 0)
 
 
-def is_built(seed: int | None = None) -> bool:
-    """True when the cache holds a complete sentiment model for the current recipe (and training seed) whose
-    files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
+def _recipe_hash(seed: int | None = None, labels: str = "real") -> str:
+    return hashlib.sha256(json.dumps(recipe(seed, labels), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def is_built(seed: int | None = None, labels: str = "real") -> bool:
+    """True when the cache holds a complete sentiment model for the current recipe (training seed and label
+    mode) whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(sentiment_folder(seed), probe=probe)
+    return cache.is_built(sentiment_folder(seed, labels), probe=probe)
 
 
 def probe(folder: Path) -> str | None:
@@ -162,12 +194,15 @@ def probe(folder: Path) -> str | None:
     return None
 
 
-def sentiment_folder(seed: int | None = None) -> Path:
+def sentiment_folder(seed: int | None = None, labels: str = "real") -> Path:
     """Where the embedded sentiment model lives: ``cache_dir()/sentiment-<version>-<recipe hash>``; the
-    hash covers the training seed (default: :func:`xaikit.training_seed`)."""
+    hash covers the training seed (default: :func:`xaikit.training_seed`). The shuffled-label model
+    (``labels="shuffled"``) lives in ``shuffled-sentiment-<version>-<recipe hash>``, a name that globs for
+    ``sentiment-*`` do not match, with the label mode and label seed in its hash."""
     from xaikit._config import cache_dir
 
-    return cache_dir() / f"sentiment-{RECIPE_VERSION}-{_recipe_hash(seed)}"
+    prefix = "shuffled-sentiment" if labels == "shuffled" else "sentiment"
+    return cache_dir() / f"{prefix}-{RECIPE_VERSION}-{_recipe_hash(seed, labels)}"
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -270,6 +305,20 @@ def training_pairs(progress: bool = True) -> list[tuple[str, int]]:
     return pairs
 
 
+def shuffle_labels(pairs: list[tuple[str, int]], seed: int) -> list[tuple[str, int]]:
+    """``pairs`` with their labels permuted across the texts by ``random.Random(seed)``: every text keeps its
+    place, the multiset of labels (so the count per class) is unchanged, and a text's label no longer says
+    anything about the text. Adebayo et al. (2018), section 4, "data randomization test"; notebook 04."""
+    from xaikit._validate import check_int
+
+    seed = check_int(seed, "seed", 0)
+    if isinstance(pairs, (str, bytes)) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
+        raise TypeError("pairs must be a list of (text, label) tuples, e.g. training_pairs()")
+    labels = [y for _, y in pairs]
+    random.Random(seed).shuffle(labels)
+    return [(text, y) for (text, _), y in zip(pairs, labels, strict=True)]
+
+
 # ----------------------------------------------------------------------------------------- training
 
 def _length_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -310,9 +359,15 @@ def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 6
     return correct / max(len(pairs), 1), preds
 
 
-def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int | None = None) -> dict:
+def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int | None = None,
+                    labels: str = "real") -> dict:
     """Fine-tune MiniLM on the train split with :data:`RECIPE` and training seed ``seed`` (default: the
     cache's, :func:`xaikit.training_seed`), save to ``folder``, return the metrics (``metrics["seed"]``).
+
+    ``labels="shuffled"``: train on the training labels permuted by :func:`shuffle_labels` with seed
+    :func:`label_seed` (the data randomisation test of Adebayo et al. 2018), with the same steps and settings;
+    the held-out accuracy is still measured against the real labels. ``metrics["labels"]`` records the mode,
+    and for shuffled labels ``metrics["label_seed"]`` and the share of training labels the permutation changed.
 
     ``threads``: torch threads for training; ``None`` means all cores, or one when the CPU is already busy.
     A callable is asked before every step (``python -m xaikit prepare`` trains on one thread while the
@@ -326,8 +381,14 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
 
     from xaikit._config import cpu_busy, device, load_average, set_seed, torch_threads
 
-    r = recipe(seed)
+    r = recipe(seed, labels)
     train, test = training_pairs(progress), load_movie_reviews("test", progress)
+    label_info = {"labels": labels}
+    if labels == "shuffled":
+        shuffled = shuffle_labels(train, r["label_seed"])
+        label_info.update(label_seed=r["label_seed"],
+                          labels_changed=sum(a != b for (_, a), (_, b) in zip(train, shuffled, strict=True)) / len(train))
+        train = shuffled
     set_seed(r["seed"])
     base = Path(get_model_path())
     tokenizer = AutoTokenizer.from_pretrained(base)
@@ -368,16 +429,17 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     with torch_threads(first if first is not None else (1 if cpu_busy() else None)):
         used = {torch.get_num_threads()}
         t0, cpu0 = time.perf_counter(), time.process_time()
-        bar = tqdm(batches, desc="fine-tuning MiniLM on movie reviews", unit="batch", disable=not progress)
+        desc = "fine-tuning MiniLM on movie reviews" + (" with shuffled labels" if labels == "shuffled" else "")
+        bar = tqdm(batches, desc=desc, unit="batch", disable=not progress)
         for batch in bar:
             n = ask() if ask is not None else None
             if n is not None and n != torch.get_num_threads():
                 torch.set_num_threads(n)
                 used.add(n)
             enc = _encode(tokenizer, [train[i][0] for i in batch], r["max_length"]).to(dev)
-            labels = torch.tensor([train[i][1] for i in batch], device=dev)  # (B,)
+            targets = torch.tensor([train[i][1] for i in batch], device=dev)  # (B,)
             with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                loss = model(**enc, labels=labels).loss
+                loss = model(**enc, labels=targets).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_([p for _, p in trainable], 1.0)
             opt.step()
@@ -391,8 +453,8 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     lecture = [(s, y) for s, y in LECTURE_SENTENCES]
     _, lecture_preds = evaluate(model, tokenizer, lecture, max_length=r["max_length"])
     metrics = {
-        "recipe_version": RECIPE_VERSION, "recipe_hash": _recipe_hash(r["seed"]), "recipe": r, "seed": r["seed"],
-        "test_accuracy": accuracy, "train_seconds": round(train_seconds, 1),
+        "recipe_version": RECIPE_VERSION, "recipe_hash": _recipe_hash(r["seed"], labels), "recipe": r,
+        "seed": r["seed"], **label_info, "test_accuracy": accuracy, "train_seconds": round(train_seconds, 1),
         "train_cpu_seconds": round(train_cpu, 1), "load_average": round(load_average(), 1),
         "n_train": len(train), "n_test": len(test), "n_steps": len(batches),
         "n_parameters": sum(p.numel() for p in model.parameters()),
@@ -407,7 +469,12 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     tokenizer.save_pretrained(folder)
     metrics["size_mb"] = round(sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) / 1e6, 1)
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    (folder / "PROVENANCE.md").write_text(_PROVENANCE_MODEL.format(**metrics, recipe_json=json.dumps(r, indent=2)))
+    note = (f"\n* **Labels shuffled** (Adebayo et al. 2018, data randomisation test): the training labels were "
+            f"permuted across the texts by random.Random({r.get('label_seed')}), changing "
+            f"{100 * metrics.get('labels_changed', 0):.1f}% of them; the held-out accuracy is against the real "
+            f"labels." if labels == "shuffled" else "")
+    (folder / "PROVENANCE.md").write_text(_PROVENANCE_MODEL.format(**metrics, recipe_json=json.dumps(r, indent=2),
+                                                                   labels_note=note))
     return metrics
 
 
@@ -447,27 +514,42 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
     writes into a temporary sibling folder renamed at the end, so an interrupted build never leaves a
     half-written model behind (:func:`xaikit.models.cache.ensure`).
     """
-    from xaikit.models import cache
-
-    built = {}
-
-    def build(tmp: Path) -> None:
-        built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads, seed=seed)
-
-    folder = cache.ensure(sentiment_folder(seed), build, force=force, what="sentiment model", progress=progress,
-                          probe=probe)
-    if not built:
-        return folder
-    metrics = built["metrics"]
-    if progress:
-        print(f"xaikit: sentiment model ready in {folder} (held-out accuracy {metrics['test_accuracy']:.3f}, "
-              f"{metrics['train_seconds']:.0f} s of training)", flush=True)
-    if not metrics["lecture_labels_match"]:
+    folder, metrics = _ensure("real", force, progress, threads, seed)
+    if metrics is not None and not metrics["lecture_labels_match"]:
         import warnings
 
         warnings.warn(f"the embedded sentiment model labels the lecture's sentences "
                       f"{metrics['lecture_sentences']}, not 1, 0, 0, 1, 0", RuntimeWarning, stacklevel=2)
     return folder
+
+
+def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, threads=None,
+                              seed: int | None = None) -> Path:
+    """The folder of the shuffled-label sentiment model (notebook 04's data randomisation test; Adebayo et al.
+    2018, section 4), fine-tuning it first if the cache lacks it: the real recipe and training seed, labels
+    permuted by :func:`shuffle_labels`. The same guarantees as :func:`ensure_embedded_sentiment` (checksums,
+    lock, temporary folder renamed into place, a damaged folder rebuilt); about as long to build as the real
+    model (391 steps)."""
+    return _ensure("shuffled", force, progress, threads, seed)[0]
+
+
+def _ensure(labels: str, force: bool, progress: bool, threads, seed: int | None) -> tuple[Path, dict | None]:
+    """``(folder, metrics of the build or None when the cache had it)`` for the model of label mode ``labels``."""
+    from xaikit.models import cache
+
+    built = {}
+
+    def build(tmp: Path) -> None:
+        built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads, seed=seed, labels=labels)
+
+    what = "shuffled-label sentiment model" if labels == "shuffled" else "sentiment model"
+    folder = cache.ensure(sentiment_folder(seed, labels), build, force=force, what=what, progress=progress,
+                          probe=probe)
+    metrics = built.get("metrics")
+    if metrics is not None and progress:
+        print(f"xaikit: {what} ready in {folder} (held-out accuracy {metrics['test_accuracy']:.3f}, "
+              f"{metrics['train_seconds']:.0f} s of training)", flush=True)
+    return folder, metrics
 
 
 def pretrained_encoder():
@@ -524,7 +606,7 @@ Built by `xaikit.models.sentiment` (`python -m xaikit prepare`). Do not edit: de
   dropped; {n_train} training texts / {n_test} held-out movie snippets.
 * Held-out accuracy: {test_accuracy:.4f}; training took {train_seconds} s on {torch_threads} threads
   ({precision}).
-* Weights: model.safetensors ({size_mb} MB with the tokenizer). Labels: 0 NEGATIVE, 1 POSITIVE.
+* Weights: model.safetensors ({size_mb} MB with the tokenizer). Labels: 0 NEGATIVE, 1 POSITIVE.{labels_note}
 
 Recipe:
 

@@ -9,6 +9,9 @@ from image maps (:mod:`xaikit.tensor.sanity`, notebook 01) to a transformer's to
 * **Similarity** (:func:`ranking_similarity`): per sentence, Spearman's rank correlation of a method's token
   scores on the original and the randomised model (``|score|`` for signed methods, which are ranked by
   magnitude), averaged over sentences. Both models explain the same class: the original model's prediction.
+* **Data randomisation** (:func:`model_similarities`, Adebayo et al. section 4): the same similarity between
+  the trained model and one fine-tuned from the same start on shuffled labels
+  (``load_sentiment("embedded-shuffled")``, :func:`xaikit.models.sentiment.ensure_shuffled_sentiment`).
 
 An explanation that keeps its ranking when the weights it should describe are replaced by random ones shows
 the input and the architecture more than what the model learned.
@@ -29,7 +32,7 @@ from xaikit.models.arch import encoder_layers
 from xaikit.tensor.sanity import _layer_seed, _reinitialise, spearman
 
 __all__ = ["HEAD", "head_modules", "block_names", "randomise_blocks", "randomised_modules", "ranking_similarity",
-           "cascade_similarities"]
+           "cascade_similarities", "model_similarities"]
 
 #: the slider's value that randomises the classification head and nothing else
 HEAD = "head only"
@@ -120,20 +123,8 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
     model's predicted class, on both models. Also returns ``"scores"``: ``{step: [views per text]}`` with
     step ``0`` the original model's views.
     """
-    from xaikit.text import registry
-    from xaikit.text.views import all_views
-
-    if isinstance(texts, str):
-        raise TypeError(f"texts must be a list of sentences, got one string {texts[:40]!r}; pass [text]")
-    texts = list(texts)
-    if not texts:
-        raise ValueError("texts is empty; pass at least one sentence (e.g. load_movie_reviews('test')[:8])")
-    entries = registry.entries()
-    targets, original = [], []
-    for text in texts:
-        views = all_views(model, tokenizer, text, methods=list(methods), **costs)
-        original.append(views)
-        targets.append(next(iter(views.values())).target)
+    texts = _check_texts(texts)
+    entries, (original, targets) = _registry_entries(), _explain(model, tokenizer, texts, methods, costs)
     out, scores = {}, {0: original}
     bar = None
     if progress:
@@ -142,16 +133,78 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
         bar = tqdm(total=len(steps), desc="randomised models")
     for step in steps:
         changed = randomise_blocks(model, step, seed=seed)
-        views = [all_views(changed, tokenizer, t, target=c, methods=list(methods), **costs)
-                 for t, c in zip(texts, targets, strict=True)]
+        views, _ = _explain(changed, tokenizer, texts, methods, costs, targets)
         scores[step] = views
-        out[step] = {}
-        for m in methods:
-            sims = [ranking_similarity(o[m], v[m], entries[m].signed) for o, v in zip(original, views, strict=True)]
-            sims = [s for s in sims if not math.isnan(s)]
-            out[step][m] = float(np.mean(sims)) if sims else float("nan")
+        out[step] = _mean_similarity(original, views, methods, entries)
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
     return {"similarity": out, "scores": scores, "targets": targets}
+
+
+def model_similarities(model: nn.Module, other: nn.Module, tokenizer, texts: Sequence[str], methods: Sequence[str],
+                       original: Sequence[dict] | None = None, **costs) -> dict:
+    """Mean Spearman similarity per method of two models' token rankings: ``{method: mean over texts}``.
+
+    The data randomisation test of Adebayo et al. (2018, section 4), notebook 04: ``model`` is the trained
+    model, ``other`` the same architecture fine-tuned on shuffled labels (or any model that shares
+    ``tokenizer``). Both explain the class ``model`` predicts for each text, as in :func:`cascade_similarities`,
+    whose per-sentence similarity (:func:`ranking_similarity`) and averaging (NaN sentences left out) it
+    shares. ``original``: ``model``'s views of ``texts`` computed already (``cascade_similarities(...)
+    ["scores"][0]``, same methods and costs), so they are not computed again. Returns ``{"similarity": ...,
+    "scores": {"model": views per text, "other": views per text}, "targets": [class per text]}``.
+    """
+    _check_model(other)
+    texts = _check_texts(texts)
+    if original is None:
+        original, targets = _explain(model, tokenizer, texts, methods, costs)
+    else:
+        original = list(original)
+        if len(original) != len(texts) or not all(isinstance(v, dict) and set(methods) <= set(v) for v in original):
+            raise ValueError(f"original must hold one dict of views per text ({len(texts)}) with every method of "
+                             f"{list(methods)}, e.g. cascade_similarities(...)['scores'][0] for the same texts")
+        targets = [next(iter(v.values())).target for v in original]
+    views, _ = _explain(other, tokenizer, texts, methods, costs, targets)
+    return {"similarity": _mean_similarity(original, views, methods, _registry_entries()),
+            "scores": {"model": original, "other": views}, "targets": targets}
+
+
+def _registry_entries() -> dict:
+    from xaikit.text import registry
+
+    return registry.entries()
+
+
+def _check_texts(texts) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError(f"texts must be a list of sentences, got one string {texts[:40]!r}; pass [text]")
+    texts = list(texts)
+    if not texts:
+        raise ValueError("texts is empty; pass at least one sentence (e.g. load_movie_reviews('test')[:8])")
+    return texts
+
+
+def _explain(model: nn.Module, tokenizer, texts: list[str], methods: Sequence[str], costs: dict,
+             targets: list[int] | None = None) -> tuple[list[dict], list[int]]:
+    """Every method's views of every text on ``model`` (for the given targets, or its own predictions), and the
+    targets used."""
+    from xaikit.text.views import all_views
+
+    _check_model(model)
+    if targets is not None:
+        views = [all_views(model, tokenizer, t, target=c, methods=list(methods), **costs)
+                 for t, c in zip(texts, targets, strict=True)]
+        return views, list(targets)
+    views = [all_views(model, tokenizer, t, methods=list(methods), **costs) for t in texts]
+    return views, [next(iter(v.values())).target for v in views]  # the model's own predictions
+
+
+def _mean_similarity(original: list[dict], views: list[dict], methods: Sequence[str], entries: dict) -> dict:
+    """``{method: mean Spearman over texts}``, NaN sentences (a constant ranking) left out; NaN if all are."""
+    out = {}
+    for m in methods:
+        sims = [ranking_similarity(o[m], v[m], entries[m].signed) for o, v in zip(original, views, strict=True)]
+        sims = [s for s in sims if not math.isnan(s)]
+        out[m] = float(np.mean(sims)) if sims else float("nan")
+    return out
