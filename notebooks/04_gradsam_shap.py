@@ -1292,6 +1292,11 @@ if MODEL == "embedded":
         claim("04.7-sanity-rollout-survives", sim[3]["rollout"])
         claim("04.7-sanity-rollout-over-gradsam", sim[3]["rollout"] - sim[3]["Grad-SAM"])
         print(f"top 3 blocks re-drawn: rollout {sim[3]['rollout']:+.2f}, Grad-SAM {sim[3]['Grad-SAM']:+.2f}")
+# what the table cost: every model (trained, each randomised copy) and sentence, counted by hooks on the blocks;
+# the four cheap views read one shared forward/backward pass, counted once
+cascade_cost = cascade["costs"]
+print(f"\nthe cascade's cost over {1 + len(sanity_steps)} models x {len(sanity_texts)} sentences: "
+      + "; ".join(f"{part}: {cost}" for part, cost in cascade_cost.items()))
 
 # %% [markdown]
 # **What it shows** (the table and lines above; the claims checked over training seeds 0-4). Re-drawing the

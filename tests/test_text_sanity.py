@@ -146,3 +146,61 @@ def test_one_string_is_refused_as_texts():
 
     with pytest.raises(TypeError, match="list of sentences"):
         sanity.cascade_similarities(tiny_bert(), tiny_tokenizer(), "a fine film", [1], ["attention"])
+
+
+def test_cascade_costs_counted_by_hooks(bert):
+    """Issue 31: what the sanity table cost, counted by hooks. The cheap methods read one shared
+    forward/backward pass per (model, text): 2 texts on the trained model and on 2 randomised copies give 6
+    of each; the trained model's prediction (target=None) costs one more forward per text, and the randomised
+    copies, explained for the trained model's class, none. An independent count: a forward pre-hook on each
+    model (the trained one and every copy) adds up the batch rows that enter it."""
+    model, tok = bert
+    rows = []
+    handles = []
+    real_randomise = sanity.randomise_blocks
+
+    def hooked(m):
+        def count(mod, args, kwargs, owner=m):  # a copy made later carries this hook too: count its owner only
+            if mod is owner:
+                rows.append(int(kwargs["input_ids"].shape[0] if "input_ids" in kwargs else args[0].shape[0]))
+        handles.append(m.register_forward_pre_hook(count, with_kwargs=True))
+        return m
+
+    hooked(model)
+    try:
+        sanity.randomise_blocks = lambda *a, **k: hooked(real_randomise(*a, **k))
+        out = sanity.cascade_similarities(model, tok, TEXTS, [sanity.HEAD, 1], CHEAP)
+    finally:
+        sanity.randomise_blocks = real_randomise
+        for h in handles:
+            h.remove()
+    costs = out["costs"]
+    assert set(costs) == {"prepare", "shared pass"}, costs
+    shared = costs["shared pass"]
+    assert (shared.forward, shared.backward) == (6, 6)
+    assert (costs["prepare"].forward, costs["prepare"].backward) == (len(TEXTS), 0)
+    assert sum(c.forward for c in costs.values()) == sum(rows) == 8
+    assert all(c.seconds > 0 for c in costs.values())
+
+
+def test_panel_shows_costs_counted_by_hooks(bert):
+    """Issue 31: the panel shows what each column cost. Grad-SAM and rollout read one shared pass: one forward
+    and one backward per model; the trained model's prediction costs one forward more; a column taken from the
+    cache shows what computing it cost, marked cached."""
+    from xaikit import widgets as W
+
+    model, tok = bert
+    p = W.TextSanityPanel(model, tok, TEXTS, methods=["Grad-SAM", "rollout"])
+    r = p.set(randomised=1, sentence=1)
+    assert p.error is None, p.error_traceback
+    got = {(who, part): (c.forward, c.backward, note) for who, part, c, note in r.costs}
+    assert got[("trained", "shared pass")][:2] == (1, 1)
+    assert got[("randomised", "shared pass")][:2] == (1, 1)
+    assert got[("trained", "prepare")][:2] == (1, 0)
+    assert got[("randomised", "prepare")][:2] == (0, 0)  # explained for the trained model's class: no pass
+    assert all(note == "computed now" for *_, note in got.values())
+    assert "xk-cost-table" in p.html.value and "randomised: shared pass" in p.html.value
+    p.set(randomised=2)
+    again = p.set(randomised=1)
+    notes = {(who, part): (c.forward, note) for who, part, c, note in again.costs}
+    assert notes[("randomised", "shared pass")] == (1, "cached: what computing it cost")

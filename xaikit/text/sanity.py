@@ -121,10 +121,14 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
     ``steps``: block counts and/or ``HEAD``; ``methods``: text method names; ``costs`` as
     :func:`~xaikit.text.views.all_views` takes them (``ig_steps=8``). The target of every text is the original
     model's predicted class, on both models. Also returns ``"scores"``: ``{step: [views per text]}`` with
-    step ``0`` the original model's views.
+    step ``0`` the original model's views, and ``"costs"``: what the views cost over every model and text,
+    ``{part: Cost}`` as :func:`~xaikit.text.views.all_views` counts them with hooks (``"prepare"``, ``"shared
+    pass"``, and each method that ran its own passes; issue 31).
     """
     texts = _check_texts(texts)
-    entries, (original, targets) = _registry_entries(), _explain(model, tokenizer, texts, methods, costs)
+    spent: dict = {}
+    entries, (original, targets) = _registry_entries(), _explain(model, tokenizer, texts, methods, costs,
+                                                                 spent=spent)
     out, scores = {}, {0: original}
     bar = None
     if progress:
@@ -133,14 +137,14 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
         bar = tqdm(total=len(steps), desc="randomised models")
     for step in steps:
         changed = randomise_blocks(model, step, seed=seed)
-        views, _ = _explain(changed, tokenizer, texts, methods, costs, targets)
+        views, _ = _explain(changed, tokenizer, texts, methods, costs, targets, spent=spent)
         scores[step] = views
         out[step] = _mean_similarity(original, views, methods, entries)
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
-    return {"similarity": out, "scores": scores, "targets": targets}
+    return {"similarity": out, "scores": scores, "targets": targets, "costs": spent}
 
 
 def model_similarities(model: nn.Module, other: nn.Module, tokenizer, texts: Sequence[str], methods: Sequence[str],
@@ -153,21 +157,23 @@ def model_similarities(model: nn.Module, other: nn.Module, tokenizer, texts: Seq
     whose per-sentence similarity (:func:`ranking_similarity`) and averaging (NaN sentences left out) it
     shares. ``original``: ``model``'s views of ``texts`` computed already (``cascade_similarities(...)
     ["scores"][0]``, same methods and costs), so they are not computed again. Returns ``{"similarity": ...,
-    "scores": {"model": views per text, "other": views per text}, "targets": [class per text]}``.
+    "scores": {"model": views per text, "other": views per text}, "targets": [class per text], "costs": {part:
+    Cost}}``, the costs counted as in :func:`cascade_similarities` (``model``'s only when computed here).
     """
     _check_model(other)
     texts = _check_texts(texts)
+    spent: dict = {}
     if original is None:
-        original, targets = _explain(model, tokenizer, texts, methods, costs)
+        original, targets = _explain(model, tokenizer, texts, methods, costs, spent=spent)
     else:
         original = list(original)
         if len(original) != len(texts) or not all(isinstance(v, dict) and set(methods) <= set(v) for v in original):
             raise ValueError(f"original must hold one dict of views per text ({len(texts)}) with every method of "
                              f"{list(methods)}, e.g. cascade_similarities(...)['scores'][0] for the same texts")
         targets = [next(iter(v.values())).target for v in original]
-    views, _ = _explain(other, tokenizer, texts, methods, costs, targets)
+    views, _ = _explain(other, tokenizer, texts, methods, costs, targets, spent=spent)
     return {"similarity": _mean_similarity(original, views, methods, _registry_entries()),
-            "scores": {"model": original, "other": views}, "targets": targets}
+            "scores": {"model": original, "other": views}, "targets": targets, "costs": spent}
 
 
 def _registry_entries() -> dict:
@@ -186,17 +192,23 @@ def _check_texts(texts) -> list[str]:
 
 
 def _explain(model: nn.Module, tokenizer, texts: list[str], methods: Sequence[str], costs: dict,
-             targets: list[int] | None = None) -> tuple[list[dict], list[int]]:
+             targets: list[int] | None = None, spent: dict | None = None) -> tuple[list[dict], list[int]]:
     """Every method's views of every text on ``model`` (for the given targets, or its own predictions), and the
-    targets used."""
+    targets used. ``spent``: a dict the views' costs are added to, part by part (``all_views``' ``spent``)."""
     from xaikit.text.views import all_views
 
     _check_model(model)
+    if targets is not None and len(targets) != len(texts):
+        raise ValueError(f"targets has {len(targets)} classes for {len(texts)} texts; pass one per text")
+    views = []
+    for i, text in enumerate(texts):
+        here: dict | None = {} if spent is not None else None
+        target = None if targets is None else targets[i]
+        views.append(all_views(model, tokenizer, text, target=target, methods=list(methods), spent=here, **costs))
+        for part, cost in (here or {}).items():
+            spent[part] = spent[part] + cost if part in spent else cost
     if targets is not None:
-        views = [all_views(model, tokenizer, t, target=c, methods=list(methods), **costs)
-                 for t, c in zip(texts, targets, strict=True)]
         return views, list(targets)
-    views = [all_views(model, tokenizer, t, methods=list(methods), **costs) for t in texts]
     return views, [next(iter(v.values())).target for v in views]  # the model's own predictions
 
 

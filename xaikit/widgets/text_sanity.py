@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import ipywidgets as widgets
 import numpy as np
@@ -39,6 +39,10 @@ class TextSanityResult:
     original: dict
     changed: dict
     similarity: dict[str, float]
+    #: what the two columns cost (issue 31): ``(model, part, Cost, note)`` rows, parts as ``all_views`` counts
+    #: them with hooks (the shared pass once for the methods that read it); the note says "cached" when the
+    #: views came from the panel's cache this time (the cost is then what computing them took)
+    costs: list = field(default_factory=list)
 
 
 class TextSanityPanel(Panel):
@@ -88,20 +92,28 @@ class TextSanityPanel(Panel):
         from xaikit.text.views import all_views
 
         model = self.model if step == "trained" else self._model(step)
-        return lru_get(self._views, (step, i), 64,
-                       lambda: all_views(model, self.tokenizer, self.texts[i], target=target,
-                                         methods=list(self.methods)))[0]
+        def make():
+            spent: dict = {}
+            views = all_views(model, self.tokenizer, self.texts[i], target=target, methods=list(self.methods),
+                              spent=spent)
+            return views, spent
+
+        (views, spent), made = lru_get(self._views, (step, i), 64, make)
+        return views, spent, made
 
     def compute(self, sentence: int, randomised) -> TextSanityResult:
-        original = self._views_for("trained", sentence, None)
+        original, spent_o, made_o = self._views_for("trained", sentence, None)
         target = next(iter(original.values())).target
-        changed = self._views_for(randomised, sentence, target)
+        changed, spent_c, made_c = self._views_for(randomised, sentence, target)
+        costs = [(who, part, cost, "computed now" if made else "cached: what computing it cost")
+                 for who, spent, made in (("trained", spent_o, made_o), ("randomised", spent_c, made_c))
+                 for part, cost in spent.items()]
         sims = {m: S.ranking_similarity(original[m], changed[m], self.signed[m]) for m in self.methods}
         if randomised == S.HEAD:
             named = S.head_modules(self.model)
         else:
             named = self.blocks[len(self.blocks) - randomised:] if randomised else []
-        return TextSanityResult(self.texts[sentence], randomised, named, original, changed, sims)
+        return TextSanityResult(self.texts[sentence], randomised, named, original, changed, sims, costs)
 
     def draw(self, fig, r: TextSanityResult):
         axes = fig.subplots(len(self.methods), 1, sharex=True, squeeze=False)[:, 0]
@@ -119,4 +131,10 @@ class TextSanityPanel(Panel):
         axes[-1].set_xticks(x, tokens, rotation=60, fontsize=8)
         what = "the head" if r.step == S.HEAD else (f"the top {r.step} of {len(self.blocks)} blocks"
                                                     if r.step else "nothing (the trained model)")
-        return f"randomised: {what}; scores divided by their largest |value|"
+        from xaikit.widgets.text_methods import cost_table_html
+
+        shared = [m for m in self.methods if m not in {part for _, part, _, _ in r.costs}]
+        table = cost_table_html([(f"{who}: {part}", cost, note) for who, part, cost, note in r.costs],
+                                caption="what each column cost, counted by hooks on the encoder blocks"
+                                + (f" (the shared pass serves {', '.join(shared)})" if shared else ""))
+        return f"randomised: {what}; scores divided by their largest |value|" + table
