@@ -1018,7 +1018,7 @@ if MODEL.startswith("embedded"):
 
 # %% [markdown]
 # ## 9. Where the ViT looks, against the pixels we drew
-# *Beyond the lectures: Chefer, Gur & Wolf, Transformer interpretability beyond attention visualization, CVPR 2021, and Generic attention-model explainability, ICCV 2021; Abnar & Zuidema, Quantifying attention flow, 2020.*
+# *Beyond the lectures: Chefer, Gur & Wolf, Transformer interpretability beyond attention visualization (CVPR), 2021; Chefer, Gur & Wolf, Generic attention-model explainability (ICCV), 2021; Abnar & Zuidema, Quantifying attention flow, 2020.*
 #
 # TCAV asked whether a *concept* moves the class. Relevance maps ask *where in this picture* the evidence
 # lies, and here we can check them against the truth: the image world knows every pixel's role, from the
@@ -1101,9 +1101,10 @@ if MODEL.startswith("embedded"):
 # This small world does not reproduce that part of their ordering, with their own method either, and the
 # curves lie near their floor: greying the top tenth of the patches already takes the zebra probability near
 # zero (the first zebra's line above), so the positive test has little room to separate methods here. Where
-# the LRP method does stand out is the control model: on every build measured it had the lowest control lift
-# of the seven, below 1, i.e. it moved relevance off the stripes the control model does not use. The printed
-# lines above give this build's values. Integrated gradients pays one forward and one backward pass per step
+# the LRP method stood out is the control model: on this build's lines above it has the lowest control lift of
+# the seven methods (printed), below 1, i.e. it puts less than an even share of its relevance on the body of a
+# model that does not use the body's texture (`benchmarks/vit_relevance.py` found it lowest on each of the
+# seven builds; not asserted here). Integrated gradients pays one forward and one backward pass per step
 # of its path (the fwd and bwd columns); the others one of each at most, except the LRP method's second
 # backward sweep, the relevance propagation itself, on its float64 re-run.
 

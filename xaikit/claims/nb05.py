@@ -170,7 +170,7 @@ CLAIMS = [
     Claim("05.9-attention-minus-rollout-pos-auc", "Raw attention's positive-perturbation AUC minus rollout's "
           "(> 0: rollout's order removes the evidence faster, as in Chefer et al.'s Table 1).", "shown",
           why="0.015-0.38 over training seeds 0-4 (12 zebras): rollout lower on all five, but by 0.015 on seed 0; "
-              "-0.017 on the matrix's seed-0 AVX2 build, and equal on seed 1 with student mode's 4 zebras (both "
+              "-0.017 on the matrix's seed-0 AVX2 build, and equal on seed 1 with fast mode's 4 zebras (both "
               "at the floor): not asserted"),
     Claim("05.9-rollout-minus-chefer-pos-auc", "Rollout's positive-perturbation AUC minus Chefer et al.'s "
           "(> 0: Chefer's order removes the evidence faster, as in their Table 1).", "shown",
@@ -185,5 +185,5 @@ CLAIMS = [
               "of scenes seed 5; measured by benchmarks/vit_relevance.py on the matrix's caches, AVX2 kernels for the "
               "AVX2 builds: it gives the matrix's own 05.9 values where the matrix ran section 9): never clearly below "
               "rollout, so the toy world does not reproduce that part of the ordering with their own method "
-              "either; with student mode's 4 zebras -0.051 to +0.030. Both curves sit near their floor"),
+              "either; with fast mode's 4 zebras -0.051 to +0.030. Both curves sit near their floor"),
 ]

@@ -250,7 +250,7 @@ def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Ta
             docstring); ``None`` averages both contexts and gives Owen values once the tree is fully split.
         check_additivity: verify base + sum(phi) = f(x) for every text to ``tol`` (raise if not).
         allow_long: explain texts of more than :data:`LONG_TEXT` tokens (refused by default: each costs
-            about ``max_evals`` forward passes of that length).
+            up to ``max_evals`` forward passes of that length).
         progress: a bar of the model evaluations with the time left: ``None`` on runs over two seconds,
             ``True`` always, ``False`` never. A text longer than the model takes is cut to its first words
             with a warning, as in every text method (:func:`xaikit._text_input.fit_text`).
