@@ -72,6 +72,45 @@ def test_large_work_takes_the_idle_cores_small_work_one_thread(fresh):
     assert policies.method_thread_count() == policies.DEFAULT_METHOD_THREADS == 1
 
 
+def test_heavy_work_on_a_small_model_takes_the_idle_cores_even_inside_a_one_thread_block(fresh):
+    """Heavy work (float64 LRP, the lab's batches) uses the idle cores on any model, up to torch's count when
+    xaikit first asked, also where an enclosing view has set one thread; busy cores still mean one thread."""
+    small = _meta(hidden_size=384, num_hidden_layers=6, intermediate_size=1536)
+    fresh.setattr(policies, "_default_threads", [4])  # torch's count before any method changed it
+    fresh.setattr(policies, "idle_cores", lambda: 3)
+    assert policies.method_thread_count(small) == 1
+    assert policies.method_thread_count(small, heavy=True) == 3 == policies.method_thread_count(heavy=True)
+    with policies.torch_threads(1):  # a light view's block around a heavy re-run
+        assert policies.method_thread_count(small, heavy=True) == 3
+    fresh.setattr(policies, "idle_cores", lambda: 64)
+    assert policies.method_thread_count(small, heavy=True) == 4  # never above torch's own count
+    fresh.setattr(policies, "idle_cores", lambda: 0)  # other processes keep every core busy
+    assert policies.method_thread_count(small, heavy=True) == 1
+    fresh.setenv(policies.THREADS_ENV, "1")  # the user's setting wins here too
+    fresh.setattr(policies, "idle_cores", lambda: 3)
+    assert policies.method_thread_count(small, heavy=True) == 1
+
+
+def test_chefer_lrp_runs_on_the_idle_cores_inside_the_lab(fresh):
+    """The float64 LRP re-run, called from a view that runs on one thread, counts threads as heavy work."""
+    from xaikit.models import tiny_bert, tiny_tokenizer
+    from xaikit.text import lrp
+
+    fresh.setattr(policies, "_default_threads", [2])
+    fresh.setattr(policies, "idle_cores", lambda: 2)
+    seen = []
+    real = lrp._check_bert
+    fresh.setattr(lrp, "_check_bert", lambda m: (seen.append(torch.get_num_threads()), real(m))[1])
+    before = torch.get_num_threads()
+    try:
+        with policies.torch_threads(1):
+            lrp.chefer_lrp(tiny_bert(), tiny_tokenizer(), "a good film", target=1)
+            assert torch.get_num_threads() == 1  # restored to the enclosing block's count
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {2}  # every check inside the re-run saw both cores
+
+
 def test_the_users_setting_wins_at_any_size(fresh):
     big = _meta()
     fresh.setenv(policies.THREADS_ENV, "1")

@@ -13,8 +13,9 @@ policy                    what changes                                 why
                           thread for a model under 40 M weights        :func:`set_method_threads`).
                           outside its embedding tables (every          Idle 2-core Xeon, default/one
                           embedded model), the cores idle when the     thread: embedded MiniLM Grad-SAM
-                          method starts for bert-base/vit-base sizes   0.95, IG 1.01; bert-base
-                                                                       Grad-SAM 0.74; vit-base TCAV
+                          method starts for bert-base/vit-base sizes   0.95, IG 1.01, LRP 0.67-0.72;
+                          and for heavy work (float64 LRP, the lab's   bert-base
+                          batches, the stacked diagnostics)            Grad-SAM 0.74; vit-base TCAV
                                                                        activations 0.52. On busy cores
                                                                        more threads cost several times
                                                                        more (one Grad-SAM pass 4.6 s on
@@ -105,13 +106,15 @@ DEFAULT_METHOD_THREADS = 1
 LARGE_MODEL_PARAMETERS = 40_000_000
 
 
-def method_thread_count(model=None) -> int | None:
+def method_thread_count(model=None, heavy: bool = False) -> int | None:
     """The thread count :func:`method_threads` uses: :func:`set_method_threads`, else ``XAIKIT_THREADS`` (a
     positive integer, or ``auto`` for torch's own default), else by the size of the work: one thread
     (:data:`DEFAULT_METHOD_THREADS`) for a model under :data:`LARGE_MODEL_PARAMETERS` weights outside its
-    embedding tables (every embedded model) and where no model is named; for a larger one, the cores other
-    processes leave idle right now (:func:`idle_cores`, at most torch's default). ``None`` means torch's
-    default (nothing changed).
+    embedding tables (every embedded model) and where no model is named; for a larger one, or for ``heavy``
+    work on any model (float64 LRP re-runs, the faithfulness lab's batches of hundreds of edited inputs,
+    Wiegreffe & Pinter's stacked diagnostic training), the cores other processes leave idle right now
+    (:func:`idle_cores`, at most torch's count when xaikit first asked). ``None`` means torch's default
+    (nothing changed).
 
     Measured with ``benchmarks/threads_by_size.py`` on an idle 2-core Xeon, torch default / one thread
     (below 1: more threads pay off): Grad-SAM on the five lecture sentences 0.95 with the embedded MiniLM and
@@ -119,16 +122,16 @@ def method_thread_count(model=None) -> int | None:
     the embedded ViT, but at 10 ms). On the same machine with other processes keeping both cores busy
     (load 5-8) two threads cost 1.5x (MiniLM) to 2.4x (bert-base) the time of one, and bert-base Grad-SAM
     took 3.6 s instead of 0.6 s beside other work: so a large model takes only the cores that are idle when
-    the method starts."""
+    the method starts. Heavy work on the embedded MiniLM pays for a second core too (idle, one / two threads):
+    notebook 04's sanity cascade over 4 models and 6 sentences 5.5-6.2 s / 3.9-4.9 s, its Chefer LRP part
+    4.2-4.8 s / 2.8-3.5 s."""
     if _method_threads_set:
         return _method_threads
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
-        if model is not None and weights_outside_embeddings(model) >= LARGE_MODEL_PARAMETERS:
-            import torch
-
+        if heavy or (model is not None and weights_outside_embeddings(model) >= LARGE_MODEL_PARAMETERS):
             idle = idle_cores()
-            return None if idle is None else max(1, min(torch.get_num_threads(), idle))
+            return None if idle is None else max(1, min(_torch_default_threads(), idle))
         return DEFAULT_METHOD_THREADS
     if value.lower() == "auto":
         return None
@@ -172,6 +175,17 @@ def idle_cores(interval: float = 0.1) -> int | None:
 
 
 _idle_seen: list = [float("-inf"), None]  # (when, idle cores) of the last /proc/stat sample
+_default_threads: list = []  # torch's thread count the first time xaikit asked (before any method changed it)
+
+
+def _torch_default_threads() -> int:
+    """torch's thread count when xaikit first asked: the most a method takes, also inside another method's
+    one-thread block (a heavy LRP re-run inside a view that runs on one thread)."""
+    if not _default_threads:
+        import torch
+
+        _default_threads.append(torch.get_num_threads())
+    return _default_threads[0]
 
 
 def weights_outside_embeddings(model) -> int:
@@ -200,10 +214,11 @@ def torch_threads(n: int | None):
             torch.set_num_threads(before)
 
 
-def method_threads(model=None):
+def method_threads(model=None, heavy: bool = False):
     """The thread count of :func:`method_thread_count` for the block (text and concept methods); ``model``,
-    the model the block runs, chooses by its size unless the user set a count."""
-    return torch_threads(method_thread_count(model))
+    the model the block runs, chooses by its size, and ``heavy`` marks work worth the idle cores on any
+    model, unless the user set a count."""
+    return torch_threads(method_thread_count(model, heavy))
 
 
 def panel_threads():

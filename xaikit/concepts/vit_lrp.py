@@ -349,7 +349,7 @@ def chefer_lrp(model, pixels: torch.Tensor, *, target: int | None = None, block:
         :class:`ViTLRP`. Reports its passes to :func:`xaikit.models.passes.count_passes` (one forward, and
         two backward sweeps: autograd's for nabla A and the relevance sweep), which no block hook sees.
     """
-    with method_threads(model):
+    with method_threads(model, heavy=True):  # float64 re-run
         return _chefer_lrp(model, pixels, target=target, block=block)
 
 

@@ -279,7 +279,7 @@ def attnlrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: 
 
 def _attnlrp(prepared: PreparedText) -> TokenScores:
     """:func:`attnlrp` of a prepared text (its target resolved)."""
-    with method_threads():
+    with method_threads(prepared.model, heavy=True):  # float64 re-run: worth the idle cores
         scores, detail = attnlrp_relevance(prepared.model, prepared.inputs, int(prepared.target))
     return TokenScores(prepared.tokens, torch.from_numpy(scores), "AttnLRP", int(prepared.target), signed=True,
                        detail=detail)

@@ -351,7 +351,7 @@ def chefer_lrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *,
 def _chefer_lrp(prepared: PreparedText) -> TokenScores:
     """:func:`chefer_lrp` of a prepared text (its target resolved) of a BERT model."""
     model, target = prepared.model, int(prepared.target)
-    with method_threads(model):
+    with method_threads(model, heavy=True):  # float64 re-run: worth the idle cores
         _check_bert(model)
         with torch.enable_grad():
             trace = relevance_forward(model, prepared.inputs)

@@ -361,7 +361,7 @@ def _train_stacked(embedding, train, test, weights: dict, seeds, hidden: int, ep
     train_alpha, train_end = fixed(0), last(train.mask)
     orders = [torch.Generator().manual_seed(s) for s in seeds]
     S, M, N = len(seeds), len(names), len(train)
-    with method_threads():
+    with method_threads(heavy=True):  # every seed and weighting in one stacked model
         for _ in tqdm(range(epochs), desc="diagnostic", disable=not progress):
             for batches in zip(*(torch.randperm(N, generator=g).split(batch_size) for g in orders), strict=True):
                 idx = torch.stack(batches)  # (S, b): each seed's own mini-batch, of the same size

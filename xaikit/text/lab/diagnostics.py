@@ -192,7 +192,7 @@ def _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress) -> Di
     predicted = torch.zeros(N, dtype=torch.long)  # (N,)
     order = sorted(range(N), key=lambda i: len(encoded[i]))  # similar lengths together: little padding
     batches = [order[s:s + batch_size] for s in range(0, N, batch_size)]
-    with method_threads(model), torch.no_grad():
+    with method_threads(model, heavy=True), torch.no_grad():  # thousands of sentences
         for rows in tqdm(batches, desc="attention", disable=not progress):
             width = max(len(encoded[i]) for i in rows)
             b_ids = torch.full((len(rows), width), int(pad), dtype=torch.long)  # (b, width)

@@ -281,7 +281,7 @@ def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=No
     start = time.perf_counter()
     spent: dict[str, Cost] = {}
     evaluated = dict.fromkeys(EVALUATIONS, Cost())
-    with method_threads(model):
+    with method_threads(model, heavy=True):  # batches of hundreds of edited inputs
         rows, kept, gaps, agreement, shared = _lab_rows(model, tokenizer, sentences, rankings, view_names, rng,
                                                         n_permutations, costs, layer, bins, progress, allow_long,
                                                         spent, evaluated)
