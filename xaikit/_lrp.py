@@ -14,7 +14,7 @@ import torch
 
 from xaikit._validate import check_choice
 
-__all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "chefer_matrix"]
+__all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "chefer_matrix", "propagate_blocks"]
 
 #: the rules :func:`lrp_linear` knows: ``"z+"`` (alpha1-beta0, the paper's) and ``"0"`` (LRP-0).
 LINEAR_RULES = ("z+", "0")
@@ -74,6 +74,24 @@ def lrp_matmul(a: torch.Tensor, b: torch.Tensor, relevance: torch.Tensor, scale:
     s = _safe_div(relevance, scale * (a @ b)) * scale
     r_a, r_b = a * (s @ b.transpose(-1, -2)), b * (a.transpose(-1, -2) @ s)
     return _rescale(r_a, r_b, relevance.sum()) if normalize else (r_a, r_b)
+
+
+def propagate_blocks(blocks, params, r_top: torch.Tensor, block_relevance, scale: float, heads: int):
+    """Relevance from the top block's output ``r_top`` ``(N, D)`` down to block 0's input, one block at a time
+    by ``block_relevance(block, its params, r_out, scale, heads) -> (r_in, r_attention)`` (each model family
+    knows its own block; the heads above the blocks stay with it too).
+
+    Returns the relevance of each block's attention probabilities (in block order), the relevance of block 0's
+    input, and the total relevance at every boundary from the top block's output down to block 0's input
+    (``len(blocks) + 1`` floats): the conservation check's numbers.
+    """
+    totals, r_attention, r = [], [], r_top
+    for blk, b in zip(reversed(blocks), reversed(params), strict=True):
+        totals.append(float(r.sum()))
+        r, r_a = block_relevance(blk, b, r, scale, heads)
+        r_attention.append(r_a)
+    totals.append(float(r.sum()))
+    return r_attention[::-1], r, totals
 
 
 def chefer_matrix(attention_relevance, attention_gradients) -> torch.Tensor:

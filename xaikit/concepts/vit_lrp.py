@@ -56,7 +56,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import model_device, to_cpu
-from xaikit._lrp import chefer_matrix, lrp_add, lrp_linear, lrp_matmul
+from xaikit._lrp import chefer_matrix, lrp_add, lrp_linear, lrp_matmul, propagate_blocks
 from xaikit._validate import check_int
 from xaikit.models.passes import record_passes
 from xaikit.policies import float64_device, method_threads, to_float64
@@ -266,13 +266,9 @@ def propagate(trace: ViTTrace, target: int) -> tuple[list[torch.Tensor], torch.T
         r_cls = lrp_linear(trace.cls.detach(), p["head"][0], r, parts=p["head"][2:])  # the classifier
         r_out = torch.zeros_like(trace.blocks[-1].out)
         r_out[0] = r_cls  # the final LayerNorm passes relevance on unchanged; only [CLS] reaches the head
-        r_attention = []
-        for blk, b in zip(reversed(trace.blocks), reversed(p["blocks"]), strict=True):
-            totals.append(float(r_out.sum()))
-            r_out, r_a = _block_relevance(blk, b, r_out, trace.scale, p["heads"])
-            r_attention.append(r_a)
-        totals.append(float(r_out.sum()))
-    return r_attention[::-1], r_out, np.array(totals)
+        r_attention, r_in, below = propagate_blocks(trace.blocks, p["blocks"], r_out, _block_relevance,
+                                                    trace.scale, p["heads"])
+    return r_attention, r_in, np.array(totals + below)
 
 
 def _block_relevance(blk: _Block, b: dict, r_out: torch.Tensor, scale: float, m: int):

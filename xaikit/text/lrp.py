@@ -58,7 +58,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import model_device, to_cpu
-from xaikit._lrp import LINEAR_RULES, chefer_matrix, lrp_add, lrp_linear, lrp_matmul
+from xaikit._lrp import LINEAR_RULES, chefer_matrix, lrp_add, lrp_linear, lrp_matmul, propagate_blocks
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit.models.passes import record_passes
@@ -263,13 +263,9 @@ def propagate(trace: BertTrace, target: int) -> tuple[list[torch.Tensor], torch.
         blk = trace.blocks[-1]
         r_out = torch.zeros_like(blk.out)
         r_out[0] = r  # only [CLS] reaches the pooler
-        r_attention = []
-        for blk, b in zip(reversed(trace.blocks), reversed(p["blocks"]), strict=True):
-            totals.append(float(r_out.sum()))
-            r_out, r_a = _block_relevance(blk, b, r_out, trace.scale, p["heads"])
-            r_attention.append(r_a)
-        totals.append(float(r_out.sum()))
-    return r_attention[::-1], r_out, np.array(totals)
+        r_attention, r_in, below = propagate_blocks(trace.blocks, p["blocks"], r_out, _block_relevance,
+                                                    trace.scale, p["heads"])
+    return r_attention, r_in, np.array(totals + below)
 
 
 def _block_relevance(blk: _Block, b: dict, r_out: torch.Tensor, scale: float, m: int):
