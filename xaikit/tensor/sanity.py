@@ -97,8 +97,12 @@ def cascading_randomisation(model: nn.Module, upto: int, seed: int = 0) -> nn.Mo
         The randomised copy, in the original's device, dtype and train/eval mode.
     """
     _check_model(model)
-    names = randomised_layers(model, upto)
-    seed = check_int(seed, "seed", 0)
+    return _redrawn_copy(model, randomised_layers(model, upto), check_int(seed, "seed", 0))
+
+
+def _redrawn_copy(model: nn.Module, names, seed: int) -> nn.Module:
+    """A deep copy of ``model`` whose modules ``names`` are each re-drawn by :func:`_reinitialise` under a
+    seed of their own (``seed`` and the name): the cascade of notebook 01 and the text cascade of notebook 04."""
     copied = copy.deepcopy(model)
     modules = dict(copied.named_modules())
     for name in names:

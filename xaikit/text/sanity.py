@@ -19,7 +19,6 @@ the input and the architecture more than what the model learned.
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Sequence
 
@@ -29,7 +28,7 @@ from torch import nn
 
 from xaikit._validate import check_int
 from xaikit.models.arch import encoder_layers
-from xaikit.tensor.sanity import _layer_seed, _reinitialise, spearman
+from xaikit.tensor.sanity import _redrawn_copy, spearman
 
 __all__ = ["HEAD", "head_modules", "block_names", "randomise_blocks", "randomised_modules", "ranking_similarity",
            "cascade_similarities", "model_similarities"]
@@ -97,12 +96,7 @@ def randomise_blocks(model: nn.Module, blocks, seed: int = 0) -> nn.Module:
     section 3; notebook 04.
     """
     names = randomised_modules(_check_model(model), blocks)
-    seed = check_int(seed, "seed", 0)
-    copied = copy.deepcopy(model)
-    modules = dict(copied.named_modules())
-    for name in names:
-        _reinitialise(modules[name], _layer_seed(seed, name))
-    return copied
+    return _redrawn_copy(model, names, check_int(seed, "seed", 0))
 
 
 def ranking_similarity(original, randomised, signed: bool) -> float:
