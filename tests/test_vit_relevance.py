@@ -183,9 +183,31 @@ def test_bad_input_names_the_parameter():
         vr.relevance(model, pixels, "attention", target=99)
     with pytest.raises(ValueError, match="target"):
         vr.relevance(model, pixels, "attention", target=-1)
-    with pytest.raises(TypeError, match="pixels must be a torch tensor"):
-        vr.relevance(model, pixels.numpy(), "attention")
     with pytest.raises(ValueError, match="target"):
         vr.perturbation_curve(model, pixels, np.arange(16), 99)
     with pytest.raises(ValueError, match="mask must be a square"):
         vr.localisation(np.ones((4, 4)), np.ones((30, 31), dtype=bool))
+
+
+@pytest.mark.parametrize("method", vr.METHODS)
+def test_every_method_checks_its_pixels(method):
+    """One image (1, 3, H, W), float, of the model's size and channels: each mistake named with its fix, the
+    same for every method (concepts.images.check_pixels), before any forward pass."""
+    from xaikit.models import tiny_vit
+
+    model = tiny_vit(seed=0)
+    pixels = torch.zeros(1, 3, 32, 32)
+    with pytest.raises(TypeError, match="pixels must be a torch tensor.*to_pixels"):
+        vr.relevance(model, pixels.numpy(), method)
+    with pytest.raises(TypeError, match="pixels must be floating point"):
+        vr.relevance(model, pixels.to(torch.uint8), method)
+    with pytest.raises(ValueError, match=r"pixels must be one image of shape \(1, 3, 32, 32\).*to_pixels"):
+        vr.relevance(model, pixels[0], method)
+    with pytest.raises(ValueError, match=r"pixels must be one image"):
+        vr.relevance(model, pixels.expand(2, -1, -1, -1), method)
+    with pytest.raises(ValueError, match=r"pixels has 1 channel.*RGB"):
+        vr.relevance(model, pixels[:, :1], method)  # a grayscale picture
+    with pytest.raises(ValueError, match=r"pixels has 4 channel"):
+        vr.relevance(model, torch.zeros(1, 4, 32, 32), method)  # RGBA
+    with pytest.raises(ValueError, match=r"pixels is 16x16.*32x32.*resize"):
+        vr.relevance(model, pixels[..., :16, :16], method)

@@ -16,7 +16,7 @@ import torch
 
 from xaikit._validate import check_int
 
-__all__ = ["prepare_images", "pixel_values", "resolve_class"]
+__all__ = ["prepare_images", "pixel_values", "resolve_class", "check_pixels"]
 
 
 def check_not_one_image(images, name: str = "images") -> None:
@@ -88,6 +88,32 @@ def _one_image(item, name: str) -> tuple[np.ndarray, str]:
         return a, ""
     raise ValueError(f"{name} has shape {a.shape}; an image must be (H, W, 3) RGB, (H, W, 4) RGBA or (H, W) "
                      "grayscale (channels last)")
+
+
+def check_pixels(model, pixels):
+    """``pixels`` if it is one normalised image ``(1, C, H, W)`` of the size and channel count the ViT ``model``
+    was built for; else an error that names the parameter and the fix (a grayscale picture, a wrong size, a
+    batch, a NumPy array). Used by every per-image ViT explanation (:mod:`xaikit.concepts.vit_relevance`,
+    :mod:`xaikit.concepts.vit_lrp`)."""
+    config = model.config
+    size, channels = int(config.image_size), int(config.num_channels)
+    make = "make it with xaikit.models.vitworld.to_pixels(images[:1]) or the model's image processor"
+    if not isinstance(pixels, torch.Tensor):
+        raise TypeError(f"pixels must be a torch tensor (1, {channels}, {size}, {size}), got "
+                        f"{type(pixels).__name__}: {make}")
+    if not pixels.is_floating_point():
+        raise TypeError(f"pixels must be floating point (normalised), got {pixels.dtype}: {make}")
+    if pixels.dim() != 4 or pixels.shape[0] != 1:
+        raise ValueError(f"pixels must be one image of shape (1, {channels}, {size}, {size}), got "
+                         f"{tuple(pixels.shape)}: take one row, e.g. to_pixels(images[:1])")
+    if pixels.shape[1] != channels:
+        raise ValueError(f"pixels has {pixels.shape[1]} channel(s) but the model takes {channels} (shape "
+                         f"{tuple(pixels.shape)}): a grayscale image must be converted to RGB first (e.g. "
+                         f"PIL's image.convert('RGB'), or pixels.expand(-1, 3, -1, -1)); {make}")
+    if tuple(pixels.shape[2:]) != (size, size):
+        raise ValueError(f"pixels is {pixels.shape[2]}x{pixels.shape[3]} but the model was built for {size}x{size} "
+                         f"(config.image_size): resize the picture first; {make}")
+    return pixels
 
 
 def _processor(model, processor):

@@ -58,6 +58,7 @@ import torch
 from xaikit._fn import model_device, to_cpu
 from xaikit._lrp import chefer_matrix, lrp_add, lrp_linear, lrp_matmul, propagate_blocks
 from xaikit._validate import check_int
+from xaikit.concepts.images import check_pixels
 from xaikit.models.passes import record_passes
 from xaikit.policies import float64_device, method_threads, to_float64
 
@@ -136,29 +137,6 @@ def _layer_norm(x, params):
     return torch.nn.functional.layer_norm(x, x.shape[-1:], weight, bias, eps)
 
 
-def _check_pixels(model, pixels) -> torch.Tensor:
-    """One normalised image ``(1, C, H, W)`` of the size and channel count the model was built for."""
-    config = model.config
-    size, channels = int(config.image_size), int(config.num_channels)
-    make = "make it with xaikit.models.vitworld.to_pixels(images[:1]) or the model's image processor"
-    if not isinstance(pixels, torch.Tensor):
-        raise TypeError(f"pixels must be a torch tensor (1, {channels}, {size}, {size}), got "
-                        f"{type(pixels).__name__}: {make}")
-    if not pixels.is_floating_point():
-        raise TypeError(f"pixels must be floating point (normalised), got {pixels.dtype}: {make}")
-    if pixels.dim() != 4 or pixels.shape[0] != 1:
-        raise ValueError(f"pixels must be one image of shape (1, {channels}, {size}, {size}), got "
-                         f"{tuple(pixels.shape)}: take one row, e.g. to_pixels(images[:1])")
-    if pixels.shape[1] != channels:
-        raise ValueError(f"pixels has {pixels.shape[1]} channel(s) but the model takes {channels} (shape "
-                         f"{tuple(pixels.shape)}): a grayscale image must be converted to RGB first (e.g. "
-                         f"PIL's image.convert('RGB'), or pixels.expand(-1, 3, -1, -1)); {make}")
-    if tuple(pixels.shape[2:]) != (size, size):
-        raise ValueError(f"pixels is {pixels.shape[2]}x{pixels.shape[3]} but the model was built for {size}x{size} "
-                         f"(config.image_size): resize the picture first; {make}")
-    return pixels
-
-
 # ----------------------------------------------------------------------------------------------- the forward
 @dataclass
 class _Block:
@@ -208,7 +186,7 @@ def relevance_forward(model, pixels: torch.Tensor) -> ViTTrace:
     :func:`propagate` needs. Runs on the model's device, or on the CPU where that device holds no float64
     (Apple's MPS; :func:`xaikit.policies.float64_device`). Notebook 05, section 9."""
     _check_vit(model)
-    pixels = _check_pixels(model, pixels)
+    pixels = check_pixels(model, pixels)
     device = float64_device(model_device(model))
     p = _make_weights(model)
     x = pixels[0].to(device).to(torch.float64)  # (C, H, W)

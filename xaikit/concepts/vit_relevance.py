@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from xaikit._validate import check_choice, check_int
+from xaikit.concepts.images import check_pixels
 
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
            "PerturbationResult", "rollout_from", "chefer_from", "MethodRow", "compare_methods"]
@@ -100,15 +101,10 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
     check_choice(method, "method", METHODS)
     n_blocks = model.config.num_hidden_layers
     block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1)
-    if not isinstance(pixels, torch.Tensor):
-        raise TypeError(f"pixels must be a torch tensor (1, 3, H, W), got {type(pixels).__name__}: "
-                        "make it with xaikit.models.vitworld.to_pixels(images[:1])")
+    pixels = check_pixels(model, pixels)
     if target is not None:
         target = check_int(target, "target", 0, model.config.num_labels - 1,
                            hint=f"the model has {model.config.num_labels} classes")
-    if pixels.dim() != 4 or pixels.shape[0] != 1:
-        raise ValueError(f"pixels must be one image of shape (1, 3, H, W), got {tuple(pixels.shape)}: "
-                         "take one row, e.g. to_pixels(images[:1])")
     g = _grid(model)
     p = model.config.patch_size
     if method in ("attention", "rollout"):
