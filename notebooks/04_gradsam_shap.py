@@ -789,7 +789,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s i
 # explanations, and are printed apart.
 #
 # **How long it takes.** Every method runs on every sentence. The default lab takes 20 short held-out
-# sentences (at most 12 words; their lengths in tokens are printed): about 30-40 s on two idle cores, up to twice that when they are busy; the progress bar counts the
+# sentences (at most 12 words; their lengths in tokens are printed): about 20-25 s on two idle cores (the edited-input batches use both), up to twice that when they are busy; the progress bar counts the
 # sentences. The full lab, 120 sentences of up to 16 words with more IG steps and shuffles, takes several
 # minutes (about 6 of one core's time on the machine that tests xaikit): set `FULL_LAB = True` and run the
 # cell again; the progress bar shows the time left. The asserted claims below hold for both.
