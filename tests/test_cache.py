@@ -137,9 +137,10 @@ def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, mo
     monkeypatch.setattr(diagnostics, "warm_notebook_cache", lambda *a, **k: Path("."))  # fake weights
     prepare(only="sentiment", progress=False, parallel=False)
     assert len(calls) == 1 and sentiment.is_built()
-    assert len(shuffled) == 1 and sentiment.is_built(labels="shuffled")  # its shuffled-label twin (notebook 04)
+    assert len(shuffled) == 2 and sentiment.is_built(labels="shuffled")  # its shuffled-label twin (notebook 04)
+    assert sentiment.is_built(labels="subset")  # and that one's control
     prepare(only="sentiment", progress=False, parallel=False)
-    assert len(calls) == 1 and len(shuffled) == 1  # intact: reused
+    assert len(calls) == 1 and len(shuffled) == 2  # intact: reused
 
     folder = sentiment.sentiment_folder()
     weights = folder / "model.safetensors"
@@ -156,7 +157,7 @@ def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, mo
         loaders.load_sentiment(folder)  # the folder by path: an error naming the fix
     loaders.clear_cache()
     model, _ = loaders.load_sentiment()  # "embedded": rebuilt, then loaded
-    assert len(calls) == 3 and sentiment.is_built() and len(shuffled) == 1  # the shuffled twin was not touched
+    assert len(calls) == 3 and sentiment.is_built() and len(shuffled) == 2  # the shuffled twins were not touched
 
 
 def _fake_vit(world="main", progress=True, counter=None, **kw):
@@ -236,7 +237,7 @@ PREPARE_SCRIPT = textwrap.dedent("""
     log, started, release = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 
     def fake(tmp, progress=True, threads=None, seed=None, labels="real"):
-        if labels == "shuffled":  # the shuffled-label twin that prepare builds next: at once
+        if labels != "real":  # the shuffled-label twin and its control that prepare builds next: at once
             (tmp / "model.safetensors").write_bytes(b"weights")
             (tmp / "metrics.json").write_text(json.dumps({"test_accuracy": 0.5}))
             return {"test_accuracy": 0.5, "train_seconds": 0.0}

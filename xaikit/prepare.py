@@ -44,7 +44,8 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             parallel: bool | None = None, seed: int | None = None) -> dict[str, Path]:
     """Build whatever embedded model is missing (everything with ``force=True``) and return the folders.
 
-    ``only``: ``"sentiment"`` (the sentiment model and its shuffled-label twin) or ``"vit"`` to build one
+    ``only``: ``"sentiment"`` (the sentiment model, its shuffled-label twin and that one's control) or
+    ``"vit"`` to build one
     family. ``parallel``: train the two ViTs in a
     second process while the sentiment model trains, one torch thread each (the default on a machine
     with two or more cores when both families need building). ``seed``: the training seed of every model
@@ -52,6 +53,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     training seed. ``only`` with a new ``seed`` builds that family only and leaves the recorded seed as it
     was. Prints what it builds,
     the time each step took and where it went. Returns ``{"sentiment": folder, "sentiment-shuffled": folder,
+    "sentiment-subset": folder,
     "attention": folder, "null-sets": folder, "vit-main": folder, "vit-control": folder}`` (the ViT and null-set entries are absent
     if the image-world module is missing).
     """
@@ -83,8 +85,8 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
         from xaikit.models import vitworld
 
         vit_todo = [w for w in _WORLDS if force or not vitworld.is_built(w, seed)]
-    sentiment_todo = want_sentiment and (force or not sentiment.is_built(seed)
-                                         or not sentiment.is_built(seed, labels="shuffled"))
+    sentiment_todo = want_sentiment and (force or not all(sentiment.is_built(seed, labels=labels)
+                                                          for labels in sentiment.LABELS))
     if parallel is None:
         parallel = (os.cpu_count() or 1) >= 2
     background = None
@@ -99,6 +101,10 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             folders["sentiment-shuffled"] = _timed(
                 say, "sentiment (shuffled)",
                 lambda: sentiment.ensure_shuffled_sentiment(force, progress, threads=threads, seed=seed))
+            # ... and its control: the same texts and steps with the real labels (a few minutes)
+            folders["sentiment-subset"] = _timed(
+                say, "sentiment (control)",
+                lambda: sentiment.ensure_subset_sentiment(force, progress, threads=threads, seed=seed))
             # notebook 04's Wiegreffe & Pinter attention for the current mode's sentences, read while the
             # ViTs still train in the second process
             from xaikit.text.diagnostics import warm_notebook_cache

@@ -14,6 +14,7 @@ _EXPORTS = {
     "load_movie_reviews": "sentiment",
     "ensure_embedded_sentiment": "sentiment",
     "ensure_shuffled_sentiment": "sentiment",
+    "ensure_subset_sentiment": "sentiment",
     "ensure_eager": "arch",
     "encoder_layers": "arch",
     "embeddings_module": "arch",

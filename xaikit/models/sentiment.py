@@ -68,6 +68,7 @@ __all__ = [
     "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "SHUFFLED_FIT_TEXTS",
     "load_movie_reviews",
     "training_pairs", "shuffle_labels", "label_seed", "ensure_embedded_sentiment", "ensure_shuffled_sentiment",
+    "ensure_subset_sentiment", "n_batches", "logit_gaps",
     "sentiment_folder", "train_sentiment", "evaluate", "pretrained_encoder",
 ]
 
@@ -91,11 +92,13 @@ RECIPE = {
     "bf16_on_amx": True,
 }
 MIN_ABS_RATING = RECIPE["min_abs_rating"]
-#: the two label modes: the human ratings ("real") or the same labels permuted across the texts ("shuffled")
-LABELS = ("real", "shuffled")
-#: the shuffled-label model's permutation is drawn by ``random.Random(LABEL_SEED_OFFSET + training seed)``
-#: (12345 for training seed 0, the seed of the first, one-off measurement), so each training seed has its own
-#: permutation and the real and shuffled models of one seed share the head's initialisation and batch order
+#: the label modes: the human ratings on every training text ("real"), the shuffled-label model's texts with
+#: their labels permuted across them ("shuffled"), and its control, the same texts and steps with their real
+#: labels ("subset": whatever differs between it and the real model is the smaller data, not the labels)
+LABELS = ("real", "shuffled", "subset")
+#: the shuffled-label model's texts and permutation are drawn by ``random.Random(LABEL_SEED_OFFSET + training
+#: seed)`` (12345 for training seed 0, the seed of the first, one-off measurement), so each training seed has
+#: its own; all three models of one seed share the head's initialisation
 LABEL_SEED_OFFSET = 12345
 #: how many training texts the shuffled-label model memorises in the real recipe's 391 steps (about 6 epochs
 #: of them); with all 12,500 texts one epoch fits none of their permuted labels
@@ -131,7 +134,8 @@ def recipe(seed: int | None = None, labels: str = "real") -> dict:
 
     ``labels="shuffled"`` adds ``"labels": "shuffled"``, the permutation's ``"label_seed"``
     (:func:`label_seed`) and ``"fit_texts"`` (:data:`SHUFFLED_FIT_TEXTS`, the texts its steps go over);
-    every other setting is the real model's. The real recipe has no such keys, so its
+    ``labels="subset"`` the same with ``"labels": "subset"`` (those texts with their real labels); every other
+    setting is the real model's. The real recipe has no such keys, so its
     hash, and the folder of every real model already built, is unchanged."""
     from xaikit._config import training_seed
     from xaikit._validate import check_choice
@@ -139,9 +143,9 @@ def recipe(seed: int | None = None, labels: str = "real") -> dict:
     check_choice(labels, "labels", LABELS)
     seed = training_seed() if seed is None else seed
     r = RECIPE if seed == RECIPE["seed"] else {**RECIPE, "seed": seed}
-    if labels != "shuffled":
+    if labels == "real":
         return r
-    return {**r, "labels": "shuffled", "label_seed": label_seed(seed), "fit_texts": SHUFFLED_FIT_TEXTS}
+    return {**r, "labels": labels, "label_seed": label_seed(seed), "fit_texts": SHUFFLED_FIT_TEXTS}
 
 
 def label_seed(seed: int) -> int:
@@ -213,7 +217,7 @@ def sentiment_folder(seed: int | None = None, labels: str = "real") -> Path:
     ``sentiment-*`` do not match, with the label mode and label seed in its hash."""
     from xaikit._config import cache_dir
 
-    prefix = "shuffled-sentiment" if labels == "shuffled" else "sentiment"
+    prefix = {"real": "sentiment", "shuffled": "shuffled-sentiment", "subset": "subset-sentiment"}[labels]
     return cache_dir() / f"{prefix}-{RECIPE_VERSION}-{_recipe_hash(seed, labels)}"
 
 
@@ -350,13 +354,13 @@ def _encode(tokenizer, texts: list[str], max_length: int):
     return tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
 
 
-def _n_batches(n_texts: int, batch_size: int) -> int:
+def n_batches(n_texts: int, batch_size: int = 32) -> int:
     """How many batches :func:`_length_batches` cuts ``n_texts`` texts into (windows of 50 batches)."""
     window = batch_size * 50
     return sum(-(-min(window, n_texts - start) // batch_size) for start in range(0, n_texts, window))
 
 
-def _logit_gaps(model, tokenizer, texts: list[str], max_length: int = 64, batch_size: int = 64):
+def logit_gaps(model, tokenizer, texts: list[str], max_length: int = 64, batch_size: int = 64):
     """``logit[positive] - logit[negative]`` for each text, in float32 on the CPU (batched, no gradients)."""
     import torch
 
@@ -420,15 +424,17 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     train, test = training_pairs(progress), load_movie_reviews("test", progress)
     label_info = {"labels": labels}
     n_steps = None  # the real recipe: its epochs over every training text
-    if labels == "shuffled":
-        # as many steps as the real recipe, over a subset small enough to memorise in them
-        n_steps = r["epochs"] * _n_batches(len(train), r["batch_size"])
+    if labels != "real":
+        # as many steps as the real recipe, over a subset small enough to memorise in them; "subset" keeps
+        # the real labels of the same texts (the control for the smaller data)
+        n_steps = r["epochs"] * n_batches(len(train), r["batch_size"])
         subset = [train[i] for i in random.Random(r["label_seed"]).sample(range(len(train)),
                                                                            min(r["fit_texts"], len(train)))]
-        shuffled = shuffle_labels(subset, r["label_seed"])
-        label_info.update(label_seed=r["label_seed"],
-                          labels_changed=sum(a != b for (_, a), (_, b) in zip(subset, shuffled, strict=True)) / len(subset))
-        train = shuffled
+        trained_on = shuffle_labels(subset, r["label_seed"]) if labels == "shuffled" else subset
+        label_info.update(label_seed=r["label_seed"], labels_changed=sum(
+            a != b for (_, a), (_, b) in zip(subset, trained_on, strict=True)) / len(subset),
+            train_positive_share=sum(y for _, y in trained_on) / len(trained_on))
+        train = trained_on
     set_seed(r["seed"])
     base = Path(get_model_path())
     tokenizer = AutoTokenizer.from_pretrained(base)
@@ -475,7 +481,8 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     with torch_threads(first if first is not None else (1 if cpu_busy() else None)):
         used = {torch.get_num_threads()}
         t0, cpu0 = time.perf_counter(), time.process_time()
-        desc = "fine-tuning MiniLM on movie reviews" + (" with shuffled labels" if labels == "shuffled" else "")
+        desc = "fine-tuning MiniLM on movie reviews" + {"real": "", "shuffled": " with shuffled labels",
+                                                         "subset": " (2,000 of them, the control)"}[labels]
         bar = tqdm(batches, desc=desc, unit="batch", disable=not progress)
         for batch in bar:
             n = ask() if ask is not None else None
@@ -496,11 +503,11 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
 
     model.eval()
     accuracy, _ = evaluate(model, tokenizer, test, max_length=r["max_length"])
-    if labels == "shuffled":  # did it fit its labels, and what does it answer on texts it never saw?
+    if labels != "real":  # did it fit its labels, and what does it answer on texts it never saw?
         label_info["train_accuracy"], _ = evaluate(model, tokenizer, train, max_length=r["max_length"])
-        gaps = _logit_gaps(model, tokenizer, [t for t, _ in test], r["max_length"])
-        label_info.update(test_positive_share=float((gaps > 0).float().mean()),
-                          test_logit_gap_std=float(gaps.std()), epochs_over_subset=round(n_steps * r["batch_size"] / len(train), 2))
+        gaps = logit_gaps(model, tokenizer, [t for t, _ in test], r["max_length"])
+        label_info.update(test_positive_share=float((gaps > 0).float().mean()), test_logit_gap_std=float(gaps.std()),
+                          epochs_over_subset=round(len(batches) / n_batches(len(train), r["batch_size"]), 2))
     lecture = [(s, y) for s, y in LECTURE_SENTENCES]
     _, lecture_preds = evaluate(model, tokenizer, lecture, max_length=r["max_length"])
     metrics = {
@@ -525,7 +532,11 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
             f"seed, changing {100 * metrics.get('labels_changed', 0):.1f}% of them; {len(batches)} steps "
             f"({metrics.get('epochs_over_subset')} epochs of them) fit {100 * metrics.get('train_accuracy', 0):.1f}% "
             f"of the permuted labels; the held-out accuracy is against the real labels."
-            if labels == "shuffled" else "")
+            if labels == "shuffled" else
+            f"\n* **The control for the shuffled-label model**: the same {len(train):,} training texts (drawn by "
+            f"random.Random({r.get('label_seed')})) with their real labels, {len(batches)} steps "
+            f"({metrics.get('epochs_over_subset')} epochs of them; {100 * metrics.get('train_accuracy', 0):.1f}% "
+            f"of them fit)." if labels == "subset" else "")
     (folder / "PROVENANCE.md").write_text(_PROVENANCE_MODEL.format(**metrics, recipe_json=json.dumps(r, indent=2),
                                                                    labels_note=note))
     return metrics
@@ -586,6 +597,15 @@ def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, thread
     return _ensure("shuffled", force, progress, threads, seed)[0]
 
 
+def ensure_subset_sentiment(force: bool = False, progress: bool = True, threads=None,
+                            seed: int | None = None) -> Path:
+    """The folder of the shuffled-label model's control (notebook 04): the same 2,000 training texts and 391
+    steps with their real labels, fine-tuning it first if the cache lacks it. What differs between it and the
+    real model is the data (fewer texts, about six epochs of them), not the labels; what differs between it and
+    the shuffled-label model is the labels alone. Same guarantees as :func:`ensure_embedded_sentiment`."""
+    return _ensure("subset", force, progress, threads, seed)[0]
+
+
 def _ensure(labels: str, force: bool, progress: bool, threads, seed: int | None) -> tuple[Path, dict | None]:
     """``(folder, metrics of the build or None when the cache had it)`` for the model of label mode ``labels``."""
     from xaikit.models import cache
@@ -595,7 +615,8 @@ def _ensure(labels: str, force: bool, progress: bool, threads, seed: int | None)
     def build(tmp: Path) -> None:
         built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads, seed=seed, labels=labels)
 
-    what = "shuffled-label sentiment model" if labels == "shuffled" else "sentiment model"
+    what = {"real": "sentiment model", "shuffled": "shuffled-label sentiment model",
+            "subset": "sentiment model on the shuffled model's texts (its control)"}[labels]
     folder = cache.ensure(sentiment_folder(seed, labels), build, force=force, what=what, progress=progress,
                           probe=probe)
     metrics = built.get("metrics")
