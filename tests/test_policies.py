@@ -91,6 +91,21 @@ def test_heavy_work_on_a_small_model_takes_the_idle_cores_even_inside_a_one_thre
     assert policies.method_thread_count(small, heavy=True) == 1
 
 
+def test_the_ceiling_is_torchs_count_before_any_block_changed_it(fresh):
+    """The first heavy ask inside a one-thread block must not make one thread the ceiling for the session:
+    torch_threads remembers torch's own count before it first changes it."""
+    fresh.setattr(policies, "_default_threads", [])  # a new process: nothing remembered yet
+    fresh.setattr(policies, "idle_cores", lambda: 64)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with policies.torch_threads(1):  # e.g. a view's block, before any heavy work asked
+            assert policies.method_thread_count(heavy=True) == 2
+        assert policies.method_thread_count(heavy=True) == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_chefer_lrp_runs_on_the_idle_cores_inside_the_lab(fresh):
     """The float64 LRP re-run, called from a view that runs on one thread, counts threads as heavy work."""
     from xaikit.models import tiny_bert, tiny_tokenizer

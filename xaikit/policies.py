@@ -179,8 +179,9 @@ _default_threads: list = []  # torch's thread count the first time xaikit asked 
 
 
 def _torch_default_threads() -> int:
-    """torch's thread count when xaikit first asked: the most a method takes, also inside another method's
-    one-thread block (a heavy LRP re-run inside a view that runs on one thread)."""
+    """torch's thread count when xaikit first asked (:func:`torch_threads` asks before it changes any count):
+    the most a method takes, also inside another method's one-thread block (a heavy LRP re-run inside a view
+    that runs on one thread)."""
     if not _default_threads:
         import torch
 
@@ -204,6 +205,7 @@ def torch_threads(n: int | None):
     """Run the block with ``n`` torch threads (``None``: leave the count alone), then restore the count."""
     import torch
 
+    _torch_default_threads()  # torch's own count, remembered before xaikit first changes it
     before = torch.get_num_threads()
     if n is not None and n != before:
         torch.set_num_threads(n)

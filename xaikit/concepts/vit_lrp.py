@@ -323,7 +323,7 @@ def chefer_lrp(model, pixels: torch.Tensor, *, target: int | None = None, block:
         :class:`ViTLRP`. Reports its passes to :func:`xaikit.models.passes.count_passes` (one forward, and
         two backward sweeps: autograd's for nabla A and the relevance sweep), which no block hook sees.
     """
-    with method_threads(model, heavy=True):  # float64 re-run
+    with method_threads(model):  # the embedded ViTs are tiny: one thread (vit-base: the idle cores)
         return _chefer_lrp(model, pixels, target=target, block=block)
 
 
