@@ -1320,57 +1320,72 @@ print(f"\nthe cascade's cost over {1 + len(sanity_steps)} models x {len(sanity_t
 # ### The data randomisation test: the same training on shuffled labels (Adebayo et al. 2018, section 4)
 #
 # The cascade replaces learned weights with random ones. Adebayo et al.'s second test keeps the architecture
-# and the training and takes away what the labels teach: the same pretrained encoder is fine-tuned with the same
-# recipe, training seed, learning rate and number of steps, with the labels permuted across the texts (each class
-# keeps its count; no text keeps a reason for its label). Adebayo et al. train until the network fits its random
-# labels; the recipe's one pass over all 12,500 texts fits none of them, so the shuffled model's steps go over
-# 2,000 of the texts, about six times each, enough to memorise their labels (the first line below checks it).
-# Whatever that model learns cannot carry over to new sentences, so its held-out accuracy is near chance. A method whose ranking depends on what the model learned
+# and the training and takes away what the labels teach: a model is trained on labels permuted across the texts
+# (each class keeps its count; no text keeps a reason for its label), and the explanations of the trained model
+# are compared with its. Adebayo et al. train until the network fits its random labels. Here the same pretrained
+# encoder is fine-tuned with the same recipe, training seed, learning rate and number of steps as the trained
+# model; one pass over all the training texts (an earlier version of this model) learned no more than answering
+# one class for all of them, so the shuffled model's steps go over 2,000 of the texts, about six times each,
+# enough to memorise their labels (the first line below shows how much). Whatever it learns cannot carry over to
+# new sentences, so its held-out accuracy is near chance. Two things differ from the paper's image networks: the
+# model starts from a pretrained encoder that never saw a sentiment label, so what every fine-tuned copy shares
+# with it stays (the pretrained row below shows how much), and it sees fewer texts more often than the trained
+# model. For the second, a **control**: the same 2,000 texts
+# and steps with their *real* labels ("same texts" below). The control and the shuffled model differ in the
+# labels alone; what the control changes against the trained model is the smaller data. A method whose ranking depends on what the model learned
 # from the labels must rank the tokens differently on it; a ranking that stays shows what the two models share:
 # the input, the architecture and the pretrained encoder they both start from. As a further reference the
 # table repeats two rows of the cascade (every block re-drawn, and two random models) and adds the pretrained
 # encoder before any fine-tuning (its random head does not matter to the methods that never read the head).
 # Same methods, sentences, similarity and target class (the trained model's prediction) as the cascade. The
-# shuffled-label model is built once by `python -m xaikit prepare` (as long as the sentiment model, a few
-# minutes) and loaded from the cache here; notebook 01 runs the same test on the digits CNN.
+# shuffled-label model and its control are built once by `python -m xaikit prepare` (a few minutes each) and
+# loaded from the cache here; notebook 01 runs the same test on the digits CNN.
 
 # %%
 import json
 
+from xaikit.models.sentiment import LABELS, ensure_subset_sentiment, n_batches
+
 if MODEL == "embedded":
-    if not sentiment_folder(labels="shuffled").exists():  # a cache prepared before this test existed
-        print("the shuffled-label model is not in the cache yet: training it now (minutes, with a progress bar); "
-              "`python -m xaikit prepare` builds it ahead of time")
+    if not all(sentiment_folder(labels=labels).exists() for labels in LABELS):  # a cache from before this test
+        print("the shuffled-label model or its control is not in the cache yet: training it now (minutes each, "
+              "with a progress bar); `python -m xaikit prepare` builds them ahead of time")
     shuffled_model, _ = xaikit.models.load_sentiment("embedded-shuffled")  # from the cache (prepare built it)
+    same_texts_model, _ = xaikit.models.load_sentiment(ensure_subset_sentiment())  # the control
     built = {labels: json.loads((sentiment_folder(labels=labels) / "metrics.json").read_text())
-             for labels in ("real", "shuffled")}  # measured when each model was built
-    fit = built["shuffled"]
+             for labels in LABELS}  # measured when each model was built
+    fit, same = built["shuffled"], built["subset"]
     positive_share = np.mean([y for _, y in load_movie_reviews("test", progress=False)])
-    # read the model first: did it fit its shuffled labels (Adebayo et al. train until it does)?
-    train_positive = np.mean([y for _, y in training_pairs(progress=False)])  # the subset's share is about this
-    print(f"shuffled-label model: the real recipe's {fit['n_steps']} steps over {fit['n_train']:,} training texts "
-          f"({fit['epochs_over_subset']:g} epochs of them); it fits {fit['train_accuracy']:.1%} of their shuffled "
-          f"labels (one answer for every text would fit about {max(train_positive, 1 - train_positive):.0%})")
-    print(f"held-out accuracy: trained on the real labels {built['real']['test_accuracy']:.3f}, on shuffled labels "
-          f"{fit['test_accuracy']:.3f} (the larger class: {max(positive_share, 1 - positive_share):.3f}); the shuffled-label model calls {fit['test_positive_share']:.0%} of the "
-          f"{fit['n_test']:,} held-out sentences positive (its logit gap varies with std {fit['test_logit_gap_std']:.2f})")
+    # read the models first: did the shuffled one fit its labels (Adebayo et al. train until it does)?
+    one_answer = max(same["train_positive_share"], 1 - same["train_positive_share"])  # the same texts' classes
+    print(f"shuffled-label model: the real recipe's {fit['n_steps']} steps over {fit['n_train']:,} of the "
+          f"{built['real']['n_train']:,} training texts ({fit['n_steps'] / n_batches(fit['n_train']):.1f} epochs of "
+          f"them); it fits {fit['train_accuracy']:.1%} of their shuffled labels (one answer for all: {one_answer:.1%})")
+    print(f"its control, the same texts and steps with their real labels, fits {same['train_accuracy']:.1%} of them")
+    print(f"held-out accuracy: the trained model {built['real']['test_accuracy']:.3f}, the control "
+          f"{same['test_accuracy']:.3f}, the shuffled-label model {fit['test_accuracy']:.3f} (the larger class: "
+          f"{max(positive_share, 1 - positive_share):.3f})")
+    print(f"on the {fit['n_test']:,} held-out sentences the shuffled-label model calls {fit['test_positive_share']:.0%} "
+          f"positive, the spread (std) of its logit gap {fit['test_logit_gap_std']:.2f} (the control's "
+          f"{same['test_logit_gap_std']:.2f})")
     data_rand = {name: text_sanity.model_similarities(model, other, tokenizer, sanity_texts, sanity_methods,
                                                       original=cascade["scores"][0],  # the trained model's views
                                                       ig_steps=16, shap_evals=200)["similarity"]
-                 for name, other in (("shuffled", shuffled_model), ("pretrained", pretrained_encoder()))}
+                 for name, other in (("shuffled", shuffled_model), ("same texts", same_texts_model),
+                                     ("pretrained", pretrained_encoder()))}
     print(f"mean Spearman over {len(sanity_texts)} held-out sentences, trained vs another model")
     print(f"{'other':>10} | " + " | ".join(f"{m[:12]:>12}" for m in sanity_methods))
     for name, row in (*data_rand.items(), (f"all {n_blocks}", sim[n_blocks]), ("rand/rand", control_sim)):
         print(f"{name:>10} | " + " | ".join(f"{row[m]:+12.2f}" for m in sanity_methods))
-    shuffled_sim, others = data_rand["shuffled"], [m for m in sanity_methods if m != "rollout"]
-    print("shuffled-label model minus pretrained encoder, per method (near 0: the shuffled fine-tune left the "
-          "rankings where pretraining put them): "
-          + ", ".join(f"{m} {shuffled_sim[m] - data_rand['pretrained'][m]:+.2f}" for m in sanity_methods))
+    shuffled_sim, same_sim = data_rand["shuffled"], data_rand["same texts"]
+    label_effect = {m: same_sim[m] - shuffled_sim[m] for m in sanity_methods}
+    print("what the labels alone change (same texts minus shuffled, per method; the data, the steps and the "
+          "start are the same): " + ", ".join(f"{m} {v:+.2f}" for m, v in label_effect.items()))
     print("shuffled-label model minus the two-random-models floor, per method: "
           + ", ".join(f"{m} {shuffled_sim[m] - control_sim[m]:+.2f}" for m in sanity_methods))
-    print(f"rollout: {shuffled_sim['rollout']:+.2f} on the shuffled-label model, "
-          f"{data_rand['pretrained']['rollout']:+.2f} on the pretrained encoder; the other methods at most "
-          f"{max(row[m] for row in data_rand.values() for m in others):+.2f} on either")
+    print("shuffled-label model minus pretrained encoder, per method (both equally far from the trained "
+          "model's rankings where this is near 0): "
+          + ", ".join(f"{m} {shuffled_sim[m] - data_rand['pretrained'][m]:+.2f}" for m in sanity_methods))
     claim("04.7-data-rand-fits", fit["train_accuracy"])  # it fit its shuffled training labels ...
     claim("04.7-data-rand-accuracy", fit["test_accuracy"])  # ... and nothing carried to new sentences
     claim("04.7-data-rand-gradsam", shuffled_sim["Grad-SAM"])
@@ -1378,11 +1393,16 @@ if MODEL == "embedded":
     claim("04.7-data-rand-rollout", shuffled_sim["rollout"])
     claim("04.7-data-rand-grad-attention", shuffled_sim["grad-weighted attention"])
     claim("04.7-data-rand-chefer", shuffled_sim["Chefer LRP"])
+    claim("04.7-data-rand-labels-gradsam", label_effect["Grad-SAM"])  # the control: what the labels alone do
+    claim("04.7-data-rand-labels-attention", label_effect["attention"])
+    claim("04.7-data-rand-labels-rollout", label_effect["rollout"])
+    claim("04.7-data-rand-labels-grad-attention", label_effect["grad-weighted attention"])
+    claim("04.7-data-rand-labels-chefer", label_effect["Chefer LRP"])
 else:
     print(f"Skipped for MODEL = {MODEL!r}: the test needs a second model trained like this one on shuffled "
           "labels. For the embedded model `python -m xaikit prepare` builds it "
-          "(xaikit.models.load_sentiment('embedded-shuffled')); for another model, fine-tune a copy with its own "
-          "recipe on xaikit.models.sentiment.shuffle_labels(pairs, seed) and compare the two with "
+          "(xaikit.models.load_sentiment('embedded-shuffled')) and its control; for another model, fine-tune a "
+          "copy with its own recipe on xaikit.models.sentiment.shuffle_labels(pairs, seed) and compare the two with "
           "text_sanity.model_similarities(model, other, tokenizer, sanity_texts, sanity_methods).")
 
 # %% [markdown]
