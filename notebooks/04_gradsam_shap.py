@@ -1242,6 +1242,7 @@ fig
 
 # %% [markdown]
 # ### Sanity checks: does the explanation depend on what the model learned? (Adebayo et al. 2018)
+# *Beyond the lectures: Adebayo et al., Sanity checks for saliency maps, 2018.*
 #
 # Notebook 01 randomised the digits CNN's layers from the top and watched its saliency maps. Here the same
 # test runs on the transformer: re-draw the top $k$ encoder blocks (block $L-1$, then $L-2$ as well, ...), each

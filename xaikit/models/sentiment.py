@@ -39,14 +39,17 @@ learning rate and number of steps (391), but the labels are permuted across the 
 (:func:`shuffle_labels`, drawn by ``random.Random(LABEL_SEED_OFFSET + training seed)``): the class counts
 stay, any link between a text and its label is gone, so nothing the model learns from the labels can carry
 to the held-out sentences (its held-out accuracy is near chance). Adebayo et al. train until the network
-fits its random labels; 391 steps over all 12,500 texts (one epoch) fit none of them (recipe v2 of this
-model: 54% of its own shuffled labels, the share of the larger class, "positive" to every held-out text).
+fits its random labels; 391 steps over all 12,495 texts (one epoch) learned no more than answering one class
+(the first shuffled model, folder hash 16831317: 54% of its own shuffled labels, the larger class's share,
+"positive" to every held-out text).
 So the shuffled model's 391 steps go over ``SHUFFLED_FIT_TEXTS`` = 2,000 of the training texts (drawn by
 ``random.Random(label seed)``), about 6 epochs of them: enough to memorise their permuted labels (seed 0: 96.5% of them, held-out accuracy 0.53; with 4,000 texts
 66% at step 200 of 391), which ``metrics.json`` records as ``train_accuracy``. It lives in its own folder,
 ``shuffled-sentiment-<RECIPE_VERSION>-<hash>`` (the hash covers the label mode and the label seed), is built
 by ``python -m xaikit prepare`` after the real model (:func:`ensure_shuffled_sentiment`) and is loaded with
-``xaikit.models.load_sentiment("embedded-shuffled")``.
+``xaikit.models.load_sentiment("embedded-shuffled")``. Its **control** (``labels="subset"``,
+:func:`ensure_subset_sentiment`, folder ``subset-sentiment-<version>-<hash>``) trains on the same 2,000 texts
+for the same steps with their real labels: it differs from the shuffled model in the labels alone.
 """
 
 from __future__ import annotations
