@@ -1407,19 +1407,23 @@ else:
           "text_sanity.model_similarities(model, other, tokenizer, sanity_texts, sanity_methods).")
 
 # %% [markdown]
-# **What it shows, and what it does not** (the table and lines above; the claims are printed with the range
-# over the builds of the claims matrix). Read the model first: it fits nearly all of its shuffled training labels
-# (the first line), so it learned something, just nothing true: on held-out sentences it is at the level of one
-# answer for all, yet it gives both answers and its logit gap varies from sentence to sentence. This is Adebayo
-# et al.'s test. Rollout ranks the tokens on it much as on the trained model (the rollout column): its ranking
-# does not depend on what the labels taught, it was set by the input, the architecture and pretraining (the
-# pretrained row agrees as much), so the lecture's suspect fails here too. Grad-SAM, gradient-weighted attention
-# and Chefer LRP rank the tokens differently on the two models, so they pass: their rankings depend on the
-# fine-tuning on the real labels. Raw attention of the last block sits in between. Two cautions: part of each
-# similarity is the floor that two models sharing only the input and the architecture reach (the rand/rand row
-# and the floor line), and the shuffled row sits close to the pretrained row (the difference line): memorising
-# random labels moved the rankings about as far from the trained model's as no fine-tuning at all. Six
-# sentences are few; `SANITY_ALL = True` adds IG and SHAP.
+# **What it shows, and what it does not** (the lines and the table above; each claim prints the range over the
+# builds of the claims matrix). Read the models first. The shuffled-label model fits nearly all of its shuffled
+# training labels, well above answering one class for all, so it learned something, just nothing true: on
+# held-out sentences its accuracy is that of one answer for all, though it gives both answers. The control fits
+# its real labels and generalises (a little below the trained model, from a sixth of the texts). Then the
+# rankings. On the control, every method ranks the tokens much as on the trained model (the "same texts" row):
+# the smaller data changes little. On the shuffled-label model the rankings of Grad-SAM, gradient-weighted
+# attention and Chefer LRP move far from the trained model's, and the "labels alone" line says how much of that
+# the labels account for, the data, steps and start being the same: these methods depend on what the labels
+# taught, as a test like Adebayo et al.'s asks. Rollout changes least on the shuffled-label model and gains
+# least from the real labels: its ranking is set mostly by the input, the architecture and the pretrained
+# encoder (the pretrained row agrees about as much), so the lecture's suspect fails here as in the cascade. Raw
+# attention of the last block sits between. Cautions: part of each similarity is the floor two models sharing
+# only the input and the architecture reach (the rand/rand row and the floor line: Grad-SAM's floor is high, so
+# its shuffled-model similarity is at the floor, not above it); the shuffled and pretrained rows are about
+# equally far from the trained model (the last line), which says both lack what the real labels taught, not
+# that the two rank alike; and six sentences are few (`SANITY_ALL = True` adds IG and SHAP).
 
 # %%
 sanity_panel = widgets.TextSanityPanel(model, tokenizer, sanity_texts,

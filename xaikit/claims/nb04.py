@@ -26,9 +26,9 @@ _WP_SHOWN = ("Wiegreffe & Pinter's diagnostic, the model's attention against {ag
              "{against}; the five models' held-out accuracies (0.85-0.87) do not explain it. What moved is the "
              "model's attention: the other columns gave the same gains on every build (learned - uniform "
              "0.006, uniform - pretrained 0.082)")
-_DATA_RAND = ("printed, not asserted: the shuffled-label model and its control (the same 2,000 texts with their real "
-              "labels) are measured over the claims matrix's builds (each build trains both, a few minutes each), 6 "
-              "held-out sentences")
+_DATA_RAND = ("the shuffled-label model and its control (the same 2,000 texts with their real labels) are new this "
+              "round: measured over the claims matrix's builds, 6 held-out sentences each, before any bound is "
+              "asserted")
 _DATA_RAND_METHODS = (("Grad-SAM", "gradsam"), ("Raw attention", "attention"), ("Rollout", "rollout"),
                       ("Gradient-weighted attention", "grad-attention"), ("Chefer LRP", "chefer"))
 _WP_PAPER = "Wiegreffe & Pinter 2019, Table 3: their LSTMs' own attention guided the diagnostic best"
