@@ -1242,8 +1242,8 @@ fig
 
 # %% [markdown]
 # ### Sanity checks: does the explanation depend on what the model learned? (Adebayo et al. 2018)
-# *Beyond the lectures: Adebayo et al., Sanity checks for saliency maps, 2018.*
 #
+# These checks go beyond the lectures (Adebayo et al. 2018, "Sanity Checks for Saliency Maps", NeurIPS).
 # Notebook 01 randomised the digits CNN's layers from the top and watched its saliency maps. Here the same
 # test runs on the transformer: re-draw the top $k$ encoder blocks (block $L-1$, then $L-2$ as well, ...), each
 # module by its own `reset_parameters`, on a copy of the model, or re-draw the classification head alone. For

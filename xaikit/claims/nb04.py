@@ -261,18 +261,33 @@ CLAIMS = [
               "which the head does not change, so the ranking follows the attention"),
     # -- 7. sanity checks: the data randomisation test (Adebayo et al. 2018, section 4) --
     Claim("04.7-data-rand-fits", "The model fine-tuned on shuffled labels (the recipe's 391 steps over 2,000 "
-          "training texts) fits its shuffled training labels (training accuracy against them).", "shown",
-          lecture="Adebayo et al. 2018 train on random labels until the network fits its training set",
-          why=_DATA_RAND),
+          "training texts) fits its shuffled training labels (training accuracy against them).", "empirical",
+          lower=0.9, lecture="Adebayo et al. 2018 train on random labels until the network fits its training set",
+          why="the bound, set before the builds were measured, is what 'fits' means here; seeds 0-4 and the AVX2 "
+              "builds of seeds 0 and 1: 0.956-0.971 (one answer for all would fit about 0.55)"),
     Claim("04.7-data-rand-accuracy", "What the shuffled-label model learned does not carry to new sentences: "
-          "its held-out accuracy is near chance.", "shown",
+          "its held-out accuracy is near chance.", "empirical", upper=0.6,
           lecture="Adebayo et al. 2018: at chance on the test set once the random labels are fit",
-          why=_DATA_RAND + "; the real-label models of seeds 0-4 reached 0.85-0.87"),
+          why="near chance: the larger class is 0.507 of the held-out sentences; 7 builds 0.48-0.53, while the "
+              "real-label models reached 0.85-0.87 and the control (the same 2,000 texts, real labels) 0.83"),
     *[Claim(f"04.7-data-rand-{cid}", f"{method}'s ranking on the trained and the shuffled-label model (mean "
-            "Spearman).", "shown", why=_DATA_RAND) for method, cid in _DATA_RAND_METHODS],
+            "Spearman).", "shown", why=_DATA_RAND) for method, cid in _DATA_RAND_METHODS if cid != "rollout"],
+    Claim("04.7-data-rand-rollout", "Rollout ranks the tokens on the shuffled-label model much as on the trained "
+          "model (mean Spearman).", "empirical", lower=0.5,
+          why="the bound was set before the builds were measured; 7 builds: 0.69-0.83, the highest of the five "
+              "methods on every build (the others 0.13-0.45)"),
     *[Claim(f"04.7-data-rand-labels-{cid}", f"What the labels alone change in {method}'s ranking: its similarity "
             "to the trained model's on the control (same texts, real labels) minus on the shuffled-label model.",
-            "shown", why=_DATA_RAND) for method, cid in _DATA_RAND_METHODS],
+            "empirical", lower=0.2,
+            why="a method that passes the data randomisation test; the bound was set before the builds were "
+                "measured (7 builds: Grad-SAM 0.42-0.66, gradient-weighted attention 0.56-0.70, Chefer LRP "
+                "0.56-0.67)") for method, cid in _DATA_RAND_METHODS if cid in ("gradsam", "grad-attention", "chefer")],
+    *[Claim(f"04.7-data-rand-labels-{cid}", f"What the labels alone change in {method}'s ranking: its similarity "
+            "to the trained model's on the control (same texts, real labels) minus on the shuffled-label model.",
+            "shown", why=_DATA_RAND + note) for method, cid, note in (
+        ("Raw attention", "attention", ""),
+        ("Rollout", "rollout", "; the smallest of the five methods on every build (0.14-0.27 against 0.39 and "
+                               "more), so rollout 'gains least from the real labels'"))],
     # -- 8. comprehensiveness and sufficiency --
     Claim("04.8-not-beating-random", "A random order is the worst on both measures (how many (ranking, measure) "
           "pairs do no better than random).", "shown",
