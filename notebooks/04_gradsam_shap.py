@@ -1325,8 +1325,9 @@ print(f"\nthe cascade's cost over {1 + len(sanity_steps)} models x {len(sanity_t
 # (each class keeps its count; no text keeps a reason for its label), and the explanations of the trained model
 # are compared with its. Adebayo et al. train until the network fits its random labels. Here the same pretrained
 # encoder is fine-tuned with the same recipe, training seed, learning rate and number of steps as the trained
-# model; one pass over all the training texts (an earlier version of this model) learned no more than answering
-# one class for all of them, so the shuffled model's steps go over 2,000 of the texts, about six times each,
+# model; one pass over all the training texts (an earlier version of this model, recorded in
+# `xaikit.models.sentiment`) learned no more than answering one class for all of them, so the shuffled model's
+# steps go over 2,000 of the texts, about six times each,
 # enough to memorise their labels (the first line below shows how much). Whatever it learns cannot carry over to
 # new sentences, so its held-out accuracy is near chance. Two things differ from the paper's image networks: the
 # model starts from a pretrained encoder that never saw a sentiment label, so what every fine-tuned copy shares
@@ -1407,23 +1408,26 @@ else:
           "text_sanity.model_similarities(model, other, tokenizer, sanity_texts, sanity_methods).")
 
 # %% [markdown]
-# **What it shows, and what it does not** (the lines and the table above; each claim prints the range over the
-# builds of the claims matrix). Read the models first. The shuffled-label model fits nearly all of its shuffled
-# training labels, well above answering one class for all, so it learned something, just nothing true: on
-# held-out sentences its accuracy is that of one answer for all, though it gives both answers. The control fits
-# its real labels and generalises (a little below the trained model, from a sixth of the texts). Then the
-# rankings. On the control, every method ranks the tokens much as on the trained model (the "same texts" row):
-# the smaller data changes little. On the shuffled-label model the rankings of Grad-SAM, gradient-weighted
-# attention and Chefer LRP move far from the trained model's, and the "labels alone" line says how much of that
-# the labels account for, the data, steps and start being the same: these methods depend on what the labels
-# taught, as a test like Adebayo et al.'s asks. Rollout changes least on the shuffled-label model and gains
-# least from the real labels: its ranking is set mostly by the input, the architecture and the pretrained
-# encoder (the pretrained row agrees about as much), so the lecture's suspect fails here as in the cascade. Raw
-# attention of the last block sits between. Cautions: part of each similarity is the floor two models sharing
-# only the input and the architecture reach (the rand/rand row and the floor line: Grad-SAM's floor is high, so
-# its shuffled-model similarity is at the floor, not above it); the shuffled and pretrained rows are about
-# equally far from the trained model (the last line), which says both lack what the real labels taught, not
-# that the two rank alike; and six sentences are few (`SANITY_ALL = True` adds IG and SHAP).
+# **What it shows, and what it does not** (the lines and the table above; each claim prints its worst value or
+# its range over the builds of the claims matrix). Read the models first. The shuffled-label model fits nearly all
+# of its shuffled training labels, well above answering one class for all, so it learned something, just nothing
+# true: on held-out sentences its accuracy is that of one answer for all, though it gives both answers. The
+# control fits its real labels and generalises (a little below the trained model, from a sixth of the texts).
+# Then the rankings. On the control, every method ranks the tokens much as on the trained model (the "same
+# texts" row): the smaller data changes little. On the shuffled-label model the rankings of Grad-SAM,
+# gradient-weighted attention and Chefer LRP move far from the trained model's, and the "labels alone" line says
+# how much of that the labels account for, the data, steps and start being the same: these methods depend on
+# what the labels taught, as a test like Adebayo et al.'s asks. Raw attention of the last block changes with the
+# labels almost as much as those three (over the builds its labels-alone change overlaps theirs; on one build it
+# is larger than Grad-SAM's). Rollout still ranks the tokens largely as on the trained model and gains least from
+# the real labels, on every build: its ranking comes mostly from the pretrained encoder's weights, not from the
+# input and the architecture alone (two random models agree little on rollout, the rand/rand row), so the
+# lecture's suspect fails here as in the cascade. Cautions: the rand/rand row is not a pure floor, since the two
+# random models keep the trained word embeddings and head (Grad-SAM, which reads the head, agrees well there,
+# and its shuffled-model similarity can sit below that row, though above the trained-vs-random row "all 6");
+# the shuffled and pretrained rows are about equally far from the trained model on this build (the last line),
+# which says both lack what the real labels taught, not that the two rank alike; and six sentences are few
+# (`SANITY_ALL = True` adds IG and SHAP).
 
 # %%
 sanity_panel = widgets.TextSanityPanel(model, tokenizer, sanity_texts,

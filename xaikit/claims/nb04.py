@@ -273,8 +273,8 @@ CLAIMS = [
               "real-label models reached 0.85-0.87 and the control (the same 2,000 texts, real labels) 0.83"),
     *[Claim(f"04.7-data-rand-{cid}", f"{method}'s ranking on the trained and the shuffled-label model (mean "
             "Spearman).", "shown", why=_DATA_RAND) for method, cid in _DATA_RAND_METHODS if cid != "rollout"],
-    Claim("04.7-data-rand-rollout", "Rollout ranks the tokens on the shuffled-label model much as on the trained "
-          "model (mean Spearman).", "empirical", lower=0.5,
+    Claim("04.7-data-rand-rollout", "Rollout still ranks the tokens on the shuffled-label model largely as on the "
+          "trained model (mean Spearman).", "empirical", lower=0.5,
           why="the bound was set after the first two builds, before the other five were measured; 7 builds: 0.69-0.83, the highest of the five "
               "methods on every build (the others 0.13-0.45)"),
     *[Claim(f"04.7-data-rand-labels-{cid}", f"What the labels alone change in {method}'s ranking: its similarity "
