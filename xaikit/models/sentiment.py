@@ -43,8 +43,9 @@ fits its random labels; 391 steps over all 12,495 texts (one epoch) learned no m
 (the first shuffled model, folder hash 16831317: 54% of its own shuffled labels, the larger class's share,
 "positive" to every held-out text).
 So the shuffled model's 391 steps go over ``SHUFFLED_FIT_TEXTS`` = 2,000 of the training texts (drawn by
-``random.Random(label seed)``), about 6 epochs of them: enough to memorise their permuted labels (seed 0: 96.5% of them, held-out accuracy 0.53; with 4,000 texts
-66% at step 200 of 391), which ``metrics.json`` records as ``train_accuracy``. It lives in its own folder,
+``random.Random(label seed)``), about 6 epochs of them: enough to memorise their permuted labels (seed 0:
+96.5% of them, held-out accuracy 0.53; with 4,000 texts 66% at step 200 of 391), which ``metrics.json``
+records as ``train_accuracy``. It lives in its own folder,
 ``shuffled-sentiment-<RECIPE_VERSION>-<hash>`` (the hash covers the label mode and the label seed), is built
 by ``python -m xaikit prepare`` after the real model (:func:`ensure_shuffled_sentiment`) and is loaded with
 ``xaikit.models.load_sentiment("embedded-shuffled")``. Its **control** (``labels="subset"``,
@@ -104,8 +105,16 @@ LABELS = ("real", "shuffled", "subset")
 #: its own; all three models of one seed share the head's initialisation
 LABEL_SEED_OFFSET = 12345
 #: how many training texts the shuffled-label model memorises in the real recipe's 391 steps (about 6 epochs
-#: of them); with all 12,500 texts one epoch fits none of their permuted labels
+#: of them); with all 12,495 texts one epoch learned no more than answering one class
 SHUFFLED_FIT_TEXTS = 2000
+#: per label mode: the cache folder's prefix, what the build messages call the model, and its progress bar
+_MODES = {
+    "real": ("sentiment", "sentiment model", "fine-tuning MiniLM on movie reviews"),
+    "shuffled": ("shuffled-sentiment", "shuffled-label sentiment model",
+                 "fine-tuning MiniLM on movie reviews with shuffled labels"),
+    "subset": ("subset-sentiment", "sentiment model on the shuffled model's texts (its control)",
+               "fine-tuning MiniLM on the shuffled model's texts, real labels (the control)"),
+}
 ID2LABEL = {0: "NEGATIVE", 1: "POSITIVE"}
 
 # The lecture's five sentences and the labels the lecture's SST-2 BERT gives them (notebook 04).
@@ -220,8 +229,8 @@ def sentiment_folder(seed: int | None = None, labels: str = "real") -> Path:
     ``sentiment-*`` do not match, with the label mode and label seed in its hash."""
     from xaikit._config import cache_dir
 
-    prefix = {"real": "sentiment", "shuffled": "shuffled-sentiment", "subset": "subset-sentiment"}[labels]
-    return cache_dir() / f"{prefix}-{RECIPE_VERSION}-{_recipe_hash(seed, labels)}"
+    digest = _recipe_hash(seed, labels)  # checks ``labels`` first
+    return cache_dir() / f"{_MODES[labels][0]}-{RECIPE_VERSION}-{digest}"
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -484,9 +493,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     with torch_threads(first if first is not None else (1 if cpu_busy() else None)):
         used = {torch.get_num_threads()}
         t0, cpu0 = time.perf_counter(), time.process_time()
-        desc = "fine-tuning MiniLM on movie reviews" + {"real": "", "shuffled": " with shuffled labels",
-                                                         "subset": " (2,000 of them, the control)"}[labels]
-        bar = tqdm(batches, desc=desc, unit="batch", disable=not progress)
+        bar = tqdm(batches, desc=_MODES[labels][2], unit="batch", disable=not progress)
         for batch in bar:
             n = ask() if ask is not None else None
             if n is not None and n != torch.get_num_threads():
@@ -618,8 +625,7 @@ def _ensure(labels: str, force: bool, progress: bool, threads, seed: int | None)
     def build(tmp: Path) -> None:
         built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads, seed=seed, labels=labels)
 
-    what = {"real": "sentiment model", "shuffled": "shuffled-label sentiment model",
-            "subset": "sentiment model on the shuffled model's texts (its control)"}[labels]
+    what = _MODES[labels][1]
     folder = cache.ensure(sentiment_folder(seed, labels), build, force=force, what=what, progress=progress,
                           probe=probe)
     metrics = built.get("metrics")
