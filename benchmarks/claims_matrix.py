@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
 #: student-mode budgets on 2 cores, first run after prepare included (issue 25 item 5)
-BUDGETS = {"01": 60.0, "02": 60.0, "03": 60.0, "04": 90.0, "05": 60.0}
+BUDGETS = {"01": 60.0, "02": 60.0, "03": 60.0, "04": 60.0, "05": 60.0, "06": 90.0, "07": 60.0}
 
 
 def build_env(seed: int, kernels: str, cache: Path, log: Path) -> dict[str, str]:
@@ -222,7 +222,7 @@ def main() -> int:
                         help="training seeds built with this machine's own kernels")
     parser.add_argument("--avx2-seeds", type=int, nargs="*", default=[0, 1],
                         help="training seeds built and run again under the AVX2 variables")
-    parser.add_argument("--notebooks", nargs="*", default=["01", "02", "03", "04", "05"])
+    parser.add_argument("--notebooks", nargs="*", default=sorted(BUDGETS))
     parser.add_argument("--root", type=Path, default=ROOT / "artifacts" / "claims-matrix",
                         help="where the builds' caches, logs and matrix.json go (kept between runs)")
     parser.add_argument("--prepare-only", action="store_true", help="build the caches, run no notebook")

@@ -29,7 +29,7 @@ from tests.worktree import copy_worktree
 
 pytestmark = pytest.mark.slow
 
-LECTURES = ["01_gradients", "02_integrated_gradients", "03_self_attention", "04_gradsam_shap", "05_tcav"]
+LECTURES = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "notebooks").glob("[0-9][0-9]_*.py"))
 
 
 def _pip(*args: str, **kw) -> subprocess.CompletedProcess:

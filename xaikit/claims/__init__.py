@@ -140,13 +140,9 @@ def _load() -> dict[str, Claim]:
     from importlib import import_module
 
     ledger: dict[str, Claim] = {}
-    for nn in ("01", "02", "03", "04", "05"):
-        try:
-            module = import_module(f"xaikit.claims.nb{nn}")
-        except ModuleNotFoundError as err:
-            if err.name != f"xaikit.claims.nb{nn}":
-                raise
-            continue
+    files = sorted(p.stem[2:] for p in Path(__file__).parent.glob("nb[0-9][0-9].py"))
+    for nn in files:
+        module = import_module(f"xaikit.claims.nb{nn}")
         for entry in module.CLAIMS:
             if entry.id in ledger:
                 raise ValueError(f"claim id {entry.id!r} appears twice in the ledger")
@@ -190,7 +186,7 @@ def _matrix_builds() -> list[str]:
 
 
 def by_notebook(nn: str) -> list[Claim]:
-    """The ledger's claims of notebook ``nn`` ("01" ... "05"), in the order they are listed."""
+    """The ledger's claims of notebook ``nn`` ("01" ... "07"), in the order they are listed."""
     return [c for c in LEDGER.values() if c.notebook == nn]
 
 
