@@ -32,6 +32,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("methods", frozenset({"tensor", "attention", "concepts"})),
     # the text family: it may use the tensor methods (IG's quadrature) and the attention family
     ("text methods", frozenset({"text"})),
+    # the lecture's static diagrams: drawn from the methods' own numbers (the worked example, a CAV's fit)
+    ("diagrams", frozenset({"diagrams"})),
     ("widgets", frozenset({"widgets"})),
     ("course", frozenset({"course"})),
     # the cache build: it warms caches of the text and concept families as well as the models
