@@ -330,7 +330,7 @@ def _as_image(image) -> np.ndarray:
             image = np.moveaxis(image, 0, -1)
     try:
         a = np.asarray(image)
-    except Exception as err:  # noqa: BLE001 - any object NumPy cannot read
+    except (TypeError, ValueError) as err:  # an object NumPy cannot read as an array
         raise TypeError(f"image must be an array (H, W, 3), a PIL image or a tensor, got {type(image).__name__}") from err
     if a.dtype == object or not (np.issubdtype(a.dtype, np.number) or a.dtype == bool):
         raise TypeError(f"image must be an array of numbers (H, W, 3), a PIL image or a tensor, got "
