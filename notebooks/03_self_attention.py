@@ -282,6 +282,9 @@ print("A =\n", steps.weights, "\nout =\n", steps.out)
 torch.testing.assert_close(out, steps.out)
 torch.testing.assert_close(weights, steps.weights)
 
+# %%
+xaikit.diagrams.attention_steps()  # the numbers above, step by step
+
 # %% [markdown]
 # The same numbers as PyTorch's fused `scaled_dot_product_attention`, and every row of $A$ is a
 # probability distribution over the inputs:
@@ -724,6 +727,9 @@ if MODEL == "embedded":
 # Below, layer 0 of the model written out with its own weights (BERT's module names; other families
 # name them differently), continuing from the attention weights `by_hand` of section 7. It runs on the
 # model's device and comes back to the CPU to be compared with the hidden state the model returns.
+
+# %%
+xaikit.diagrams.transformer_block()
 
 # %%
 block = arch.encoder_layers(model)[0]  # layer 0: attention.self, attention.output, intermediate, output

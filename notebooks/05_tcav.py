@@ -139,6 +139,9 @@ n_patches = (model.config.image_size // model.config.patch_size) ** 2  # at the 
 assert tuple(emb.position_embeddings.shape) == (1, n_patches + 1, model.config.hidden_size)  # [CLS] + patches
 grid
 
+# %%
+xaikit.diagrams.vit_patches(world_images[0], patch_size=model.config.patch_size)
+
 # %% [markdown]
 # **Where tensors live.** The model sits on `xaikit.device()`: a GPU when there is one. Whatever you build
 # for it (here the processor's pixel batch) goes to `model.device` first, and what you want to plot or
@@ -243,6 +246,9 @@ cos_lh = float(cav.vector @ cav_hinge.vector)  # both unit vectors
 print(f"{a_striped.shape[1]} dimensions, {len(a_striped)} + {len(a_dotted)} images: logistic and hinge CAVs have "
       f"cosine {cos_lh:.2f} (held-out accuracy {cav.accuracy:.2f} and {cav_hinge.accuracy:.2f})")
 claim("05.3-cav-cosine-logistic-hinge", cos_lh)
+
+# %%
+xaikit.diagrams.cav_diagram()  # a CAV and the directional derivative, sketched in two dimensions
 
 # %% [markdown]
 # **A CAV is one of many separating directions.** Each image here is a point in the dimensions printed above
