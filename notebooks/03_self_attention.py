@@ -282,7 +282,7 @@ print("A =\n", steps.weights, "\nout =\n", steps.out)
 torch.testing.assert_close(out, steps.out)
 torch.testing.assert_close(weights, steps.weights)
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 xaikit.diagrams.attention_steps()  # the numbers above, step by step
 
 # %% [markdown]
@@ -728,7 +728,7 @@ if MODEL == "embedded":
 # name them differently), continuing from the attention weights `by_hand` of section 7. It runs on the
 # model's device and comes back to the CPU to be compared with the hidden state the model returns.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 xaikit.diagrams.transformer_block()
 
 # %%

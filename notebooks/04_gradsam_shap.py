@@ -290,7 +290,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 #
 # **Homework 1.** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`.
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 xaikit.diagrams.gradsam_flow()  # the formula's data flow, on a small random example
 
 # %% nbgrader={"grade": false, "grade_id": "my_gradsam", "locked": false, "schema_version": 3, "solution": true}

@@ -139,7 +139,7 @@ n_patches = (model.config.image_size // model.config.patch_size) ** 2  # at the 
 assert tuple(emb.position_embeddings.shape) == (1, n_patches + 1, model.config.hidden_size)  # [CLS] + patches
 grid
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 xaikit.diagrams.vit_patches(world_images[0], patch_size=model.config.patch_size)
 
 # %% [markdown]
@@ -247,7 +247,7 @@ print(f"{a_striped.shape[1]} dimensions, {len(a_striped)} + {len(a_dotted)} imag
       f"cosine {cos_lh:.2f} (held-out accuracy {cav.accuracy:.2f} and {cav_hinge.accuracy:.2f})")
 claim("05.3-cav-cosine-logistic-hinge", cos_lh)
 
-# %%
+# %% slideshow={"slide_type": "subslide"}
 xaikit.diagrams.cav_diagram()  # a CAV and the directional derivative, sketched in two dimensions
 
 # %% [markdown]

@@ -549,8 +549,9 @@ def cav_diagram() -> Diagram:
     concept), and at each class image the gradient of the class logit, ``grad h``, whose dot product with the
     CAV is ``S = grad h . v_C``. The TCAV score is the fraction of class images with ``S > 0``.
 
-    The CAV and the boundary come from the same L2 logistic regression as
-    :func:`xaikit.concepts.cav.train_cav`, fitted on the drawn points. Artists with gids: the boundary line
+    The CAV and the boundary come from the L2 logistic regression of :func:`xaikit.concepts.cav.train_cav`
+    (its Newton solver), fitted on the drawn points as they are, without train_cav's standardisation; the
+    class logit ``h`` is a smooth toy function whose gradient turns from place to place. Artists with gids: the boundary line
     ``"boundary"``, the CAV arrow ``"cav"`` (an annotation from ``xyann`` to ``xy``), each gradient arrow
     ``"grad k"``, the bars of ``S`` in the axes ``"S"``, the score's text ``"tcav"``."""
     from xaikit.concepts.cav import _LogisticL2
