@@ -1,12 +1,12 @@
-"""Notebook 02 (Integrated Gradients: axioms, completeness, baselines): its claims about numbers (issue 25).
+"""Notebook 02 (Integrated Gradients: axioms, completeness, baselines): its claims about numbers.
 
 Sections 1, 2, 4 (the additive toy), 5 and 6 compute on fixed closed-form functions and hand-built networks,
 so their claims are identities: the same on every build up to rounding (float32 tolerances of 1e-5 at a scale
 of about 1; the float64 toys keep their float64 tolerances). Sections 3, 4 (the digits CNN), 7 and 8 compute on
 trained models (the digits CNN, the sentiment MiniLM) and on seeded noise baselines: empirical claims, whose
-bounds are the ones the notebook asserted before the ledger existed (the IG paper's 5% for the completeness
-gap, zero, a tie, chance) and are not loosened. Section 3's three claims about the shape of the digits CNN's path
-failed on some training seeds (claims matrix, seeds 0-4) and are shown instead.
+bounds come from the paper or a control (the IG paper's 5% for the completeness gap, zero, a tie, chance) and
+are not loosened. Section 3's three claims about the shape of the digits CNN's path fail on some training seeds
+(claims matrix, seeds 0-4), so they are shown.
 """
 
 from xaikit.claims import Claim
@@ -46,18 +46,18 @@ CLAIMS = [
           "(relative completeness gap).", "empirical", upper=0.05, strict=True, lecture="5%", why=_IG_PAPER_5),
     Claim("02.3-steepest-early", "Where along the path is the output steepest: in its first half, or right at the "
           "black image? (argmax of the slope / number of intervals)", "shown",
-          why="was asserted 0 < value < 0.5 (the text's 'steepest well before x'; 0 is the first interval, at x', "
+          why="the natural bound 0 < value < 0.5 (the text's 'steepest well before x'; 0 is the first interval, at x', "
               "0.5 the middle). Seeds 0-4: 0-0.41; 0 on seed 3, whose digits CNN is steepest right at the black "
               "image. The shape of the path depends on how the CNN trained, not on its accuracy (0.97-0.98 held-out "
               "on every seed)"),
     Claim("02.3-flat-near-x", "Does the output flatten out near x? Its slope at x over its steepest slope "
           "(ratio).", "shown",
-          why="was asserted < 0.5 (the notebook's bound for 'flattening out'). Seeds 0-4: 0.35-0.89; above 0.5 "
+          why="the natural bound < 0.5 (the notebook's bound for 'flattening out'). Seeds 0-4: 0.35-0.89; above 0.5 "
               "on seeds 2, 3 and 4 (0.56, 0.56, 0.89): their digits CNNs are still more than half as steep at x "
               "as at their steepest on this digit, seed 4's nearly as steep"),
     Claim("02.3-gradient-at-x-misses", "How much of F(x) - F(x') does gradient x (x - x') at x alone account for? "
           "(ratio)", "shown",
-          why="was asserted < 0.75 (the notebook's bound for 'only part of the change'; IG's share is 1 by "
+          why="the natural bound < 0.75 (the notebook's bound for 'only part of the change'; IG's share is 1 by "
               "completeness). Seeds 0-4: 0.48-0.98; above 0.75 on seeds 2, 3 and 4 (0.86, 0.78, 0.98), the same "
               "builds whose output does not flatten near x (02.3-flat-near-x)"),
     # -- 4. approximating the integral: the digits CNN --

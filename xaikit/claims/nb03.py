@@ -1,4 +1,4 @@
-"""Notebook 03 (self-attention from scratch): its claims about numbers (issue 25).
+"""Notebook 03 (self-attention from scratch): its claims about numbers.
 
 Most of this notebook is construction, so most claims are identities with float32 tolerances: attention by hand
 equal to torch's fused kernels and to the model's own attentions and hidden states, rows of a softmax summing
@@ -74,7 +74,7 @@ CLAIMS = [
     Claim("03.2-additive-spread-x10", "Keys x 10: whether the additive weights come out nearly uniform depends on "
           "the draw (range over eight draws of max weight - min weight).", "shown",
           why="seed 0's weights are nearly uniform (spread 0.02) but seeds 1-7 give 0.00-0.96: uniformity is an "
-              "accident of the draw (issue 27 item 19), so only the loss of the query is asserted"),
+              "accident of the draw, so only the loss of the query is asserted"),
     # -- 3. why divide by sqrt(d_k) --
     Claim("03.3-variance-grows-like-dk", "var(q.k) grows like d_k and var(q.k / sqrt(d_k)) stays near 1 (largest "
           "|var / d_k - 1| over d_k = 1..256).", "identity", upper=0.2, strict=True,
