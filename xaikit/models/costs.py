@@ -79,7 +79,7 @@ def lecture_costs(*rows: str) -> str:
     """
     data = _record(rows)
     clauses, models = [], []
-    for device, label in _DEVICES:
+    for device, _label in _DEVICES:
         entry = data.get(device)
         if not entry:
             continue
