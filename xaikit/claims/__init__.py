@@ -224,6 +224,7 @@ _instructor: bool | None = None
 #: shown claims whose spread over training seeds is itself what the lecture says: the student's line gives
 #: the range the claims matrix saw ("varies with the training seed: a to b") beside this build's value
 SEED_SPREAD = frozenset({
+    "02.3-steepest-early", "02.3-flat-near-x", "02.3-gradient-at-x-misses",
     "02.8-cannot-wait-positive", "04.1-cannot-wait-p-positive", "04.1-lecture-labels",
     "04.7-wp-attention-over-uniform-mean", "04.7-wp-attention-over-learned-mean",
     "05.1-held-out-accuracy", "05.4-striped-vs-dotted", "05.4-bubbly-vs-striped",

@@ -198,8 +198,8 @@ CLAIMS = [
           "Shuffled labels vs trained: gradient and SmoothGrad |maps| are almost uncorrelated (larger mean Spearman).",
           "empirical", upper=0.35, strict=True, why=_SANITY),
     Claim("01.5-data-gxi-ig-keep-input",
-          "A model that learned nothing about digits gets gradient x input and IG maps that correlate with the "
-          "trained model's (smaller mean Spearman |map|).",
+          "Over all 64 pixels, the tied zero background included, a model that learned nothing about digits gets "
+          "gradient x input and IG maps that correlate with the trained model's (the smaller mean Spearman |map|).",
           "empirical", lower=0.8, strict=True, why=_SANITY),
     Claim("01.5-panel-unrandomised-similarity-one",
           "The panel with no layer randomised: each map's similarity to the trained model's map is 1.",
