@@ -261,7 +261,8 @@ def student_line(entry: Claim, value: float, note: str = "") -> str:
     spread = ""
     if entry.id in SEED_SPREAD and entry.seen is not None:
         spread = f"; varies with the training seed: {_number(entry.seen[0])} to {_number(entry.seen[1])}"
-    return f"{sentence}: {_number(value)}{extra}{spread}"
+    join = " " if sentence.endswith("?") else ": "  # "Is it high, as in the lecture? 0.8"
+    return f"{sentence}{join}{_number(value)}{extra}{spread}"
 
 
 def ledger_line(entry: Claim, value: float, note: str = "") -> str:

@@ -44,19 +44,18 @@ CLAIMS = [
     # -- 3. the definition on the digits CNN (trained) --
     Claim("02.3-gap-50-steps", "On the digits CNN the right Riemann sum at 50 steps is within the IG paper's 5% "
           "(relative completeness gap).", "empirical", upper=0.05, strict=True, lecture="5%", why=_IG_PAPER_5),
-    Claim("02.3-steepest-early", "Where along the path is the output steepest: in its first half, or right at the "
-          "black image? (argmax of the slope / number of intervals)", "shown",
+    Claim("02.3-steepest-early", "Where along the path the output is steepest (as a share of the way from "
+          "the black image to x).", "shown",
           why="the natural bound 0 < value < 0.5 (the text's 'steepest well before x'; 0 is the first interval, at x', "
               "0.5 the middle). Seeds 0-4: 0-0.41; 0 on seed 3, whose digits CNN is steepest right at the black "
               "image. The shape of the path depends on how the CNN trained, not on its accuracy (0.97-0.98 held-out "
               "on every seed)"),
-    Claim("02.3-flat-near-x", "Does the output flatten out near x? Its slope at x over its steepest slope "
-          "(ratio).", "shown",
+    Claim("02.3-flat-near-x", "How steep the output still is at x (its slope at x over its steepest slope).", "shown",
           why="the natural bound < 0.5 (the notebook's bound for 'flattening out'). Seeds 0-4: 0.35-0.89; above 0.5 "
               "on seeds 2, 3 and 4 (0.56, 0.56, 0.89): their digits CNNs are still more than half as steep at x "
               "as at their steepest on this digit, seed 4's nearly as steep"),
-    Claim("02.3-gradient-at-x-misses", "How much of F(x) - F(x') does gradient x (x - x') at x alone account for? "
-          "(ratio)", "shown",
+    Claim("02.3-gradient-at-x-misses", "How much of F(x) - F(x') the gradient at x alone accounts for "
+          "(gradient x (x - x') over F(x) - F(x')).", "shown",
           why="the natural bound < 0.75 (the notebook's bound for 'only part of the change'; IG's share is 1 by "
               "completeness). Seeds 0-4: 0.48-0.98; above 0.75 on seeds 2, 3 and 4 (0.86, 0.78, 0.98), the same "
               "builds whose output does not flatten near x (02.3-flat-near-x)"),
@@ -117,8 +116,8 @@ CLAIMS = [
           upper=1e-8, why="integral of alpha^2 and of 2 alpha^2 over [0, 1]; Gauss-Legendre is exact for them"),
     Claim("02.5-square-both-complete", "Both add up to F(x) - F(0) = 1 (largest error of the two sums).",
           "identity", upper=1e-8, why="completeness of IG and efficiency of the Shapley value"),
-    Claim("02.5-background-shap-adds-to-mean", "The mean of the baseline Shapley values over a background set is "
-          "SHAP against that background: it adds up to F(x) - E_z[F(z)] (|sum - (F(x) - mean F(z))|).",
+    Claim("02.5-background-shap-adds-to-mean", "Averaged over a background set, the baseline Shapley values "
+          "add up to F(x) - E_z[F(z)] (|sum - (F(x) - mean F(z))|).",
           "identity", upper=1e-10,
           why="the Shapley value is linear in the game, and the expected-value game is the mean of the "
               "baseline games; each adds up to F(x) - F(z) (efficiency); float64 rounding only"),
@@ -182,9 +181,9 @@ CLAIMS = [
     Claim("02.8-right-sum-token-error", "Where the right sum stops (1% gap) on 'a clever piece of cinema', its "
           "largest token error over |F(x) - F(x')|.", "shown",
           why="depends on how the model trained: it shows that a small gap can hide a larger per-token error"),
-    Claim("02.8-cannot-wait-interaction", "Swapping 'cannot' for 'can' and 'wait' for another verb: the 2 x 2 "
-          "interaction of the positive-minus-negative logit, mean over four control verbs (> 0: the pair pushes "
-          "positive beyond its parts).",
+    Claim("02.8-cannot-wait-interaction", "Swapping 'cannot' for 'can' and 'wait' for another verb: the "
+          "interaction of the two words (mean over four verbs; > 0: the pair pushes positive beyond its "
+          "parts).",
           "shown", why="an intervention that answers what IG's per-token scores cannot (whether the model reads "
           "the pair as one unit); its size and sign move with the training seed"),
     Claim("02.8-text-baseline-gaps", "IG on 'a clever piece of cinema' is within 5% against each text baseline "
