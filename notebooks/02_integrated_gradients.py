@@ -673,13 +673,14 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one built by
-# `prepare` is not so sure: the line "'I cannot wait for next time' is positive by a hair" above prints your
-# model's P(positive) and its range over the training seeds, which straddles 0.5. How sure is your model, which token does IG say pulls the hardest, and can IG tell you
-# whether the model reads "cannot wait" as one idiom?
+# `prepare` is not so sure: the line "'I cannot wait for next time' is a near tie for the model" above
+# prints your model's P(positive) and its range over the training seeds, which straddles 0.5. How sure is
+# your model, which token does IG say pulls the hardest, and can IG tell you whether the model reads
+# "cannot wait" as one idiom?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
-# Read the "'I cannot wait for next time' is positive by a hair" line: it is the least certain of the five,
+# Read the "'I cannot wait for next time' is a near tie" line: it is the least certain of the five,
 # and the label flips with the training seed, so neither the label nor the probability is checked. IG for the
 # positive logit puts its largest attribution on "cannot", and it is negative (checked on every training
 # seed, whichever label the model gives): the negation pushes towards *negative*.

@@ -39,8 +39,8 @@ CLAIMS = [
           why=_SEEDS + ": the near tie 'I cannot wait for next time' is positive on seeds 0 and 1 and negative on "
               "seeds 2, 3 and 4; the four clear sentences keep the lecture's labels on every build "
               "(02.8-lecture-labels)"),
-    Claim("04.1-cannot-wait-p-positive", "'I cannot wait for next time' is positive only just: P(positive) near "
-          "0.5.", "shown",
+    Claim("04.1-cannot-wait-p-positive", "'I cannot wait for next time' is a near tie for the model "
+          "(P(positive)).", "shown",
           why=_SEEDS + " (positive on seeds 0 and 1, negative on seeds 2, 3 and 4) and with the CPU kernels that "
               "trained the model"),
     Claim("04.1-cannot-leans-negative", "Training sentences with 'cannot' are more often negative than the "
