@@ -183,8 +183,7 @@ CLAIMS = [
           "largest token error over |F(x) - F(x')|.", "shown",
           why="depends on how the model trained: it shows that a small gap can hide a larger per-token error"),
     Claim("02.8-cannot-wait-interaction", "Swapping 'cannot' for 'can' and 'wait' for another verb: the "
-          "interaction of the two words (mean over four verbs; > 0: the pair pushes positive beyond its "
-          "parts).",
+          "interaction of the two words (> 0: the pair pushes positive beyond its parts).",
           "shown", why="an intervention that answers what IG's per-token scores cannot (whether the model reads "
           "the pair as one unit); its size and sign move with the training seed"),
     Claim("02.8-text-baseline-gaps", "IG on 'a clever piece of cinema' is within 5% against each text baseline "
