@@ -176,8 +176,8 @@ CLAIMS = [
     Claim("02.8-search-within-1pct", "The doubling search reaches a 1% gap for every rule on every searched "
           "sentence (worst gap).", "empirical", upper=0.01,
           why="the search's tolerance; a gap above it means the search hit its 1024-step cap"),
-    Claim("02.8-gl-over-right", "Gauss-Legendre with doubling needed no fewer evaluations than the right sum "
-          "(smallest ratio over sentences).", "shown",
+    Claim("02.8-gl-over-right", "Gauss-Legendre with doubling against the right sum: how many times its "
+          "evaluations it needed (smallest ratio over the sentences).", "shown",
           why="depends on how the model trained, and a doubling search knows the steps only to a factor of two"),
     Claim("02.8-right-sum-token-error", "Where the right sum stops (1% gap) on 'a clever piece of cinema', its "
           "largest token error over |F(x) - F(x')|.", "shown",
