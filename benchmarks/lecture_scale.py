@@ -356,7 +356,8 @@ def main() -> int:
     return 1 if failed else 0
 
 
-#: the measurements the notebooks' model cells print (:func:`xaikit.models.costs.lecture_costs`)
+#: the measurements the notebooks' model cells sum up (:func:`xaikit.models.costs.lecture_costs`; in full:
+#: :func:`xaikit.models.costs.recorded_costs`)
 RECORD = Path(__file__).resolve().parents[1] / "xaikit" / "models" / "lecture_scale.json"
 
 

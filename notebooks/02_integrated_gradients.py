@@ -21,10 +21,10 @@
 # steps and of the quadrature rule, the completeness gap), and ends on the sentiment transformer with the
 # lecture's *"a clever piece of cinema"*.
 #
-# Every claim below is checked when its cell runs: `claim(id, value)` looks it up in the course's ledger
-# (`xaikit/claims/nb02.py`, with its bound and why it holds), prints the value and asserts the bound; a few
-# numbers that depend on how a model happened to train (the digits CNN's path in section 3, the sentiment
-# model in section 8) are printed, not asserted ("shown").
+# Every claim below is checked when its cell runs: `claim(id, value)` looks it up in the course's list of
+# claims (`xaikit/claims/nb02.py`, with the bound it must meet and why it holds), prints the statement with
+# its value and checks it; a few numbers that depend on how a model happened to train (the digits CNN's path
+# in section 3, the sentiment model in section 8) are only printed.
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -173,14 +173,14 @@ claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).
 # interpolation strip $x' + \alpha (x - x')$ from a black image to the digit. Bottom left: the model's
 # output along the path. Bottom right: the running sum of the attributions, which climbs to $F(x) - F(x')$:
 # **completeness**. Where along the path is the output steepest, and how steep is it at $x$ itself? The
-# three `[shown]` lines under the cell print, for your build: where the slope peaks (as a share of the way
+# last three lines under the cell print, for your model: where the slope peaks (as a share of the way
 # from $x'$ to $x$), the slope at $x$ as a share of the steepest, and the share of the change that the
 # gradient *at* $x$ alone accounts for (gradient × input, notebook 01), each with its range over the
-# builds of the claims matrix. Where the path flattens out near $x$, that last share is well below 1; IG,
+# training seeds. Where the path flattens out near $x$, that last share is well below 1; IG,
 # which adds up the slope along the whole path, accounts for all of it. The three are printed, not
-# asserted: the training seed moves them a lot (on one seed the CNN was steepest right at the black image),
-# although every one of these CNNs scores about the same on held-out digits (`01.4-digits-accuracy`).
-# The same accuracy can hide a different path, which is why we measure over builds.
+# checked: the training seed moves them a lot (on one seed the CNN was steepest right at the black image),
+# although every one of these CNNs scores about the same on held-out digits (notebook 01, section 4).
+# The same accuracy can hide a different path, which is why we look at more than one training seed.
 
 # %%
 digits, digit, black, train_images = digits_setup(index=0)
@@ -673,17 +673,17 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one built by
-# `prepare` is not so sure: the `02.8-cannot-wait-positive` line above prints your build's P(positive) and
-# its range over the builds of the claims matrix (training seeds 0-4, two kinds of CPU kernels), which
-# straddles 0.5. How sure is your model, which token does IG say pulls the hardest, and can IG tell you
-# whether the model reads "cannot wait" as one idiom?
+# `prepare` is not so sure: the line "'I cannot wait for next time' is a near tie for the model" above
+# prints your model's P(positive) and its range over the training seeds, which straddles 0.5. How sure is
+# your model, which token does IG say pulls the hardest, and can IG tell you whether the model reads
+# "cannot wait" as one idiom?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
-# Read the `02.8-cannot-wait-positive` line: on every build it is the least certain of the five, and the
-# label flips with the training seed, so neither the label nor the probability is asserted. IG for the
-# positive logit puts its largest attribution on "cannot", and it is negative (asserted on every build,
-# whichever label the model gives): the negation pushes towards *negative*.
+# Read the "'I cannot wait for next time' is a near tie" line: it is the least certain of the five,
+# and the label flips with the training seed, so neither the label nor the probability is checked. IG for the
+# positive logit puts its largest attribution on "cannot", and it is negative (checked on every training
+# seed, whichever label the model gives): the negation pushes towards *negative*.
 #
 # Whether the model reads the idiom is a question IG cannot answer. IG splits the output change into one
 # share per token; a term that needs "cannot" and "wait" together (an interaction) is divided between the

@@ -17,8 +17,8 @@
 # We write attention once by hand, see why each piece is there, and then find exactly the same numbers
 # inside a real BERT-family model. Every number the text states about a computation is printed by the code
 # that computes it, and every claim about one is executed: an `assert`, or `claim(...)`, which checks a
-# number against its entry in the claims ledger (`xaikit/claims/nb03.py`) and prints it with its bound
-# (a claim that varies with the trained model is printed and marked "shown", with the reason).
+# number against its entry in the course's list of claims (`xaikit/claims/nb03.py`) and prints the statement
+# with its value (a number that varies with the trained model is printed, not checked).
 #
 # 1. Tokens, embeddings and positions
 # 2. Scaled dot-product attention, written out (and additive attention beside it)
@@ -690,7 +690,7 @@ if MODEL == "embedded":
 # heads as chance gives any key, fewer than "because" or "hungry", and "it" gives it less weight on average
 # than those two (asserted on every training seed). The matched control says the rest: in "...because it
 # was sour", where "it" is the milk, "it" weighs "cat" about as much as "milk" or more (the ratio printed
-# above for your build; above 1 on the builds measured, but too close to 1 on one seed to assert); it drops
+# above for your model; above 1 on every training seed measured, but too close to 1 on one to check it); it drops
 # only somewhat from the "hungry" sentence. The weight on "cat" barely follows the referent, so these
 # weights are no evidence of coreference. Even a head that did link "it" to "cat"
 # would show what the model *relates*, not what its prediction *depends on*: attention
@@ -863,7 +863,7 @@ if MODEL == "embedded":  # the worst sentence is checked (the table prints each)
     # ... and [CLS]/[SEP] have shorter transformed vectors f(x) than the other tokens (ratio of mean norms)
     claim("03.9-special-f-shorter", max(f_ratio for _, _, f_ratio in measured))
 else:
-    print("another model: compare the columns yourself (asserted for the embedded model only)")
+    print("another model: compare the columns yourself (the checks above are for the embedded model)")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Question: a head gives [CLS] 90% of its weight. What does it do to the sentence's representation?**

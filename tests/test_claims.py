@@ -1,5 +1,6 @@
-"""The claims ledger (issue 25): its entries are well formed, it names the same claims as the notebooks, and
-``claim()`` asserts, prints and logs what the claims matrix collects."""
+"""The claims ledger: its entries are well formed, it names the same claims as the notebooks, and ``claim()``
+asserts, logs what the claims matrix collects, and prints the student's line (sentence and value) or, in the
+instructor's view, the ledger's; ``xaikit claims report`` writes the instructor's page."""
 
 from __future__ import annotations
 
@@ -115,8 +116,9 @@ def test_claim_asserts_prints_and_logs(monkeypatch, tmp_path, capsys):
     log = tmp_path / "claims.jsonl"
     monkeypatch.setenv(claims.LOG_ENV, str(log))
     monkeypatch.delenv(claims.COLLECT_ENV, raising=False)
+    monkeypatch.delenv(claims.LEDGER_ENV, raising=False)
     assert claim(entry.id, 0.75) == 0.75
-    assert "01.1-unit-test-claim: 0.75" in capsys.readouterr().out
+    assert capsys.readouterr().out == "a test: 0.75\n"
     with pytest.raises(ClaimFailed, match="does not hold on this build: value 0.25, bound >= 0.5"):
         claim(entry.id, 0.25)
     with pytest.raises(AssertionError):  # a failed claim fails a notebook like any assert
@@ -139,3 +141,127 @@ def test_claim_refuses_unknown_ids_and_non_numbers(monkeypatch):
     import torch
 
     assert claim(entry.id, torch.tensor(0.75), quiet=True) == pytest.approx(0.75)
+
+
+#: what the student's line must never carry: a claim id, the ledger's words, a bound
+LEDGER_WORDS = re.compile(r"\b\d\d\.\d+[a-z]?-[a-z]|build matrix|\bbuilds?\b|worst over|not asserted|\bissue\b|"
+                          r"\bbound\b|\bidentity\b|\bempirical\b|\bshown\b|\[claim\]|claims matrix", re.I)
+
+
+@pytest.fixture
+def student_view(monkeypatch):
+    monkeypatch.delenv(claims.LEDGER_ENV, raising=False)
+    monkeypatch.delenv(claims.COLLECT_ENV, raising=False)
+    monkeypatch.delenv(claims.LOG_ENV, raising=False)
+    claims.instructor(None)
+    yield
+    claims.instructor(None)
+
+
+def _value_inside(entry: Claim) -> float:
+    if entry.lower is not None and entry.upper is not None:
+        return (entry.lower + entry.upper) / 2
+    if entry.lower is not None:
+        return entry.lower + max(abs(entry.lower), 1e-3) / 2
+    if entry.upper is not None:
+        return entry.upper - max(abs(entry.upper), 1e-3) / 2
+    return 0.5
+
+
+def test_the_students_line_is_the_sentence_and_the_value_for_every_claim(student_view, capsys):
+    """Every ledger claim, printed as a student sees it: its sentence and its value, none of the ledger."""
+    for entry in claims.LEDGER.values():
+        value = _value_inside(entry)
+        claim(entry.id, value, note="a note")
+        line = capsys.readouterr().out
+        assert line.count("\n") == 1 and line.startswith(entry.sentence.strip().rstrip(".")), entry.id
+        assert "(a note)" in line, entry.id
+        bad = LEDGER_WORDS.findall(line)
+        assert not bad, f"{entry.id}: the student's line carries {bad}: {line}"
+        assert entry.why not in line, entry.id
+
+
+def test_ledger_sentences_read_as_lecture_statements():
+    """A sentence is what the student reads: no bound ('>= 0.9', 'at least 0.4'), no ledger words."""
+    for entry in claims.LEDGER.values():
+        assert not LEDGER_WORDS.search(entry.sentence), (entry.id, entry.sentence)
+        # a bound reads ">= 0.9", "> 0.9" or "at least 0.4"; "x > 0" (a pixel's value) and "(> 0: ...)" are prose
+        assert not re.search(r"[<>]=\s*\d|[<>]\s*\d*\.\d|\bat (least|most) \d", entry.sentence), (entry.id, entry.sentence)
+
+
+def test_seed_spread_is_printed_from_the_measured_range_only_where_it_is_the_lesson(student_view, capsys):
+    assert claims.SEED_SPREAD <= set(claims.LEDGER)
+    for cid in claims.SEED_SPREAD:
+        entry = claims.LEDGER[cid]
+        assert entry.kind == "shown" and entry.seen is not None, cid
+        claim(cid, 0.5)
+        out = capsys.readouterr().out
+        assert f"varies with the training seed: {claims._number(entry.seen[0])} to {claims._number(entry.seen[1])}" in out
+    other = next(c for c in claims.LEDGER.values() if c.kind == "shown" and c.id not in claims.SEED_SPREAD)
+    claim(other.id, 0.5)
+    assert "varies" not in capsys.readouterr().out
+
+
+def test_instructor_view_prints_the_ledger_line(student_view, monkeypatch, capsys):
+    shown = _entry(id="01.1-unit-test-shown", kind="shown", lower=None, why="it flips with the seed",
+                   seen=(0.2, 0.9), seen_builds=7)
+    asserted = _entry(id="01.1-unit-test-claim", lower=0.5, worst=0.61, worst_build="seed3-native")
+    monkeypatch.setitem(claims.LEDGER, shown.id, shown)
+    monkeypatch.setitem(claims.LEDGER, asserted.id, asserted)
+    claim(shown.id, 0.4)
+    claim(asserted.id, 0.75)
+    assert capsys.readouterr().out == "a test: 0.4\na test: 0.75\n"
+    claims.instructor(True)
+    claim(shown.id, 0.4)
+    claim(asserted.id, 0.75)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == ("[shown] 01.1-unit-test-shown: 0.4; over 7 builds of the claims matrix 0.2 to 0.9  "
+                      "(not asserted: it flips with the seed)")
+    assert out[1] == "[claim] 01.1-unit-test-claim: 0.75, bound >= 0.5; worst over the build matrix 0.61"
+    claims.instructor(False)
+    monkeypatch.setenv(claims.LEDGER_ENV, "1")  # the switch wins over the environment ...
+    claim(asserted.id, 0.75)
+    assert capsys.readouterr().out == "a test: 0.75\n"
+    claims.instructor(None)  # ... and None goes back to it
+    claim(asserted.id, 0.75)
+    assert capsys.readouterr().out.startswith("[claim] 01.1-unit-test-claim")
+    with pytest.raises(TypeError, match="True, False or None"):
+        claims.instructor("yes")
+
+
+def test_a_failing_claim_still_raises_with_the_full_detail_in_the_students_view(student_view, monkeypatch):
+    entry = _entry(id="01.1-unit-test-claim", lower=0.5, worst=0.61, worst_build="seed3-native",
+                   why="the lecture's bound")
+    monkeypatch.setitem(claims.LEDGER, entry.id, entry)
+    with pytest.raises(ClaimFailed) as err:
+        claim(entry.id, 0.25, quiet=True)
+    text = str(err.value)
+    for part in ("01.1-unit-test-claim", "value 0.25", "bound >= 0.5", "worst over the build matrix: 0.61",
+                 "seed3-native", "a test", "the lecture's bound"):
+        assert part in text, part
+
+
+def test_claims_report_lists_every_claim(tmp_path):
+    from xaikit.__main__ import main
+    from xaikit.claims import report
+
+    page = tmp_path / "claims.html"
+    assert main(["claims", "report", "--out", str(page)]) == 0
+    text = page.read_text()
+    assert all(f">{cid}<" in text for cid in claims.LEDGER)
+    assert "<th>worst build</th>" in text and "<th>seen range</th>" in text
+    md = tmp_path / "claims.md"
+    assert main(["claims", "report", "04", "--out", str(md)]) == 0
+    lines = [line for line in md.read_text().splitlines() if line.startswith("| ")]
+    ids = [line.split(" | ")[0][2:] for line in lines[1:]]
+    assert ids == [c.id for c in claims.by_notebook("04")]
+    empirical = next(c for c in claims.by_notebook("04") if c.kind == "empirical" and c.worst is not None)
+    row = next(r for r in report.rows(["04"]) if r["id"] == empirical.id)
+    assert row["bound"] == empirical.bound_text() and row["worst"] == f"{empirical.worst:.4g}"
+    assert row["worst build"] == empirical.worst_build and row["why"] == empirical.why
+    shown = next(r for r in report.rows(["02"]) if r["kind"] == "shown")
+    assert " to " in shown["seen range"] and shown["bound"] == ""
+    with pytest.raises(ValueError, match="no ledger for notebook"):
+        report.rows(["42"])
+    with pytest.raises(SystemExit):
+        main(["claims", "report", "--out", str(tmp_path / "claims.txt")])

@@ -8,6 +8,8 @@ Run times are printed in the session summary; the time targets are checked by re
 from __future__ import annotations
 
 import json
+import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,89 @@ from .conftest import record_notebook_time
 
 NOTEBOOKS = sorted(_nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+
+
+#: what a student must not read in a notebook's output: a claim id ("04.5-shap-cls-never-first"), the
+#: claims matrix's words, issue numbers. Plain "build" (building a model) and "seed" (a seeded draw the lecture
+#: explains) are lecture words and allowed.
+LEDGER_OUTPUT = re.compile(r"\b\d\d\.\d+[a-z]?-[a-z]|build matrix|claims matrix|\bbuilds\b|worst over|"
+                           r"not asserted|\bissues?\b|\[(?:shown|claim|identity)\]", re.IGNORECASE)
+
+
+def output_texts(nb) -> list[str]:
+    """Every text a run put under the code cells: streams, and the plain, HTML and Markdown of displays."""
+    texts = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for o in cell.get("outputs", []):
+            if "text" in o:
+                texts.append("".join(o["text"]))
+            for kind in ("text/plain", "text/html", "text/markdown"):
+                if kind in o.get("data", {}):
+                    texts.append("".join(o["data"][kind]))
+    return texts
+
+
+def ledger_words(texts) -> list[str]:
+    """The ledger's words found in ``texts``, each with a little context."""
+    found = []
+    for text in texts:
+        for m in LEDGER_OUTPUT.finditer(text):
+            found.append(text[max(0, m.start() - 60):m.end() + 60].replace("\n", " "))
+    return found
+
+
+class _OutputAreas(HTMLParser):
+    """The text inside an exported page's output areas (nbconvert's ``jp-OutputArea``), not its code or prose."""
+
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.texts = [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        classes = dict(attrs).get("class") or ""
+        self.stack.append((tag, "jp-OutputArea" in classes, tag in ("script", "style")))
+
+    def handle_endtag(self, tag):
+        while self.stack:
+            if self.stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data):
+        if any(out for _, out, _ in self.stack) and not any(skip for _, _, skip in self.stack):
+            self.texts.append(data)
+
+
+def page_outputs(page: str) -> str:
+    parser = _OutputAreas()
+    parser.feed(page)
+    return "".join(parser.texts)
+
+
+def test_the_ledger_check_finds_what_it_looks_for():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x")]
+    lines = ["[claim] 04.5-shap-cls-never-first: 0, bound <= 0.2; worst over the build matrix 0",
+             "[shown] 02.8-gl-over-right: 1.2  (not asserted: it flips)", "over 7 builds of the claims matrix",
+             "see issue 27", "04.7b-data-rand-fits"]
+    for line in lines:
+        nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text=line + "\n")]
+        assert ledger_words(output_texts(nb)), line
+    fine = ["IG adds up to f(x) - f(x') (completeness): 1.2e-07", "gap 0.25-0.5 of the way, 12.5-13 s",
+            "seed | keys x 1: query dependence", "building the digits CNN", "varies with the training seed: 0 to 0.41"]
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="\n".join(fine))]
+    assert ledger_words(output_texts(nb)) == []
+    page = ('<div class="jp-Cell"><div class="jp-InputArea"><pre>claim("01.4-digits-accuracy", a)</pre></div>'
+            '<div class="jp-OutputArea jp-Cell-outputArea"><div><pre>test accuracy 0.97<br>[claim] x</pre>'
+            '<img src="a.png"><script>var issue = 1;</script></div></div></div>')
+    assert page_outputs(page) == "test accuracy 0.97[claim] x"
 
 
 def test_there_are_notebooks():
@@ -86,6 +171,17 @@ def test_notebook_runs(path: Path, tmp_path: Path):
     # the export goes to artifacts/html/ (git-ignored), where scripts/screenshot_html.py opens it offline
     page = _nbtools.export_html(nb, ARTIFACTS / "html" / f"{path.stem}.html").read_text()
     assert page.count("<img") >= pictures and _nbtools.WIDGET_VIEW not in page
+    # the student sees the lecture, not the claims ledger: no claim id, no build matrix, no issue number in
+    # anything the run printed or displayed, nor in the output areas of the students' page of the same run
+    leaked = ledger_words(output_texts(nb))
+    assert not leaked, f"{path.name} prints the ledger's words to the student: {leaked[:5]}"
+    from xaikit.course import pages
+
+    student = pages.export_page(nb, ARTIFACTS / "student-html" / f"{path.stem}.html", student=True).read_text()
+    shown = page_outputs(student)
+    assert shown.strip(), f"{path.name}: no output text found on the students' page"
+    leaked = ledger_words([shown])
+    assert not leaked, f"{path.name}'s students' page shows the ledger's words: {leaked[:5]}"
     n_asserts = sum(c.source.count("assert ") + c.source.count("check_") for c in nb.cells
                     if c.cell_type == "code")
     assert n_asserts >= 3, f"{path.name} asserts too little ({n_asserts}): every claim should be checked"

@@ -1,5 +1,5 @@
-"""Command line: ``xaikit prepare | notebooks copy|build|check|run|slides|badges | homework build|nbgrader`` (also
-``python -m xaikit ...``).
+"""Command line: ``xaikit prepare | notebooks copy|build|check|run|slides|badges | homework build|nbgrader |
+claims report`` (also ``python -m xaikit ...``).
 
 * ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.prepare`),
   with training seed N (recorded as the cache's training seed; default the recorded one, 0 on a new cache).
@@ -19,6 +19,9 @@
   over a sheet changed since it was written (exit status 1 lists them; ``--force`` backs them up first).
 * ``homework nbgrader`` writes an nbgrader course folder (``source/NN_name/`` per notebook and
   ``nbgrader_config.py``; see :mod:`xaikit.course.nbgrading`), keeping files changed there unless ``--force``.
+* ``claims report [--out FILE.html|FILE.md] [NN ...]`` writes the instructor's page of the claims ledger: every
+  claim with its id, notebook, kind, bound, worst value over the build matrix (and its build), range, the
+  lecture's number and why (see :mod:`xaikit.claims.report`); without ``--out`` it prints the Markdown.
 
 Flags and names go in any order (argparse's intermixed parsing): ``notebooks build --force 01`` is
 ``notebooks build 01 --force``, ``homework nbgrader --out DIR 02`` is ``homework nbgrader 02 --out DIR``.
@@ -44,6 +47,7 @@ examples:
   xaikit notebooks run --student-html student 01   ... the students' page: no solutions, answers
   xaikit notebooks slides 02             (in a checkout) notebooks/slides/02_*.slides.html, offline
   xaikit notebooks badges owner/name     Open-in-Colab badges for a README of that GitHub repository
+  xaikit claims report --out claims.html the instructor's page of every claim, its bound and evidence
   xaikit COMMAND --help                  the options of one command
 
 In a clone of the repository, `bash scripts/start.sh` does it all: environment, models, your copies in
@@ -160,6 +164,15 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                     help="overwrite sheets that were changed since they were built (e.g. filled in by a "
                          "student), after copying each to backup-NN_name-<time>.ipynb beside it. Without "
                          "it such sheets are kept, listed, and the exit status is 1")
+
+    cl = sub.add_parser("claims", help="the instructor's page of the claims ledger (ids, bounds, evidence)",
+                        epilog="examples:\n  xaikit claims report --out claims.html\n  xaikit claims report "
+                               "--out claims.md 04 05\n  xaikit claims report 01",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    cl.add_argument("action", choices=["report"])
+    cl.add_argument("names", nargs="*", metavar="NN", help="notebook numbers, e.g. 01 04 (default: all)")
+    cl.add_argument("--out", default=None, metavar="FILE",
+                    help="write the page to FILE (.html or .md); without it the Markdown goes to standard output")
     return parser, dict(sub.choices)
 
 
@@ -184,6 +197,15 @@ def _main(words: list[str]) -> int:
         if args.seed is not None and args.seed < 0:
             parser.error(f"--seed must be a non-negative integer, got {args.seed}")
         prepare(force=args.force, only=args.only, parallel=False if args.serial else None, seed=args.seed)
+        return 0
+    if args.command == "claims":
+        from xaikit.claims import report
+
+        try:
+            text = report.write(args.out, args.names or None)
+        except ValueError as err:
+            parser.error(str(err))
+        print(f"claims report: {text}" if args.out else text)
         return 0
     if args.command == "homework":
         from xaikit.course import homework

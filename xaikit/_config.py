@@ -108,7 +108,7 @@ def cache_dir(create: bool = True) -> Path:
     default = Path(user_cache_dir("xaikit", appauthor=False))
     env = os.environ.get(CACHE_ENV, "").strip()  # stray spaces, e.g. from a .env file, are not a folder name
     if env:
-        # absolute, so the CLI at the repository root and a kernel in notebooks/ share one cache (issue 26)
+        # absolute, so the CLI at the repository root and a kernel in notebooks/ share one cache
         path = Path(env).expanduser().resolve()
         where = f"{CACHE_ENV}={path}"
         fix = f"set {CACHE_ENV} to a folder you can write, or unset it to use {default}"
@@ -135,7 +135,7 @@ def training_seed() -> int:
     both ViTs) with seed N and records N in ``cache_dir()/training-seed.json``, so that every later load from
     that cache, in any kernel, serves those models. ``$XAIKIT_SEED`` overrides the file for one process (the
     claims matrix and the tests use it). An instructor can thus hand each student group its own seed; the
-    notebooks' asserted claims hold on every seed (``benchmarks/claims_matrix.py``, issue 25).
+    notebooks' asserted claims hold on every seed (``benchmarks/claims_matrix.py``).
     """
     import json
 

@@ -3,8 +3,8 @@
 A package lists ``name -> submodule`` for the names it exports and the submodules it opens as attributes;
 :func:`attach` returns the ``__getattr__`` and ``__dir__`` that import them on first use, so
 ``import xaikit`` loads neither torch nor transformers. No export may share a submodule's name: once that
-submodule is imported, Python sets it as the package's attribute and the export would be shadowed
-(issue 15); :func:`attach` refuses such a table.
+submodule is imported, Python sets it as the package's attribute and the export would be shadowed;
+:func:`attach` refuses such a table.
 """
 
 from __future__ import annotations

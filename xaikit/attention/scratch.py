@@ -103,7 +103,7 @@ def _check_mask(mask, scores_shape: tuple[int, ...], name: str = "mask") -> torc
         shape = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
         shape = None
-    # a tokenizer's attention_mask (B, T) passed as is: read as (queries, keys) when B == T_q (issue 26)
+    # a tokenizer's attention_mask (B, T) passed as is: read as (queries, keys) when B == T_q
     looks_padding = (mask.dim() == 2 and len(scores_shape) >= 3 and mask.shape[0] == scores_shape[0]
                      and mask.shape[1] == t_k)
     padding_fix = (f"If {name} is a tokenizer's attention_mask (B, T) with 1 for real tokens, pass "
@@ -121,7 +121,7 @@ def _check_mask(mask, scores_shape: tuple[int, ...], name: str = "mask") -> torc
     if mask.dtype != torch.bool and not mask.is_floating_point():
         mask = mask.bool()  # 0/1 integer masks, as tokenizers return them
     elif mask.is_floating_point() and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
-        # issue 26, item 8: torch.tril(torch.ones(T, T)) is float; added to the scores it shifts them by 0 or 1
+        # torch.tril(torch.ones(T, T)) is float; added to the scores it shifts them by 0 or 1
         # and masks nothing (the future key kept weight 0.087). Refused rather than guessed.
         raise ValueError(
             f"{name} is a float tensor of only 0s and 1s ({mask.dtype}, e.g. torch.tril(torch.ones(T, T))). A "

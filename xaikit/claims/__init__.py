@@ -1,6 +1,6 @@
 """The claims ledger: every number a lecture notebook states about a computation, with how it is known.
 
-Issue 25's rule is that a claim is a measurement over every build a student can get (training seeds 0-4 of
+A claim is a measurement over every build a student can get (training seeds 0-4 of
 ``python -m xaikit prepare --seed N``, the CPU's own kernels and the AVX2 ones, CUDA), not what one build
 happened to show. So each claim is one :class:`Claim` in ``xaikit/claims/nbNN.py``, of one of three kinds:
 
@@ -18,13 +18,23 @@ happened to show. So each claim is one :class:`Claim` in ``xaikit/claims/nbNN.py
 A notebook checks a claim by its id::
 
     from xaikit.claims import claim
-    claim("04.5-shap-cls-never-first", share_of_sentences)   # asserts the bound, prints value and bound
+    claim("04.5-shap-cls-never-first", share_of_sentences)   # asserts the bound, prints the sentence and value
 
-Every call prints one line, and when ``$XAIKIT_CLAIMS_LOG`` names a file it also appends the value as one
-JSON line there, which is how the claims matrix collects a run's values. The matrix also sets
-``$XAIKIT_CLAIMS_COLLECT=1``, under which a claim that fails is logged and printed as FAILED but does not
-stop the notebook, so one run measures every claim; the matrix then fails instead. ``tests/test_claims.py`` checks
-that the ledger and the notebooks name the same claims.
+The student sees the lecture, not the ledger: by default a call prints the claim's sentence and the number
+behind it (:func:`student_line`), and nothing of ids, kinds, bounds or builds. Every claim is still checked
+on every run, and a failing ``identity`` or ``empirical`` claim raises :class:`ClaimFailed` with the full
+detail (id, bound, worst value over the build matrix, sentence), which is for the instructor and CI.
+
+The instructor's view: with ``$XAIKIT_LEDGER=1`` (or after :func:`instructor` ``(True)``) every call prints
+the full ledger line instead (:func:`ledger_line`: id, kind, value, bound, the matrix's worst value or range,
+and for a shown claim why it is not asserted); ``python -m xaikit claims report`` writes the whole ledger as
+one page (:mod:`xaikit.claims.report`).
+
+When ``$XAIKIT_CLAIMS_LOG`` names a file a call also appends the value as one JSON line there, which is how
+the claims matrix collects a run's values. The matrix also sets ``$XAIKIT_CLAIMS_COLLECT=1``, under which a
+claim that fails is logged and printed as FAILED but does not stop the notebook, so one run measures every
+claim; the matrix then fails instead. ``tests/test_claims.py`` checks that the ledger and the notebooks name
+the same claims.
 """
 
 from __future__ import annotations
@@ -36,10 +46,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["Claim", "ClaimFailed", "LEDGER", "claim", "by_notebook", "LOG_ENV"]
+__all__ = ["Claim", "ClaimFailed", "LEDGER", "claim", "by_notebook", "LOG_ENV", "LEDGER_ENV", "instructor",
+           "student_line", "ledger_line"]
 
 LOG_ENV = "XAIKIT_CLAIMS_LOG"
 COLLECT_ENV = "XAIKIT_CLAIMS_COLLECT"
+#: set to 1 for the instructor's view: every claim() prints its full ledger line
+LEDGER_ENV = "XAIKIT_LEDGER"
 KINDS = ("identity", "empirical", "shown")
 
 
@@ -205,13 +218,77 @@ def _as_float(value, claim_id: str) -> float:
                         f"a one-element tensor/array), got {type(value).__name__}") from err
 
 
+_YES = {"1", "true", "yes", "on"}
+_instructor: bool | None = None
+
+#: shown claims whose spread over training seeds is itself what the lecture says: the student's line gives
+#: the range the claims matrix saw ("varies with the training seed: a to b") beside this build's value
+SEED_SPREAD = frozenset({
+    "02.3-steepest-early", "02.3-flat-near-x", "02.3-gradient-at-x-misses",
+    "02.8-cannot-wait-positive", "04.1-cannot-wait-p-positive", "04.1-lecture-labels",
+    "04.7-wp-attention-over-uniform-mean", "04.7-wp-attention-over-learned-mean",
+    "05.1-held-out-accuracy", "05.4-striped-vs-dotted", "05.4-bubbly-vs-striped",
+})
+
+
+def instructor(on: bool | None = True) -> None:
+    """Switch the instructor's view on (``True``: every :func:`claim` prints its full ledger line) or off
+    (``False``: the student's line); ``None`` goes back to following ``$XAIKIT_LEDGER``."""
+    global _instructor
+    if on is not None and not isinstance(on, bool):
+        raise TypeError(f"instructor(on): on must be True, False or None, got {on!r}")
+    _instructor = on
+
+
+def instructor_view() -> bool:
+    """Whether :func:`claim` prints the ledger line: :func:`instructor`'s setting, else ``$XAIKIT_LEDGER``."""
+    if _instructor is not None:
+        return _instructor
+    return os.environ.get(LEDGER_ENV, "").strip().lower() in _YES
+
+
+def _number(x: float) -> str:
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e6:
+        return str(int(x))
+    return f"{x:.3g}"
+
+
+def student_line(entry: Claim, value: float, note: str = "") -> str:
+    """What the student reads: the claim's sentence and the number behind it (and ``note``); for a claim of
+    :data:`SEED_SPREAD` also the range over training seeds. No id, kind, bound or build."""
+    sentence = entry.sentence.strip().rstrip(".")
+    extra = f" ({note})" if note else ""
+    spread = ""
+    if entry.id in SEED_SPREAD and entry.seen is not None:
+        spread = f"; varies with the training seed: {_number(entry.seen[0])} to {_number(entry.seen[1])}"
+    join = " " if sentence.endswith("?") else ": "  # "Is it high, as in the lecture? 0.8"
+    return f"{sentence}{join}{_number(value)}{extra}{spread}"
+
+
+def ledger_line(entry: Claim, value: float, note: str = "") -> str:
+    """The instructor's line: id, kind, value, bound and what the claims matrix saw (for a shown claim its
+    range and why it is not asserted)."""
+    x, extra = value, (f" ({note})" if note else "")
+    if entry.kind == "shown":
+        n = entry.seen_builds or len(_matrix_builds())  # some claims were measured on fewer builds
+        over = (f"; over {n} build{'s' if n != 1 else ''} of the claims matrix {entry.seen[0]:.3g} to "
+                f"{entry.seen[1]:.3g}" if entry.seen is not None else "")
+        return f"[shown] {entry.id}: {x:.4g}{extra}{over}  (not asserted: {entry.why})"
+    if entry.kind == "identity":
+        return f"[identity] {entry.id}: {x:.3g}{extra}, bound {entry.bound_text()}"
+    seen = f"; worst over the build matrix {entry.worst:.4g}" if entry.worst is not None else ""
+    return f"[claim] {entry.id}: {x:.4g}{extra}, bound {entry.bound_text()}{seen}"
+
+
 def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float:
     """Check ledger claim ``claim_id`` against ``value``, print one line, and return the value as a float.
 
     An ``identity`` or ``empirical`` claim raises :class:`ClaimFailed` (an ``AssertionError``) when the value
-    is outside its bound, with the bound, the worst value seen over the build matrix and the sentence; a
-    ``shown`` claim only prints. ``note``: a few words printed after the value (e.g. which sentence).
-    ``quiet``: print nothing unless the claim fails (for claims checked in a loop).
+    is outside its bound, with the id, the bound, the worst value seen over the build matrix and the sentence;
+    a ``shown`` claim only prints. The line printed is the student's (:func:`student_line`: the sentence and
+    the value), or in the instructor's view the ledger's (:func:`ledger_line`). ``note``: a few words printed
+    after the value (e.g. which sentence). ``quiet``: print nothing unless the claim fails (for claims
+    checked in a loop).
     """
     if claim_id not in LEDGER:
         raise KeyError(f"claim {claim_id!r} is not in the ledger (xaikit/claims/nbNN.py); add an entry there "
@@ -223,23 +300,14 @@ def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float
     if log:
         with open(log, "a", encoding="utf-8") as f:
             f.write(json.dumps({"id": claim_id, "value": x, "holds": ok, "kind": entry.kind}) + "\n")
-    if not ok and os.environ.get(COLLECT_ENV, "").strip().lower() in {"1", "true", "yes"}:
+    if not ok and os.environ.get(COLLECT_ENV, "").strip().lower() in _YES:
         print(f"[FAILED, collected] {claim_id}: {x:.6g}, bound {entry.bound_text()}")
         return x
     if not ok:
         seen = f"; worst over the build matrix: {entry.worst:g} ({entry.worst_build})" if entry.worst is not None else ""
+        reason = f"; why: {entry.why}" if entry.why else ""
         raise ClaimFailed(f"claim {claim_id} does not hold on this build: value {x:.6g}, bound {entry.bound_text()}"
-                          f"{seen}. The claim: {entry.sentence}")
+                          f"{seen}. The claim: {entry.sentence}{reason}")
     if not quiet:
-        extra = f" ({note})" if note else ""
-        if entry.kind == "shown":
-            n = entry.seen_builds or len(_matrix_builds())  # some claims were measured on fewer builds
-            over = (f"; over {n} build{'s' if n != 1 else ''} of the claims matrix {entry.seen[0]:.3g} to "
-                    f"{entry.seen[1]:.3g}" if entry.seen is not None else "")
-            print(f"[shown] {claim_id}: {x:.4g}{extra}{over}  (not asserted: {entry.why})")
-        elif entry.kind == "identity":
-            print(f"[identity] {claim_id}: {x:.3g}{extra}, bound {entry.bound_text()}")
-        else:
-            seen = f"; worst over the build matrix {entry.worst:.4g}" if entry.worst is not None else ""
-            print(f"[claim] {claim_id}: {x:.4g}{extra}, bound {entry.bound_text()}{seen}")
+        print(ledger_line(entry, x, note) if instructor_view() else student_line(entry, x, note))
     return x

@@ -1,12 +1,12 @@
-"""Notebook 02 (Integrated Gradients: axioms, completeness, baselines): its claims about numbers (issue 25).
+"""Notebook 02 (Integrated Gradients: axioms, completeness, baselines): its claims about numbers.
 
 Sections 1, 2, 4 (the additive toy), 5 and 6 compute on fixed closed-form functions and hand-built networks,
 so their claims are identities: the same on every build up to rounding (float32 tolerances of 1e-5 at a scale
 of about 1; the float64 toys keep their float64 tolerances). Sections 3, 4 (the digits CNN), 7 and 8 compute on
 trained models (the digits CNN, the sentiment MiniLM) and on seeded noise baselines: empirical claims, whose
-bounds are the ones the notebook asserted before the ledger existed (the IG paper's 5% for the completeness
-gap, zero, a tie, chance) and are not loosened. Section 3's three claims about the shape of the digits CNN's path
-failed on some training seeds (claims matrix, seeds 0-4) and are shown instead.
+bounds come from the paper or a control (the IG paper's 5% for the completeness gap, zero, a tie, chance) and
+are not loosened. Section 3's three claims about the shape of the digits CNN's path fail on some training seeds
+(claims matrix, seeds 0-4), so they are shown.
 """
 
 from xaikit.claims import Claim
@@ -44,20 +44,19 @@ CLAIMS = [
     # -- 3. the definition on the digits CNN (trained) --
     Claim("02.3-gap-50-steps", "On the digits CNN the right Riemann sum at 50 steps is within the IG paper's 5% "
           "(relative completeness gap).", "empirical", upper=0.05, strict=True, lecture="5%", why=_IG_PAPER_5),
-    Claim("02.3-steepest-early", "Where along the path is the output steepest: in its first half, or right at the "
-          "black image? (argmax of the slope / number of intervals)", "shown",
-          why="was asserted 0 < value < 0.5 (the text's 'steepest well before x'; 0 is the first interval, at x', "
+    Claim("02.3-steepest-early", "Where along the path the output is steepest (as a share of the way from "
+          "the black image to x).", "shown",
+          why="the natural bound 0 < value < 0.5 (the text's 'steepest well before x'; 0 is the first interval, at x', "
               "0.5 the middle). Seeds 0-4: 0-0.41; 0 on seed 3, whose digits CNN is steepest right at the black "
               "image. The shape of the path depends on how the CNN trained, not on its accuracy (0.97-0.98 held-out "
               "on every seed)"),
-    Claim("02.3-flat-near-x", "Does the output flatten out near x? Its slope at x over its steepest slope "
-          "(ratio).", "shown",
-          why="was asserted < 0.5 (the notebook's bound for 'flattening out'). Seeds 0-4: 0.35-0.89; above 0.5 "
+    Claim("02.3-flat-near-x", "How steep the output still is at x (its slope at x over its steepest slope).", "shown",
+          why="the natural bound < 0.5 (the notebook's bound for 'flattening out'). Seeds 0-4: 0.35-0.89; above 0.5 "
               "on seeds 2, 3 and 4 (0.56, 0.56, 0.89): their digits CNNs are still more than half as steep at x "
               "as at their steepest on this digit, seed 4's nearly as steep"),
-    Claim("02.3-gradient-at-x-misses", "How much of F(x) - F(x') does gradient x (x - x') at x alone account for? "
-          "(ratio)", "shown",
-          why="was asserted < 0.75 (the notebook's bound for 'only part of the change'; IG's share is 1 by "
+    Claim("02.3-gradient-at-x-misses", "How much of F(x) - F(x') the gradient at x alone accounts for "
+          "(gradient x (x - x') over F(x) - F(x')).", "shown",
+          why="the natural bound < 0.75 (the notebook's bound for 'only part of the change'; IG's share is 1 by "
               "completeness). Seeds 0-4: 0.48-0.98; above 0.75 on seeds 2, 3 and 4 (0.86, 0.78, 0.98), the same "
               "builds whose output does not flatten near x (02.3-flat-near-x)"),
     # -- 4. approximating the integral: the digits CNN --
@@ -117,8 +116,8 @@ CLAIMS = [
           upper=1e-8, why="integral of alpha^2 and of 2 alpha^2 over [0, 1]; Gauss-Legendre is exact for them"),
     Claim("02.5-square-both-complete", "Both add up to F(x) - F(0) = 1 (largest error of the two sums).",
           "identity", upper=1e-8, why="completeness of IG and efficiency of the Shapley value"),
-    Claim("02.5-background-shap-adds-to-mean", "The mean of the baseline Shapley values over a background set is "
-          "SHAP against that background: it adds up to F(x) - E_z[F(z)] (|sum - (F(x) - mean F(z))|).",
+    Claim("02.5-background-shap-adds-to-mean", "Averaged over a background set, the baseline Shapley values "
+          "add up to F(x) - E_z[F(z)] (|sum - (F(x) - mean F(z))|).",
           "identity", upper=1e-10,
           why="the Shapley value is linear in the game, and the expected-value game is the mean of the "
               "baseline games; each adds up to F(x) - F(z) (efficiency); float64 rounding only"),
@@ -165,7 +164,8 @@ CLAIMS = [
     Claim("02.8-negative-words-lead", "In the negative sentences 'hates', 'boring', 'confused' lead (smallest "
           "|IG(word)| minus the largest other |IG|).", "empirical", lower=0.0, strict=True,
           why="zero is a tie with another word of the sentence"),
-    Claim("02.8-cannot-wait-positive", "'I cannot wait for next time' is positive by a hair (P(positive)).",
+    Claim("02.8-cannot-wait-positive", "'I cannot wait for next time' is a near tie for the model "
+          "(P(positive)).",
           "shown", lecture="positive",
           why="a near tie: it flips with the training seed (positive on seeds 0 and 1, negative on seeds 2, 3 and 4) "
               "and moves with the CPU that trained the model (bfloat16 with AMX, float32 elsewhere)"),
@@ -176,15 +176,14 @@ CLAIMS = [
     Claim("02.8-search-within-1pct", "The doubling search reaches a 1% gap for every rule on every searched "
           "sentence (worst gap).", "empirical", upper=0.01,
           why="the search's tolerance; a gap above it means the search hit its 1024-step cap"),
-    Claim("02.8-gl-over-right", "Gauss-Legendre with doubling needed no fewer evaluations than the right sum "
-          "(smallest ratio over sentences).", "shown",
+    Claim("02.8-gl-over-right", "Gauss-Legendre with doubling against the right sum: how many times its "
+          "evaluations it needed (smallest ratio over the sentences).", "shown",
           why="depends on how the model trained, and a doubling search knows the steps only to a factor of two"),
     Claim("02.8-right-sum-token-error", "Where the right sum stops (1% gap) on 'a clever piece of cinema', its "
           "largest token error over |F(x) - F(x')|.", "shown",
           why="depends on how the model trained: it shows that a small gap can hide a larger per-token error"),
-    Claim("02.8-cannot-wait-interaction", "Swapping 'cannot' for 'can' and 'wait' for another verb: the 2 x 2 "
-          "interaction of the positive-minus-negative logit, mean over four control verbs (> 0: the pair pushes "
-          "positive beyond its parts).",
+    Claim("02.8-cannot-wait-interaction", "Swapping 'cannot' for 'can' and 'wait' for another verb: the "
+          "interaction of the two words (> 0: the pair pushes positive beyond its parts).",
           "shown", why="an intervention that answers what IG's per-token scores cannot (whether the model reads "
           "the pair as one unit); its size and sign move with the training seed"),
     Claim("02.8-text-baseline-gaps", "IG on 'a clever piece of cinema' is within 5% against each text baseline "

@@ -1,4 +1,4 @@
-"""Notebook 03 (self-attention from scratch): its claims about numbers (issue 25).
+"""Notebook 03 (self-attention from scratch): its claims about numbers.
 
 Most of this notebook is construction, so most claims are identities with float32 tolerances: attention by hand
 equal to torch's fused kernels and to the model's own attentions and hidden states, rows of a softmax summing
@@ -61,20 +61,20 @@ CLAIMS = [
     Claim("03.2-tanh-units-flat", "Keys x 10: most tanh units of the additive scorer are already flat (median "
           "slope tanh').", "identity", upper=0.05, strict=True,
           why=_DRAW + " (W_a, U_a, v_a from generator seed 0)"),
-    Claim("03.2-unsaturated-uses-query", "Keys x 1: the query changes the additive weights, for every one of "
-          "eight random draws of W_a, U_a, v_a (smallest over draws of the largest column range of A).",
+    Claim("03.2-unsaturated-uses-query", "Keys x 1: the query changes the additive weights in each of eight "
+          "random draws (smallest over the draws of A's largest column range).",
           "identity", lower=0.01, strict=True,
           why="seeded random draws (torch.Generator seeds 0-7), the same on every build up to rounding; the "
               "control of 03.2-saturated-ignores-query; 0.01 is far from float32 rounding"),
-    Claim("03.2-saturated-ignores-query", "Keys x 1000: once every tanh unit is flat the weights stop depending "
-          "on the query, for every one of eight draws (largest over draws of the largest column range of A).",
+    Claim("03.2-saturated-ignores-query", "Keys x 1000: every tanh unit is flat and the weights stop "
+          "depending on the query (largest over the draws of A's largest column range).",
           "identity", upper=1e-6, strict=True,
           why="seeded random draws (seeds 0-7): tanh(W_a q + 1000 U_a k) rounds to sign(U_a k) in float32 for "
               "every unit, whatever q; what remains is float32 rounding of the softmax"),
     Claim("03.2-additive-spread-x10", "Keys x 10: whether the additive weights come out nearly uniform depends on "
           "the draw (range over eight draws of max weight - min weight).", "shown",
           why="seed 0's weights are nearly uniform (spread 0.02) but seeds 1-7 give 0.00-0.96: uniformity is an "
-              "accident of the draw (issue 27 item 19), so only the loss of the query is asserted"),
+              "accident of the draw, so only the loss of the query is asserted"),
     # -- 3. why divide by sqrt(d_k) --
     Claim("03.3-variance-grows-like-dk", "var(q.k) grows like d_k and var(q.k / sqrt(d_k)) stays near 1 (largest "
           "|var / d_k - 1| over d_k = 1..256).", "identity", upper=0.2, strict=True,
@@ -127,14 +127,14 @@ CLAIMS = [
           "'because' and 'hungry' (mean weight on 'cat' / the smaller of the two).", "empirical", upper=1.0,
           strict=True,
           why=_MODEL + "; bound 1 is the sentence ('less'); the other keys of the sentence are the control"),
-    Claim("03.7-cat-over-milk-when-it-is-milk", "In the matched control '...because it was sour', where 'it' is the "
-          "milk, 'it' still weighs 'cat' more than 'milk' (ratio of mean weights over all heads).", "shown",
+    Claim("03.7-cat-over-milk-when-it-is-milk", "In '...because it was sour', where 'it' is the milk, 'it' "
+          "still weighs 'cat' more than 'milk' (ratio of mean weights over all heads).", "shown",
           why=_MODEL + ": 1.05-1.19 over the 7 builds, above 1 on each but too close to 1 on seed 3 to assert; "
                        "with 'hungry' (it = the cat) the ratio is 1.20-1.43, so the weight follows the referent "
                        "only a little"),
     # -- 8. a transformer block --
-    Claim("03.8-layer0-by-hand", "Layer 0 written out (attention, W_O, residual, LayerNorm, FFN) matches the "
-          "model's hidden state number for number (max difference / largest entry).", "identity", upper=1e-5,
+    Claim("03.8-layer0-by-hand", "Layer 0 written out (attention, W_O, residual, LayerNorm, FFN) matches "
+          "the model's hidden state (max difference / largest entry).", "identity", upper=1e-5,
           why="the block's own weights and operations, written out: " + _F32 + " (about 1e-7 on an AVX-512 "
               "CPU and on an H100)"),
     Claim("03.8-own-input-closest", "After the block every token's output is closest (cosine) to its own input "

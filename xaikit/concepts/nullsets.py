@@ -9,7 +9,7 @@ pool of P images (P forward passes instead of K x size, the obvious saving at vi
 concepts overlap: their scores would spread less than independent sets' (for a mean over a set, by the
 finite-population factor (P - size) / (P - 1), 0.8 for P = 250 and size 50), and sit about the pool's quirks,
 so a concept that is one more random set would land beyond them more often than the p-value says. The rank
-test would no longer hold its level (issue 30 weighed this and kept independent sets).
+test would no longer hold its level, so the sets are drawn independently.
 """
 
 from __future__ import annotations

@@ -418,7 +418,7 @@ def _null_scores(model, null_sets: list, layer: int, pooling: str, processor, co
     CAV's unit vector is computed (:func:`xaikit.concepts.cav._vector_from_training_rows`: the vector of
     ``train_cav``, without the held-out accuracy nobody reads here).
 
-    At the lecture's size (a model of 20 M parameters or more: vit-base, issue 30) the table is also kept on
+    At the lecture's size (a model of 20 M parameters or more: vit-base) the table is also kept on
     disk, keyed by the model's weights and the same digest, through the checksummed cache
     (:func:`xaikit.concepts.activations._disk_kept`): K = 100 sets of 50 images cost 5,000 forward passes
     there, so a new kernel reads the scores back instead."""

@@ -1,4 +1,4 @@
-"""Chefer et al.'s LRP-based relevance for a Vision Transformer (notebook 05, section 9; issue 31).
+"""Chefer et al.'s LRP-based relevance for a Vision Transformer (notebook 05, section 9).
 
 Chefer, Gur & Wolf 2021, "Transformer Interpretability Beyond Attention Visualization", CVPR: the method
 of their Table 1 (ViT-B on ImageNet, positive/negative perturbation). Per block b, with R^{A_b} the LRP

@@ -2,7 +2,7 @@
 
 The lecture notebooks in a checkout (``notebooks/NN_name.py`` and the ``.ipynb`` built from it) are the
 course's files: running one in Jupyter wrote outputs into the committed ``.ipynb`` and a kernelspec into the
-``.py`` header, so one run dirtied the checkout (issue 29). A student works in a copy instead:
+``.py`` header, so one run would dirty the checkout. A student works in a copy instead:
 ``bash scripts/start.sh`` copies the lectures into ``my-notebooks/`` (git-ignored) and opens JupyterLab
 there; ``xaikit notebooks copy DIR`` does the same into any folder, and works from a pip-installed xaikit too,
 which carries the built notebooks as package data (:data:`xaikit.course.notebooks.PACKAGED`).

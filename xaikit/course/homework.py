@@ -90,7 +90,7 @@ class Exercise:
     topic: str
 
 
-#: the exercises the homework must cover (issue: IG Riemann sum, Grad-SAM, SHAP vs Grad-SAM and [CLS],
+#: the exercises the homework must cover (IG Riemann sum, Grad-SAM, SHAP vs Grad-SAM and [CLS],
 #: two heads of two layers, a CAV and its TCAV score, scaled dot-product attention).
 EXERCISES = (
     Exercise("01", "my_grad_times_input", "check_grad_times_input", "gradient x input"),

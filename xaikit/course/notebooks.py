@@ -412,7 +412,7 @@ def build(names: list[str] | None = None, force: bool = False, verbose: bool = T
 
 def orphans(names: list[str] | None = None) -> list[str]:
     """One message per ``notebooks/NN_*.ipynb`` whose ``.py`` source is gone: no build or check sees such a
-    notebook, so without this a deleted source went unnoticed (issue 26)."""
+    notebook, so without this a deleted source would go unnoticed."""
     if isinstance(names, str):
         names = [names]
     found = []

@@ -1,5 +1,5 @@
 """What ``start.sh --headless`` writes from one run of each lecture notebook, besides the instructors'
-pages (:func:`xaikit.course.notebooks.export_html`): the students' pages and reveal.js slides (issue 29).
+pages (:func:`xaikit.course.notebooks.export_html`): the students' pages and reveal.js slides.
 
 * **Students' pages** (:func:`student_page`, :func:`export_page`): the lecture cut by the exercise sheet's own
   transforms (:mod:`xaikit.course.homework`: :func:`~xaikit.course.homework.student_code`,

@@ -24,6 +24,7 @@ _EXPORTS = {
     "forward_hooks": "hooks",
     "count_passes": "passes",
     "lecture_costs": "costs",
+    "recorded_costs": "costs",
     "Passes": "passes",
     "Cost": "passes",
     "attention_implementation": "hooks",

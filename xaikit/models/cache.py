@@ -180,9 +180,9 @@ def _adopt(folder: Path, probe=None) -> bool:
     and, with ``probe``, the model computes what it should.
 
     ``probe(folder)`` returns ``None`` when the model works, or a sentence saying what is wrong; raising
-    counts as wrong. Issue 26, item 6: without it a folder whose manifest was deleted was adopted on its
-    files parsing alone, and one flipped byte had made the [CLS] embedding 9.6e37 (finite): every sentence
-    gave NaN logits, the manifest recorded the damage and ``prepare`` said "done". The embedded models'
+    counts as wrong. Without it a folder whose manifest was deleted would be adopted on its
+    files parsing alone, and one flipped byte can make the [CLS] embedding 9.6e37 (finite): every sentence
+    gives NaN logits, the manifest records the damage and ``prepare`` says "done". The embedded models'
     probes (:func:`xaikit.models.sentiment.probe`, :func:`xaikit.models.vitworld.probe`) load the model, check
     its weights' size (:func:`weights_problem`) and run it on a few inputs.
     """

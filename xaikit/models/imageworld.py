@@ -177,7 +177,7 @@ class Scene:
         from its pixels): (H, W) bool masks ``"body"`` (the textured body, where the stripes of a zebra are
         drawn), ``"legs_head"`` (the plain dark parts: legs, head, tail, pole), ``"foam"`` (the visible
         puddle) and ``"background"``. Later layers cover earlier ones as in :meth:`image`, so the four
-        partition the frame (issue 31: where a ViT's relevance lies, against the pixels we drew)."""
+        partition the frame (where a ViT's relevance lies, against the pixels we drew)."""
         legs_head = self.dark_mask.copy()
         body = self.body_mask & ~legs_head
         foam = (np.zeros_like(body) if self.foam_mask is None else self.foam_mask) & ~body & ~legs_head

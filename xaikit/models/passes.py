@@ -1,6 +1,6 @@
 """What an explanation costs: the model's forward and backward passes, counted by hooks, and the wall time.
 
-Issue 31 asks every comparison table and panel to show, per method, the passes it used, counted on the
+Every comparison table and panel shows, per method, the passes it used, counted on the
 model rather than by arithmetic (SHAP's default of hundreds of model evaluations is otherwise invisible).
 :func:`count_passes` puts a forward hook on every encoder block; each block call adds its batch size (the
 rows it ran) to that block's count, and a tensor hook on the block's output adds the rows of each gradient

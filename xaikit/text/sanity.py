@@ -117,7 +117,7 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
     model's predicted class, on both models. Also returns ``"scores"``: ``{step: [views per text]}`` with
     step ``0`` the original model's views, and ``"costs"``: what the views cost over every model and text,
     ``{part: Cost}`` as :func:`~xaikit.text.views.all_views` counts them with hooks (``"prepare"``, ``"shared
-    pass"``, and each method that ran its own passes; issue 31).
+    pass"``, and each method that ran its own passes).
     """
     texts = _check_texts(texts)
     spent: dict = {}

@@ -72,7 +72,7 @@ def all_views(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target
     ``costs``: a method's cost by its entry's ``cost_keyword`` (``ig_steps=64``, ``shap_evals=500``); a method
     not named runs at its default cost.
 
-    ``spent``: a dict to fill with what the views cost (issue 31), each a :class:`xaikit.models.passes.Cost`
+    ``spent``: a dict to fill with what the views cost, each a :class:`xaikit.models.passes.Cost`
     counted by :func:`xaikit.models.passes.count_passes` on the model's blocks: :data:`PREPARE` (the forward
     pass that resolves the target, used by every view), :data:`SHARED_PASS` (the one forward/backward pass
     and the scores read from it, counted once) and each method that ran its own passes under its name. A

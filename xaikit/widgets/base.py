@@ -33,7 +33,7 @@ The base class wires them up:
   Matplotlib figure, so tests can drive a panel without a browser. ``set`` checks every value before it
   applies any: a value a control cannot take (not among a dropdown's choices, text for a number) changes
   nothing and is shown as an error naming the control; a number outside a slider's range is clamped to
-  it, with a note saying so (issue 14). A constructor value out of a slider's range gets the same note.
+  it, with a note saying so. A constructor value out of a slider's range gets the same note.
 
 The figure is a plain ``matplotlib.figure.Figure`` rendered to PNG into an ``ipywidgets.Image``: it does
 not depend on the notebook's Matplotlib backend, it is never displayed twice, and its pixels are state a
@@ -477,7 +477,7 @@ def _check_option(name: str, choices: list, value, consequence: str = ""):
 
     by_text = {str(c): c for c in choices}
     close = [by_text[c] for c in difflib.get_close_matches(str(value), list(by_text), n=1)]
-    # '2' for the int 2: name the types, or the suggestion would read like the value refused (issue 26)
+    # '2' for the int 2: name the types, or the suggestion would read like the value refused
     typed = bool(close) and type(close[0]) is not type(value)
     also = (f" Did you mean {close[0]!r} ({type(close[0]).__name__})?" if typed else f" Did you mean {close[0]!r}?") \
         if close else ""

@@ -33,7 +33,7 @@ class ComparisonResult:
 
 
 def cost_table_html(rows, caption: str = "") -> str:
-    """An HTML table of what explanations cost (issue 31): ``rows`` of ``(name, Cost, note)``; the passes
+    """An HTML table of what explanations cost: ``rows`` of ``(name, Cost, note)``; the passes
     are equivalent full passes as :func:`xaikit.models.passes.count_passes` counts them."""
     head = "".join(f"<th>{h}</th>" for h in ("method", "forward passes", "backward passes", "wall time", ""))
     body = "".join(f"<tr><td>{html.escape(name)}</td><td>{c.forward:g}</td><td>{c.backward:g}</td>"
@@ -49,7 +49,7 @@ class MethodComparisonPanel(Panel):
 
     ``MethodComparisonPanel(model, tokenizer, text="I like the movie", a="Grad-SAM", b="SHAP")``. Each
     (sentence, method) is computed once and cached, so switching back is instant. Under the bars, each method's
-    cost on the sentence shown (issue 31): its forward and backward passes, counted by hooks on the encoder
+    cost on the sentence shown: its forward and backward passes, counted by hooks on the encoder
     blocks around its computation (:func:`xaikit.models.passes.count_passes`; the forward pass that prepares
     the text included, since each method prepares its own), and its wall time; a result from the cache shows
     what computing it cost, marked "cached". The two methods never share a pass here (each runs on its own).

@@ -39,7 +39,7 @@ class TextSanityResult:
     original: dict
     changed: dict
     similarity: dict[str, float]
-    #: what the two columns cost (issue 31): ``(model, part, Cost, note)`` rows, parts as ``all_views`` counts
+    #: what the two columns cost: ``(model, part, Cost, note)`` rows, parts as ``all_views`` counts
     #: them with hooks (the shared pass once for the methods that read it); the note says "cached" when the
     #: views came from the panel's cache this time (the cost is then what computing them took)
     costs: list = field(default_factory=list)

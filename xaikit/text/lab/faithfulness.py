@@ -35,7 +35,7 @@ The experiments:
   attention ranking and (a) the input gradient, (b) leave-one-out deletion, and (c) between those two
   (:func:`rank_agreement`, and ``LabResult.agreement`` in the lab).
 
-What it all cost (issue 31) is kept apart: ``LabResult.costs`` is what producing the explanations took and
+What it all cost is kept apart: ``LabResult.costs`` is what producing the explanations took and
 ``LabResult.evaluation_costs`` what the experiments above took to evaluate them, both as passes counted by
 hooks on the encoder blocks (:func:`xaikit.models.passes.count_passes`) and wall time, summed over the
 sentences.
