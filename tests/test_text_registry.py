@@ -107,7 +107,7 @@ def test_the_registry_keeps_the_notebooks_order():
     from xaikit.text import registry
 
     assert registry.method_names() == ("Grad-SAM", "SHAP", "IG", "attention", "rollout", "grad-weighted attention",
-                                       "gradient", "gradient x attention", "Chefer LRP", "AttnLRP")
+                                       "gradient", "gradient x attention", "Chefer LRP", "AttnLRP", "LIME")
     assert registry.lab_rankings() == ("attention", "gradient", "gradient x attention", "Grad-SAM", "SHAP", "IG",
                                        "Chefer LRP", "AttnLRP", "random")
 
