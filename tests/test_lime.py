@@ -188,3 +188,19 @@ def test_bad_surrogate_input_is_named():
         L.fit_surrogate(np.ones((4, 2)), np.ones(4), -np.ones(4))
     with pytest.raises(ValueError, match="n_features"):
         L.sample_presence(0, 10)
+
+
+def test_the_samples_go_through_the_model_in_batches_without_the_tokenizer(model, tok, monkeypatch):
+    from xaikit._text_input import prepare_text
+
+    prepared = prepare_text(model, tok, TEXT)
+    calls = {"forward": 0, "tokenizer": 0}
+    original = type(tok).__call__
+    monkeypatch.setattr(type(tok), "__call__", lambda self, *a, **k: calls.__setitem__(
+        "tokenizer", calls["tokenizer"] + 1) or original(self, *a, **k))
+    handle = model.register_forward_pre_hook(lambda m, a: calls.__setitem__("forward", calls["forward"] + 1))
+    try:
+        s = L._lime(prepared, n_samples=300, seed=0, batch_size=8)
+    finally:
+        handle.remove()
+    assert calls == {"forward": -(-s.detail.n_evaluated // 8), "tokenizer": 0}
