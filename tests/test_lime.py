@@ -204,3 +204,19 @@ def test_the_samples_go_through_the_model_in_batches_without_the_tokenizer(model
     finally:
         handle.remove()
     assert calls == {"forward": -(-s.detail.n_evaluated // 8), "tokenizer": 0}
+
+
+def test_refit_is_lime_with_that_width_without_a_forward_pass(model, tok):
+    first = L.lime(model, tok, TEXT, n_samples=60, seed=4, kernel_width=25.0)
+    direct = L.lime(model, tok, TEXT, n_samples=60, seed=4, kernel_width=8.0, alpha=0.5)
+    handle = model.register_forward_pre_hook(lambda m, a: pytest.fail("refit ran the model"))
+    try:
+        again = L.refit(first, kernel_width=8.0, alpha=0.5)
+    finally:
+        handle.remove()
+    np.testing.assert_allclose(again.scores, direct.scores, atol=1e-12)
+    assert again.detail.r2 == pytest.approx(direct.detail.r2, abs=1e-12)
+    with pytest.raises(TypeError, match="LIME result"):
+        L.refit(L.TokenScores(["a"], [1.0]))
+    with pytest.raises(ValueError, match="kernel_width"):
+        L.refit(first, kernel_width=0)

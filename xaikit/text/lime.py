@@ -45,7 +45,7 @@ from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["LimeDetail", "Surrogate", "SeedSpread", "lime", "sample_presence", "all_presence", "cosine_distances",
-           "kernel", "fit_surrogate", "lime_presence", "seed_spread", "OUTPUTS"]
+           "kernel", "fit_surrogate", "lime_presence", "refit", "seed_spread", "OUTPUTS"]
 
 #: what f(z) is: the target class's probability (LIME's choice) or its logit (SHAP's in notebook 04)
 OUTPUTS = ("prob", "logit")
@@ -273,14 +273,33 @@ def _lime(prepared: PreparedText, *, n_samples: int = 500, kernel_width: float =
     unique, inverse = np.unique(z, axis=0, return_inverse=True)  # (U, d), (S,)
     with method_threads(prepared.model):
         y = _evaluate(prepared, features, unique, output, batch_size)[inverse.reshape(-1)]  # (S,)
+    return _fit(prepared.tokens, prepared.target, features, z, y, kernel_width, alpha, seed, output, len(unique))
+
+
+def _fit(tokens, target, features, z, y, kernel_width, alpha, seed, output, n_evaluated) -> TokenScores:
+    """Steps 3 and 4 on the samples ``z`` ``(S, d)`` and their outputs ``y`` ``(S,)``: the scores."""
     distances = cosine_distances(z)  # (S,)
     weights = kernel(distances, kernel_width)  # (S,)
     fit = fit_surrogate(z, y, weights, alpha)
-    scores = np.zeros(prepared.n_tokens)
+    scores = np.zeros(len(tokens))
     scores[features] = fit.coef
     detail = LimeDetail(z, y, distances, weights, features, fit.intercept, fit.r2, fit.prediction, float(y[0]),
-                        float(kernel_width), float(alpha), int(seed), output, len(unique))
-    return TokenScores(prepared.tokens, scores, "LIME", prepared.target, signed=True, detail=detail)
+                        float(kernel_width), float(alpha), int(seed), output, int(n_evaluated))
+    return TokenScores(list(tokens), scores, "LIME", target, signed=True, detail=detail)
+
+
+def refit(scores: TokenScores, *, kernel_width: float | None = None, alpha: float | None = None) -> TokenScores:
+    """The same LIME samples and model outputs, fitted again with another kernel width or ridge penalty
+    (``None``: as before); no forward pass. The LIME panel of notebook 04 refits on every move of its
+    kernel-width slider."""
+    d = getattr(scores, "detail", None)
+    if not isinstance(d, LimeDetail):
+        raise TypeError(f"scores must be a LIME result (xaikit.text.lime.lime), got {type(scores).__name__} "
+                        f"with detail {type(d).__name__}")
+    width = d.kernel_width if kernel_width is None else _check_width(kernel_width)
+    alpha = d.alpha if alpha is None else check_float(alpha, "alpha", 0.0, hint="the ridge penalty, e.g. 1.0")
+    return _fit(scores.tokens, scores.target, d.features, d.samples, d.outputs, width, alpha, d.seed, d.output,
+                d.n_evaluated)
 
 
 # -- how much the scores move with the seed -------------------------------------------------------------------
