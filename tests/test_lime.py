@@ -220,3 +220,50 @@ def test_refit_is_lime_with_that_width_without_a_forward_pass(model, tok):
         L.refit(L.TokenScores(["a"], [1.0]))
     with pytest.raises(ValueError, match="kernel_width"):
         L.refit(first, kernel_width=0)
+
+
+# -- the panel ------------------------------------------------------------------------------------------------
+def test_the_lime_panel_follows_its_controls(sharp, tok):
+    from xaikit.widgets import LimePanel
+
+    panel = LimePanel(sharp, tok, text=TEXT, n_samples=100, kernel_width=25.0, seed=0, output="logit")
+    assert panel.error is None and panel.n_computed == 1
+    for name in ("xk-samples", "xk-kernel-width", "xk-seed", "xk-text"):
+        assert any(name in c._dom_classes for c in panel.controls.values())
+    r = panel.result
+    assert r.scores.tokens == TEXT.split()  # [CLS]/[SEP] hidden
+    np.testing.assert_allclose(r.scores.scores, L.lime(sharp, tok, TEXT, n_samples=100, seed=0,
+                                                       output="logit").scores[1:-1], atol=1e-12)
+    assert f"{r.scores.detail.r2:.2f}" in panel.figure.axes[1].get_title()
+
+    r2 = panel.set(kernel_width=5.0)  # a refit: no forward pass
+    assert panel.n_computed == 1 and not r2.computed and r2.scores.detail.kernel_width == 5.0
+    np.testing.assert_allclose(r2.scores.scores, L.lime(sharp, tok, TEXT, n_samples=100, seed=0, kernel_width=5.0,
+                                                        output="logit").scores[1:-1], atol=1e-12)
+    r3 = panel.set(seed=1)
+    assert panel.n_computed == 2 and r3.computed and not np.allclose(r3.scores.scores, r2.scores.scores)
+    r4 = panel.set(samples=40)
+    assert len(r4.scores.detail.samples) == 40 and panel.n_computed == 3
+    np.testing.assert_allclose(r4.surrogate, r4.scores.detail.intercept
+                               + r4.scores.detail.samples @ r4.scores.scores, atol=1e-12)
+    panel.set(seed=0, samples=100, kernel_width=25.0)  # back: from the cache
+    assert panel.n_computed == 3
+    np.testing.assert_allclose(panel.result.scores.scores, r.scores.scores, atol=1e-12)
+
+    panel.set(text="   ")  # bad input shows in the panel and the panel keeps working
+    assert isinstance(panel.error, ValueError) and "xk-error" in panel.status.value
+    panel.set(text="she hates the book")
+    assert panel.error is None and "hates" in panel.result.scores.tokens
+    panel.set(seed=3.5)  # a float for an int slider: nothing changes, the error is named
+    assert isinstance(panel.error, TypeError) and "seed" in str(panel.error)
+
+
+def test_the_lime_panel_refuses_bad_settings(model, tok):
+    from xaikit.widgets import LimePanel
+
+    with pytest.raises(ValueError, match="output"):
+        LimePanel(model, tok, output="proba")
+    with pytest.raises(ValueError, match="seed"):
+        LimePanel(model, tok, seed=-2)
+    panel = LimePanel(model, tok, text=TEXT, n_samples=5000)  # clamped to the slider, with a note
+    assert panel.values["samples"] == 2000 and "samples" in panel.status.value

@@ -25,6 +25,7 @@ _PANELS: dict[str, str] = {
     "AttentionExplorer": "explorer",
     "AttentionNormsPanel": "norms",
     "MethodComparisonPanel": "text_methods", "LabPanel": "text_methods",
+    "LimePanel": "lime_panel",
     "TextSanityPanel": "text_sanity",
     "IGStepsPanel": "integrated",
     "IGErrorPanel": "integrated",
