@@ -267,3 +267,33 @@ def test_the_lime_panel_refuses_bad_settings(model, tok):
         LimePanel(model, tok, seed=-2)
     panel = LimePanel(model, tok, text=TEXT, n_samples=5000)  # clamped to the slider, with a note
     assert panel.values["samples"] == 2000 and "samples" in panel.status.value
+
+
+def test_the_shapley_kernel_turns_the_same_regression_into_shapley_values():
+    """Lundberg & Lee 2017 (Kernel SHAP): the oracle is the Shapley value by its definition."""
+    from itertools import combinations
+    from math import factorial
+
+    d = 4
+
+    def f(z):  # not linear: an interaction and a product
+        z = np.atleast_2d(z)
+        return 0.5 * z[:, 0] - z[:, 1] + 2.0 * z[:, 0] * z[:, 2] + z[:, 1] * z[:, 2] * z[:, 3]
+
+    def value(subset):
+        z = np.zeros(d)
+        z[list(subset)] = 1
+        return f(z)[0]
+
+    shapley = np.zeros(d)
+    for i in range(d):
+        others = [j for j in range(d) if j != i]
+        for k in range(d):
+            for s in combinations(others, k):
+                weight = factorial(k) * factorial(d - k - 1) / factorial(d)
+                shapley[i] += weight * (value((*s, i)) - value(s))
+    z = L.all_presence(d)
+    fit = L.fit_surrogate(z, f(z), L.shapley_kernel(z, endpoint_weight=1e8), alpha=0.0)
+    np.testing.assert_allclose(fit.coef, shapley, atol=1e-5)
+    lime_fit = L.fit_surrogate(z, f(z), L.kernel(L.cosine_distances(z), 25.0), alpha=0.0)
+    assert np.abs(lime_fit.coef - shapley).max() > 0.1  # LIME's weighting gives other numbers

@@ -45,7 +45,7 @@ from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["LimeDetail", "Surrogate", "SeedSpread", "lime", "sample_presence", "all_presence", "cosine_distances",
-           "kernel", "fit_surrogate", "lime_presence", "refit", "seed_spread", "OUTPUTS"]
+           "kernel", "shapley_kernel", "fit_surrogate", "lime_presence", "refit", "seed_spread", "OUTPUTS"]
 
 #: what f(z) is: the target class's probability (LIME's choice) or its logit (SHAP's in notebook 04)
 OUTPUTS = ("prob", "logit")
@@ -134,6 +134,23 @@ def kernel(distances: np.ndarray, kernel_width: float = 25.0) -> np.ndarray:
     width = _check_width(kernel_width)
     d = np.asarray(distances, dtype=float)
     return np.sqrt(np.exp(-(d ** 2) / width ** 2))
+
+
+def shapley_kernel(samples: np.ndarray, endpoint_weight: float = 1e6) -> np.ndarray:
+    """Lundberg & Lee's Shapley kernel for each row z of ``samples`` ``(S, d)``:
+    pi(z) = (d - 1) / (C(d, |z|) |z| (d - |z|)), and ``endpoint_weight`` for the text itself and the empty
+    row, whose kernel is infinite (the constraints g(1) = f(1), g(0) = f(0)). With every presence vector as a
+    sample and no penalty, the weighted linear fit's coefficients are the Shapley values (Kernel SHAP); LIME's
+    kernel is the same regression with another weighting."""
+    from math import comb
+
+    z = np.asarray(samples, dtype=float)
+    d = z.shape[1]
+    k = z.sum(axis=1).round().astype(int)  # (S,) features kept
+    w = np.full(len(z), float(endpoint_weight))
+    inner = (k > 0) & (k < d)
+    w[inner] = [(d - 1) / (comb(d, int(j)) * j * (d - j)) for j in k[inner]]
+    return w
 
 
 def fit_surrogate(samples: np.ndarray, outputs: np.ndarray, weights: np.ndarray, alpha: float = 1.0) -> Surrogate:
