@@ -16,6 +16,7 @@ _PANELS: dict[str, str] = {
     "GradientSaturationPanel": "gradients",
     "ThresholdPanel": "gradients",
     "SmoothGradPanel": "gradients",
+    "OcclusionPanel": "gradients",
     "SanityCheckPanel": "sanity",
     "PositionalEncodingPanel": "attention",
     "WorkedExamplePanel": "attention",
