@@ -604,7 +604,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lime_of[s].html() + shap_pos[s].html() + gra
 # correlation of |score| between two seeds (1 = the same ranking) and the spread, the mean standard
 # deviation of a word's score over the seeds relative to the mean |score|. SHAP's Partition explainer,
 # given its masker, evaluates the same masked texts every time: it is run again on the five sentences
-# to compare. (About 10-20 s: a few hundred model passes per seed and sentence.)
+# to compare. (This cell takes about 10 s.)
 
 # %%
 lime_seeds = list(range(pick(8, 4)))
