@@ -509,8 +509,8 @@ from scipy.stats import spearmanr
 
 gxi = xaikit.grad_times_input(model, image, target=c)
 for size in (1, 2, 3):
-    occ = xaikit.occlusion(model, image, window=size, stride=1, target=c)
-    rho = spearmanr(occ.flatten().numpy(), gxi.flatten().numpy()).statistic
+    occ_map = xaikit.occlusion(model, image, window=size, stride=1, target=c)  # not `occ`: section 2's, used at the end
+    rho = spearmanr(occ_map.flatten().numpy(), gxi.flatten().numpy()).statistic
     print(f"occlusion with a {size}x{size} patch vs gradient x input: Spearman {rho:+.2f}")
 
 # %% [markdown]
