@@ -19,6 +19,7 @@
 # 2. **saturation** (Shrikumar et al. 2017): the gradient is 0 although the input matters;
 # 3. **thresholding**: the gradient jumps, and a softplus makes it continuous;
 # 4. **noise** (Smilkov et al. 2017): a tiny input change moves the saliency map a lot; SmoothGrad helps;
+#    **occlusion** (Zeiler & Fergus 2014) perturbs the input instead of differentiating it;
 # 5. **sanity checks** (Adebayo et al. 2018): which maps change when the model forgets what it learned;
 # 6. a summary of the failures and the later methods that answer them.
 #
@@ -473,6 +474,59 @@ panel4
 # the prediction is a separate question, tested by removing them (faithfulness, later notebooks).
 # </details>
 # <!-- END SOLUTION -->
+
+# %% [markdown]
+# ### Perturbation instead of gradients: occlusion
+# *Lecture: post-hoc explanations (seeds/000), lines 16-28: perturbation-based methods.*
+#
+# The lecture opens with the other family: treat the model as a black box, change the input and watch the
+# output. **Occlusion** (Zeiler & Fergus 2014) covers a $k \times k$ patch of the image with a blank value
+# (0 here, the digits' background), records how much the predicted class's logit drops, and slides the
+# patch on by one pixel; each pixel gets the mean drop over the patches that covered it. No gradient is
+# needed, only forward passes, one per patch position: $(8 - k + 1)^2$ of them on an $8 \times 8$ digit. It
+# measures a finite change, "what if this part were gone", where the gradient measures an infinitesimal one,
+# and its answer depends on two choices, the patch size and the value put in its place. First the method
+# against the definition written as a loop over the patches, on the same digit as above:
+
+# %%
+c = int(model(image[None]).argmax())  # the predicted class, explained by every map below
+k = 2
+occluded = xaikit.occlusion(model, image, window=k, stride=1, baseline=0.0, target=c)  # (1, 8, 8)
+drop_sum, covered = torch.zeros_like(image), torch.zeros_like(image)
+with torch.no_grad():
+    f_x = model(image[None])[0, c]
+    for i in range(8 - k + 1):
+        for j in range(8 - k + 1):
+            patched = image.clone()
+            patched[:, i:i + k, j:j + k] = 0.0  # the patch set to the blank background
+            drop_sum[:, i:i + k, j:j + k] += f_x - model(patched[None])[0, c]
+            covered[:, i:i + k, j:j + k] += 1
+loop_gap = (occluded - drop_sum / covered).abs().max() / occluded.abs().max()
+claim("01.4-occlusion-is-the-loop", loop_gap)  # the mean drop over the patches covering each pixel
+
+# how alike are the maps? Spearman correlation of the pixel values with gradient x input, on this digit
+from scipy.stats import spearmanr
+
+gxi = xaikit.grad_times_input(model, image, target=c)
+for size in (1, 2, 3):
+    occ_map = xaikit.occlusion(model, image, window=size, stride=1, target=c)  # not `occ`: section 2's, used at the end
+    rho = spearmanr(occ_map.flatten().numpy(), gxi.flatten().numpy()).statistic
+    print(f"occlusion with a {size}x{size} patch vs gradient x input: Spearman {rho:+.2f}")
+
+# %% [markdown]
+# With a $1 \times 1$ patch and a blank baseline, occlusion asks of each pixel what gradient × input
+# estimates from the slope at $x$ alone: the change of the logit when the pixel goes to 0. The two agree
+# only as far as the network is linear between $x$ and the occluded image (the correlation above is for this
+# digit and this trained CNN). Larger patches remove strokes rather than pixels and give coarser, smoother
+# maps. Explore: pick a digit and move the patch size.
+
+# %%
+panel4b = widgets.OcclusionPanel(trained, patch=2)
+assert torch.allclose(panel4b.result.occlusion, occluded)  # the panel draws the same map
+panel4b.set(patch=3)
+assert panel4b.error is None
+assert torch.allclose(panel4b.result.occlusion, xaikit.occlusion(model, image, window=3, stride=1, target=c))
+panel4b
 
 # %% [markdown]
 # ## 5. Sanity checks: does the map depend on what the model learned?

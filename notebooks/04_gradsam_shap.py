@@ -508,6 +508,170 @@ if MODEL == "embedded":
     claim("04.4-special-under-half-top-word", special_ratio)
 
 # %% [markdown]
+# ## 4b. LIME: a local linear surrogate
+# *Lecture: post-hoc explanations (seeds/000), lines 16-28 (perturbation-based methods); blog post
+# (seeds/004), lines 29-37.*
+#
+# SHAP hides groups of tokens and shares out the change by Shapley's rule. **LIME** (Ribeiro, Singh &
+# Guestrin 2016) perturbs the input too, but asks another question: *which linear model of "this word is
+# there or not" imitates the classifier best near this sentence?* Write a perturbed copy of a sentence with
+# $d$ words as its presence vector $z \in \{0, 1\}^d$ ($z_j = 0$: word $j$ removed; `[CLS]` and `[SEP]`
+# always stay). LIME, as its `LimeTextExplainer` does it:
+#
+# 1. draws samples: how many words to remove, uniformly from $1..d$, then which, at random;
+# 2. asks the model $f(z)$ about each (the words deleted, the rest closing up);
+# 3. weighs each sample by its closeness to the sentence: $D(z) = 100\,(1 - \cos(z, \mathbf{1}))$ and
+#    $\pi(z) = \sqrt{\exp(-D(z)^2 / \sigma^2)}$ with the **kernel width** $\sigma$ (25 by default);
+# 4. fits the weighted ridge regression $g(z) = b + w \cdot z$,
+#    $\min_{b, w} \sum_z \pi(z)\,(f(z) - g(z))^2 + \alpha \lVert w \rVert^2$, and reports $w_j$ as word $j$'s score.
+#
+# "Local" means the surrogate holds near this one sentence; the weighted $R^2$ of $g$ on the samples says
+# how well it does. First two checks of the fit: on a function that *is* linear in $z$, with every one of
+# the $2^d$ samples and no penalty, LIME must return its coefficients; on the model, the closed form must
+# agree with scikit-learn's `Ridge`, which is what the `lime` package fits (the tests hold xaikit to the
+# package itself). LIME explains the probability by default; here it explains the positive logit, the number
+# SHAP explained in section 4, so the two can stand side by side.
+
+# %%
+from sklearn.linear_model import Ridge
+
+from xaikit.text.lime import all_presence, fit_surrogate, lime, lime_presence, seed_spread, shapley_kernel
+
+w_toy = np.array([0.8, -1.2, 0.3, 2.0])  # f(z) = 0.5 + w . z, linear in the presence vector
+toy_fit, _, _ = lime_presence(lambda z: 0.5 + z @ w_toy, 4, samples=all_presence(4), alpha=0.0)
+print("a linear f's coefficients:", w_toy, "-> LIME's surrogate:", np.round(toy_fit.coef, 6))
+claim("04.4b-lime-linear-exact", np.abs(toy_fit.coef - w_toy).max())  # weighted least squares on all 2^d samples
+
+LIME_SAMPLES = pick(500, 200)  # the package's default is 5000; a short sentence has few distinct samples
+one_lime = lime(model, tokenizer, sentences[0], target=1, output="logit", n_samples=LIME_SAMPLES, seed=0)
+lime_detail = one_lime.detail
+ridge = Ridge(alpha=1.0).fit(lime_detail.samples, lime_detail.outputs, sample_weight=lime_detail.weights)
+ridge_gap = np.abs(ridge.coef_ - one_lime.scores[lime_detail.features]).max() / np.abs(ridge.coef_).max()
+claim("04.4b-lime-ridge-same", ridge_gap)  # the same weighted ridge problem, two solvers
+print(f"{sentences[0]!r}: {len(lime_detail.samples)} samples, {lime_detail.n_evaluated} distinct, weighted R^2 = "
+      f"{lime_detail.r2:.2f}; g(sentence) = {lime_detail.prediction:+.3f}, f(sentence) = {lime_detail.fx:+.3f}")
+one_lime
+
+# %% [markdown]
+# The panel runs LIME on any sentence, on the probability as the `lime` package does. The model runs once per
+# sentence, number of samples and seed; moving the kernel width only fits the surrogate again on the same
+# samples. On the right, each sample's surrogate value $g(z)$ against the model's $f(z)$, shaded by its
+# weight $\pi(z)$: the heavier points are the ones the line is made to fit.
+
+# %%
+lime_panel = widgets.LimePanel(model, tokenizer, text=sentences[1], n_samples=pick(300, 100))
+moved = lime_panel.set(kernel_width=10.0)
+assert lime_panel.error is None and not moved.computed  # a new width: the same samples fitted again
+lime_panel
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4b-lime", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Exercise (10 min, ★★☆).** In the panel, set the kernel width to its smallest value, 1, then to 100. What
+# happens to the scores, and why? Which width answers "what does each word do *near* this sentence"?
+#
+# <!-- BEGIN SOLUTION -->
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# Removing one of $d$ words already moves a sample $D = 100\,(1 - \sqrt{(d-1)/d})$ away, 13.4 for four
+# words. With $\sigma = 1$ its weight is $\sqrt{\exp(-13.4^2)} \approx e^{-90}$: every perturbed sample
+# weighs nothing, the fit sees the sentence alone, and the ridge penalty pulls every coefficient to
+# (almost) zero. The explanation is empty, however well $g$ "fits". With $\sigma = 100$ all samples weigh
+# nearly alike, also those with most words gone, so the line averages the model's behaviour over heavily
+# mutilated sentences: less local. Neither extreme answers the local question, and nothing in LIME picks
+# $\sigma$ for you: the width is a choice that changes the answer. SHAP's weighting below is not a choice.
+# </details>
+# <!-- END SOLUTION -->
+
+# %% [markdown]
+# **LIME beside SHAP and Grad-SAM.** The positive logit of each lecture sentence, explained by the three
+# methods (Grad-SAM here for the positive class too), with the rank correlation of |score| over the words.
+
+# %%
+lime_of = {s: lime(model, tokenizer, s, target=1, output="logit", n_samples=LIME_SAMPLES, seed=0) for s in sentences}
+shap_pos = {s: to_token_scores(explanation, i, lime_of[s].tokens, target=1) for i, s in enumerate(sentences)}
+gradsam_pos = {s: gradsam(model, tokenizer, s, target=1) for s in sentences}
+for s in sentences:
+    with_shap = rank_correlation(lime_of[s].without(), shap_pos[s].without())["spearman"]
+    with_gs = rank_correlation(lime_of[s].without(), gradsam_pos[s].without())["spearman"]
+    top = lime_of[s].without().top(1)[0]
+    print(f"{s!r:32} LIME's top word {top[0]!r:10} ({top[1]:+.2f}); Spearman with SHAP {with_shap:+.2f}, "
+          f"with Grad-SAM {with_gs:+.2f}; R^2 {lime_of[s].detail.r2:.2f}")
+
+from IPython.display import HTML
+
+HTML("".join(f"<p><b>{s}</b></p>" + lime_of[s].html() + shap_pos[s].html() + gradsam_pos[s].html()
+             for s in sentences))
+
+# %% [markdown]
+# **Another seed, another explanation.** LIME's samples are random, so its scores are too. The cell runs
+# LIME with several seeds on each sentence and measures how much the scores move: the mean Spearman
+# correlation of |score| between two seeds (1 = the same ranking) and the spread, the mean standard
+# deviation of a word's score over the seeds relative to the mean |score|. SHAP's Partition explainer,
+# given its masker, evaluates the same masked texts every time: it is run again on the five sentences
+# to compare. (This cell takes about 10 s.)
+
+# %%
+lime_seeds = list(range(pick(8, 4)))
+again = shap_text(model, tokenizer, sentences, target=1)
+shap_rerun = max(float(np.abs(again.values[i] - explanation.values[i]).max()) for i in range(len(sentences)))
+claim("04.4b-shap-same-every-run", shap_rerun)  # deterministic: the same masked texts, the same values
+same_seed = 0.0
+print(f"over {len(lime_seeds)} seeds, {LIME_SAMPLES} samples each:")
+for i, s in enumerate(sentences):
+    runs = [lime_of[s]] + [lime(model, tokenizer, s, target=1, output="logit", n_samples=LIME_SAMPLES, seed=k)
+                           for k in lime_seeds[1:]]
+    same_seed = max(same_seed, float(np.abs(lime(model, tokenizer, s, target=1, output="logit",
+                                                 n_samples=LIME_SAMPLES, seed=0).scores - runs[0].scores).max()))
+    lime_spread = seed_spread(runs)
+    shap_spread = seed_spread([shap_pos[s], to_token_scores(again, i, lime_of[s].tokens, target=1)])
+    print(f"  {s!r:32} LIME: Spearman {lime_spread.mean_spearman:+.2f}, spread {lime_spread.relative_spread:.2f}"
+          f" | SHAP: Spearman {shap_spread.mean_spearman:+.2f}, spread {shap_spread.relative_spread:.2f}")
+claim("04.4b-lime-same-seed-same-scores", same_seed)  # the seed fixes the samples, and so the scores
+
+# %% [markdown]
+# **Why SHAP weighs the samples as it does.** LIME and Kernel SHAP (Lundberg & Lee 2017) fit the *same*
+# weighted linear regression on presence vectors; they differ in the weighting. LIME's kernel is a choice
+# (a distance, a width, a penalty), and each choice gives other scores, as the panel showed. Lundberg & Lee
+# proved that one weighting, the **Shapley kernel**
+# $\pi(z) = \frac{d-1}{\binom{d}{|z|}\,|z|\,(d-|z|)}$ (with the full and the empty input pinned), and no
+# penalty make the coefficients the Shapley values: the only attribution that adds up to $f(x) - f(\emptyset)$
+# (local accuracy), gives 0 to a word that changes nothing, and never lowers a word's credit when the model
+# comes to depend on it more. LIME's $g(\mathbf{1})$ need not equal $f(x)$, and its scores need not add up to
+# anything. The cell fits both weightings to all $2^4$ samples of a small function with an interaction and
+# compares them with its Shapley values computed from their definition. SHAP's Partition explainer of
+# section 4 is a fast relative of Kernel SHAP that follows the same rule over a tree of token groups.
+
+# %%
+from itertools import combinations
+from math import factorial
+
+
+def f_toy(z):  # four "words"; words 0 and 2 only count together
+    z = np.atleast_2d(z)
+    return 0.5 * z[:, 0] - z[:, 1] + 2.0 * z[:, 0] * z[:, 2] + 0.3 * z[:, 3]
+
+
+def shapley_values(f, d):  # the definition: a weighted average of f(S + i) - f(S) over the subsets S
+    value = lambda subset: f(np.isin(np.arange(d), subset).astype(float))[0]  # noqa: E731
+    phi = np.zeros(d)
+    for i in range(d):
+        others = [j for j in range(d) if j != i]
+        for k in range(d):
+            for s in combinations(others, k):
+                phi[i] += factorial(k) * factorial(d - k - 1) / factorial(d) * (value([*s, i]) - value(list(s)))
+    return phi
+
+
+z4 = all_presence(4)
+phi = shapley_values(f_toy, 4)
+kernel_shap = fit_surrogate(z4, f_toy(z4), shapley_kernel(z4, endpoint_weight=1e8), alpha=0.0)
+lime_fit, _, _ = lime_presence(f_toy, 4, samples=z4, alpha=0.0)
+print("Shapley values (definition):   ", np.round(phi, 4), " sum", round(phi.sum(), 4))
+print("regression, Shapley kernel:    ", np.round(kernel_shap.coef, 4), " sum", round(kernel_shap.coef.sum(), 4))
+print("regression, LIME's kernel:     ", np.round(lime_fit.coef, 4), " sum", round(lime_fit.coef.sum(), 4))
+print("f(all) - f(none):", f_toy(np.ones(4))[0] - f_toy(np.zeros(4))[0])
+claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  # Lundberg & Lee's theorem
+
+# %% [markdown]
 # ## 5. Grad-SAM against SHAP
 # *Lecture: XAI for transformers (seeds/002), lines 514-521.*
 #

@@ -107,7 +107,7 @@ def test_the_registry_keeps_the_notebooks_order():
     from xaikit.text import registry
 
     assert registry.method_names() == ("Grad-SAM", "SHAP", "IG", "attention", "rollout", "grad-weighted attention",
-                                       "gradient", "gradient x attention", "Chefer LRP", "AttnLRP")
+                                       "gradient", "gradient x attention", "Chefer LRP", "AttnLRP", "LIME")
     assert registry.lab_rankings() == ("attention", "gradient", "gradient x attention", "Grad-SAM", "SHAP", "IG",
                                        "Chefer LRP", "AttnLRP", "random")
 
@@ -144,12 +144,13 @@ def test_explain_ig_prepares_the_text_once(model, tok, counted):
 
 
 def test_all_views_prepares_the_text_once(model, tok, counted):
-    """Every view but SHAP (whose masker tokenizes each masked text): one tokenization, one forward pass for
-    the target, one forward/backward pass shared by the attention views and Grad-SAM, and IG's own two."""
+    """Every view but SHAP (whose masker tokenizes each masked text) and LIME (a forward pass per batch of its
+    samples, counted in test_lime): one tokenization, one forward pass for the target, one forward/backward
+    pass shared by the attention views and Grad-SAM, and IG's own two."""
     from xaikit.text import registry
     from xaikit.text.views import all_views
 
-    methods = [m for m in registry.method_names() if m != "SHAP"]
+    methods = [m for m in registry.method_names() if m not in ("SHAP", "LIME")]
     views = all_views(model, tok, TEXT, methods=methods, ig_steps=4)
     assert set(views) == set(methods)
     assert counted == {"tokenizer": 2, "forward": 1 + 1 + 2}

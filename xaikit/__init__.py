@@ -12,6 +12,7 @@ Public names, by the module that holds them::
     attention     scaled_dot_product_attention, multi_head_attention, ...  (notebook 03)
     gradsam       gradsam                                                  (notebook 04)
     shaptext      shap_text                                                (notebook 04)
+    lime          lime                                                     (notebook 04)
     tcav          tcav, tcav_significance, ...                             (notebook 05)
     models        load_sentiment, load_vit                                 (notebooks 02-05)
     prepare       prepare: builds the cache (python -m xaikit prepare)
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, str] = {
     # notebook 04
     "gradsam": "text.gradsam",
     "shap_text": "text.shaptext",
+    "lime": "text.lime",
     "TokenScores": "text.tokens",
     # notebook 05
     "tcav": "concepts.tcav",

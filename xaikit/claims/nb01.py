@@ -133,6 +133,10 @@ CLAIMS = [
           "empirical", upper=0.5, strict=True,
           why="bound fixed before the sweep: 'less than half'; the same seed removes the sampling noise of "
               "01.4-resampling-noise, so this is the nudge's own effect on the smoothed map"),
+    Claim("01.4-occlusion-is-the-loop", "xaikit's occlusion equals the mean drop of the logit over the 2x2 patches "
+          "covering each pixel, computed by a plain loop (largest difference relative to the largest value).",
+          "identity", upper=1e-5,
+          why="the same forward passes, batched against one at a time: float32 rounding of the CNN only"),
     # -- 5. sanity checks ---------------------------------------------------------------------------------------
     Claim("01.5-cascade-gradient-changes",
           "Gradient and SmoothGrad pass: once top layers are re-drawn their |maps| are almost uncorrelated "

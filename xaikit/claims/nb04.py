@@ -98,6 +98,26 @@ CLAIMS = [
     Claim("04.4-special-under-half-top-word", "...yet under half of the sentence's largest word value (largest "
           "ratio over the five sentences).", "empirical", upper=0.5, strict=True,
           why="the notebook's bound: never the top token, with room to spare"),
+    # -- 4b. LIME --
+    Claim("04.4b-lime-linear-exact", "On a function linear in the presence vector, LIME's surrogate fitted to all "
+          "2^d samples without a penalty returns its coefficients (largest difference).", "identity", upper=1e-6,
+          why="weighted least squares on every presence vector: the linear function is in the model class and "
+              "the samples determine it, so the fit is exact whatever the (positive) kernel weights; float64"),
+    Claim("04.4b-lime-ridge-same", "xaikit's closed-form LIME fit equals scikit-learn's Ridge (what the lime "
+          "package fits) on the same samples, outputs and kernel weights (largest difference relative to the "
+          "largest coefficient).", "identity", upper=1e-6,
+          why="the same weighted ridge problem with an unpenalised intercept, solved twice in float64"),
+    Claim("04.4b-shap-same-every-run", "SHAP's Partition explainer run again on the five sentences gives the "
+          "same values (largest difference).", "identity", upper=1e-6,
+          why="with a given masker SHAP evaluates the same masked texts in the same batches: nothing is random"),
+    Claim("04.4b-lime-same-seed-same-scores", "LIME with the same seed gives the same scores (largest "
+          "difference over the five sentences).", "identity", upper=1e-6,
+          why="the seed fixes the samples (NumPy's RandomState), and the same samples go through the model in "
+              "the same batches"),
+    Claim("04.4b-shapley-kernel-is-shapley", "The LIME regression with the Shapley kernel on all 2^4 samples "
+          "gives the Shapley values of a toy function with an interaction (largest difference).", "identity",
+          upper=1e-5, why="Lundberg & Lee 2017, Theorem 2 (Kernel SHAP); the two pinned samples weigh 1e8 "
+                          "instead of infinity, which leaves an error of order 1e-8"),
     # -- 5. Grad-SAM against SHAP --
     Claim("04.5-shap-cls-never-first", "SHAP never puts [CLS] first (share of the five sentences, each "
           "explaining its predicted class).", "empirical", upper=0.0,

@@ -2,8 +2,8 @@
 (notebooks 02 and 04), and the lab of experiments about them (:mod:`xaikit.text.lab`).
 
 registry (every text method by name, each declared by its own module: the views, the lab and the panels
-read it), views (``explain`` and ``all_views``), gradsam, shaptext, text_ig, attention_views (raw attention,
-rollout, gradient-weighted attention, attention gradient), lrp (relevance propagation, Chefer et al.),
+read it), views (``explain`` and ``all_views``), gradsam, shaptext, lime (Ribeiro et al.'s surrogate), text_ig,
+attention_views (raw attention, rollout, gradient-weighted attention, attention gradient), lrp (relevance propagation, Chefer et al.),
 tokens (the result type), encoding (the text input rules of :mod:`xaikit._text_input`), lab (faithfulness,
 editing, Wiegreffe & Pinter's diagnostic model); faithfulness, editing and diagnostics are the lab's
 modules under their first names.
@@ -11,6 +11,6 @@ modules under their first names.
 
 from xaikit._lazy import attach
 
-__getattr__, __dir__ = attach(__name__, {}, ("registry", "encoding", "gradsam", "shaptext", "text_ig", "views",
-                                             "attention_views", "lrp", "editing", "faithfulness", "diagnostics",
+__getattr__, __dir__ = attach(__name__, {}, ("registry", "encoding", "gradsam", "shaptext", "lime", "text_ig",
+                                             "views", "attention_views", "lrp", "editing", "faithfulness", "diagnostics",
                                              "tokens", "lab"))

@@ -7,6 +7,8 @@
 * :class:`ThresholdPanel` (§3): max(0, x - 10) against its softplus(beta) replacement and their gradients.
 * :class:`SmoothGradPanel` (§4): raw gradient against SmoothGrad / SmoothGrad-squared / VarGrad on a digits
   CNN (Smilkov et al. 2017).
+* :class:`OcclusionPanel` (§4): occlusion of a digit (Zeiler & Fergus 2014), a patch-size slider, beside its
+  gradient and gradient x input.
 
 Each ``compute`` returns a small dataclass; tests and the notebook read ``panel.result``.
 
@@ -361,3 +363,82 @@ class SmoothGradPanel(ToyPanel):
         m = symmetric_limit(r.smoothed)
         im3.set_data(r.smoothed[0].numpy() / m)
         a3.set_title(f"{'SmoothGrad' if signed else r.kind}, n = {r.noisy.n}\n/ {m:.3g}", fontsize=9)
+
+
+# -- §4, perturbation -----------------------------------------------------------------------------------------
+@dataclass
+class OcclusionResult:
+    index: int
+    label: int
+    predicted: int
+    probability: float
+    image: torch.Tensor  # (1, 8, 8)
+    gradient: torch.Tensor  # (1, 8, 8) dF/dx of the predicted class's logit
+    grad_x_input: torch.Tensor  # (1, 8, 8)
+    occlusion: torch.Tensor  # (1, 8, 8) mean drop of the logit over the patches covering each pixel
+    patch: int
+    stride: int
+
+
+class OcclusionPanel(ToyPanel):
+    """§4, perturbation instead of gradients: occlusion (Zeiler & Fergus 2014) of a digit beside its gradient
+    maps. A ``patch`` x ``patch`` square slides over the image (``stride`` pixels per step, 1 by default),
+    is set to ``baseline`` (0, the blank background), and each pixel gets the mean drop of the predicted
+    class's logit over the squares that cover it (:func:`xaikit.tensor.gradients.occlusion`). Controls:
+    image, patch (CSS class ``xk-patch``). Every map is divided by its largest absolute value (printed in
+    its title) on the diverging map."""
+
+    title = "Occlusion on 8x8 digits"
+    figsize = (9.0, 2.7)
+
+    def __init__(self, trained: toys.TrainedDigits | None = None, n_images: int = 12, patch: int = 2,
+                 stride: int = 1, baseline: float = 0.0):
+        from xaikit._validate import check_float, check_int
+
+        n_images = check_int(n_images, "n_images", 1, hint="how many test digits the image menu offers, e.g. 12")
+        self.stride = check_int(stride, "stride", 1, 8, hint="pixels between two patches; 1 slides the patch "
+                                                             "one pixel at a time")
+        self.baseline = check_float(baseline, "baseline", hint="the value an occluded pixel takes, e.g. 0.0")
+        self.trained = trained or toys.digits_classifier()
+        data = self.trained.data
+        options = [(f"test #{i}: a {int(data.test_y[i])}", i) for i in range(min(n_images, len(data.test_y)))]
+        super().__init__({
+            "image": dropdown("image", options),
+            "patch": int_slider("patch", patch, 1, 8, name="patch"),
+        })
+
+    def compute(self, image: int, patch: int) -> OcclusionResult:
+        model, data = self.trained.model, self.trained.data
+        x = data.test_x[image]  # (1, 8, 8)
+        with torch.no_grad():
+            p = torch.softmax(model(x[None]), 1)[0]  # (10,)
+        c = int(p.argmax())
+        grad = G.gradient(model, x, target=c)  # (1, 8, 8)
+        occ = G.occlusion(model, x, window=patch, stride=min(self.stride, patch), baseline=self.baseline,
+                          target=c)  # (1, 8, 8)
+        return OcclusionResult(image, int(data.test_y[image]), c, float(p[c]), x, grad, grad * x, occ, patch,
+                               min(self.stride, patch))
+
+    def draw(self, fig, r):
+        axes = fig.subplots(1, 4, gridspec_kw=dict(left=0.01, right=0.94, bottom=0.03, top=0.8, wspace=0.3))
+        blank = np.zeros((8, 8))
+        self._ims = [axes[0].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
+                     *(ax.imshow(blank, cmap=DIVERGING, vmin=-1, vmax=1) for ax in axes[1:])]
+        for ax in axes:
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.set_title(" \n ", fontsize=9)
+        fig.colorbar(self._ims[-1], ax=axes[-1], fraction=0.046, pad=0.04)
+        self._axes = axes
+        self.animated = [*self._ims, *(ax.title for ax in axes)]
+        return self.update_artists(fig, r)
+
+    def update_artists(self, fig, r: OcclusionResult):
+        self._ims[0].set_data(r.image[0].numpy())
+        self._axes[0].set_title(f"digit {r.label}, predicted {r.predicted}\n(p = {r.probability:.2f})", fontsize=9)
+        maps = ((r.gradient, "gradient"), (r.grad_x_input, "gradient x input"),
+                (r.occlusion, f"occlusion, {r.patch}x{r.patch} patch"))
+        for ax, im, (values, name) in zip(self._axes[1:], self._ims[1:], maps, strict=True):
+            m = symmetric_limit(values)
+            im.set_data(values[0].numpy() / m)
+            ax.set_title(f"{name}\n/ {m:.3g}", fontsize=9)
