@@ -35,6 +35,7 @@ check                          your function                                    
                                ``[(layer, head), (layer, head)]``
 ``check_cav``                  ``fn(concept_acts, negative_acts) -> cav (D,)``           05
 ``check_tcav_score``           ``fn(grads (N, D), cav (D,)) -> float``                   05
+``check_rank_p``               ``fn(value, null (K,)) -> p``: the rank test's p-value    05
 =============================  ========================================================  ==========
 
 The package: ``_core`` (the report, calling the student's function, the exercise wrapper and the skeleton every
@@ -50,7 +51,14 @@ from xaikit.course.checks.attention import (
     check_attention,
     check_scaled_dot_product_attention,
 )
-from xaikit.course.checks.concepts import _cav_reference, _tcav_score_reference, check_cav, check_tcav_score
+from xaikit.course.checks.concepts import (
+    _cav_reference,
+    _rank_p_reference,
+    _tcav_score_reference,
+    check_cav,
+    check_rank_p,
+    check_tcav_score,
+)
 from xaikit.course.checks.gradients import (
     _grad_times_input_reference,
     _ig_reference,
@@ -68,7 +76,7 @@ from xaikit.course.checks.gradsam import (
 
 __all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_grad_times_input", "check_ig_riemann", "check_attention",
            "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots", "check_cav",
-           "check_tcav_score"]
+           "check_tcav_score", "check_rank_p"]
 
 
 def exercise(check):
@@ -102,4 +110,5 @@ _REFERENCES = {
     "check_head_plots": lambda: _head_plots_reference,
     "check_cav": lambda: _cav_reference,
     "check_tcav_score": lambda: _tcav_score_reference,
+    "check_rank_p": lambda: _rank_p_reference,
 }

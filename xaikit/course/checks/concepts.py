@@ -1,5 +1,6 @@
 """Checks of notebook 05: a concept activation vector (``check_cav``) and the TCAV score (``check_tcav_score``),
-Kim et al. 2018, with the references an exercise falls back to while it is a stub. The skeleton they share is
+Kim et al. 2018, and the rank test's p-value among random concepts (``check_rank_p``; a Monte Carlo test, Davison
+& Hinkley 1997, section 4.2), with the references an exercise falls back to while it is a stub. The skeleton they share is
 :func:`xaikit.course.checks._core._run_check`.
 """
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from xaikit.course.checks._core import CheckResult, _own, _run_check, _tensor
 
-__all__ = ["check_cav", "check_tcav_score"]
+__all__ = ["check_cav", "check_tcav_score", "check_rank_p"]
 
 
 # -- CAV and TCAV (notebook 05) ------------------------------------------------------------------------------
@@ -129,6 +130,70 @@ def _grade_tcav_score(result: CheckResult, got, grads: np.ndarray, cav: np.ndarr
         result.hint("on one image at a time: " + "; ".join(disagree[:4]))
 
 
+# -- the rank test among random concepts (notebook 05, section 5; used at scale in notebook 07) ----------------
+def _rank_cases():
+    """(value, null) pairs with known answers: far above, far below (two-sided), ties at the value's distance,
+    and a value in the middle of the null values."""
+    null = np.round(np.linspace(0.30, 0.70, 19), 2)  # (19,) K = 19 random concepts' mean scores, median 0.5
+    yield 0.95, null         # beyond every random concept, above: p = 1/20
+    yield 0.05, null         # beyond every one, below: the test is two-sided, p = 1/20 again
+    yield 0.52, null         # among them: most random concepts lie as far from the centre
+    tied = np.array([0.125, 0.375, 0.5, 0.5, 0.625, 0.875])  # (6,) binary fractions: distances are exact
+    yield 0.875, tied        # centre 0.5; 0.125 and 0.875 lie exactly as far out as the value: ties count (p = 3/7)
+
+
+def check_rank_p(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(value, null (K,)) -> p``: the two-sided Monte Carlo p-value of ``value`` among the
+    K null values, ``(1 + #{k: |null_k - c| >= |value - c|}) / (K + 1)`` with ``c`` the median of all K + 1
+    values (Davison & Hinkley 1997, section 4.2; notebook 05). Compared with
+    :func:`xaikit.concepts.significance.rank_p` on four cases: far above, far below, in the middle, and ties."""
+    from xaikit.concepts.significance import rank_p
+
+    cases = (((value, null.copy()), (value, null, rank_p(value, null))) for value, null in _rank_cases())
+    return _run_check("check_rank_p", student_fn, cases, _grade_rank_p, verbose)
+
+
+def _rank_variants(value: float, null: np.ndarray) -> dict[str, tuple[str, float]]:
+    """The classic mistakes, each as the p-value it would give: (what to say, value)."""
+    K = len(null)
+    c = float(np.median(np.append(null, value)))
+    far = np.abs(null - c)
+    return {
+        "no_plus_one": ("count the concept itself: p = (1 + #far) / (K + 1), so p is never 0 (the smallest p is "
+                        "1/(K+1))", float((far >= abs(value - c)).sum() / K)),
+        "one_sided": ("the test is two-sided: a concept far *below* the random concepts is as unusual as one far "
+                      "above; compare distances from the centre", float((1 + (null >= value).sum()) / (K + 1))),
+        "ties_not_counted": ("a random concept exactly as far out as the concept counts (>=, not >)",
+                             float((1 + (far > abs(value - c)).sum()) / (K + 1))),
+        "wrong_centre": ("measure distances from the median of all K + 1 values, the concept's included (not the "
+                         "random concepts' median alone, not a mean, which one extreme value drags)",
+                         float((1 + (np.abs(null - np.median(null)) >= abs(value - np.median(null))).sum())
+                               / (K + 1))),
+        "wrong_centre_mean": ("measure distances from the median of all K + 1 values, not their mean (one "
+                              "extreme value drags a mean)",
+                              float((1 + (np.abs(null - np.append(null, value).mean())
+                                          >= abs(value - np.append(null, value).mean())).sum()) / (K + 1))),
+    }
+
+
+def _grade_rank_p(result: CheckResult, got, value: float, null: np.ndarray, ref: float) -> None:
+    """The student's p-value of ``value`` among ``null`` against :func:`rank_p`'s ``ref``."""
+    try:
+        got = float(np.asarray(_tensor(got).numpy()).reshape(()))
+    except (AttributeError, TypeError, ValueError):
+        result.fail(f"return one number (the p-value), got {type(got).__name__}", "shape")
+        return
+    where = f"value {value:g} among {len(null)} random concepts"
+    if math.isclose(got, ref, abs_tol=1e-9):
+        result.ok(f"{where}: p = {ref:.4g}")
+        return
+    result.fail(f"{where}: expected p = {ref:.4g}, got {got:.4g}")
+    for name, (message, wrong) in _rank_variants(value, null).items():
+        if not math.isclose(wrong, ref, abs_tol=1e-9) and math.isclose(got, wrong, abs_tol=1e-9):
+            result.fail(message, name.removesuffix("_mean"))
+            break
+
+
 # -- the references an exercise falls back to while it is a stub ------------------------------------------------
 def _cav_reference(concept_acts, negative_acts):
     from xaikit.concepts.cav import train_cav
@@ -138,3 +203,9 @@ def _cav_reference(concept_acts, negative_acts):
 
 def _tcav_score_reference(grads, cav):
     return float((np.asarray(grads) @ np.asarray(cav) > 0).mean())
+
+
+def _rank_p_reference(value, null):
+    from xaikit.concepts.significance import rank_p
+
+    return rank_p(value, null)
