@@ -326,6 +326,7 @@ assert xaikit.check_tcav_score(my_tcav_score, verbose=False).passed, "graded: my
 # who checked TCAV on images whose label they controlled (a caption printed on the image that named the
 # right class more or less often) and so knew what the model had to be using.
 
+# %%
 control, control_processor = load_vit("embedded-control")  # the control model (lab 07)
 if MODEL.startswith("embedded"):
     scenes = iw.scenes("zebra", tcav_claims.N_CLASS_IMAGES, "main", seed=0)

@@ -1,4 +1,4 @@
-"""Notebook 05, section 9: where a ViT looks, beside the pixels the image world drew (issue 31).
+"""Notebook 07, section 4: where a ViT looks, beside the pixels the image world drew.
 
 Pick a picture, a relevance method (:mod:`xaikit.concepts.vit_relevance`) and a block; the panel shows the
 picture, the ground-truth mask of the chosen part (:meth:`xaikit.models.imageworld.Scene.masks`) and the

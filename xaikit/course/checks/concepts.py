@@ -132,12 +132,15 @@ def _grade_tcav_score(result: CheckResult, got, grads: np.ndarray, cav: np.ndarr
 
 # -- the rank test among random concepts (notebook 05, section 5; used at scale in notebook 07) ----------------
 def _rank_cases():
-    """(value, null) pairs with known answers: far above, far below (two-sided), ties at the value's distance,
-    and a value in the middle of the null values."""
-    null = np.round(np.linspace(0.30, 0.70, 19), 2)  # (19,) K = 19 random concepts' mean scores, median 0.5
-    yield 0.95, null         # beyond every random concept, above: p = 1/20
-    yield 0.05, null         # beyond every one, below: the test is two-sided, p = 1/20 again
-    yield 0.52, null         # among them: most random concepts lie as far from the centre
+    """(value, null) pairs with known answers: far above, far below (two-sided), near one end of a few null
+    values, in the middle of them, and ties at the value's distance."""
+    # multiples of 1/64 throughout, so every distance is exact and a tie is a tie in any float arithmetic
+    null = 0.25 + np.arange(19) / 32  # (19,) K = 19 random concepts' mean scores, 0.25 ... 0.8125
+    yield 31 / 32, null      # beyond every random concept, above: p = 1/20
+    yield 1 / 32, null       # beyond every one, below: the test is two-sided, p = 1/20 again
+    # few random concepts, the concept near one end: the centre must include the concept (median 0.625, p = 4/6)
+    yield 0.875, np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    yield 33 / 64, null      # in the middle: every random concept lies at least as far out, p = 1
     tied = np.array([0.125, 0.375, 0.5, 0.5, 0.625, 0.875])  # (6,) binary fractions: distances are exact
     yield 0.875, tied        # centre 0.5; 0.125 and 0.875 lie exactly as far out as the value: ties count (p = 3/7)
 
@@ -146,7 +149,8 @@ def check_rank_p(student_fn, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(value, null (K,)) -> p``: the two-sided Monte Carlo p-value of ``value`` among the
     K null values, ``(1 + #{k: |null_k - c| >= |value - c|}) / (K + 1)`` with ``c`` the median of all K + 1
     values (Davison & Hinkley 1997, section 4.2; notebook 05). Compared with
-    :func:`xaikit.concepts.significance.rank_p` on four cases: far above, far below, in the middle, and ties."""
+    :func:`xaikit.concepts.significance.rank_p` on five cases: far above, far below, near one end of a few random
+    concepts (where the centre must include the concept), in the middle, and ties."""
     from xaikit.concepts.significance import rank_p
 
     cases = (((value, null.copy()), (value, null, rank_p(value, null))) for value, null in _rank_cases())
