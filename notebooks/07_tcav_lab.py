@@ -103,7 +103,7 @@ from xaikit.models import arch, load_vit, vitworld
 from xaikit.models import imageworld as iw
 from xaikit.widgets import CAVSortPanel, LayerSweepPanel, RelevancePanel
 
-xaikit.set_seed(0)
+SEED = xaikit.set_seed(0)  # Python's random, NumPy and torch
 
 # %% [markdown]
 # **Choose the model.** `"embedded"` is xaikit's offline ViT, trained on a generated image world whose
@@ -220,7 +220,7 @@ print(f"striped for zebra on the control: mean {striped_c.mean:.2f} vs random CA
       f"({'not ' if not striped_c.significant else ''}significant)")
 # the t-test's verdict on the control, and how much smaller p is on the main model, vary between training runs
 claim("07.1-ttest-control-striped", striped_c.p_corrected)
-claim("07.1-striped-p-main-below-control", sig["striped"].p_value - striped_c.p_value)
+p_gap = claim("07.1-striped-p-main-below-control", sig["striped"].p_value - striped_c.p_value)
 
 # %% [markdown]
 # ### Is the t-test fair? Random image sets posing as concepts
@@ -269,7 +269,7 @@ for ax, (name, r) in zip(axes, rank.items(), strict=True):
 plt.show()
 # the main model's p is printed (it varies between training runs); on the control, not significant is asserted
 claim("07.1-rank-main-striped", rank["main"]["striped"].p_corrected)
-claim("07.1-rank-control-striped", rank["control"]["striped"].p_corrected)
+p_control = claim("07.1-rank-control-striped", rank["control"]["striped"].p_corrected)
 
 # %% [markdown]
 # **Reading the two tests.** The cell prints how many of the K random concepts the t-test would call
@@ -279,10 +279,11 @@ claim("07.1-rank-control-striped", rank["control"]["striped"].p_corrected)
 # which one concept cannot drag far, and its false-alarm rate is at most its level by construction. Its
 # price is power: "striped" on the main model must lie beyond every random concept, and a random set that
 # happens to land as far out takes the verdict away, so on the main model the rank test's verdict is
-# printed, not claimed for every training run. On the control, "not significant" is what the lab asserts.
+# only printed. On the control, "not significant" is what the lab asserts.
 #
-# "Not significant" on the control does not mean "insensitive". The control's striped mean can lie well
-# above 0.5 (printed above): the zebra logit rises along the striped CAV for most zebras. Random image sets
+# "Not significant" on the control does not mean "insensitive". On some training runs the control's
+# striped mean lies well above 0.5 (this build's is printed above): the zebra logit then rises along the
+# striped CAV for most zebras. Random image sets
 # posing as concepts score just as far out there, so stripes do not stand out. The control's own answer
 # is what ignores texture (checked above, on pictures and their twins); its activations are as sensitive
 # to a texture direction as to any other.
@@ -507,7 +508,7 @@ sorter
 # would lie near 1 for every CAV. On some training runs of this recipe they do, as Kim et al.'s Fig. 2
 # would lead us to expect; on others many CAVs sort zebras and horses no better than a coin, and some
 # put the horses first, *while the TCAV score of the same CAVs says that stripes raise "zebra"*. So
-# nothing about the order is asserted; read this build's shares above. The two ask different questions.
+# the order is only printed; read this build's shares above. The two ask different questions.
 # TCAV takes the gradient of the zebra logit, so it looks only at the directions the logit reads. The
 # cosine takes the whole activation (every token's numbers), most of which describes what zebras and horses
 # share: silhouette, pose, background, foam. And a CAV trained against random collages may carry whatever
