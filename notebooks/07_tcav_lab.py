@@ -27,7 +27,8 @@
 # - use a ground-truth control model to tell a concept a model is *sensitive* to from one it *uses*;
 # - run the rank test among random image sets posing as concepts, and measure the t-test's false alarms;
 # - read TCAV scores by layer without choosing the layer by its result;
-# - sort images by a CAV, and read a relative CAV "A vs B" beside both concepts' scores against random images;
+# - sort images by their cosine with a CAV, and read a relative CAV "A vs B" beside both concepts' scores
+#   against random images;
 # - score relevance maps of a ViT against the pixels the image world drew, and by perturbation.
 #
 # **Outline** (about two hours)
@@ -453,6 +454,27 @@ sweep
 # striped-vs-random CAVs of lecture 05's section 5 (striped against random set $i+1$). If a CAV picked out stripes, and
 # not something else its 50 striped pictures happen to share, the zebras come first.
 
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_cav_cosines-task", "locked": true, "schema_version": 3, "solution": false}
+# **Exercise (10 min, ★☆☆).** Write the cosine similarity of each image's activation with a CAV: given the
+# activations `acts` (N, D), one row per image, and a CAV `cav` (D,), return the N cosines
+# $a_l(x) \cdot v_C \,/\, (\lVert a_l(x) \rVert \lVert v_C \rVert)$, in the images' order. The cell after the
+# check sorts 40 pictures with it and compares with `tcav.sort_by_cav`.
+
+# %% nbgrader={"grade": false, "grade_id": "my_cav_cosines", "locked": false, "schema_version": 3, "solution": true}
+@xaikit.exercise(xaikit.check_cav_cosines)  # a stub or a failed check: later calls use xaikit's reference
+def my_cav_cosines(acts, cav):
+    ### BEGIN SOLUTION
+    acts, cav = np.asarray(acts, dtype=np.float64), np.asarray(cav, dtype=np.float64)
+    return acts @ cav / (np.linalg.norm(acts, axis=1) * np.linalg.norm(cav))  # (N,)
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_cav_cosines-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+assert xaikit.check_cav_cosines(my_cav_cosines), "see the report above: which image, which mistake"
+### BEGIN HIDDEN TESTS
+assert xaikit.check_cav_cosines(my_cav_cosines, verbose=False).passed, "graded: my_cav_cosines must be written and pass every case"
+### END HIDDEN TESTS
+
 # %%
 horses = iw.class_images("horse", 20, "main", seed=0)
 herd = np.concatenate([zebras[:20], horses])  # (40, 64, 64, 3): 20 zebras, then 20 horses
@@ -461,10 +483,10 @@ striped_cavs = [tcav.train_cav(a_striped, tcav.activations(model, r, LAYER, POOL
                                concept="striped", negative="random", layer=LAYER, pooling=POOLING)
                 for i, r in enumerate(randoms[1:R + 1])]  # lecture 05's ten CAVs: striped vs random set i+1
 rankings = [tcav.sort_by_cav(model, herd, c, processor=processor) for c in striped_cavs]
-# the cosine by hand for the first CAV: the pictures' pooled activations against the CAV
+# your cosines for the first CAV: the pictures' pooled activations against the CAV
 a_herd = tcav.activations(model, herd, LAYER, POOLING, processor)  # (40, D)
 v = striped_cavs[0].vector  # (D,)
-by_hand = a_herd @ v / (np.linalg.norm(a_herd, axis=1) * np.linalg.norm(v))  # (40,)
+by_hand = np.asarray(my_cav_cosines(a_herd, v), dtype=np.float64)  # (40,)
 claim("07.3-cosine-by-hand", np.abs(rankings[0].similarity - by_hand).max())
 # most similar first, judged by the cosines computed by hand (a tolerance: two near-equal cosines may swap)
 assert np.all(np.diff(by_hand[rankings[0].order]) <= 1e-5)

@@ -501,3 +501,27 @@ def _median_all(v, n):
 def test_rank_p_mistakes(fn, mistake):
     result = checks.check_rank_p(fn, verbose=False)
     assert not result and result.mistake == mistake, result.report()
+
+
+# -- the cosine of activations with a CAV (notebook 07, section 3) --------------------------------------------
+def cosines_by_hand(acts, cav):
+    acts, cav = np.asarray(acts, dtype=float), np.asarray(cav, dtype=float)
+    return acts @ cav / (np.linalg.norm(acts, axis=1) * np.linalg.norm(cav))
+
+
+def test_cav_cosines_correct(capsys):
+    assert checks.check_cav_cosines(cosines_by_hand)
+    assert "cosines of 8 activations" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, mistake", [
+    (lambda a, v: a @ v, "dot_product"),
+    (lambda a, v: a @ v / np.linalg.norm(v), "cav_norm_only"),
+    (lambda a, v: a @ v / np.linalg.norm(a, axis=1), "activation_norm_only"),
+    (lambda a, v: np.sort(cosines_by_hand(a, v))[::-1], "sorted"),
+    (lambda a, v: -cosines_by_hand(a, v), "sign_flipped"),
+    (lambda a, v: cosines_by_hand(a, v)[:3], "shape"),
+])
+def test_cav_cosines_mistakes(fn, mistake):
+    result = checks.check_cav_cosines(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()

@@ -1,6 +1,7 @@
 """Checks of notebook 05: a concept activation vector (``check_cav``) and the TCAV score (``check_tcav_score``),
 Kim et al. 2018, and the rank test's p-value among random concepts (``check_rank_p``; a Monte Carlo test, Davison
-& Hinkley 1997, section 4.2), with the references an exercise falls back to while it is a stub. The skeleton they share is
+& Hinkley 1997, section 4.2); of notebook 07: the cosine of activations with a CAV (``check_cav_cosines``, Kim et
+al.'s Fig. 2). With the references an exercise falls back to while it is a stub. The skeleton they share is
 :func:`xaikit.course.checks._core._run_check`.
 """
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from xaikit.course.checks._core import CheckResult, _own, _run_check, _tensor
 
-__all__ = ["check_cav", "check_tcav_score", "check_rank_p"]
+__all__ = ["check_cav", "check_tcav_score", "check_rank_p", "check_cav_cosines"]
 
 
 # -- CAV and TCAV (notebook 05) ------------------------------------------------------------------------------
@@ -198,6 +199,56 @@ def _grade_rank_p(result: CheckResult, got, value: float, null: np.ndarray, ref:
             break
 
 
+# -- images sorted by a CAV: the cosine of each activation with it (notebook 07, section 3) ------------------------
+def _cosine_case(seed: int = 2, n: int = 8, d: int = 5):
+    """Activations of very different lengths and a CAV of length 2, so each missing normalisation shows."""
+    rng = np.random.default_rng(seed)
+    acts = rng.normal(size=(n, d)) * rng.uniform(0.2, 5.0, size=(n, 1))  # (n, d) rows of unequal length
+    cav = np.zeros(d)
+    cav[0], cav[2] = 1.2, -1.6  # (d,) length 2
+    return acts, cav
+
+
+def check_cav_cosines(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(acts (N, D), cav (D,)) -> (N,)``: the cosine similarity of each image's activation with
+    the CAV, in the input's order, as Kim et al. (2018, Fig. 2) sort images by it (notebook 07). Compared with
+    :func:`xaikit.concepts.sorting.sort_activations`' ``similarity``; the activations differ in length and the
+    CAV has length 2, so a dot product, or a cosine normalised on one side only, is named."""
+    from xaikit.concepts.sorting import sort_activations
+
+    acts, cav = _cosine_case()
+    ref = sort_activations(acts, cav).similarity.astype(np.float64)
+    cases = [((acts.copy(), cav.copy()), (acts, cav, ref))]
+    return _run_check("check_cav_cosines", student_fn, cases, _grade_cav_cosines, verbose)
+
+
+def _grade_cav_cosines(result: CheckResult, got, acts: np.ndarray, cav: np.ndarray, ref: np.ndarray) -> None:
+    t = _tensor(got)
+    g = np.asarray(t.numpy() if t is not None else [], dtype=np.float64).reshape(-1)
+    if g.shape != ref.shape:
+        result.fail(f"expected one cosine per image, {ref.shape[0]} numbers, got shape {g.shape}", "shape")
+        return
+    if np.allclose(g, ref, atol=1e-6):
+        result.ok(f"cosines of {len(ref)} activations with the CAV, in their order (largest {ref.max():.3f})")
+        return
+    worst = int(np.argmax(np.abs(g - ref)))
+    result.fail(f"image {worst}: expected cosine {ref[worst]:.4f}, got {g[worst]:.4f}")
+    dots = acts @ cav  # (N,)
+    norms, length = np.linalg.norm(acts, axis=1), np.linalg.norm(cav)
+    variants = {
+        "dot_product": ("this is the dot product: divide by the lengths of the activation and of the CAV", dots),
+        "cav_norm_only": ("divide by each activation's length too: long activations must not count for more",
+                          dots / length),
+        "activation_norm_only": ("divide by the CAV's length too (a CAV need not be a unit vector)", dots / norms),
+        "sorted": ("return the cosines in the images' order, not sorted (sorting comes after)", np.sort(ref)[::-1]),
+        "sign_flipped": ("the cosine with the CAV, not with minus the CAV", -ref),
+    }
+    for name, (message, wrong) in variants.items():
+        if np.allclose(g, wrong, atol=1e-6):
+            result.fail(message, name)
+            break
+
+
 # -- the references an exercise falls back to while it is a stub ------------------------------------------------
 def _cav_reference(concept_acts, negative_acts):
     from xaikit.concepts.cav import train_cav
@@ -213,3 +264,9 @@ def _rank_p_reference(value, null):
     from xaikit.concepts.significance import rank_p
 
     return rank_p(value, null)
+
+
+def _cav_cosines_reference(acts, cav):
+    from xaikit.concepts.sorting import sort_activations
+
+    return sort_activations(acts, cav).similarity
