@@ -678,8 +678,9 @@ if MODEL.startswith("embedded"):
 # Read the table with the intervention beside it. The cell asserts one thing for every training run of
 # this recipe: Chefer et al.'s relevance ("chefer") puts a larger share on the body on the main model,
 # which the intervention found to use the body's texture, than on the control, which it found blind to
-# texture (by at least 0.2 of the positive relevance). The lift compares the two models fairly, since the
-# control world's bodies are smaller: read on this build which methods put more than an even share (lift
+# texture (by at least 0.2 of the positive relevance). The **lift**, the share on the body over the body's
+# share of the frame (1: spread evenly), compares the two models fairly, since the control world's bodies are
+# smaller: read on this build which methods put more than an even share (lift
 # above 1) on the body of each model, and which keep it on the control. Chefer et al. (CVPR 2021, Table
 # 1, ViT-B on ImageNet) report their LRP-based method below rollout below raw attention in
 # positive-perturbation AUC. The "chefer_lrp" column is that method (relevance conserved at every block
