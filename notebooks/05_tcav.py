@@ -35,8 +35,11 @@
 # 1. ViT recap: an image as a sequence of patches
 # 2. Concepts: example images
 # 3. Activations and CAVs
-# 4. Directional derivatives and the TCAV score, against the ground truth by intervention
-# 5. Significance against random concepts, and what a ground-truth control model shows
+# 4. Directional derivatives and the TCAV score
+#    - first, the ground truth: what does each model use?
+# 5. Significance against random concepts
+#    - a sharper question: would a random image set do as well?
+#    - what a ground-truth control shows
 # 6. Summary
 #
 # Lab 07 (`07_tcav_lab.ipynb`) goes further: the ground-truth control in full, random image sets as the

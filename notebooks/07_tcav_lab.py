@@ -31,11 +31,14 @@
 #   against random images;
 # - score relevance maps of a ViT against the pixels the image world drew, and by perturbation.
 #
-# **Outline** (about two hours)
+# **Outline** (about two hours), after a set-up cell that rebuilds lecture 05's ingredients:
 #
 # 1. A ground-truth control, and random image sets as the yardstick
+#    - is the t-test fair? Random image sets posing as concepts
+#    - does TCAV agree with the ground truth?
 # 2. TCAV by layer
 # 3. Which images does a CAV point at? Sorting by a CAV, and relative CAVs
+#    - relative CAVs: a concept against a concept
 # 4. Where the ViT looks, against the pixels we drew
 # 5. Summary
 #
