@@ -1,4 +1,4 @@
-"""Do notebook 05's section 8 claims hold for every training seed? Images sorted by a CAV (Kim et al. 2018,
+"""Do notebook 07's section 3 claims hold for every training seed? Images sorted by a CAV (Kim et al. 2018,
 Fig. 2) and relative CAVs against concept-vs-random ones.
 
 For each training seed of the embedded main ViT (seed 0: the prepared model; others trained here like
@@ -13,7 +13,7 @@ tokens flattened:
   (``tcav_significance``, 100 zebras), the random CAVs' mean, and the relative scores bubbly vs dotted and
   striped vs dotted.
 
-Draw 0 is notebook 05's own draw (concepts, zebras and random sets with seed 0 as in its sections 2 and 5);
+Draw 0 is notebooks 05's and 07's own draw (concepts, zebras and random sets with seed 0, as in 05's sections 2 and 5);
 draw d > 0 draws every set afresh. Prints one row per seed and draw, then the range of each number.
 
     python benchmarks/cav_sort_robustness.py --seeds 0 1 2 3 4 --draws 3 --out /tmp/models
@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-N_GALLERY = 20  # zebras and horses each, as in notebook 05's section 8
+N_GALLERY = 20  # zebras and horses each, as in notebook 07's section 3
 
 
 def load_main(seed: int, out: Path, prepared: bool = True):

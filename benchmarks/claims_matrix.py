@@ -5,7 +5,7 @@ kernels. By default the matrix has seven: training seeds 0-4 with this machine's
 and 1 again under the AVX2 variables (``ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2
 MKL_ENABLE_INSTRUCTIONS=AVX2``), where the build itself differs (the sentiment model trains in bfloat16 on
 a CPU with AMX, in float32 under AVX2). For each build it prepares the cache (reused when it is there
-already: ``--root`` keeps the caches), then runs the five notebooks in student mode (``XAIKIT_FAST`` off)
+already: ``--root`` keeps the caches), then runs every notebook (lectures and labs) in student mode (``XAIKIT_FAST`` off)
 in fresh kernels with ``XAIKIT_CLAIMS_LOG`` and ``XAIKIT_CLAIMS_COLLECT`` set, so that a failing claim is
 recorded and the notebook goes on to measure the rest.
 

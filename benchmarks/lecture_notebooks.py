@@ -1,13 +1,13 @@
-"""Notebooks 02-05 run top to bottom in student mode on the lecture's model sizes (issue 30, "done when").
+"""Notebooks 02-05 and the TCAV lab 07 run top to bottom in student mode on the lecture's model sizes (issue 30, "done when").
 
 The random-weight bert-base and vit-base-patch16-224 of ``benchmarks/lecture_scale.py`` (saved with
 ``save_pretrained``, loaded through xaikit's folder route) replace ``MODEL = "embedded"`` in each notebook's
-model cell: bert-base for 02, 03 and 04, vit-base for 05. The cells guarded by ``if MODEL == "embedded"``
+model cell: bert-base for 02, 03 and 04, vit-base for 05 and 07. The cells guarded by ``if MODEL == "embedded"``
 (the asserts that hold only for the embedded models' training) are skipped by the notebooks themselves.
 Each notebook runs in a fresh kernel with fast mode off; the script prints its time, the first error if one
 was raised, and its slowest cells.
 
-    HF_HUB_OFFLINE=1 python benchmarks/lecture_notebooks.py [02 03 04 05]
+    HF_HUB_OFFLINE=1 python benchmarks/lecture_notebooks.py [02 03 04 05 07]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def with_model(path: Path, folder: Path):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", default=["02", "03", "04", "05"])
+    parser.add_argument("notebooks", nargs="*", default=["02", "03", "04", "05", "07"])
     args = parser.parse_args()
     import lecture_scale
     import nbformat
@@ -63,12 +63,12 @@ def main() -> int:
     failed = 0
     for nn in args.notebooks:
         path = next(nbtools.NOTEBOOKS.glob(f"{nn}_*.ipynb"))
-        nb = with_model(path, vit_dir if nn == "05" else bert_dir)
+        nb = with_model(path, vit_dir if nn in ("05", "07") else bert_dir)
         with tempfile.NamedTemporaryFile("w", suffix=".ipynb", dir=path.parent, delete=False) as f:
             nbformat.write(nb, f)
         t0 = time.perf_counter()
         try:
-            ran, seconds = nbtools.execute(Path(f.name), timeout=3600, cwd=path.parent)  # 05's rank test: ~26 min
+            ran, seconds = nbtools.execute(Path(f.name), timeout=3600, cwd=path.parent)  # 07's rank test: ~26 min
             error = None
         except Exception as err:  # noqa: BLE001 - nbclient's CellExecutionError and others, reported
             ran, seconds, error = None, time.perf_counter() - t0, f"{type(err).__name__}: {str(err)[-1500:]}"

@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python benchmarks/panel_latency.py            # notebook 01's panels
     .venv/bin/python benchmarks/panel_latency.py --repeats 40
-    .venv/bin/python benchmarks/panel_latency.py --nb05    # notebook 05's CAVSortPanel (embedded ViT)
+    .venv/bin/python benchmarks/panel_latency.py --nb05    # notebook 07's CAVSortPanel (embedded ViT)
 
 Other notebooks' panels: import ``time_panel`` and ``print_table`` from ``benchmarks/_timing.py`` and pass
 their own panels and control changes (see ``PANELS`` below for the pattern).
@@ -47,7 +47,7 @@ def nb01_panels():
 
 
 def nb05_panels():
-    """(name, factory, changes) for notebook 05's CAVSortPanel on the embedded ViT, set up as section 8 sets
+    """(name, factory, changes) for notebook 07's CAVSortPanel on the embedded ViT, set up as its section 3 sets
     it up (20 zebras and 20 horses, block 2, all tokens). The first look at a layer computes activations;
     the warm-up changes visit every concept pair timed below, so the table is the redraw once they are
     cached, as a student meets it after the first move."""
@@ -84,7 +84,7 @@ def nb05_panels():
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--nb05", action="store_true", help="notebook 05's CAVSortPanel instead of notebook 01's")
+    parser.add_argument("--nb05", action="store_true", help="notebook 07's CAVSortPanel instead of notebook 01's")
     args = parser.parse_args(argv)
     import torch
 

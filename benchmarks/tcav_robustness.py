@@ -1,13 +1,13 @@
-"""Do notebook 05's TCAV claims hold for *every* training run, not one? (Kim et al. 2018; issue 12.)
+"""Do notebook 05's and 07's TCAV claims hold for *every* training run, not one? (Kim et al. 2018; issue 12.)
 
 Trains the main and control ViTs of the embedded recipe (:mod:`xaikit.models.vitworld`) with training
 seeds 0-4 (or ``--seeds``), then checks the lecture's claims on each pair with image sets drawn fresh
-from that seed (:func:`xaikit.concepts.claims.lecture_claims`, with the bounds of notebook 05's claims ledger,
-``xaikit/claims/nb05.py``: striped-vs-dotted and striped-vs-bubbly high, bubbly-vs-striped low, dotted-vs-bubbly
+from that seed (:func:`xaikit.concepts.claims.lecture_claims`, with the bounds of the claims ledger,
+``xaikit/claims/nb05.py`` and ``nb07.py``: striped-vs-dotted and striped-vs-bubbly high, bubbly-vs-striped low, dotted-vs-bubbly
 shown only), "striped" significant for zebra on the main model
 and not on the control model, by the rank test among 100 random image sets posing as concepts
 (``tcav_significance(test="rank")``; Kim et al.'s t-test is printed beside it). Prints one row per seed with pass/fail, and with ``--sweep`` the same
-claims at every block and pooling (the table notebook 05 quotes beside its chosen layer).
+claims at every block and pooling (the sweep notebook 07 shows beside the chosen layer).
 
     python benchmarks/tcav_robustness.py                    # 5 seeds, CPU, 2 training processes
     python benchmarks/tcav_robustness.py --jobs 8 --sweep   # on a bigger machine, every layer too

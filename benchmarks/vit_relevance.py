@@ -1,4 +1,4 @@
-"""Issue 31, notebook 05's new section measured over training seeds: localisation on the zebra body,
+"""Notebook 07's section 4 measured over training seeds: localisation on the zebra body,
 pointing game, Chefer et al.'s positive/negative perturbation AUC (with a random-order control), the
 control ViT's body share and lift (share over the body's share of the frame), and each method's passes and
 seconds (count_passes). Chefer et al.'s CVPR 2021 LRP method ("chefer_lrp") also gets its largest relative

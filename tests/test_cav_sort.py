@@ -1,4 +1,4 @@
-"""Images sorted by a CAV (Kim et al. 2018, Fig. 2; notebook 05, section 8) against known answers: the cosine
+"""Images sorted by a CAV (Kim et al. 2018, Fig. 2; notebook 07, section 3) against known answers: the cosine
 computed by hand from the model's own hidden states for every pooling, the analytic order on the hand-built
 ToyViT (more red patch columns rank higher under the red-minus-blue direction), bad input, and the panel."""
 
@@ -195,7 +195,7 @@ def test_panel_builds_redraws_and_shows_errors():
 
 @pytest.mark.prepared
 def test_embedded_vit_keeps_section_8s_relative_cav_claims():
-    """Notebook 05, section 8, on the model `prepare` built on *this* machine, with the image sets of
+    """Notebook 07, section 3, on the model `prepare` built on *this* machine, with the image sets of
     ``benchmarks/cav_sort_robustness.py``'s draw 1 (not the notebook's). Over training seeds 0-4 and three
     draws each: dotted vs random 0.19-0.50 below the random CAVs, bubbly vs dotted 0.65-1.00, striped vs
     dotted 0.84-1.00; the bounds below leave a margin of about 0.1."""

@@ -461,3 +461,67 @@ def test_grad_times_input_right_and_wrong():
     assert not only_gradient and only_gradient.mistake == "gradient_only" and "x = [0.0, 1.5]" in only_gradient.report()
     summed = checks.check_grad_times_input(lambda f, x: (x * gradient(f, x)).sum().expand(2), verbose=False)
     assert summed.mistake == "summed"
+
+
+# -- the rank test's p-value (notebook 05, section 5) ---------------------------------------------------------
+def rank_p_by_hand(value, null):
+    """The Monte Carlo p-value written from its definition (Davison & Hinkley 1997, section 4.2). A random
+    value as far from the centre as ``value`` up to rounding is a tie (with an even count the median is the
+    midpoint of two values, equally far by construction)."""
+    null = np.asarray(null, dtype=float)
+    centre = np.median(np.append(null, value))
+    return (1 + np.sum(np.abs(null - centre) >= abs(value - centre) - 1e-12)) / (len(null) + 1)
+
+
+def test_rank_p_correct_and_the_reference_agrees_with_it(capsys):
+    from xaikit.concepts.significance import rank_p
+
+    assert checks.check_rank_p(rank_p_by_hand)
+    assert "p = 0.05\n" in capsys.readouterr().out  # 1/(K+1) for a value beyond all K = 19
+    rng = np.random.default_rng(0)
+    for _ in range(50):  # the reference the check compares with, against the definition, on random draws
+        null = rng.normal(size=int(rng.integers(1, 40)))
+        value = float(rng.normal(scale=2.0))
+        assert rank_p(value, null) == pytest.approx(rank_p_by_hand(value, null))
+
+
+def _median_all(v, n):
+    return np.median(np.append(n, v))
+
+
+@pytest.mark.parametrize("fn, mistake", [
+    (lambda v, n: (1 + np.sum(np.asarray(n) >= v)) / (len(n) + 1), "one_sided"),
+    (lambda v, n: np.sum(np.abs(n - _median_all(v, n)) >= abs(v - _median_all(v, n))) / len(n), "no_plus_one"),
+    (lambda v, n: (1 + np.sum(np.abs(n - _median_all(v, n)) > abs(v - _median_all(v, n)))) / (len(n) + 1),
+     "ties_not_counted"),
+    (lambda v, n: (1 + np.sum(np.abs(n - np.median(n)) >= abs(v - np.median(n)))) / (len(n) + 1), "wrong_centre"),
+    (lambda v, n: (1 + np.sum(np.abs(n - np.mean(n)) >= abs(v - np.mean(n)))) / (len(n) + 1), "wrong_centre"),
+    (lambda v, n: [0.05, 0.05], "shape"),
+])
+def test_rank_p_mistakes(fn, mistake):
+    result = checks.check_rank_p(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()
+
+
+# -- the cosine of activations with a CAV (notebook 07, section 3) --------------------------------------------
+def cosines_by_hand(acts, cav):
+    acts, cav = np.asarray(acts, dtype=float), np.asarray(cav, dtype=float)
+    return acts @ cav / (np.linalg.norm(acts, axis=1) * np.linalg.norm(cav))
+
+
+def test_cav_cosines_correct(capsys):
+    assert checks.check_cav_cosines(cosines_by_hand)
+    assert "cosines of 8 activations" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fn, mistake", [
+    (lambda a, v: a @ v, "dot_product"),
+    (lambda a, v: a @ v / np.linalg.norm(v), "cav_norm_only"),
+    (lambda a, v: a @ v / np.linalg.norm(a, axis=1), "activation_norm_only"),
+    (lambda a, v: np.sort(cosines_by_hand(a, v))[::-1], "sorted"),
+    (lambda a, v: -cosines_by_hand(a, v), "sign_flipped"),
+    (lambda a, v: cosines_by_hand(a, v)[:3], "shape"),
+])
+def test_cav_cosines_mistakes(fn, mistake):
+    result = checks.check_cav_cosines(fn, verbose=False)
+    assert not result and result.mistake == mistake, result.report()

@@ -360,6 +360,9 @@ WRONG = {
                "import numpy as np\nw = np.mean(negative_acts, 0) - np.mean(concept_acts, 0)\n"
                "return w / np.linalg.norm(w)"),
     "my_tcav_score": ("check_tcav_score", "greater_equal", "import numpy as np\nreturn float(np.mean(grads @ cav >= 0))"),
+    "my_cav_cosines": ("check_cav_cosines", "dot_product", "import numpy as np\nreturn np.asarray(acts) @ cav"),
+    "my_rank_p": ("check_rank_p", "one_sided", "import numpy as np\nnull = np.asarray(null)\n"
+                  "return (1 + np.sum(null >= value)) / (len(null) + 1)"),
 }
 
 
@@ -397,7 +400,8 @@ def test_every_exercise_has_a_wrong_answer_its_check_names():
         signature = {"check_grad_times_input": "f, x", "check_ig_riemann": "f, x, baseline, steps",
                      "check_attention": "x, w_q, w_k, w_v", "check_head_plots": "attentions, tokens, picks",
                      "check_gradsam": "attentions, gradients", "check_cls_share": "attentions, gradients",
-                     "check_cav": "concept_acts, negative_acts", "check_tcav_score": "grads, cav"}[check]
+                     "check_cav": "concept_acts, negative_acts", "check_tcav_score": "grads, cav",
+                     "check_rank_p": "value, null", "check_cav_cosines": "acts, cav"}[check]
         result = reference(_wrong_function(name, signature), verbose=False)
         assert not result.passed and result.mistake == mistake, f"{name}: {result.report()}"
 

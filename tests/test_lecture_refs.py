@@ -5,16 +5,21 @@ italic line, either
 
     *Lecture: <short lecture name> (seeds/00X), <where>.*      <where>: "p. 12", "pp. 13-14", "pp. 30, 33"
                                                                or "line 646", "lines 254-362, 403-448"
+    *Lecture: <short lecture name>, slide "<title>".*          several: 'slides "<title>", "<title>"'
     *Beyond the lectures: <paper, year>.*                      several papers: "<paper, year>; <paper, year>"
 
 The lecture texts are the course's ``seeds/`` files (``../shared/seeds/`` beside the repository, or the
-folder named by ``XAIKIT_SEEDS``). A text with page markers (``[End of Page N]``) is cited by page, the
-others by line. Each cited place must exist, and must contain the keywords stored for it in ``KEYWORDS``
-below, so a reference that points at the wrong slide fails here.
+folder named by ``XAIKIT_SEEDS``). A text with page markers (``[End of Page N]``) is cited by page; a text
+without them by the titles of its slides (a line of the text, as the student sees it on the slide), which
+a student can find without the extract's line numbers (the older form by line is still read). A slide's
+text is its title line and the ``SLIDE_LINES`` lines after it. Each cited place must exist, and must
+contain the keywords stored for it in ``KEYWORDS`` below, so a reference that points at the wrong slide
+fails here.
 
 "Pause here" markers are markdown cells of their own, quoting a question the lecture asks the room:
 
     > **Pause here.** The lecture asks: "<question, verbatim>" (<short lecture name>, seeds/00X, <where>)
+    > **Pause here.** The lecture asks: "<question, verbatim>" (<short lecture name>, slide "<title>")
 
 and the quoted question must be found, word for word (up to spacing, case, curly quotes and emphasis),
 at the cited place.
@@ -82,26 +87,34 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("003", "lines 165-186"): ("Multiple heads", "Rollout", "gradient-information"),
     ("001", "lines 127-253"): ("Serrano and Smith", "Decision flips", "Jain and Wallace", "Scrambling the attention weights",
                                "Wiegreffe and Pinter"),
-    # notebook 05
-    ("002", "lines 242-248"): ("ViT (Vision Transformer)", "divided into patches"),
-    ("002", "lines 538-541, 555-559"): ("Get data loaders for concept and target images", '"striped" vs "dotted"'),
-    ("002", "lines 524-527, 542-548"): ("concept activation vector is the normal vector", "logistic regressor"),
-    ("002", "lines 528-529, 549-560"): ("directional derivatives", "Compute TCAV score",
-                                        '"dotted" vs "bubbly" is ~0.05'),
-    ("002", "lines 542-543"): ("layer[10]", "Choose model layer"),
+    # notebooks 05 and 07
+    ("002", 'slide "ViT - Transformers for image classification"'): ("ViT (Vision Transformer)",
+                                                                      "divided into patches"),
+    ("002", 'slide "TCAV for explaining ViT - in short"'): ("Get data loaders for concept and target images",
+                                                            '"striped" vs "dotted"', "layer[10]",
+                                                            "Choose model layer"),
+    ("002", 'slides "TCAV for explaining ViT", "TCAV for explaining ViT - in short"'): (
+        "concept activation vector is the normal vector", "logistic regressor", "directional derivatives",
+        "Compute TCAV score", '"dotted" vs "bubbly" is ~0.05'),
 }
+#: the lines after a slide's title line that count as the slide's text (the extracts mark no slide's end)
+SLIDE_LINES = 36
 
 HEADING = re.compile(r"^## (\d+)\.\s+\S")
 REF_START = re.compile(r"^\*(Lecture|Beyond the lectures)\b")
 WHERE = r"(?P<unit>pp?\.|lines?) (?P<spans>\d+(?:-\d+)?(?:, \d+(?:-\d+)?)*)"
 LECTURE_LINE = re.compile(r"^\*Lecture: (?P<name>[^()*]+?) \(seeds/(?P<seed>\d{3})\), " + WHERE + r"\.\*$")
+SLIDES = r'(?P<sunit>slides?) (?P<titles>"[^"]+"(?:, "[^"]+")*)'
+LECTURE_SLIDE_LINE = re.compile(r"^\*Lecture: (?P<name>[^()*,]+), " + SLIDES + r"\.\*$")
 BEYOND_LINE = re.compile(r"^\*Beyond the lectures: (?P<works>[^*]+)\.\*$")
 YEAR_AT_END = re.compile(r", (1[89]|20)\d\d[a-z]?$")
 PAUSE_START = "> **Pause here.**"
 PAUSE = re.compile(r'^> \*\*Pause here\.\*\* The lecture asks: "(?P<question>.+\?)" '
                    r"\((?P<name>[^()]+), seeds/(?P<seed>\d{3}), " + WHERE + r"\)$")
+PAUSE_SLIDE = re.compile(r'^> \*\*Pause here\.\*\* The lecture asks: "(?P<question>.+\?)" '
+                         r"\((?P<name>[^()]+?), " + SLIDES + r"\)$")
 HOW_TO_ADD = ("add directly under the heading one italic line, either '*Lecture: <short lecture name> "
-              "(seeds/00X), <p. N | pp. N-M | line N | lines N-M>.*' (short names: "
+              "(seeds/00X), <p. N | pp. N-M>.*' or '*Lecture: <short lecture name>, slide \"<title>\".*' (short names: "
               + ", ".join(f"seeds/{k} '{v}'" for k, v in LECTURES.items())
               + ") or '*Beyond the lectures: <paper, year>.*'")
 
@@ -113,9 +126,10 @@ class Reference:
     where_in_notebook: str
     seed: str
     name: str
-    unit: str  # "page" or "line"
-    where: str  # as written, e.g. "pp. 13-14"
-    spans: list[tuple[int, int]]
+    unit: str  # "page", "line" or "slide"
+    where: str  # as written, e.g. "pp. 13-14" or 'slide "TCAV for explaining ViT"'
+    spans: list[tuple[int, int]]  # pages or lines; empty for slides
+    titles: list[str] = field(default_factory=list)  # the cited slides' titles
     text: str | None = None  # the cited text, once read from the lecture
 
 
@@ -171,7 +185,20 @@ def parse_where(unit: str, spans: str) -> tuple[str, list[tuple[int, int]]] | st
     return kind, out
 
 
+def _slide_reference(where_in_notebook: str, m: re.Match) -> Reference | str:
+    """A reference by slide title: the lecture is named by its short name alone."""
+    seeds = [seed for seed, name in LECTURES.items() if name == m["name"]]
+    if not seeds:
+        return f"{where_in_notebook}: {m['name']!r} is not a lecture's short name ({', '.join(LECTURES.values())})"
+    titles = re.findall(r'"([^"]+)"', m["titles"])
+    if (m["sunit"] == "slide") != (len(titles) == 1):
+        return f"{where_in_notebook}: write 'slide' for one title, 'slides' for several"
+    return Reference(where_in_notebook, seeds[0], m["name"], "slide", f"{m['sunit']} {m['titles']}", [], titles)
+
+
 def _reference(where_in_notebook: str, m: re.Match) -> Reference | str:
+    if "titles" in m.groupdict():
+        return _slide_reference(where_in_notebook, m)
     parsed = parse_where(m["unit"], m["spans"])
     if isinstance(parsed, str):
         return f"{where_in_notebook}: {parsed}"
@@ -198,7 +225,7 @@ def collect(paths: list[Path]) -> Collected:
                     continue
                 if section is None:
                     out.problems.append(f"{where_cell}: pause marker before the first numbered section")
-                m = PAUSE.match(_join_quote(lines))
+                m = PAUSE.match(_join_quote(lines)) or PAUSE_SLIDE.match(_join_quote(lines))
                 if m is None:
                     out.problems.append(f"{where_cell}: pause marker not in the form '> **Pause here.** The lecture "
                                         f"asks: \"<question?>\" (<short name>, seeds/00X, <where>)': {text!r}")
@@ -240,7 +267,7 @@ def _join_quote(lines: list[str]) -> str:
 
 def _read_reference(section: str, line: str, out: Collected) -> None:
     if line.startswith("*Lecture"):
-        m = LECTURE_LINE.match(line)
+        m = LECTURE_LINE.match(line) or LECTURE_SLIDE_LINE.match(line)
         if m is None:
             out.problems.append(f"{section}: {line!r} is not of the form '*Lecture: <short lecture name> "
                                 "(seeds/00X), <p. N | pp. N-M | line N | lines N-M>.*'")
@@ -283,8 +310,18 @@ class Lecture:
                 elif not set(line.strip()) <= {"-"}:
                     block.append(line)
 
-    def text(self, unit: str, spans: list[tuple[int, int]]) -> str:
+    def text(self, unit: str, spans: list[tuple[int, int]], titles: list[str] = ()) -> str:
         """The cited text, or raises LookupError saying what is wrong."""
+        if unit == "slide":
+            if self.paged:
+                raise LookupError(f"{self.path.name} has page markers: cite pages")
+            chunks = []
+            for title in titles:
+                at = [i for i, line in enumerate(self.lines) if normalise(line) == normalise(title)]
+                if not at:
+                    raise LookupError(f"{self.path.name} has no slide titled {title!r} (no line reads so)")
+                chunks += self.lines[at[0]:at[0] + 1 + SLIDE_LINES]
+            return "\n".join(chunks)
         if unit == "page" and not self.paged:
             raise LookupError(f"{self.path.name} has no page markers: cite lines")
         if unit == "line" and self.paged:
@@ -322,7 +359,7 @@ def check_against_lectures(found: Collected, folder: Path, keywords: dict[tuple[
             problems.append(f"{ref.where_in_notebook}: no file seeds/{ref.seed}_*.txt in {folder}")
             continue
         try:
-            ref.text = lectures[ref.seed].text(ref.unit, ref.spans)
+            ref.text = lectures[ref.seed].text(ref.unit, ref.spans, ref.titles)
         except LookupError as err:
             problems.append(f"{ref.where_in_notebook}: seeds/{ref.seed}, {ref.where}: {err}")
     for ref in found.references:
@@ -483,6 +520,32 @@ def test_checker_catches(tmp_path, change, expected):
     assert old in GOOD
     problems = _all_problems(tmp_path, GOOD.replace(old, new, 1))
     assert any(expected in p for p in problems), problems
+
+
+SLIDE_NOTEBOOK = """# %% [markdown]
+# ## 1. Permutations
+# *Lecture: Attention-based explainability, slide "Permutation equivariant property".*
+
+# %% [markdown]
+# > **Pause here.** The lecture asks: "Do you see any weaknesses?"
+# > (Attention-based explainability, slide "Attention maths")
+"""
+
+
+def test_checker_reads_references_by_slide_title(tmp_path):
+    keywords = {("003", 'slide "Permutation equivariant property"'): ("weaknesses",)}
+    found = _fake(tmp_path, SLIDE_NOTEBOOK)
+    assert found.problems == [] and found.references[0].titles == ["Permutation equivariant property"]
+    assert check_against_lectures(found, tmp_path / "seeds", keywords) == []
+    assert found.pauses[0].ref.unit == "slide"
+    wrong_title = _fake(tmp_path, SLIDE_NOTEBOOK.replace('slide "Permutation', 'slide "Permutations'))
+    problems = check_against_lectures(wrong_title, tmp_path / "seeds", keywords)
+    assert len(problems) == 1 and "no slide titled 'Permutations equivariant property'" in problems[0]
+    wrong_keyword = check_against_lectures(found, tmp_path / "seeds", {("003", 'slide "Permutation equivariant '
+                                                                               'property"'): ("softmax",)})
+    assert len(wrong_keyword) == 1 and "'softmax' is not in seeds/003" in wrong_keyword[0]
+    bad = _fake(tmp_path, SLIDE_NOTEBOOK.replace("Attention-based explainability, slide", "Attention maths, slide", 1))
+    assert any("is not a lecture's short name" in p for p in bad.problems)
 
 
 def test_checker_catches_a_reference_to_the_wrong_place(tmp_path):

@@ -436,10 +436,10 @@ def embedded():
 @pytest.mark.prepared
 @pytest.mark.parametrize("seed", [0, 1])
 def test_embedded_vits_keep_the_claims_that_hold_for_every_training_seed(embedded, seed):
-    """Notebook 05's claims on the models that `prepare` built on *this* machine, with image sets drawn
+    """Notebook 05's and 07's TCAV claims on the models that `prepare` built on *this* machine, with image sets drawn
     fresh from ``seed``. Only the claims that held for every training seed of the recipe in
     ``benchmarks/tcav_robustness.py`` are asserted (``tcav_claims.ASSERTED_CLAIMS``, by the bounds of the claims
-    ledger, ``xaikit/claims/nb05.py``); no number here comes from one training run."""
+    ledger, ``xaikit/claims/nb05.py`` and ``nb07.py``); no number here comes from one training run."""
     from xaikit.concepts import claims as tcav_claims
 
     r = tcav_claims.lecture_claims(embedded("main"), embedded("control"), seed=seed)
@@ -449,14 +449,18 @@ def test_embedded_vits_keep_the_claims_that_hold_for_every_training_seed(embedde
 
 
 def test_claim_names_are_the_checks_lecture_claims_reports():
-    """Every check of ``lecture_claims`` takes its bound from one entry of notebook 05's claims ledger, and
+    """Every check of ``lecture_claims`` takes its bound from one entry of the claims ledger of notebook 05 (the
+    lecture's pairs, striped vs random) or 07 (the lab's rank test on the main and the control model), and
     asserts exactly the entries that are not ``shown``: the bounds live in one place."""
     from xaikit.claims import LEDGER
     from xaikit.concepts import claims as tcav_claims
     from xaikit.models import vitworld
 
     assert set(tcav_claims.ASSERTED_CLAIMS) <= set(tcav_claims.CLAIMS) == set(tcav_claims.CLAIM_IDS)
-    assert all(LEDGER[i].notebook == "05" for i in tcav_claims.CLAIM_IDS.values())
+    notebook = {name: LEDGER[i].notebook for name, i in tcav_claims.CLAIM_IDS.items()}
+    assert {n for n, nn in notebook.items() if nn == "05"} == {*tcav_claims.CLAIMS[:4], "striped vs random on main"}
+    assert {n for n, nn in notebook.items() if nn == "07"} == set(tcav_claims.CLAIMS[5:])  # the lab's section 1
+    assert all(i.startswith("07.1-") for n, i in tcav_claims.CLAIM_IDS.items() if notebook[n] == "07")
     assert [f"{a} vs {b}" for a, b in tcav_claims.CLAIM_PAIRS] == list(tcav_claims.CLAIMS[:4])
     assert set(tcav_claims.ASSERTED_CLAIMS) == {n for n in tcav_claims.CLAIMS
                                                 if LEDGER[tcav_claims.CLAIM_IDS[n]].kind != "shown"}

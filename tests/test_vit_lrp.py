@@ -1,4 +1,4 @@
-"""Chefer et al.'s LRP-based relevance for a ViT (xaikit.concepts.vit_lrp, notebook 05 section 9).
+"""Chefer et al.'s LRP-based relevance for a ViT (xaikit.concepts.vit_lrp, notebook 07 section 4).
 
 Oracles: the transformers model itself (the float64 re-run gives its logits; its intermediates, read by
 forward hooks on the model's own modules, feed an independent propagation written here the way the authors'

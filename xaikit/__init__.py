@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "check_attention": "course.checks.attention", "check_gradsam": "course.checks.gradsam",
     "check_cls_share": "course.checks.gradsam", "check_head_plots": "course.checks.gradsam",
     "check_cav": "course.checks.concepts", "check_tcav_score": "course.checks.concepts",
+    "check_rank_p": "course.checks.concepts", "check_cav_cosines": "course.checks.concepts",
     "exercise": "course.checks",
 }
 

@@ -36,7 +36,7 @@ import sys
 
 EXAMPLES = """\
 examples:
-  xaikit notebooks copy my-notebooks     copy the five lecture notebooks into my-notebooks/, yours to
+  xaikit notebooks copy my-notebooks     copy the lecture and lab notebooks into my-notebooks/, yours to
                                          run and edit (a copy you changed is never overwritten)
   xaikit prepare                         build the embedded models the notebooks use (once, minutes)
   jupyter lab my-notebooks               open them (needs: pip install "xaikit[notebooks]")

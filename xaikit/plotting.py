@@ -69,7 +69,7 @@ def signed_bars(ax, labels: Sequence[str], values, title: str | None = None, hor
 
 def rank_null(ax, result, title: str | None = None):
     """Where each concept's mean TCAV score falls among random image sets posing as concepts (a
-    :func:`xaikit.tcav_significance` result with ``test="rank"``; notebook 05, section 6): a grey histogram
+    :func:`xaikit.tcav_significance` result with ``test="rank"``; notebook 07, section 1): a grey histogram
     of the random concepts' means, a dashed line at their median (about where the two-sided test centres),
     and one Okabe-Ito line per concept, solid when significant and dotted when not."""
     if result.null_scores is None:

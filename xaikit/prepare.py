@@ -4,14 +4,14 @@
   notebooks 02-04, and after it the same recipe trained on shuffled labels
   (:func:`xaikit.models.sentiment.ensure_shuffled_sentiment`), notebook 04's data randomisation test
   (Adebayo et al. 2018, section 4);
-* the two Vision Transformers of notebook 05 (:mod:`xaikit.models.vitworld`): the main image world,
+* the two Vision Transformers of notebooks 05 and 07 (:mod:`xaikit.models.vitworld`): the main image world,
   where "zebra" is a striped animal, and the control world, where stripes do not predict "zebra";
 * the digits CNNs of notebooks 01 and 02 (:func:`xaikit.models.digits.digits_classifier`), on true and on
   shuffled labels;
 * the attention that notebook 04's Wiegreffe & Pinter diagnostic reads from the sentiment model and its
   pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`), for the
   sentences of the current mode (fast or student);
-* the 100 random image sets of notebook 05's rank test
+* the 100 random image sets of the rank test in notebook 07 (the TCAV lab)
   (:func:`xaikit.concepts.nullsets.warm_null_sets`).
 
 ``prepare --seed N`` trains all of them with training seed N and records N as the cache's training seed
@@ -23,7 +23,7 @@ recipe version, so a second run finds them and returns in seconds, and a changed
 two or more cores the ViTs train in a second process while the sentiment model trains, one thread each.
 
 It sits above the method families: besides the models of :mod:`xaikit.models` it warms the caches of
-notebook 04's diagnostic (``text``) and notebook 05's rank test (``concepts``).
+notebook 04's diagnostic (``text``) and notebook 07's rank test (``concepts``).
 """
 
 from __future__ import annotations
@@ -111,10 +111,10 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
 
             folders["attention"] = _timed(say, "attention (nb 04)",
                                           lambda: warm_notebook_cache(progress, seed=seed))
-        if want_vit:  # notebook 05's rank test: its 100 random image sets, drawn while the ViTs train
+        if want_vit:  # notebook 07's rank test: its 100 random image sets, drawn while the ViTs train
             from xaikit.concepts.nullsets import warm_null_sets
 
-            folders["null-sets"] = _timed(say, "random sets (nb 05)", lambda: warm_null_sets(progress=False))
+            folders["null-sets"] = _timed(say, "random sets (nb 07)", lambda: warm_null_sets(progress=False))
         if background is not None:
             folders.update(background.join(say))
         elif want_vit:

@@ -5,7 +5,7 @@ tcav (the entry points, re-exporting the rest), images (image input), activation
 directional derivatives), cav (CAVs and their solver), significance (the t-test and the significance runs),
 nullsets (the rank test's random concepts), sorting (images sorted by a CAV), intervention (the ground truth
 by repainting scenes), claims (the lecture's claims checked on a pair of models), vit_relevance (where the ViT
-looks, scored against the drawn pixels; notebook 05 section 9), vit_lrp (Chefer et al.'s CVPR 2021 LRP for the
+looks, scored against the drawn pixels; notebook 07 section 4), vit_lrp (Chefer et al.'s CVPR 2021 LRP for the
 ViT).
 """
 

@@ -1,8 +1,10 @@
-"""Notebook 05's TCAV claims (Kim et al. 2018, "Interpretability beyond feature attribution: quantitative
+"""The TCAV claims of notebook 05 and its lab, notebook 07 (Kim et al. 2018, "Interpretability beyond feature attribution: quantitative
 testing with concept activation vectors"), checked on one pair of trained ViTs: the embedded main and control
 models of :mod:`xaikit.models.vitworld`, or any pair trained with another seed.
 
-Every bound is one entry of the claims ledger (``xaikit/claims/nb05.py``), shared with the notebook:
+Every bound is one entry of the claims ledger (``xaikit/claims/nb05.py`` for the lecture's pairs and striped vs
+random, ``xaikit/claims/nb07.py`` for the lab's rank test on the main and the control model), shared with the
+notebooks:
 :data:`CLAIM_IDS` names the entry of each check, :func:`lecture_claims` computes the values on fresh image
 sets and checks them by those entries. ``benchmarks/tcav_robustness.py`` runs it over training seeds.
 """
@@ -16,21 +18,22 @@ from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING, image_processor
 __all__ = ["CLAIM_IDS", "CLAIM_PAIRS", "CLAIM_CONCEPTS", "CLAIMS", "ASSERTED_CLAIMS", "N_CLASS_IMAGES", "N_NULL",
            "claim_entry", "pair_checks", "lecture_claims"]
 
-#: what notebook 05 claims for "zebra", as :func:`lecture_claims` checks it on any pair of models:
-#: each check's name and the entry of the claims ledger (``xaikit/claims/nb05.py``) that holds its bound and
+#: what notebooks 05 and 07 claim for "zebra", as :func:`lecture_claims` checks it on any pair of models:
+#: each check's name and the entry of the claims ledger (``nb05.py``, ``nb07.py``) that holds its bound and
 #: its kind, so that every bound is one number in one place, shared with the notebook. The lecture's four
 #: pairs: the two towards stripes score high, the two away from them low ("dotted vs bubbly" is shown, not
 #: asserted: it reached 0.30-0.31 on seed 2 trained with default kernels; see its ledger entry); then
-#: "striped" against random sets and its significance on the main and the control model.
+#: "striped" against random sets (notebook 05) and its significance on the main and the control model by the
+#: rank test (notebook 07, section 1).
 CLAIM_IDS = {
     "striped vs dotted": "05.4-striped-vs-dotted",
     "bubbly vs striped": "05.4-bubbly-vs-striped",
     "dotted vs bubbly": "05.4-dotted-vs-bubbly",
     "striped vs bubbly": "05.4-striped-vs-bubbly",
     "striped vs random on main": "05.5-striped-vs-random",                    # mean score of R runs
-    "striped significant on main": "05.6-rank-main-striped",                  # rank test, corrected p
-    "striped not significant on control": "05.6-rank-control-striped",        # rank test, corrected p
-    "striped more significant on main than on control": "05.6-striped-p-main-below-control",  # t-test p difference
+    "striped significant on main": "07.1-rank-main-striped",                  # rank test, corrected p
+    "striped not significant on control": "07.1-rank-control-striped",        # rank test, corrected p
+    "striped more significant on main than on control": "07.1-striped-p-main-below-control",  # t-test p difference
 }
 #: the lecture's four pairs (concept, counterpart) for zebra, in the lecture's order
 CLAIM_PAIRS = (("striped", "dotted"), ("bubbly", "striped"), ("dotted", "bubbly"), ("striped", "bubbly"))
@@ -54,7 +57,7 @@ def claim_entry(name: str):
 #: every check :func:`lecture_claims` reports a value for, by name
 CLAIMS = tuple(CLAIM_IDS)
 #: the checks it asserts: those whose ledger entry is not ``shown``. Which are shown, and the ranges over
-#: training seeds that made them so, is written in each entry of the ledger (``xaikit/claims/nb05.py``;
+#: training seeds that made them so, is written in each entry of the ledger (``xaikit/claims/nb05.py``, ``nb07.py``;
 #: measured by ``benchmarks/claims_matrix.py`` and ``benchmarks/tcav_robustness.py``). The significance
 #: checks use the rank test among random concepts, not Kim et al.'s t-test: on control models, which cannot
 #: use stripes, the t-test called striped significant for some training seeds.
@@ -71,7 +74,7 @@ def pair_checks(pairs: dict) -> dict[str, bool]:
 def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooling: str | None = None,
                    R: int = 10, n_concept: int = 50, n_class: int = N_CLASS_IMAGES, alpha: float = 0.05,
                    n_null: int = N_NULL) -> dict:
-    """Notebook 05's TCAV claims on one pair of models, with image sets drawn fresh from ``seed``.
+    """The TCAV claims of notebooks 05 and 07 on one pair of models, with image sets drawn fresh from ``seed``.
 
     Concept images use seed ``100 + seed``, class images ``200 + seed``, the significance test's R+1 random
     sets ``(300 + seed) * 1000 + i`` and the rank test's ``n_null`` random concepts ``900_000 + (300 + seed)

@@ -1,4 +1,4 @@
-"""The rank test's random concepts (notebook 05, section 6): image sets of the generated world
+"""The rank test's random concepts (notebook 07, section 1): image sets of the generated world
 (:func:`xaikit.models.imageworld.random_images`) posing as concepts, against which
 :func:`xaikit.concepts.significance.tcav_significance` ranks each concept's TCAV score (Kim et al. 2018
 compare with random sets by a t-test; the rank among them is exact at any number of runs). Drawn once into
@@ -24,7 +24,7 @@ __all__ = ["default_null_sets", "null_sets_on_disk", "warm_null_sets"]
 @functools.lru_cache(maxsize=1)
 def default_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]:
     """The rank test's random concepts, drawn once per session (100 sets of 50 take about 10 s to draw, and
-    notebook 05 tests two models against the same sets) and kept on disk by :func:`null_sets_on_disk`."""
+    notebook 07 tests two models against the same sets) and kept on disk by :func:`null_sets_on_disk`."""
     try:
         return null_sets_on_disk(size, seed, n_null, progress=False)
     except OSError:  # no usable cache folder: draw them here
@@ -41,7 +41,7 @@ def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress
     """The rank test's default random concepts (``n_null`` sets of ``size`` images), drawn once into the cache
     (``xaikit.cache_dir()/imageworld/``, checksummed like the models: a damaged file is drawn again, never
     loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code
-    (:mod:`xaikit.models.imageworld` and :mod:`xaikit.models.textures`), so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 05's (50 images, 100
+    (:mod:`xaikit.models.imageworld` and :mod:`xaikit.models.textures`), so a changed world draws them again. ``python -m xaikit prepare`` draws notebook 07's (50 images, 100
     sets, seed 0) while the ViTs train. Returns the sets as a tuple of uint8 arrays."""
     from xaikit.models import cache
 
@@ -71,7 +71,7 @@ def _null_sets_folder(size: int, seed: int, n_null: int):
 
 
 def warm_null_sets(progress: bool = True):
-    """Draw notebook 05's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
+    """Draw notebook 07's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
     there; called by ``python -m xaikit prepare``. Returns their folder."""
     null_sets_on_disk(50, 0, 100, progress=progress)
     return _null_sets_folder(50, 0, 100)

@@ -203,7 +203,7 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
     :func:`rank_p` of its mean score among theirs, two-sided about the median of all of them. "Is stripes'
     score further out than a random image set's would be?" is then answered with the error rate it promises. The
     K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts, on
-    one BLAS thread, which this function sets. Notebook 05, section 6.
+    one BLAS thread, which this function sets. Notebook 07, section 1.
 
     ``progress``: tqdm bars over the random sets' activations and over the runs; ``None`` shows them for a
     model of 20 M parameters or more (vit-base: minutes of forward passes on a laptop CPU).

@@ -1,6 +1,6 @@
 """Images sorted by their similarity to a CAV: the qualitative check of Kim et al. 2018, "Interpretability
 beyond feature attribution: quantitative testing with concept activation vectors (TCAV)", ICML, section 4.1
-and Fig. 2 (notebook 05, section 8).
+and Fig. 2 (notebook 07, section 3).
 
 Before trusting a CAV, look at what it points at. Kim et al. take a class's images, compute the cosine
 similarity between each image's activation at the CAV's layer and the CAV,

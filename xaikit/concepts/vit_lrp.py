@@ -1,4 +1,4 @@
-"""Chefer et al.'s LRP-based relevance for a Vision Transformer (notebook 05, section 9).
+"""Chefer et al.'s LRP-based relevance for a Vision Transformer (notebook 07, section 4).
 
 Chefer, Gur & Wolf 2021, "Transformer Interpretability Beyond Attention Visualization", CVPR: the method
 of their Table 1 (ViT-B on ImageNet, positive/negative perturbation). Per block b, with R^{A_b} the LRP
@@ -184,7 +184,7 @@ def relevance_forward(model, pixels: torch.Tensor) -> ViTTrace:
     """Re-run the ViT classifier ``model`` on one image ``pixels`` ``(1, 3, H, W)`` (normalised, as
     :func:`xaikit.models.vitworld.to_pixels` makes it) from its own weights, in float64, keeping what
     :func:`propagate` needs. Runs on the model's device, or on the CPU where that device holds no float64
-    (Apple's MPS; :func:`xaikit.policies.float64_device`). Notebook 05, section 9."""
+    (Apple's MPS; :func:`xaikit.policies.float64_device`). Notebook 07, section 4."""
     _check_vit(model)
     pixels = check_pixels(model, pixels)
     device = float64_device(model_device(model))
@@ -308,7 +308,7 @@ class ViTLRP:
 
 def chefer_lrp(model, pixels: torch.Tensor, *, target: int | None = None, block: int | None = None) -> ViTLRP:
     """Chefer, Gur & Wolf's (CVPR 2021) relevance map of one image for a ViT classifier: the [CLS] row of
-    C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+) over the patches. Notebook 05, section 9.
+    C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+) over the patches. Notebook 07, section 4.
 
     Args:
         model: a Hugging Face ``ViTForImageClassification`` (the embedded ones, ``xaikit.models.load_vit()``,

@@ -1,4 +1,4 @@
-"""Where a ViT looks, against the pixels we drew (notebook 05, section 9).
+"""Where a ViT looks, against the pixels we drew (notebook 07, section 4).
 
 Relevance maps for a ViT's class decision over its patch grid, scored against the image world's own
 ground truth (:meth:`xaikit.models.imageworld.Scene.masks`):

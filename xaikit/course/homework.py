@@ -101,6 +101,8 @@ EXERCISES = (
     Exercise("04", "plot_heads", "check_head_plots", "one head of each of two layers"),
     Exercise("05", "my_cav", "check_cav", "a CAV"),
     Exercise("05", "my_tcav_score", "check_tcav_score", "its TCAV score"),
+    Exercise("05", "my_rank_p", "check_rank_p", "the rank test's p-value among random concepts"),
+    Exercise("07", "my_cav_cosines", "check_cav_cosines", "images' cosines with a CAV, to sort them by it"),
 )
 
 

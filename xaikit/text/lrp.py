@@ -30,7 +30,7 @@ rules:
   unchanged, element by element, as in the paper's implementation.
 
 The rules themselves know no architecture and live in :mod:`xaikit._lrp` (shared with the ViT's version,
-:mod:`xaikit.concepts.vit_lrp`, notebook 05 section 9); this module re-exports them.
+:mod:`xaikit.concepts.vit_lrp`, notebook 07 section 4); this module re-exports them.
 
 So the relevance entering a block equals the relevance leaving it, up to rows with z^+ = 0 (none were met
 on the models here); :class:`LRPDetail` records the totals at every block boundary, and the tests hold them

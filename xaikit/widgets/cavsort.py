@@ -1,4 +1,4 @@
-"""The panel of notebook 05, section 8: a class's images sorted by the cosine of their activation with a
+"""The panel of notebook 07, section 3: a class's images sorted by the cosine of their activation with a
 CAV (Kim et al. 2018, "Interpretability beyond feature attribution: quantitative testing with concept
 activation vectors", Fig. 2), over :func:`xaikit.concepts.sorting.sort_activations`.
 """
@@ -46,7 +46,7 @@ class CAVSortPanel(Panel):
     ``class`` = "all classes" pools the images of every class the panel has (e.g. zebras and horses), so the
     strip shows whether one class comes first. Activations and CAVs are cached per setting: after the first
     visit, a change only sorts (``sort_activations``) and redraws the pictures, captions and strip over a fixed
-    background (one layout for every ``k`` and class). Notebook 05, section 8.
+    background (one layout for every ``k`` and class). Notebook 07, section 3.
     """
 
     title = "Images sorted by a CAV: the most and the least concept-like"

@@ -35,11 +35,14 @@ check                          your function                                    
                                ``[(layer, head), (layer, head)]``
 ``check_cav``                  ``fn(concept_acts, negative_acts) -> cav (D,)``           05
 ``check_tcav_score``           ``fn(grads (N, D), cav (D,)) -> float``                   05
+``check_rank_p``               ``fn(value, null (K,)) -> p``: the rank test's p-value    05
+``check_cav_cosines``          ``fn(acts (N, D), cav (D,)) -> (N,)``: each image's      07
+                               cosine with the CAV (sorting by a CAV)
 =============================  ========================================================  ==========
 
 The package: ``_core`` (the report, calling the student's function, the exercise wrapper and the skeleton every
 check runs), one module per lecture with its checks and references (``gradients``: notebooks 01-02,
-``attention``: 03, ``gradsam``: 04, ``concepts``: 05), and here :func:`exercise` and the table of references.
+``attention``: 03, ``gradsam``: 04, ``concepts``: 05 and 07), and here :func:`exercise` and the table of references.
 """
 
 from __future__ import annotations
@@ -50,7 +53,16 @@ from xaikit.course.checks.attention import (
     check_attention,
     check_scaled_dot_product_attention,
 )
-from xaikit.course.checks.concepts import _cav_reference, _tcav_score_reference, check_cav, check_tcav_score
+from xaikit.course.checks.concepts import (
+    _cav_cosines_reference,
+    _cav_reference,
+    _rank_p_reference,
+    _tcav_score_reference,
+    check_cav,
+    check_cav_cosines,
+    check_rank_p,
+    check_tcav_score,
+)
 from xaikit.course.checks.gradients import (
     _grad_times_input_reference,
     _ig_reference,
@@ -68,7 +80,7 @@ from xaikit.course.checks.gradsam import (
 
 __all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_grad_times_input", "check_ig_riemann", "check_attention",
            "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots", "check_cav",
-           "check_tcav_score"]
+           "check_tcav_score", "check_rank_p", "check_cav_cosines"]
 
 
 def exercise(check):
@@ -102,4 +114,6 @@ _REFERENCES = {
     "check_head_plots": lambda: _head_plots_reference,
     "check_cav": lambda: _cav_reference,
     "check_tcav_score": lambda: _tcav_score_reference,
+    "check_rank_p": lambda: _rank_p_reference,
+    "check_cav_cosines": lambda: _cav_cosines_reference,
 }

@@ -148,7 +148,7 @@ def _tensor(value, dtype=torch.float64) -> torch.Tensor | None:
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().to(dtype)
     try:
-        return torch.as_tensor(np.asarray(value), dtype=dtype)
+        return torch.as_tensor(np.ascontiguousarray(value), dtype=dtype)  # a reversed view (x[::-1]) too
     except (TypeError, ValueError):
         return None
 

@@ -1,5 +1,7 @@
 """Checks of notebook 05: a concept activation vector (``check_cav``) and the TCAV score (``check_tcav_score``),
-Kim et al. 2018, with the references an exercise falls back to while it is a stub. The skeleton they share is
+Kim et al. 2018, and the rank test's p-value among random concepts (``check_rank_p``; a Monte Carlo test, Davison
+& Hinkley 1997, section 4.2); of notebook 07: the cosine of activations with a CAV (``check_cav_cosines``, Kim et
+al.'s Fig. 2). With the references an exercise falls back to while it is a stub. The skeleton they share is
 :func:`xaikit.course.checks._core._run_check`.
 """
 
@@ -11,7 +13,7 @@ import numpy as np
 
 from xaikit.course.checks._core import CheckResult, _own, _run_check, _tensor
 
-__all__ = ["check_cav", "check_tcav_score"]
+__all__ = ["check_cav", "check_tcav_score", "check_rank_p", "check_cav_cosines"]
 
 
 # -- CAV and TCAV (notebook 05) ------------------------------------------------------------------------------
@@ -129,6 +131,124 @@ def _grade_tcav_score(result: CheckResult, got, grads: np.ndarray, cav: np.ndarr
         result.hint("on one image at a time: " + "; ".join(disagree[:4]))
 
 
+# -- the rank test among random concepts (notebook 05, section 5; used at scale in notebook 07) ----------------
+def _rank_cases():
+    """(value, null) pairs with known answers: far above, far below (two-sided), near one end of a few null
+    values, in the middle of them, and ties at the value's distance."""
+    # multiples of 1/64 throughout, so every distance is exact and a tie is a tie in any float arithmetic
+    null = 0.25 + np.arange(19) / 32  # (19,) K = 19 random concepts' mean scores, 0.25 ... 0.8125
+    yield 31 / 32, null      # beyond every random concept, above: p = 1/20
+    yield 1 / 32, null       # beyond every one, below: the test is two-sided, p = 1/20 again
+    # few random concepts, the concept near one end: the centre must include the concept (median 0.625, p = 4/6)
+    yield 0.875, np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    yield 33 / 64, null      # in the middle: every random concept lies at least as far out, p = 1
+    tied = np.array([0.125, 0.375, 0.5, 0.5, 0.625, 0.875])  # (6,) binary fractions: distances are exact
+    yield 0.875, tied        # centre 0.5; 0.125 and 0.875 lie exactly as far out as the value: ties count (p = 3/7)
+
+
+def check_rank_p(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(value, null (K,)) -> p``: the two-sided Monte Carlo p-value of ``value`` among the
+    K null values, ``(1 + #{k: |null_k - c| >= |value - c|}) / (K + 1)`` with ``c`` the median of all K + 1
+    values (Davison & Hinkley 1997, section 4.2; notebook 05). Compared with
+    :func:`xaikit.concepts.significance.rank_p` on five cases: far above, far below, near one end of a few random
+    concepts (where the centre must include the concept), in the middle, and ties."""
+    from xaikit.concepts.significance import rank_p
+
+    cases = (((value, null.copy()), (value, null, rank_p(value, null))) for value, null in _rank_cases())
+    return _run_check("check_rank_p", student_fn, cases, _grade_rank_p, verbose)
+
+
+def _rank_variants(value: float, null: np.ndarray) -> dict[str, tuple[str, float]]:
+    """The classic mistakes, each as the p-value it would give: (what to say, value)."""
+    K = len(null)
+    c = float(np.median(np.append(null, value)))
+    far = np.abs(null - c)
+    return {
+        "no_plus_one": ("count the concept itself: p = (1 + #far) / (K + 1), so p is never 0 (the smallest p is "
+                        "1/(K+1))", float((far >= abs(value - c)).sum() / K)),
+        "one_sided": ("the test is two-sided: a concept far *below* the random concepts is as unusual as one far "
+                      "above; compare distances from the centre", float((1 + (null >= value).sum()) / (K + 1))),
+        "ties_not_counted": ("a random concept exactly as far out as the concept counts (>=, not >)",
+                             float((1 + (far > abs(value - c)).sum()) / (K + 1))),
+        "wrong_centre": ("measure distances from the median of all K + 1 values, the concept's included (not the "
+                         "random concepts' median alone, not a mean, which one extreme value drags)",
+                         float((1 + (np.abs(null - np.median(null)) >= abs(value - np.median(null))).sum())
+                               / (K + 1))),
+        "wrong_centre_mean": ("measure distances from the median of all K + 1 values, not their mean (one "
+                              "extreme value drags a mean)",
+                              float((1 + (np.abs(null - np.append(null, value).mean())
+                                          >= abs(value - np.append(null, value).mean())).sum()) / (K + 1))),
+    }
+
+
+def _grade_rank_p(result: CheckResult, got, value: float, null: np.ndarray, ref: float) -> None:
+    """The student's p-value of ``value`` among ``null`` against :func:`rank_p`'s ``ref``."""
+    try:
+        got = float(np.asarray(_tensor(got).numpy()).reshape(()))
+    except (AttributeError, TypeError, ValueError):
+        result.fail(f"return one number (the p-value), got {type(got).__name__}", "shape")
+        return
+    where = f"value {value:g} among {len(null)} random concepts"
+    if math.isclose(got, ref, abs_tol=1e-9):
+        result.ok(f"{where}: p = {ref:.4g}")
+        return
+    result.fail(f"{where}: expected p = {ref:.4g}, got {got:.4g}")
+    for name, (message, wrong) in _rank_variants(value, null).items():
+        if not math.isclose(wrong, ref, abs_tol=1e-9) and math.isclose(got, wrong, abs_tol=1e-9):
+            result.fail(message, name.removesuffix("_mean"))
+            break
+
+
+# -- images sorted by a CAV: the cosine of each activation with it (notebook 07, section 3) ------------------------
+def _cosine_case(seed: int = 2, n: int = 8, d: int = 5):
+    """Activations of very different lengths and a CAV of length 2, so each missing normalisation shows."""
+    rng = np.random.default_rng(seed)
+    acts = rng.normal(size=(n, d)) * rng.uniform(0.2, 5.0, size=(n, 1))  # (n, d) rows of unequal length
+    cav = np.zeros(d)
+    cav[0], cav[2] = 1.2, -1.6  # (d,) length 2
+    return acts, cav
+
+
+def check_cav_cosines(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(acts (N, D), cav (D,)) -> (N,)``: the cosine similarity of each image's activation with
+    the CAV, in the input's order, as Kim et al. (2018, Fig. 2) sort images by it (notebook 07). Compared with
+    :func:`xaikit.concepts.sorting.sort_activations`' ``similarity``; the activations differ in length and the
+    CAV has length 2, so a dot product, or a cosine normalised on one side only, is named."""
+    from xaikit.concepts.sorting import sort_activations
+
+    acts, cav = _cosine_case()
+    ref = sort_activations(acts, cav).similarity.astype(np.float64)
+    cases = [((acts.copy(), cav.copy()), (acts, cav, ref))]
+    return _run_check("check_cav_cosines", student_fn, cases, _grade_cav_cosines, verbose)
+
+
+def _grade_cav_cosines(result: CheckResult, got, acts: np.ndarray, cav: np.ndarray, ref: np.ndarray) -> None:
+    t = _tensor(got)
+    g = np.asarray(t.numpy() if t is not None else [], dtype=np.float64).reshape(-1)
+    if g.shape != ref.shape:
+        result.fail(f"expected one cosine per image, {ref.shape[0]} numbers, got shape {g.shape}", "shape")
+        return
+    if np.allclose(g, ref, atol=1e-6):
+        result.ok(f"cosines of {len(ref)} activations with the CAV, in their order (largest {ref.max():.3f})")
+        return
+    worst = int(np.argmax(np.abs(g - ref)))
+    result.fail(f"image {worst}: expected cosine {ref[worst]:.4f}, got {g[worst]:.4f}")
+    dots = acts @ cav  # (N,)
+    norms, length = np.linalg.norm(acts, axis=1), np.linalg.norm(cav)
+    variants = {
+        "dot_product": ("this is the dot product: divide by the lengths of the activation and of the CAV", dots),
+        "cav_norm_only": ("divide by each activation's length too: long activations must not count for more",
+                          dots / length),
+        "activation_norm_only": ("divide by the CAV's length too (a CAV need not be a unit vector)", dots / norms),
+        "sorted": ("return the cosines in the images' order, not sorted (sorting comes after)", np.sort(ref)[::-1]),
+        "sign_flipped": ("the cosine with the CAV, not with minus the CAV", -ref),
+    }
+    for name, (message, wrong) in variants.items():
+        if np.allclose(g, wrong, atol=1e-6):
+            result.fail(message, name)
+            break
+
+
 # -- the references an exercise falls back to while it is a stub ------------------------------------------------
 def _cav_reference(concept_acts, negative_acts):
     from xaikit.concepts.cav import train_cav
@@ -138,3 +258,15 @@ def _cav_reference(concept_acts, negative_acts):
 
 def _tcav_score_reference(grads, cav):
     return float((np.asarray(grads) @ np.asarray(cav) > 0).mean())
+
+
+def _rank_p_reference(value, null):
+    from xaikit.concepts.significance import rank_p
+
+    return rank_p(value, null)
+
+
+def _cav_cosines_reference(acts, cav):
+    from xaikit.concepts.sorting import sort_activations
+
+    return sort_activations(acts, cav).similarity
