@@ -477,9 +477,8 @@ panel4
 
 # %% [markdown]
 # ### Perturbation instead of gradients: occlusion
-# *Lecture: post-hoc explanations (seeds/000), lines 16-28: perturbation-based methods.*
 #
-# The lecture opens with the other family: treat the model as a black box, change the input and watch the
+# The lecture on gradient/attention-based explanations opens with the other family, perturbation-based methods: treat the model as a black box, change the input and watch the
 # output. **Occlusion** (Zeiler & Fergus 2014) covers a $k \times k$ patch of the image with a blank value
 # (0 here, the digits' background), records how much the predicted class's logit drops, and slides the
 # patch on by one pixel; each pixel gets the mean drop over the patches that covered it. No gradient is

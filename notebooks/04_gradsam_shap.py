@@ -509,8 +509,9 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # ## 4b. LIME: a local linear surrogate
-# *Lecture: post-hoc explanations (seeds/000), lines 16-28 (perturbation-based methods); blog post
-# (seeds/004), lines 29-37.*
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 2-3.*
+#
+# (The blog post on attention heatmaps, LIME and input gradients walks through the same method.)
 #
 # SHAP hides groups of tokens and shares out the change by Shapley's rule. **LIME** (Ribeiro, Singh &
 # Guestrin 2016) perturbs the input too, but asks another question: *which linear model of "this word is

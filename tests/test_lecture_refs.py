@@ -54,6 +54,7 @@ LECTURES = {
 #: normalising spaces, case, curly quotes and "*"). One entry per place a section line cites.
 KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     # notebook 01
+    ("000", "pp. 2-3"): ("Perturbation-based methods", "Model-agnostic", "Computational complexity"),
     ("000", "pp. 6-11"): ("Gradient-based Explanation", "Feature importance", "One backpropagation"),
     ("000", "p. 12"): ("saturated outputs lead to unintuitive gradients", "Shrikumar"),
     ("000", "pp. 13-14"): ("discontinuous gradients (e.g., thresholding)", "Softplus"),
@@ -100,7 +101,7 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
 #: the lines after a slide's title line that count as the slide's text (the extracts mark no slide's end)
 SLIDE_LINES = 36
 
-HEADING = re.compile(r"^## (\d+)\.\s+\S")
+HEADING = re.compile(r"^## (\d+[a-z]?)\.\s+\S")  # "## 4." and "## 4b."
 REF_START = re.compile(r"^\*(Lecture|Beyond the lectures)\b")
 WHERE = r"(?P<unit>pp?\.|lines?) (?P<spans>\d+(?:-\d+)?(?:, \d+(?:-\d+)?)*)"
 LECTURE_LINE = re.compile(r"^\*Lecture: (?P<name>[^()*]+?) \(seeds/(?P<seed>\d{3})\), " + WHERE + r"\.\*$")
