@@ -101,6 +101,12 @@ CLAIMS = [
     Claim("04.4-special-under-half-top-word", "...yet under half of the sentence's largest word value (largest "
           "ratio over the five sentences).", "empirical", upper=0.5, strict=True,
           why="the notebook's bound: never the top token, with room to spare"),
+    # -- 4c. homework 1: the attention and its gradient captured by the student --
+    Claim("04.4c-own-capture-equals-gradsam", "The student's capture of A and dS/dA, reduced by the student's "
+          "Grad-SAM, gives xaikit's Grad-SAM scores (largest difference relative to the largest score).",
+          "identity", upper=1e-5,
+          why="the same forward and backward pass and the same sum (a wrong answer falls back to the reference): "
+              "float32 rounding only"),
     # -- 5. Grad-SAM against SHAP --
     Claim("04.5-shap-cls-never-first", "SHAP never puts [CLS] first (share of the five sentences, each "
           "explaining its predicted class).", "empirical", upper=0.0,
