@@ -22,6 +22,7 @@
 #
 # 1. Tokens, embeddings and positions
 # 2. Scaled dot-product attention, written out (and additive attention beside it)
+#    2b. Other scores: Luong's dot and general, Bahdanau's additive; cross-attention
 # 3. Why divide by $\sqrt{d_k}$
 # 4. Masks: bidirectional, causal, padding
 # 5. Multi-head attention
@@ -416,6 +417,77 @@ plt.show()
 # Staying above the floor is not the same as staying useful or trainable: those flat units pass almost no
 # gradient. Both kinds want inputs of moderate size; for the dot product, dividing by $\sqrt{d_k}$ is the
 # cheap way to get it.
+
+# %% [markdown]
+# ## 2b. Other scores: Luong's dot and general, Bahdanau's additive
+# *Lecture: Attention is not not explanation, slide "Types of attention".*
+#
+# The softmax and the
+# weighted sum stay; only the score of a (query, key) pair changes. Luong, Pham & Manning (2015, section 3.1)
+# list three: *dot* $q_i^\top k_j$, *general* $q_i^\top W k_j$ with a learned matrix $W$, and *concat*,
+# Bahdanau's additive score above. General with $W = I$ is dot, and the transformer's score is a general score
+# on the inputs: $q_i \cdot k_j = x_i^\top W_Q W_K^\top x_j$, a $W$ factored through $d_k$ dimensions. Each
+# function returns the score matrix and its softmax. In the translation models the queries come from one
+# sequence (the decoder) and the keys and values from another (the source): cross-attention, last below.
+
+# %%
+dot_s, dot_w = A.dot_scores(X, X)  # (3, 3) each: x_i . x_j on the raw inputs, and its softmax
+dot_loop = torch.tensor([[sum(float(X[i, d]) * float(X[j, d]) for d in range(4)) for j in range(3)]
+                        for i in range(3)])  # the same dot products by explicit loops
+claim("03.2b-dot-by-hand", (dot_s - dot_loop).abs().max())
+claim("03.2b-general-identity-is-dot", (A.general_scores(X, X, torch.eye(4))[0] - dot_s).abs().max())
+W_QK = W_Q @ W_K.T  # (4, 4): the transformer's W, of rank at most d_k = 3
+gen_s, gen_w = A.general_scores(X, X, W_QK)  # x_i W_Q W_K^T x_j, (3, 3) each
+QK = steps.q @ steps.k.T  # (3, 3)
+claim("03.2b-general-is-q-dot-k", (gen_s - QK).abs().max() / QK.abs().max())
+add_s, add_w = A.additive_scores(steps.q, steps.k, W_a, U_a, v_a)  # (3, 3) each, W_a, U_a, v_a of section 2
+pairs = torch.tensor([[float(v_a @ torch.tanh(qi @ W_a + kj @ U_a)) for kj in steps.k] for qi in steps.q])
+claim("03.2b-additive-by-loop", (add_s - pairs).abs().max() / pairs.abs().max())
+print("dot scores on the inputs:\n", dot_s, f"\ngeneral, W = W_Q W_K^T (rank {int(torch.linalg.matrix_rank(W_QK))}):\n",
+      gen_s, "\nadditive:\n", add_s)
+assert dot_s[0, 2] == dot_s[0, 0] and dot_s[2, 1] == dot_s[2, 2]  # exact: sums of small integers
+
+Y = torch.tensor([[1.0, 0, 0, 1], [0, 1, 1, 0]])  # (2, 4): a second, shorter sequence that asks
+cross = A.cross_attention(Y, X, W_Q, W_K, W_V)  # queries from Y, keys and values from X
+print("cross-attention weights (2 queries x 3 keys):\n", cross.weights)
+claim("03.2b-cross-rows-sum-to-one", (cross.weights.sum(-1) - 1).abs().max())
+torch_cross = F.scaled_dot_product_attention(Y @ W_Q, X @ W_K, X @ W_V)  # scale 1/sqrt(d_k) by default
+claim("03.2b-cross-equals-torch-sdpa", (torch_cross - cross.out).abs().max() / cross.out.abs().max())
+
+fig, axes = plt.subplots(1, 4, figsize=(13, 3.4), gridspec_kw={"width_ratios": [1, 1, 1, 1]})
+panels = [("dot on the inputs", dot_w), ("general, $W = W_Q W_K^\\top$", gen_w), ("additive", add_w),
+          ("cross: Y asks, X answers", cross.weights)]
+for ax, (name, w) in zip(axes, panels, strict=True):
+    show_weights(ax, w, title=name, colorbar=ax is axes[-1])
+    ax.set_xticks(range(3), ["x 1", "x 2", "x 3"])
+    ax.set_yticks(range(len(w)), [f"{'y' if len(w) == 2 else 'x'} {i + 1}" for i in range(len(w))])
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# The general score with $W = W_Q W_K^\top$ gives $QK^\top$ (the unscaled scores of section 2). The dot
+# score on the raw inputs is not a similarity of directions: input 1 scores input 3 as high as itself, and
+# input 3 scores input 2 as high as itself (asserted). Cross-attention is the same computation with a
+# $(T_q, T_k)$ map: two rows, one per query of $Y$, each a distribution over the three inputs of $X$.
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2b", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Exercise (10 min, ★★☆).** When does the dot score make a query score itself highest? Use
+# Cauchy-Schwarz, $x_i \cdot x_j \le \|x_i\|\,\|x_j\|$, to explain the two ties above, then say what a
+# learned $W$ in the general score changes.
+#
+# <!-- BEGIN SOLUTION -->
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# Against itself a query scores $\|x_i\|^2$; against key $j$ at most $\|x_i\|\,\|x_j\|$. If every key had the
+# query's length, no other key could beat it (a tie needs the same direction). Keys of different lengths
+# break this: a longer key pointing partly the query's way can tie or win. Input 3 is longer than input 1
+# and covers its two features; input 2 is longer than input 3 and covers half of it, twice as strongly: both
+# ties come from length, not from similarity. The general score $x_i^\top W x_j$ need not be symmetric or
+# positive definite, so $i \to j$ and $j \to i$ can differ and a token may score another above itself: $W$
+# learns which features of a query should look for which features of a key. The transformer learns it as
+# $W_Q W_K^\top$, whose rank is at most $d_k$ (printed above), with $2 d\, d_k$ parameters instead of $d^2$.
+# </details>
+# <!-- END SOLUTION -->
 
 # %% [markdown]
 # ## 3. Why divide by $\sqrt{d_k}$

@@ -288,7 +288,8 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 # over the keys, and transformers returns it as `(batch, head, query, key)`. The inner sum over $j$ runs
 # **along row $i$** (the last axis).
 #
-# **Homework 1.** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`.
+# **Homework 1, first half.** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`;
+# section 4c has you capture them yourself.
 
 # %% slideshow={"slide_type": "subslide"}
 xaikit.diagrams.gradsam_flow()  # the formula's data flow, on a small random example
@@ -671,6 +672,57 @@ print("regression, Shapley kernel:    ", np.round(kernel_shap.coef, 4), " sum", 
 print("regression, LIME's kernel:     ", np.round(lime_fit.coef, 4), " sum", round(lime_fit.coef.sum(), 4))
 print("f(all) - f(none):", f_toy(np.ones(4))[0] - f_toy(np.zeros(4))[0])
 claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  # Lundberg & Lee's theorem
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "capture_attention_grads-task", "locked": true, "schema_version": 3, "solution": false}
+# ## 4c. Homework 1: capture the attention gradients yourself
+# *Lecture: XAI for transformers, slide "Get the gradients for Grad-SAM".*
+#
+# Section 3 handed you $A$ and $\partial S/\partial A$; the lecture's homework asks for all of Grad-SAM, so
+# now capture them yourself. **(25 min, ★★☆)**
+#
+# Write `capture_attention_grads(model, inputs, target)` returning `(attentions, gradients)`, both
+# `(L, M, N, N)` (layer, head, query, key) for the one sentence in `inputs`, with $S$ = `logits[0, target]`.
+# Two ways work: ask the model for its attention (`output_attentions=True`) and call `.retain_grad()` on each
+# returned tensor before `S.backward()`, as the lecture's code does; or register a forward hook on each
+# layer's attention module that keeps its weights (and remove the hooks afterwards). Either way, keep the
+# tensor the model computes with, and detach only after the backward pass. The check compares yours with
+# xaikit's capture and names the usual mistakes: the gradient of another output (the other class, the
+# probability, the loss), an attention detached too early, a transposed matrix.
+
+# %% nbgrader={"grade": false, "grade_id": "capture_attention_grads", "locked": false, "schema_version": 3, "solution": true}
+@exercise(checks.check_attention_grads)
+def capture_attention_grads(model, inputs, target):
+    """Attention A and dS/dA, both (L, M, N, N), with S the logit of class `target`."""
+    ### BEGIN SOLUTION
+    out = model(**inputs, output_attentions=True)  # L tensors (1, M, N, N), part of the graph
+    for a in out.attentions:
+        a.retain_grad()  # a non-leaf tensor keeps its .grad only when asked
+    out.logits[0, target].backward()  # S: the target's logit, before any softmax
+    attentions = torch.stack([a[0] for a in out.attentions]).detach()  # (L, M, N, N)
+    gradients = torch.stack([a.grad[0] for a in out.attentions])  # (L, M, N, N)
+    model.zero_grad(set_to_none=True)  # the backward pass also left gradients on the weights
+    return attentions, gradients
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "capture_attention_grads-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+assert checks.check_attention_grads(capture_attention_grads)
+### BEGIN HIDDEN TESTS
+assert checks.check_attention_grads(capture_attention_grads, verbose=False).passed, "graded: capture_attention_grads must be written and pass every case"
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your capture, reduced by your Grad-SAM of section 3, on the embedded model: it must give xaikit's scores.
+
+# %% nbgrader={"grade": false, "grade_id": "capture_attention_grads-use", "locked": true, "schema_version": 3, "solution": false}
+homework_text = "You look extremely confused"
+e4 = xaikit.text.encoding.encode_one(model, tokenizer, homework_text)
+A_own, G_own = capture_attention_grads(model, e4.inputs, e4.target)  # (L, M, N, N) each
+own_scores = torch.as_tensor(my_gradsam(A_own.cpu(), G_own.cpu()))  # (N,)
+xaikit_scores = torch.as_tensor(gradsam(model, tokenizer, homework_text).scores)  # (N,)
+print("yours:", ", ".join(f"{t} {float(v):.2e}" for t, v in zip(e4.tokens, own_scores, strict=True)))
+claim("04.4c-own-capture-equals-gradsam",
+      (own_scores - xaikit_scores).abs().max() / xaikit_scores.abs().max())  # relative to the largest score
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP

@@ -354,6 +354,12 @@ WRONG = {
     "my_gradsam": ("check_gradsam", "relu_after_sum",
                    "import torch\nL, M, N, _ = attentions.shape\n"
                    "return torch.relu((attentions * gradients).sum(dim=(0, 1, 3))) / (L * M * N)"),
+    "capture_attention_grads": ("check_attention_grads", "wrong_output",
+                                "import torch\nout = model(**inputs, output_attentions=True)\n"
+                                "p = torch.softmax(out.logits[0], -1)[target]\n"
+                                "grads = torch.autograd.grad(p, out.attentions)\n"
+                                "return torch.stack([a[0] for a in out.attentions]).detach(), "
+                                "torch.stack([g[0] for g in grads])"),
     "cls_share": ("check_cls_share", "wrong_axis",
                   "import torch\nh = (attentions * torch.relu(gradients)).sum(dim=(1, 2))\nreturn h[:, 0] / h.sum(1)"),
     "my_cav": ("check_cav", "sign_flipped",
@@ -401,7 +407,8 @@ def test_every_exercise_has_a_wrong_answer_its_check_names():
                      "check_attention": "x, w_q, w_k, w_v", "check_head_plots": "attentions, tokens, picks",
                      "check_gradsam": "attentions, gradients", "check_cls_share": "attentions, gradients",
                      "check_cav": "concept_acts, negative_acts", "check_tcav_score": "grads, cav",
-                     "check_rank_p": "value, null", "check_cav_cosines": "acts, cav"}[check]
+                     "check_rank_p": "value, null", "check_cav_cosines": "acts, cav",
+                     "check_attention_grads": "model, inputs, target"}[check]
         result = reference(_wrong_function(name, signature), verbose=False)
         assert not result.passed and result.mistake == mistake, f"{name}: {result.report()}"
 

@@ -89,6 +89,9 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("001", "lines 127-253"): ("Serrano and Smith", "Decision flips", "Jain and Wallace", "Scrambling the attention weights",
                                "Wiegreffe and Pinter"),
     # notebooks 05 and 07
+    ("001", 'slide "Types of attention"'): ("Bahdanau attention (additive attention)",
+                                          "Luong attention (multiplicative attention)"),
+    ("002", 'slide "Get the gradients for Grad-SAM"'): ("get_grads_gradsam", "retain_grad", "Backward from the model prediction"),
     ("002", 'slide "ViT - Transformers for image classification"'): ("ViT (Vision Transformer)",
                                                                       "divided into patches"),
     ("002", 'slide "TCAV for explaining ViT - in short"'): ("Get data loaders for concept and target images",

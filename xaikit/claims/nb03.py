@@ -75,6 +75,24 @@ CLAIMS = [
           "the draw (range over eight draws of max weight - min weight).", "shown",
           why="seed 0's weights are nearly uniform (spread 0.02) but seeds 1-7 give 0.00-0.96: uniformity is an "
               "accident of the draw, so only the loss of the query is asserted"),
+    # -- 2b. Luong's dot and general scores, Bahdanau's additive, cross-attention --
+    Claim("03.2b-dot-by-hand", "Luong's dot score on the worked example's inputs equals the dot products "
+          "computed by explicit loops (max difference).", "identity", upper=1e-6,
+          why="sums of products of small integers: exact in float32 in any order"),
+    Claim("03.2b-general-identity-is-dot", "The general score with W = I is the dot score (max difference).",
+          "identity", upper=1e-6, why="x W k^T with W = I is x k^T; products with 0 and 1 are exact"),
+    Claim("03.2b-general-is-q-dot-k", "The general score on the inputs with W = W_Q W_K^T is Q K^T (max "
+          "difference relative to the largest score).", "identity", upper=1e-5,
+          why="(x W_Q)(x W_K)^T = x (W_Q W_K^T) x^T, associativity; " + _F32),
+    Claim("03.2b-additive-by-loop", "The additive scores equal v_a . tanh(q_i W_a + k_j U_a) computed pair by "
+          "pair (max difference relative to the largest score).", "identity", upper=1e-5,
+          why="the same formula, batched or one pair at a time: " + _F32),
+    Claim("03.2b-cross-rows-sum-to-one", "Every row of the cross-attention weights sums to 1 (max |row sum - "
+          "1|).", "identity", upper=1e-5, why=_SOFTMAX),
+    Claim("03.2b-cross-equals-torch-sdpa", "Cross-attention written out gives the same output as torch's "
+          "scaled_dot_product_attention on the same Q, K, V (max difference relative to the largest output).",
+          "identity", upper=1e-5, why="the same formula with scale 1/sqrt(d_k); the fused kernel sums in its "
+          "own order: " + _F32),
     # -- 3. why divide by sqrt(d_k) --
     Claim("03.3-variance-grows-like-dk", "var(q.k) grows like d_k and var(q.k / sqrt(d_k)) stays near 1 (largest "
           "|var / d_k - 1| over d_k = 1..256).", "identity", upper=0.2, strict=True,

@@ -118,6 +118,12 @@ CLAIMS = [
           "gives the Shapley values of a toy function with an interaction (largest difference).", "identity",
           upper=1e-5, why="Lundberg & Lee 2017, Theorem 2 (Kernel SHAP); the two pinned samples weigh 1e8 "
                           "instead of infinity, which leaves an error of order 1e-8"),
+    # -- 4c. homework 1: the attention and its gradient captured by the student --
+    Claim("04.4c-own-capture-equals-gradsam", "The student's capture of A and dS/dA, reduced by the student's "
+          "Grad-SAM, gives xaikit's Grad-SAM scores (largest difference relative to the largest score).",
+          "identity", upper=1e-5,
+          why="the same forward and backward pass and the same sum (a wrong answer falls back to the reference): "
+              "float32 rounding only"),
     # -- 5. Grad-SAM against SHAP --
     Claim("04.5-shap-cls-never-first", "SHAP never puts [CLS] first (share of the five sentences, each "
           "explaining its predicted class).", "empirical", upper=0.0,

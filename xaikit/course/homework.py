@@ -99,6 +99,8 @@ EXERCISES = (
     Exercise("04", "my_gradsam", "check_gradsam", "Grad-SAM"),
     Exercise("04", "cls_share", "check_cls_share", "SHAP vs Grad-SAM: why [CLS] tops Grad-SAM"),
     Exercise("04", "plot_heads", "check_head_plots", "one head of each of two layers"),
+    Exercise("04", "capture_attention_grads", "check_attention_grads",
+             "homework 1: capture the attention and its gradient yourself"),
     Exercise("05", "my_cav", "check_cav", "a CAV"),
     Exercise("05", "my_tcav_score", "check_tcav_score", "its TCAV score"),
     Exercise("05", "my_rank_p", "check_rank_p", "the rank test's p-value among random concepts"),

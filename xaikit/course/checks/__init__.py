@@ -2,7 +2,8 @@
 compares it with xaikit's reference and says plainly what passed, or exactly what differs and where (which
 token, layer, head, step, image) and by how much. It also recognises the classic mistakes: a missing
 (x - x') factor in Integrated Gradients, a sum over the wrong axis, a missing ReLU, a ReLU after the sum or a
-transposed attention in Grad-SAM, a softmax over the wrong dimension in attention, a CAV pointing the wrong way.
+transposed attention in Grad-SAM, the gradient of the wrong output or of an attention detached too early
+when capturing it, a softmax over the wrong dimension in attention, a CAV pointing the wrong way.
 
 In the spirit of d2l's ``check_shape`` and ARENA's ``test_*`` helpers. Every check prints its report and
 returns a :class:`CheckResult`, which is truthy when everything passed, so a notebook cell can say
@@ -33,6 +34,9 @@ check                          your function                                    
                                Grad-SAM: why [CLS] tops Grad-SAM)
 ``check_head_plots``           ``fn(attentions, tokens, picks) -> Figure``, picks =      04
                                ``[(layer, head), (layer, head)]``
+``check_attention_grads``      ``fn(model, inputs, target) -> (attentions, gradients)``  04
+                               both (L, M, N, N): the attention and dS/dA, captured
+                               by you (a hook, or ``retain_grad``)
 ``check_cav``                  ``fn(concept_acts, negative_acts) -> cav (D,)``           05
 ``check_tcav_score``           ``fn(grads (N, D), cav (D,)) -> float``                   05
 ``check_rank_p``               ``fn(value, null (K,)) -> p``: the rank test's p-value    05
@@ -70,17 +74,19 @@ from xaikit.course.checks.gradients import (
     check_ig_riemann,
 )
 from xaikit.course.checks.gradsam import (
+    _attention_grads_reference,
     _cls_share_reference,
     _gradsam_reference,
     _head_plots_reference,
+    check_attention_grads,
     check_cls_share,
     check_gradsam,
     check_head_plots,
 )
 
 __all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_grad_times_input", "check_ig_riemann", "check_attention",
-           "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots", "check_cav",
-           "check_tcav_score", "check_rank_p", "check_cav_cosines"]
+           "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots",
+           "check_attention_grads", "check_cav", "check_tcav_score", "check_rank_p", "check_cav_cosines"]
 
 
 def exercise(check):
@@ -112,6 +118,7 @@ _REFERENCES = {
     "check_gradsam": lambda: _gradsam_reference,
     "check_cls_share": lambda: _cls_share_reference,
     "check_head_plots": lambda: _head_plots_reference,
+    "check_attention_grads": lambda: _attention_grads_reference,
     "check_cav": lambda: _cav_reference,
     "check_tcav_score": lambda: _tcav_score_reference,
     "check_rank_p": lambda: _rank_p_reference,

@@ -1,20 +1,32 @@
 """Checks of notebook 04: Grad-SAM (``check_gradsam``, Barkan et al. 2021), the [CLS] row's share of it
-(``check_cls_share``) and the homework's two attention heads (``check_head_plots``), with the references an
+(``check_cls_share``), the homework's two attention heads (``check_head_plots``) and the capture of the
+attention and its gradient that Grad-SAM starts from (``check_attention_grads``), with the references an
 exercise falls back to while it is a stub. The skeleton they share is
 :func:`xaikit.course.checks._core._run_check`.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 
 import numpy as np
 import torch
 
-from xaikit.course.checks._core import CheckResult, _close, _largest_gap, _own, _reshaped, _run_check, _tensor
+from xaikit.course.checks._core import (
+    CheckResult,
+    ExerciseFunction,
+    _close,
+    _finish,
+    _largest_gap,
+    _own,
+    _reshaped,
+    _run_check,
+    _tensor,
+)
 
-__all__ = ["check_gradsam", "check_cls_share", "check_head_plots"]
+__all__ = ["check_gradsam", "check_cls_share", "check_head_plots", "check_attention_grads"]
 
 
 # -- Grad-SAM (notebook 04) ----------------------------------------------------------------------------------
@@ -290,3 +302,165 @@ def _head_plots_reference(attentions, tokens, picks):
     for ax, (layer, head) in zip(fig.subplots(1, len(picks), squeeze=False)[0], picks, strict=True):
         draw_attention(ax, attentions[layer, head], tokens, title=f"layer {layer}, head {head}")
     return fig
+
+
+# -- capturing the attention and its gradient (notebook 04, section 4c) ----------------------------------------
+def _attention_grads_reference(model, inputs, target):
+    """xaikit's capture: ``(A, dS/dA)``, both ``(L, M, N, N)``, with S the logit of ``target``."""
+    from xaikit.text.gradsam import attention_and_gradients
+
+    a, g, _ = attention_and_gradients(model, inputs, target=target)
+    return a, g
+
+
+#: the outputs a student might differentiate instead of the logit S of the target class
+_OTHER_OUTPUTS = {
+    "probability": ("the softmax probability of the target class",
+                    lambda logits, t: torch.softmax(logits, -1)[t]),
+    "log_probability": ("the log-probability of the target class (log_softmax)",
+                        lambda logits, t: torch.log_softmax(logits, -1)[t]),
+    "loss": ("the cross-entropy loss with the target as label (the loss goes down where the logit goes up)",
+             lambda logits, t: -torch.log_softmax(logits, -1)[t]),
+    "sum_of_logits": ("the sum of all the logits (logits.sum())", lambda logits, t: logits.sum()),
+}
+
+#: what autograd says when the attention was cut from the graph before the backward pass could reach it
+_DETACHED_ERRORS = ("does not require grad", "retain_grad", "not have been used in the graph", "grad_fn",
+                    "element 0 of tensors")
+
+_DETACHED = ("the attention was cut from the graph before the forward pass ended (a .detach() or "
+             "torch.no_grad() in the forward pass, or a hook that keeps a detached copy), so no gradient reaches "
+             "it: keep the very tensor the model computes with (output_attentions=True returns it), call "
+             ".retain_grad() on it before the backward pass, and detach only afterwards")
+
+
+def _alternative_gradients(model, inputs: dict, target: int) -> dict[str, tuple[str, torch.Tensor]]:
+    """The gradient of the attention for each output a student might differentiate by mistake, ``(L, M, N, N)``
+    each: every other class's logit and the outputs of :data:`_OTHER_OUTPUTS`."""
+    out = model(**inputs, output_attentions=True)
+    attentions = out.attentions  # L x (1, M, N, N)
+    logits = out.logits[0]  # (C,)
+    outputs = {f"logit_{c}": (f"the logit of class {c}, another class than the target {target}", logits[c])
+               for c in range(logits.shape[0]) if c != target}
+    outputs |= {name: (what, fn(logits, target)) for name, (what, fn) in _OTHER_OUTPUTS.items()}
+    found = {}
+    for name, (what, value) in outputs.items():
+        grads = torch.autograd.grad(value, attentions, retain_graph=True)  # L x (1, M, N, N)
+        found[name] = (what, torch.stack([g[0] for g in grads]).detach().double())  # (L, M, N, N)
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _capture_setup():
+    """The tiny seeded BERT on one sentence, for its predicted class and the other class: the inputs, the
+    reference A and dS/dA and the alternative gradients of each target. Built once, without moving the
+    caller's random state; the student's function gets a copy of the model (a hook left behind stays on it)."""
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+    with torch.random.fork_rng(devices=[]):
+        model, tok = tiny_bert(seed=0), tiny_tokenizer()
+    text = "I like the movie"
+    enc = dict(tok(text, return_tensors="pt"))
+    with torch.no_grad():
+        predicted = int(model(**enc).logits[0].argmax())
+    tokens = tok.convert_ids_to_tokens(enc["input_ids"][0].tolist())
+    targets = []
+    for target, which in ((predicted, "the predicted class"), (1 - predicted, "the other class")):
+        a, g = _attention_grads_reference(model, enc, target)
+        targets.append((target, f"tiny BERT on {text!r}, target={target} ({which})", a.double(), g.double(),
+                        _alternative_gradients(model, enc, target)))
+    return model, enc, tokens, targets
+
+
+def _capture_cases():
+    model, enc, tokens, targets = _capture_setup()
+    theirs = copy.deepcopy(model)
+    return [((theirs, {k: v.clone() for k, v in enc.items()}, target), (label, a, g, alternatives, tokens, theirs))
+            for target, label, a, g, alternatives in targets]
+
+
+def check_attention_grads(student_fn, verbose: bool = True) -> CheckResult:
+    """Check ``student_fn(model, inputs, target) -> (attentions, gradients)``, both ``(L, M, N, N)`` (layer, head,
+    query, key): the attention of every layer and head, and the gradient of the target class's logit S with
+    respect to it, captured by the student (a hook on the attention modules, or ``output_attentions=True`` and
+    ``retain_grad()``). Compared with xaikit's capture (:func:`xaikit.text.gradsam.attention_and_gradients`) on
+    a tiny seeded BERT, for the predicted class and the other class. Names the usual mistakes: the gradient of
+    another output (the other class's logit, the probability, the loss), attention detached before the forward
+    pass ended (no gradient, or all zeros), and the transposed matrix. Notebook 04, section 4c (Barkan et al.
+    2021's Grad-SAM needs exactly these two tensors)."""
+    result = _run_check("check_attention_grads", student_fn, _capture_cases(), _grade_attention_grads, False)
+    raised = next((line for line in result.lines if "your function raised" in line), None)
+    if result.mistake == "raised" and raised and any(words in raised for words in _DETACHED_ERRORS):
+        result.mistake = None
+        result.fail(_DETACHED, "detached")
+        if isinstance(student_fn, ExerciseFunction):
+            student_fn._graded(result)
+    return _finish(result, verbose)
+
+
+def _stacked(value) -> torch.Tensor | None | str:
+    """A student's attention or gradient stack as one float64 CPU tensor; ``"none"`` when it holds a None
+    (a gradient that never arrived), ``None`` when it is no tensor at all."""
+    if value is None:
+        return "none"
+    if isinstance(value, list | tuple):
+        if any(v is None for v in value):
+            return "none"
+        if all(isinstance(v, torch.Tensor) for v in value):
+            value = torch.stack([v.detach().cpu().reshape(v.shape[-3:]) for v in value])  # (L, M, N, N)
+    return _tensor(value)
+
+
+def _near(got: torch.Tensor, want: torch.Tensor) -> bool:
+    """Equal up to float32 rounding, relative to the largest entry (gradients can be small everywhere)."""
+    scale = float(want.abs().max())
+    return got.shape == want.shape and float((got - want).abs().max()) <= 1e-4 * scale + 1e-9
+
+
+def _grade_attention_grads(result: CheckResult, answer, label: str, a: torch.Tensor, g: torch.Tensor,
+                           alternatives: dict, tokens: list[str], model) -> None:
+    """One sentence and target: the student's ``(attentions, gradients)`` against the reference ``a``, ``g``."""
+    model.zero_grad(set_to_none=True)  # a student's .backward() leaves gradients on the parameters
+    if not isinstance(answer, list | tuple) or len(answer) != 2:
+        result.fail(f"{label}: return the pair (attentions, gradients), got {type(answer).__name__}", "shape")
+        return
+    L, M, N, _ = a.shape
+    got_a, got_g = (_stacked(x) for x in answer)
+    if isinstance(got_a, str):
+        result.fail(f"{label}: the attentions are None: ask the model for them (output_attentions=True) or "
+                    "keep them in a hook", "shape")
+        return
+    got_a = _reshaped(result, got_a, a.shape, label, f"the attentions of {L} layers x {M} heads x {N} x {N} tokens")
+    if got_a is None:
+        return
+    transposed = a.transpose(-1, -2)
+    if not _near(got_a, a):
+        if _near(got_a, transposed):
+            result.fail(f"{label}: your attention is transposed: transformers returns (batch, head, query, key), "
+                        "row i holds what token i attends to; keep that order, do not transpose", "transposed")
+            return
+        (l, m, i, j), gap = _largest_gap(got_a, a)
+        result.fail(f"{label}: attention of layer {l} head {m}, query {tokens[i]!r} key {tokens[j]!r}: {gap}")
+        return
+    result.ok(f"{label}: attention of all {L} layers x {M} heads matches")
+    if isinstance(got_g, str) or (got_g is not None and got_g.numel() and float(got_g.abs().max()) == 0.0):
+        what = "None" if isinstance(got_g, str) else "all zero"
+        result.fail(f"{label}: your gradients are {what}: {_DETACHED}", "detached")
+        return
+    got_g = _reshaped(result, got_g, g.shape, label, f"one gradient per attention weight, {tuple(g.shape)}")
+    if got_g is None:
+        return
+    if _near(got_g, g):
+        result.ok(f"{label}: dS/dA of all {L} layers x {M} heads matches (S = the logit of the target class)")
+        return
+    if _near(got_g, g.transpose(-1, -2)):
+        result.fail(f"{label}: your gradient is transposed: dS/dA has the attention's shape (query, key), entry "
+                    "(i, j) is the derivative by A_ij; do not transpose it", "transposed")
+        return
+    for what, cand in alternatives.values():
+        if _near(got_g, cand):
+            result.fail(f"{label}: you differentiate {what}; Grad-SAM differentiates S, the logit of the target "
+                        "class you are given (out.logits[0, target]), before any softmax or loss", "wrong_output")
+            return
+    (l, m, i, j), gap = _largest_gap(got_g, g)
+    result.fail(f"{label}: dS/dA of layer {l} head {m}, query {tokens[i]!r} key {tokens[j]!r}: {gap}")
