@@ -134,7 +134,7 @@ print(type(model).__name__, "| attention:", attn_implementation(model),
 
 # %% [markdown]
 # ## 1. The model and its attention
-# *Lecture: XAI for transformers (seeds/002), lines 363-400.*
+# *Lecture: XAI for transformers, slide "BERT predictions for sentiment classification".*
 #
 # The lecture's five sentences and the labels the lecture's model gave them (1 = positive). The model
 # must run with **eager** attention: transformers' default SDPA kernel never forms the attention matrix,
@@ -219,7 +219,7 @@ if MODEL == "embedded":  # the embedded model's training text, counted
 
 # %% [markdown]
 # ## 2. The attention explorer
-# *Lecture: XAI for transformers (seeds/002), line 646.*
+# *Lecture: XAI for transformers, slide "Homework".*
 #
 # Layer and head pickers, a heatmap with the tokens as labels (rows are queries, columns keys), and the
 # row of one query token shaded under it. Try the lecture's *"The cat drank the milk because it was
@@ -280,7 +280,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_gradsam-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 3. Grad-SAM
-# *Lecture: XAI for transformers (seeds/002), lines 254-362, 403-448, 647-656.*
+# *Lecture: XAI for transformers, slides "Grad-SAM", "Grad-SAM scores for BERT sentiment classification", "Technicality regarding Grad-SAM implementation".*
 #
 # For a text with $N$ tokens and a model with $L$ layers of $M$ heads, with $S$ the logit of the
 # predicted class and $A^{lm}$ the $N\times N$ attention of head $m$ in layer $l$:
@@ -344,7 +344,7 @@ fig
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "What do we see? Which token is always important? What does “token importance” mean here?"
-# > (XAI for transformers, seeds/002, lines 431-433)
+# > (XAI for transformers, slide "Grad-SAM scores for BERT sentiment classification")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise (5 min, ★☆☆).** Answer the lecture's three questions for the bar charts above.
@@ -403,7 +403,7 @@ if MODEL == "embedded":  # [CLS] is on top for what it pays (printed), never for
 
 # %% [markdown]
 # ## 4. SHAP with the tokenizer as masker
-# *Lecture: XAI for transformers (seeds/002), lines 449-513, 657-675.*
+# *Lecture: XAI for transformers, slides "SHAP for BERT sentiment classification", "SHAP for explaining BERT predictions for sentiment classification".*
 #
 # SHAP's Partition explainer hides groups of tokens (replacing them by `[MASK]`) and asks the model about
 # each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
@@ -515,7 +515,7 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP
-# *Lecture: XAI for transformers (seeds/002), lines 514-521.*
+# *Lecture: XAI for transformers, slide "SHAP vs Grad-SAM for BERT sentiment classification".*
 #
 # Side by side on the same tokens, with the rank correlation of |score| (Spearman and Kendall). Both must
 # explain the **same number**: Grad-SAM explains the logit of the predicted class, so SHAP does too here
@@ -612,7 +612,7 @@ claim("04.5-last-layer-cls-share-one", abs(float(share[-1]) - 1.0))  # only [CLS
 
 # %% [markdown]
 # ## 6. Summary: two explanations, two questions
-# *Lecture: XAI for transformers (seeds/002), lines 514-521.*
+# *Lecture: XAI for transformers, slide "SHAP vs Grad-SAM for BERT sentiment classification".*
 #
 # | | Grad-SAM (§3) | SHAP (§4) |
 # | --- | --- | --- |

@@ -131,7 +131,7 @@ print(sentences)
 
 # %% [markdown]
 # ## 1. More views of the same sentence
-# *Lecture: Attention-based explainability (seeds/003), lines 165-186.*
+# *Lecture: Attention-based explainability, slide "Self-Attention Explanations".*
 #
 # * **raw attention**: the last layer's `[CLS]` row, mean of the heads;
 # * **attention rollout** (Abnar & Zuidema 2020): each layer's head-mean plus the identity for the
@@ -277,7 +277,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s i
 
 # %% [markdown]
 # ## 2. Erasure and deletion (Serrano & Smith 2019)
-# *Lecture: Attention is not not explanation (seeds/001), lines 127-253.*
+# *Lecture: Attention is not not explanation, slide "Attention as explanation?".*
 #
 # Held-out movie sentences the model never saw. A word can be removed in two ways, and they are different
 # experiments (`xaikit.text.lab`):
@@ -305,7 +305,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s i
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "The highest attention weight indicates the most important feature?"
-# > (Gradient/attention-based explanations, seeds/000, p. 74)
+# > (Gradient/attention-based explanations, p. 74)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-7", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise (5 min, ★☆☆).** Answer the lecture's question before you run the lab, then check your answer
@@ -448,7 +448,7 @@ claim("06.2-ig-order-vs-64-steps", min(ig_taus))  # printed, not asserted: measu
 
 # %% [markdown]
 # ## 3. Shuffling the attention, and rank agreement (Jain & Wallace 2019)
-# *Lecture: Attention is not not explanation (seeds/001), lines 127-253.*
+# *Lecture: Attention is not not explanation, slide "Attention as explanation?".*
 #
 # Jain & Wallace (2019, "Attention is not Explanation", NAACL) shuffled a model's attention weights and
 # measured how much the output moved. The lab measures the change by the **total variation distance** (TVD)
@@ -595,7 +595,7 @@ fig
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do you see any weaknesses in demanding property 1, or in the analysis?"
-# > (XAI for transformers, seeds/002, line 595)
+# > (XAI for transformers, slide "Property 1")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-9", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise (10 min, ★★☆).** Answer the lecture's question with what this section measured.
@@ -617,7 +617,7 @@ fig
 
 # %% [markdown]
 # ## 4. A diagnostic model that sees no context (Wiegreffe & Pinter 2019)
-# *Lecture: XAI for transformers (seeds/002), lines 614-639.*
+# *Lecture: XAI for transformers, slide "Attention is not not Explanation".*
 #
 # Wiegreffe & Pinter (2019, "Attention is not not Explanation", EMNLP, section 4 and Table 3) argue that a
 # shuffled or adversarial distribution tests another model, not this one's explanation. They ask something

@@ -5,7 +5,14 @@ italic line, either
 
     *Lecture: <short lecture name> (seeds/00X), <where>.*      <where>: "p. 12", "pp. 13-14", "pp. 30, 33"
                                                                or "line 646", "lines 254-362, 403-448"
+    *Lecture: <short lecture name>, <where>.*                  the same, without the file name
+    *Lecture: <short lecture name>, slide "<title>".*          by the slide's title, as a student sees it:
+                                                               'slides "<title>", "<title>"' for several
     *Beyond the lectures: <paper, year>.*                      several papers: "<paper, year>; <paper, year>"
+
+A slide title is the first words of a line of the lecture text (the slide's heading); ``SLIDES`` below keeps
+where each cited slide runs in the text, so the student's notebook names the slide and never a line number
+of the extract, and the keywords are still checked at that place.
 
 The lecture texts are the course's ``seeds/`` files (``../shared/seeds/`` beside the repository, or the
 folder named by ``XAIKIT_SEEDS``). A text with page markers (``[End of Page N]``) is cited by page, the
@@ -15,6 +22,8 @@ below, so a reference that points at the wrong slide fails here.
 "Pause here" markers are markdown cells of their own, quoting a question the lecture asks the room:
 
     > **Pause here.** The lecture asks: "<question, verbatim>" (<short lecture name>, seeds/00X, <where>)
+
+(or, as for the section lines, without ``seeds/00X`` or with ``slide "<title>"`` for ``<where>``)
 
 and the quoted question must be found, word for word (up to spacing, case, curly quotes and emphasis),
 at the cited place.
@@ -73,7 +82,7 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("003", "lines 123-134"): ("per-token", "Residual connections"),
     # notebook 04
     ("002", "lines 363-400"): ("bert-base-uncased-SST-2", "The sentiment of the sentence 'I like the movie' is 1"),
-    ("002", "line 646"): ("Choose two layers and plot the attention weights",),
+    ("002", "lines 643-646"): ("Choose two layers and plot the attention weights",),
     ("002", "lines 254-362, 403-448, 647-656"): ("proposed Grad-SAM", "Which token is always important?",
                                                  "different from Vaswani"),
     ("002", "lines 449-513, 657-675"): ("What does the SHAP value of a feature tell us?",
@@ -82,6 +91,8 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("003", "lines 165-186"): ("Multiple heads", "Rollout", "gradient-information"),
     ("001", "lines 127-253"): ("Serrano and Smith", "Decision flips", "Jain and Wallace", "Scrambling the attention weights",
                                "Wiegreffe and Pinter"),
+    # notebook 06 (and 003, 001 above)
+    ("002", "lines 614-639"): ("Attention is not not Explanation", "diagnostic"),
     # notebook 05
     ("002", "lines 242-248"): ("ViT (Vision Transformer)", "divided into patches"),
     ("002", "lines 538-541, 555-559"): ("Get data loaders for concept and target images", '"striped" vs "dotted"'),
@@ -91,15 +102,37 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("002", "lines 542-543"): ("layer[10]", "Choose model layer"),
 }
 
+#: (seed, slide title) -> where that slide runs in the lecture text: its title line, and the lines (or the page)
+#: the notebook's statement draws on. A title is cited as the first words of that line, after
+#: normalising; the first line of the span must start with it.
+SLIDES: dict[tuple[str, str], str] = {
+    # notebook 04
+    ("002", "BERT predictions for sentiment classification"): "lines 363-400",
+    ("002", "Homework"): "lines 643-646",
+    ("002", "Grad-SAM"): "lines 254-362",
+    ("002", "Grad-SAM scores for BERT sentiment classification"): "lines 403-448",
+    ("002", "Technicality regarding Grad-SAM implementation"): "lines 647-656",
+    ("002", "SHAP for BERT sentiment classification"): "lines 449-513",
+    ("002", "SHAP for explaining BERT predictions for sentiment classification"): "lines 657-675",
+    ("002", "SHAP vs Grad-SAM for BERT sentiment classification"): "lines 514-521",
+    # notebook 06
+    ("003", "Self-Attention Explanations"): "lines 165-186",
+    ("001", "Attention as explanation?"): "lines 127-253",
+    ("002", "Property 1"): "lines 592-595",
+    ("002", "Attention is not not Explanation"): "lines 614-639",
+}
+
 HEADING = re.compile(r"^## (\d+)\.\s+\S")
 REF_START = re.compile(r"^\*(Lecture|Beyond the lectures)\b")
 WHERE = r"(?P<unit>pp?\.|lines?) (?P<spans>\d+(?:-\d+)?(?:, \d+(?:-\d+)?)*)"
-LECTURE_LINE = re.compile(r"^\*Lecture: (?P<name>[^()*]+?) \(seeds/(?P<seed>\d{3})\), " + WHERE + r"\.\*$")
+TITLES = r'(?P<slide>slides?) (?P<titles>"[^"]+"(?:, "[^"]+")*)'
+LECTURE_LINE = re.compile(r"^\*Lecture: (?P<name>[^()*,]+?)(?: \(seeds/(?P<seed>\d{3})\))?, (?:" + WHERE + "|" + TITLES
+                          + r")\.\*$")
 BEYOND_LINE = re.compile(r"^\*Beyond the lectures: (?P<works>[^*]+)\.\*$")
 YEAR_AT_END = re.compile(r", (1[89]|20)\d\d[a-z]?$")
 PAUSE_START = "> **Pause here.**"
 PAUSE = re.compile(r'^> \*\*Pause here\.\*\* The lecture asks: "(?P<question>.+\?)" '
-                   r"\((?P<name>[^()]+), seeds/(?P<seed>\d{3}), " + WHERE + r"\)$")
+                   r"\((?P<name>[^(),]+)(?:, seeds/(?P<seed>\d{3}))?, (?:" + WHERE + "|" + TITLES + r")\)$")
 HOW_TO_ADD = ("add directly under the heading one italic line, either '*Lecture: <short lecture name> "
               "(seeds/00X), <p. N | pp. N-M | line N | lines N-M>.*' (short names: "
               + ", ".join(f"seeds/{k} '{v}'" for k, v in LECTURES.items())
@@ -116,7 +149,8 @@ class Reference:
     unit: str  # "page" or "line"
     where: str  # as written, e.g. "pp. 13-14"
     spans: list[tuple[int, int]]
-    text: str | None = None  # the cited text, once read from the lecture
+    text: str | None = None
+    titles: list[str] = field(default_factory=list)  # the slide titles cited, one per span  # the cited text, once read from the lecture
 
 
 @dataclass
@@ -172,16 +206,62 @@ def parse_where(unit: str, spans: str) -> tuple[str, list[tuple[int, int]]] | st
 
 
 def _reference(where_in_notebook: str, m: re.Match) -> Reference | str:
-    parsed = parse_where(m["unit"], m["spans"])
-    if isinstance(parsed, str):
-        return f"{where_in_notebook}: {parsed}"
-    if m["seed"] not in LECTURES:
-        return f"{where_in_notebook}: seeds/{m['seed']} is not one of the lectures {sorted(LECTURES)}"
-    if m["name"] != LECTURES[m["seed"]]:
-        return (f"{where_in_notebook}: seeds/{m['seed']} is cited as {m['name']!r}; "
-                f"its short name is {LECTURES[m['seed']]!r}")
-    unit, spans = parsed
-    return Reference(where_in_notebook, m["seed"], m["name"], unit, f"{m['unit']} {m['spans']}", spans)
+    seed = m["seed"]
+    if seed is None:  # the lecture named by its short name alone
+        seeds = [k for k, v in LECTURES.items() if v == m["name"]]
+        if not seeds:
+            return (f"{where_in_notebook}: {m['name']!r} is not a lecture's short name "
+                    f"({', '.join(repr(v) for v in LECTURES.values())})")
+        seed = seeds[0]
+    titles: list[str] = []
+    if m["titles"] is not None:
+        titles = re.findall(r'"([^"]+)"', m["titles"])
+        if (m["slide"] == "slide") != (len(titles) == 1):
+            return f"{where_in_notebook}: write 'slide' for one title, 'slides' for several"
+        missing = [t for t in titles if (seed, t) not in SLIDES]
+        if missing:
+            return (f"{where_in_notebook}: the slide {missing[0]!r} of seeds/{seed} is not in SLIDES: add "
+                    f"({seed!r}, {missing[0]!r}): '<lines or pages it spans>' to SLIDES in tests/test_lecture_refs.py")
+        spans: list[tuple[int, int]] = []
+        units = set()
+        for t in titles:
+            where = re.fullmatch(WHERE, SLIDES[(seed, t)])
+            parsed = parse_where(where["unit"], where["spans"])
+            if isinstance(parsed, str):
+                return f"{where_in_notebook}: SLIDES[{(seed, t)!r}]: {parsed}"
+            units.add(parsed[0])
+            spans += parsed[1]
+        if len(units) != 1:
+            return f"{where_in_notebook}: the slides {titles} mix pages and lines"
+        unit = units.pop()
+        word = {"page": ("p.", "pp."), "line": ("line", "lines")}[unit][len(spans) > 1 or spans[0][0] != spans[0][1]]
+        text = f"{word} " + ", ".join(f"{lo}-{hi}" if hi != lo else f"{lo}" for lo, hi in spans)
+    else:
+        parsed = parse_where(m["unit"], m["spans"])
+        if isinstance(parsed, str):
+            return f"{where_in_notebook}: {parsed}"
+        unit, spans = parsed
+        text = f"{m['unit']} {m['spans']}"
+    if seed not in LECTURES:
+        return f"{where_in_notebook}: seeds/{seed} is not one of the lectures {sorted(LECTURES)}"
+    if m["name"] != LECTURES[seed]:
+        return (f"{where_in_notebook}: seeds/{seed} is cited as {m['name']!r}; "
+                f"its short name is {LECTURES[seed]!r}")
+    return Reference(where_in_notebook, seed, m["name"], unit, text, spans, titles=titles)
+
+
+def _title_at(lecture: Lecture, ref: Reference) -> str | None:
+    """A problem when a cited slide title does not open its span in the lecture text, else None."""
+    for title, (lo, hi) in zip(ref.titles, ref.spans, strict=True):
+        first = lecture.text(ref.unit, [(lo, hi)]).splitlines()
+        first = [line for line in first if line.strip()][:1] if ref.unit == "page" else first[:1]
+        heading = normalise(first[0] if first else "").lstrip("# ").strip('"')
+        wanted = normalise(title)
+        if not (heading == wanted or heading.startswith(wanted + " ") or heading.startswith(wanted + ":")
+                or heading.startswith(wanted + '"')):
+            return (f"{ref.where_in_notebook}: the slide {title!r} does not open seeds/{ref.seed}, {ref.unit} {lo} "
+                    f"({first[0][:60] if first else ''!r}): fix SLIDES or the title")
+    return None
 
 
 def collect(paths: list[Path]) -> Collected:
@@ -325,6 +405,11 @@ def check_against_lectures(found: Collected, folder: Path, keywords: dict[tuple[
             ref.text = lectures[ref.seed].text(ref.unit, ref.spans)
         except LookupError as err:
             problems.append(f"{ref.where_in_notebook}: seeds/{ref.seed}, {ref.where}: {err}")
+            continue
+        if ref.titles:
+            wrong = _title_at(lectures[ref.seed], ref)
+            if wrong:
+                problems.append(wrong)
     for ref in found.references:
         if ref.text is None:
             continue
@@ -518,3 +603,26 @@ def test_notebook_sources_hold_no_control_characters():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             bad = re.search(r"[\x00-\x09\x0b-\x1f\x7f]", line)
             assert bad is None, f"{path.name}:{number} holds the control character {bad.group()!r}: {line[:80]!r}"
+
+
+def test_checker_reads_slide_titles_and_names_without_the_file(tmp_path, monkeypatch):
+    """A section cites a slide by its title (SLIDES keeps where it runs) and a pause names the lecture alone."""
+    monkeypatch.setitem(SLIDES, ("003", "Attention maths"), "lines 1-2")
+    monkeypatch.setitem(SLIDES, ("003", "Permutation"), "lines 1-2")  # a title that does not open its span
+    titled = GOOD.replace("*Lecture: Attention-based explainability (seeds/003), lines 1-2.*",
+                          '*Lecture: Attention-based explainability, slide "Attention maths".*')
+    titled = titled.replace("(Gradient/attention-based explanations, seeds/000, p. 3)",
+                            "(Gradient/attention-based explanations, p. 3)")
+    found = _fake(tmp_path, titled)
+    assert found.problems == [] and check_against_lectures(found, tmp_path / "seeds", GOOD_KEYWORDS) == []
+    ref = found.references[1]
+    assert (ref.seed, ref.where, ref.titles, ref.spans) == ("003", "lines 1-2", ["Attention maths"], [(1, 2)])
+    assert found.pauses[0].ref.seed == "000" and found.pauses[0].ref.text
+    problems = _all_problems(tmp_path, titled.replace('slide "Attention maths"', 'slide "Permutation"'))
+    assert any("the slide 'Permutation' does not open seeds/003, line 1" in p for p in problems), problems
+    problems = _all_problems(tmp_path, titled.replace('slide "Attention maths"', 'slide "No such slide"'))
+    assert any("is not in SLIDES" in p for p in problems), problems
+    problems = _all_problems(tmp_path, titled.replace('slide "Attention maths"', 'slides "Attention maths"'))
+    assert any("'slide' for one title" in p for p in problems), problems
+    problems = _all_problems(tmp_path, titled.replace("Attention-based explainability, slide", "Attention maths, slide"))
+    assert any("is not a lecture's short name" in p for p in problems), problems

@@ -1,7 +1,7 @@
 """What the lecture's model sizes cost on this project's machines, as ``benchmarks/lecture_scale.py`` measured.
 
 The notebooks run on small embedded models; each model cell says what swapping in the lecture's model
-(bert-base for 02-04, vit-base-patch16-224 for 05) costs, by printing :func:`lecture_costs` for the cells
+(bert-base for 02-04 and 06, vit-base-patch16-224 for 05) costs, by printing :func:`lecture_costs` for the cells
 that notebook runs. The figures come from ``lecture_scale.json`` beside this module, written by
 ``python benchmarks/lecture_scale.py --record`` (random-weight models of the hub configurations, which cost
 what trained ones cost), one entry per device: ``cpu`` and, where a GPU was lent, ``cuda``. Issue 30.
