@@ -359,7 +359,7 @@ fig
 # prediction": a Grad-SAM score sums the token's own **query row**, the attention the token pays, where
 # raising it would raise the explained logit. `[CLS]` wins because the classifier reads only its final
 # vector, so its row is where the gradient is largest (section 5 measures the share per layer). Whether
-# deleting a word changes the decision is another question, asked in section 7.
+# deleting a word changes the decision is another question, asked in the lab, notebook 06.
 # </details>
 # <!-- END SOLUTION -->
 

@@ -18,8 +18,8 @@
 #
 # **Learning objectives.** After this lab you can
 #
-# * compute and compare raw attention, attention rollout, gradient-weighted attention, Integrated Gradients
-#   and two relevance propagations (Chefer et al.'s LRP and AttnLRP) for one sentence;
+# * implement attention rollout, and compare it with raw attention, gradient-weighted attention, Integrated
+#   Gradients and two relevance propagations (Chefer et al.'s LRP and AttnLRP) on one sentence;
 # * run Serrano & Smith's erasure test and a deletion test, and read a deletion result against a random order;
 # * run Jain & Wallace's attention shuffle and rank-agreement test, and say what they can and cannot show;
 # * run Wiegreffe & Pinter's diagnostic model and say what "attention carries task information" means;
@@ -29,8 +29,8 @@
 #
 # **Outline.**
 #
-# 1. more views of the same sentence: raw attention, rollout, gradient-weighted attention, IG, Chefer LRP,
-#    AttnLRP, and what each costs;
+# 1. more views of the same sentence: raw attention, rollout (written by you), gradient-weighted attention,
+#    IG, Chefer LRP, AttnLRP, and what each costs;
 # 2. erasure and deletion (Serrano & Smith 2019);
 # 3. shuffling the attention and rank agreement (Jain & Wallace 2019);
 # 4. a diagnostic model that sees no context (Wiegreffe & Pinter 2019);
@@ -91,11 +91,14 @@ if "google.colab" in sys.modules:
 # figure; until then it prints "<Figure size ...>")
 # %matplotlib inline
 import numpy as np
+import torch
 from matplotlib.figure import Figure
 
 import xaikit
 from xaikit import pick, widgets
 from xaikit.claims import claim
+from xaikit.course import checks
+from xaikit.course.checks import exercise
 from xaikit.models.arch import attn_implementation
 from xaikit.text.lab.faithfulness import run_lab
 from xaikit.text.tokens import rank_correlation
@@ -175,6 +178,42 @@ if MODEL == "embedded":
     gs = names.index("Grad-SAM")
     # printed, not asserted: a mean over five sentences, it changes with the training seed
     claim("06.1-gradsam-nearer-attention-than-ig", rho[gs, names.index("attention")] - rho[gs, names.index("IG")])
+
+# %% [markdown] nbgrader={"grade": false, "grade_id": "my_rollout-task", "locked": true, "schema_version": 3, "solution": false}
+# **Exercise (15 min, ★★☆).** Write attention rollout (Abnar & Zuidema 2020) from the attention of every layer
+# and head, `(L, M, N, N)`: per layer the mean over the heads $\bar A_l$, the residual connection added as
+# $\tfrac12 \bar A_l + \tfrac12 I$ with the rows renormalised, and the product from the first layer to the last,
+# $R = \hat A_L \cdots \hat A_2 \hat A_1$. Return $R$, `(N, N)`: row $i$ says how much of each input token flows
+# into position $i$ at the top. The view above is row 0, `[CLS]`'s.
+
+# %% nbgrader={"grade": false, "grade_id": "my_rollout", "locked": false, "schema_version": 3, "solution": true}
+@exercise(checks.check_rollout)  # while the body is a stub, later calls use xaikit's reference and say so
+def my_rollout(attentions):
+    """Attention rollout (N, N) from attention (L, M, N, N)."""
+    ### BEGIN SOLUTION
+    eye = torch.eye(attentions.shape[-1], dtype=attentions.dtype)
+    r = eye.clone()
+    for layer in attentions.mean(dim=1):  # (N, N): the head mean of one layer
+        step = 0.5 * layer + 0.5 * eye  # the residual connection carries each token forward
+        r = (step / step.sum(dim=-1, keepdim=True)) @ r  # rows renormalised; the later layer on the left
+    return r
+    ### END SOLUTION
+
+
+# %% nbgrader={"grade": true, "grade_id": "my_rollout-check", "locked": true, "points": 1, "schema_version": 3, "solution": false}
+assert checks.check_rollout(my_rollout)
+### BEGIN HIDDEN TESTS
+assert checks.check_rollout(my_rollout, verbose=False).passed, "graded: my_rollout must be written and pass every case"
+### END HIDDEN TESTS
+
+# %% nbgrader={"grade": false, "grade_id": "my_rollout-use", "locked": true, "schema_version": 3, "solution": false}
+with torch.no_grad():
+    out = model(**tokenizer(text, return_tensors="pt").to(model.device), output_attentions=True)
+att = torch.stack([a[0] for a in out.attentions]).cpu().double()  # (L, M, N, N), back on the CPU
+mine = my_rollout(att)
+print(f"your rollout of {text!r}: rows sum to 1 within {float((mine.sum(-1) - 1).abs().max()):.1e}; [CLS] row:",
+      np.round(mine[0].numpy(), 2))
+torch.testing.assert_close(mine, torch.from_numpy(views["rollout"].detail.matrix).double(), atol=1e-5, rtol=1e-4)
 
 # %% [markdown]
 # ### Relevance propagated through the blocks (Chefer, Gur & Wolf 2021)
@@ -913,12 +952,12 @@ assert panel.error is None and panel.result.view == "AOPC"
 comp = {name: m["comprehensiveness"] for name, m in summary.items()}
 suff = {name: m["sufficiency"] for name, m in summary.items()}
 print("most comprehensive ranking:", max(comp, key=comp.get), "| most sufficient:", min(suff, key=suff.get))
-# section 7's two groups, by what an order scores: the output's sensitivity to the word, or not
+# section 2's two groups, by what an order scores: the output's sensitivity to the word, or not
 by_gradients, by_attention = by_gradients_lab, ("attention", "Grad-SAM")
 # printed, not asserted: how many (ranking, measure) pairs do no better than the random order
 claim("06.6-not-beating-random", sum(comp[m] <= comp["random"] for m in comp if m != "random")
       + sum(suff[m] >= suff["random"] for m in suff if m != "random"))
-if MODEL == "embedded":  # as in section 7, the groups are compared by the means of their orders
+if MODEL == "embedded":  # as in section 2, the groups are compared by the means of their orders
     from_gradients_comp, from_attention_comp = (np.mean([comp[m] for m in g]) for g in (by_gradients, by_attention))
     claim("06.6-gradient-orders-over-random-comp", from_gradients_comp - comp["random"])  # the control
     claim("06.6-gradient-orders-over-random-suff", suff["random"] - np.mean([suff[m] for m in by_gradients]))

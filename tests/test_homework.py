@@ -360,6 +360,10 @@ WRONG = {
                "import numpy as np\nw = np.mean(negative_acts, 0) - np.mean(concept_acts, 0)\n"
                "return w / np.linalg.norm(w)"),
     "my_tcav_score": ("check_tcav_score", "greater_equal", "import numpy as np\nreturn float(np.mean(grads @ cav >= 0))"),
+    "my_rollout": ("check_rollout", "wrong_order",
+                   "import torch\neye = torch.eye(attentions.shape[-1], dtype=attentions.dtype)\nr = eye.clone()\n"
+                   "for layer in attentions.mean(dim=1):\n    step = 0.5 * layer + 0.5 * eye\n"
+                   "    r = r @ (step / step.sum(-1, keepdim=True))\nreturn r"),
 }
 
 
@@ -397,7 +401,8 @@ def test_every_exercise_has_a_wrong_answer_its_check_names():
         signature = {"check_grad_times_input": "f, x", "check_ig_riemann": "f, x, baseline, steps",
                      "check_attention": "x, w_q, w_k, w_v", "check_head_plots": "attentions, tokens, picks",
                      "check_gradsam": "attentions, gradients", "check_cls_share": "attentions, gradients",
-                     "check_cav": "concept_acts, negative_acts", "check_tcav_score": "grads, cav"}[check]
+                     "check_cav": "concept_acts, negative_acts", "check_tcav_score": "grads, cav",
+                     "check_rollout": "attentions"}[check]
         result = reference(_wrong_function(name, signature), verbose=False)
         assert not result.passed and result.mistake == mistake, f"{name}: {result.report()}"
 

@@ -101,6 +101,7 @@ EXERCISES = (
     Exercise("04", "plot_heads", "check_head_plots", "one head of each of two layers"),
     Exercise("05", "my_cav", "check_cav", "a CAV"),
     Exercise("05", "my_tcav_score", "check_tcav_score", "its TCAV score"),
+    Exercise("06", "my_rollout", "check_rollout", "attention rollout"),
 )
 
 

@@ -35,11 +35,14 @@ check                          your function                                    
                                ``[(layer, head), (layer, head)]``
 ``check_cav``                  ``fn(concept_acts, negative_acts) -> cav (D,)``           05
 ``check_tcav_score``           ``fn(grads (N, D), cav (D,)) -> float``                   05
+``check_rollout``              ``fn(attentions (L, M, N, N)) -> (N, N)``: attention      06
+                               rollout
 =============================  ========================================================  ==========
 
 The package: ``_core`` (the report, calling the student's function, the exercise wrapper and the skeleton every
 check runs), one module per lecture with its checks and references (``gradients``: notebooks 01-02,
-``attention``: 03, ``gradsam``: 04, ``concepts``: 05), and here :func:`exercise` and the table of references.
+``attention``: 03, ``gradsam``: 04, ``concepts``: 05,
+``lab``: 06), and here :func:`exercise` and the table of references.
 """
 
 from __future__ import annotations
@@ -65,10 +68,11 @@ from xaikit.course.checks.gradsam import (
     check_gradsam,
     check_head_plots,
 )
+from xaikit.course.checks.lab import _rollout_reference, check_rollout
 
 __all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_grad_times_input", "check_ig_riemann", "check_attention",
            "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots", "check_cav",
-           "check_tcav_score"]
+           "check_tcav_score", "check_rollout"]
 
 
 def exercise(check):
@@ -102,4 +106,5 @@ _REFERENCES = {
     "check_head_plots": lambda: _head_plots_reference,
     "check_cav": lambda: _cav_reference,
     "check_tcav_score": lambda: _tcav_score_reference,
+    "check_rollout": lambda: _rollout_reference,
 }
