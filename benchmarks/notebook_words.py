@@ -9,9 +9,11 @@ at most ``LECTURE_WORDS`` words of prose), labs are 06 and up (at most ``LAB_WOR
   and HTML tags. A word is a run of characters with a letter or digit in it.
 * **code**: non-blank lines of code cells that are not comments, without the solution regions
   (``### BEGIN SOLUTION`` ... ``### END SOLUTION``) and hidden tests; the Colab set-up cell counts too.
-* **exercises**: markdown cells whose visible text starts with ``**Exercise`` or ``**Homework``. Each
-  states its own time, ``(10 min, ★★☆)``; an exercise without one is counted at ``DEFAULT_EXERCISE_MIN``
-  and listed as "untimed".
+* **exercises**: what a student hands in, as nbgrader marks it: each written answer (a markdown cell with
+  ``"solution": true``) and each function to write (a code cell with ``"solution": true``). An exercise
+  states its time and difficulty, ``(10 min, ★★☆)``, in its own text or, for a function, in the markdown cell
+  that sets the task just above it; one without is counted at ``DEFAULT_EXERCISE_MIN`` and listed as
+  "untimed".
 * **time**: reading at ``READING_WPM`` words a minute (technical prose read with care, formulas and code
   glanced at), plus each exercise's stated minutes. Running cells and watching panels are not included.
 
@@ -37,7 +39,7 @@ _DISPLAY_MATH = re.compile(r"\$\$.*?\$\$", re.S)
 _INLINE_MATH = re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$")
 _TAG = re.compile(r"<[^>]+>")
 _WORD = re.compile(r"\S*[A-Za-z0-9]\S*")
-_EXERCISE = re.compile(r"^\*\*(Exercise|Homework)\b")
+_SOLUTION_CELL = re.compile(r'"solution": true')
 _TIME = re.compile(r"\((\d+(?:\.\d+)?) min, ([★☆]{3})\)")
 
 
@@ -62,20 +64,22 @@ class Count:
         return self.words / READING_WPM + sum(self.exercise_minutes)
 
 
-def cells(source: str) -> list[tuple[str, str]]:
-    """(kind, text) of each cell of a jupytext percent source; markdown text without its leading '# '."""
-    out, kind, lines = [], None, []
+def cells(source: str) -> list[tuple[str, str, bool]]:
+    """(kind, text, is an exercise) of each cell of a jupytext percent source; markdown text without its
+    leading '# '."""
+    out, kind, lines, graded = [], None, [], False
     for line in source.splitlines():
         if line.startswith("# %%"):
             if kind is not None:
-                out.append((kind, "\n".join(lines)))
+                out.append((kind, "\n".join(lines), graded))
             kind, lines = ("markdown" if "[markdown]" in line else "code"), []
+            graded = bool(_SOLUTION_CELL.search(line))
         elif kind == "markdown":
             lines.append(line[2:] if line.startswith("# ") else line.lstrip("#"))
         elif kind is not None:
             lines.append(line)
     if kind is not None:
-        out.append((kind, "\n".join(lines)))
+        out.append((kind, "\n".join(lines), graded))
     return out
 
 
@@ -102,19 +106,20 @@ def code_lines(code: str) -> int:
 
 def count(path: Path) -> Count:
     c = Count(path.stem)
-    for kind, text in cells(path.read_text(encoding="utf-8")):
+    last_prose = ""  # the markdown just above a cell: where a function's task is set
+    for kind, text, graded in cells(path.read_text(encoding="utf-8")):
         if kind == "code":
             c.code += code_lines(text)
-            continue
-        prose = visible_prose(text)
-        c.words += len(_WORD.findall(prose))
-        if _EXERCISE.match(prose.strip()):
-            stated = _TIME.search(prose.split("\n\n")[0])
-            if stated:
-                c.exercise_minutes.append(float(stated[1]))
-            else:
-                c.exercise_minutes.append(DEFAULT_EXERCISE_MIN)
-                c.untimed += 1
+            own = ""
+        else:
+            own = visible_prose(text)
+            c.words += len(_WORD.findall(own))
+        if graded:
+            stated = _TIME.search(own) or _TIME.search(last_prose)
+            c.exercise_minutes.append(float(stated[1]) if stated else DEFAULT_EXERCISE_MIN)
+            c.untimed += stated is None
+        if kind == "markdown":
+            last_prose = own
     return c
 
 
