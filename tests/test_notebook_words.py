@@ -54,7 +54,7 @@ def test_counts_visible_prose_code_and_exercises(tmp_path):
     assert c.words == 2 + 12 + 4 + 3, c.words
     assert c.code == 3  # the import, the assignment, "def f():"; the solution line is hidden
     assert c.exercise_minutes == [7.0, notebook_words.DEFAULT_EXERCISE_MIN] and c.untimed == 1
-    assert not c.lab and c.limit == notebook_words.LECTURE_WORDS
+    assert c.lab and c.limit == notebook_words.LAB_WORDS  # 09: a lab (06 and up)
     assert notebook_words.count(path).minutes == pytest.approx(c.words / notebook_words.READING_WPM + 7 + 5)
 
 
