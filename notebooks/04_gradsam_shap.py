@@ -31,7 +31,7 @@
 # 2. the attention explorer: pick two layers, plot one head of each, interpret;
 # 3. **Grad-SAM** (Barkan et al. 2021): attention times the ReLU of its gradient, implemented by you;
 # 4. **SHAP** with the tokenizer as masker, padded to the longest input rather than to 512 tokens;
-#    4b LIME, 4c capturing attention gradients (homework 1);
+#    4b LIME, 4c capturing attention gradients;
 # 5. Grad-SAM against SHAP, token by token, with rank correlations;
 # 6. summary.
 #
