@@ -213,7 +213,8 @@ att = torch.stack([a[0] for a in out.attentions]).cpu().double()  # (L, M, N, N)
 mine = my_rollout(att)
 print(f"your rollout of {text!r}: rows sum to 1 within {float((mine.sum(-1) - 1).abs().max()):.1e}; [CLS] row:",
       np.round(mine[0].numpy(), 2))
-torch.testing.assert_close(mine, torch.from_numpy(views["rollout"].detail.matrix).double(), atol=1e-5, rtol=1e-4)
+# the view above is the [CLS] row of xaikit's rollout, computed from the same attention in float32
+torch.testing.assert_close(mine[0], torch.as_tensor(views["rollout"].scores, dtype=torch.float64), atol=1e-5, rtol=1e-4)
 
 # %% [markdown]
 # ### Relevance propagated through the blocks (Chefer, Gur & Wolf 2021)
