@@ -1,13 +1,13 @@
-"""Notebooks 02-05 and the TCAV lab 07 run top to bottom in student mode on the lecture's model sizes (issue 30, "done when").
+"""Notebooks 02-07 run top to bottom in student mode on the lecture's model sizes.
 
 The random-weight bert-base and vit-base-patch16-224 of ``benchmarks/lecture_scale.py`` (saved with
 ``save_pretrained``, loaded through xaikit's folder route) replace ``MODEL = "embedded"`` in each notebook's
-model cell: bert-base for 02, 03 and 04, vit-base for 05 and 07. The cells guarded by ``if MODEL == "embedded"``
+model cell: bert-base for 02, 03, 04 and 06, vit-base for 05 and 07. The cells guarded by ``if MODEL == "embedded"``
 (the asserts that hold only for the embedded models' training) are skipped by the notebooks themselves.
 Each notebook runs in a fresh kernel with fast mode off; the script prints its time, the first error if one
 was raised, and its slowest cells.
 
-    HF_HUB_OFFLINE=1 python benchmarks/lecture_notebooks.py [02 03 04 05 07]
+    HF_HUB_OFFLINE=1 python benchmarks/lecture_notebooks.py [02 03 04 05 06 07]
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def with_model(path: Path, folder: Path):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("notebooks", nargs="*", default=["02", "03", "04", "05", "07"])
+    parser.add_argument("notebooks", nargs="*", default=["02", "03", "04", "05", "06", "07"])
     args = parser.parse_args()
     import lecture_scale
     import nbformat

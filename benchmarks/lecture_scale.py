@@ -194,7 +194,7 @@ def row_tcav_rank(vit_dir: Path, bert_dir: Path, quick: bool, clock):
 
 # -- text rows: the random bert-base through load_sentiment's folder route ----------------------------------
 
-#: the five sentences of notebook 04's SHAP cell and ten for the lab (short movie-review sentences)
+#: the five sentences of notebook 04's SHAP cell and ten for notebook 06's lab (short movie-review sentences)
 LECTURE = ["a clever piece of cinema", "the plot is dull and the acting is worse", "i like this movie a lot",
            "a wonderful story with a great cast", "not good, not bad, just boring"]
 LAB = LECTURE + ["the film is a joy to watch", "an awful script and a waste of time",

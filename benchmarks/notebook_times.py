@@ -1,7 +1,7 @@
 """How long each lecture notebook takes as a student runs it (fast mode off), against its budget (issue 25).
 
-Budgets on 2 CPU cores, the first run after ``python -m xaikit prepare`` included: 01, 02, 03 and 05 within
-60 s each, 04 within 90 s. Each notebook runs in a fresh kernel, one after the other, the way a student
+Budgets on 2 CPU cores, the first run after ``python -m xaikit prepare`` included (``claims_matrix.BUDGETS``):
+60 s for each lecture, 90 s for the lab notebook 06. Each notebook runs in a fresh kernel, one after the other, the way a student
 opens them in order.
 
     python benchmarks/notebook_times.py               # on the current cache (prepared already)

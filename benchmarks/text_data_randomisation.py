@@ -1,11 +1,11 @@
-"""The data randomisation test of notebook 04 over training seeds (Adebayo et al. 2018, section 4; issue 31).
+"""The data randomisation test of notebook 06 over training seeds (Adebayo et al. 2018, section 4; issue 31).
 
 For each training seed given, builds (or finds in the cache) the embedded sentiment model and its
 shuffled-label twin (:func:`xaikit.models.sentiment.ensure_shuffled_sentiment`: the same recipe and steps over
 2,000 training texts, labels permuted by ``random.Random(LABEL_SEED_OFFSET + seed)``), then prints how much of
 its shuffled training labels it fits, both held-out accuracies and the
 mean Spearman similarity of each cheap method's token ranking on the two models
-(:func:`xaikit.text.sanity.model_similarities`), on the first ``--n`` held-out sentences as in notebook 04's
+(:func:`xaikit.text.sanity.model_similarities`), on the first ``--n`` held-out sentences as in notebook 06's
 student mode. A seed not yet in the cache costs two trainings of about 4-5 minutes each on 2 cores.
 
     python benchmarks/text_data_randomisation.py            # seed 0
@@ -41,7 +41,7 @@ def measure(seed: int, n: int = 6) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("seeds", type=int, nargs="*", default=[0], help="training seeds (default: 0)")
-    parser.add_argument("--n", type=int, default=6, help="held-out sentences (notebook 04's student mode: 6)")
+    parser.add_argument("--n", type=int, default=6, help="held-out sentences (notebook 06's student mode: 6)")
     args = parser.parse_args()
     rows = [measure(seed, args.n) for seed in args.seeds]
     print(f"\nmean Spearman over {args.n} held-out sentences, trained vs shuffled-label model")

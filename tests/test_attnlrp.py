@@ -1,4 +1,4 @@
-"""AttnLRP (xaikit.text.attnlrp, Achtibat et al., ICML 2024; notebook 04).
+"""AttnLRP (xaikit.text.attnlrp, Achtibat et al., ICML 2024; notebook 06).
 
 Oracles: relevance conservation at every block boundary (what a block receives = what leaves it + what its
 biases, epsilon and softmax remainder absorbed), and the logit's value = total input relevance + everything

@@ -137,7 +137,7 @@ def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, mo
     monkeypatch.setattr(diagnostics, "warm_notebook_cache", lambda *a, **k: Path("."))  # fake weights
     prepare(only="sentiment", progress=False, parallel=False)
     assert len(calls) == 1 and sentiment.is_built()
-    assert len(shuffled) == 2 and sentiment.is_built(labels="shuffled")  # its shuffled-label twin (notebook 04)
+    assert len(shuffled) == 2 and sentiment.is_built(labels="shuffled")  # its shuffled-label twin (notebook 06)
     assert sentiment.is_built(labels="subset")  # and that one's control
     prepare(only="sentiment", progress=False, parallel=False)
     assert len(calls) == 1 and len(shuffled) == 2  # intact: reused

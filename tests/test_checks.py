@@ -525,3 +525,46 @@ def test_cav_cosines_correct(capsys):
 def test_cav_cosines_mistakes(fn, mistake):
     result = checks.check_cav_cosines(fn, verbose=False)
     assert not result and result.mistake == mistake, result.report()
+
+
+# -- attention rollout (notebook 06) ------------------------------------------------------------------------
+
+def _rollout_by_hand(a, first_on_the_left=False, residual=True, heads="mean", last_only=False):
+    """Rollout written out loop by loop, independently of xaikit's rollout_matrix (Abnar & Zuidema 2020)."""
+    L, M, N, _ = a.shape
+    steps = []
+    for layer in range(L):
+        h = sum(a[layer, m] for m in range(M)) / (M if heads == "mean" else 1)
+        step = 0.5 * h + 0.5 * torch.eye(N, dtype=a.dtype) if residual else h
+        steps.append(step / step.sum(-1, keepdim=True))
+    if last_only:
+        return steps[-1]
+    r = torch.eye(N, dtype=a.dtype)
+    for step in steps:
+        r = r @ step if first_on_the_left else step @ r
+    return r
+
+
+def test_rollout_correct_rows_sum_to_one(capsys):
+    result = checks.check_rollout(_rollout_by_hand)
+    assert result.passed and result.mistake is None
+    assert "rollout matches" in capsys.readouterr().out
+    a, _ = _synthetic_attention()
+    r = _rollout_by_hand(a)
+    torch.testing.assert_close(r.sum(-1), torch.ones(a.shape[-1], dtype=a.dtype))  # a product of stochastic rows
+
+
+@pytest.mark.parametrize(("kwargs", "mistake"), [
+    (dict(first_on_the_left=True), "wrong_order"),
+    (dict(residual=False), "missing_residual"),
+    (dict(heads="sum"), "summed_heads"),
+    (dict(last_only=True), "last_layer_only"),
+])
+def test_rollout_classic_mistakes(kwargs, mistake):
+    result = checks.check_rollout(lambda a: _rollout_by_hand(a, **kwargs), verbose=False)
+    assert not result.passed and result.mistake == mistake, result.report()
+
+
+def test_rollout_wrong_shape_is_named():
+    result = checks.check_rollout(lambda a: _rollout_by_hand(a)[0], verbose=False)
+    assert not result.passed and result.mistake == "shape"

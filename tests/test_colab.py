@@ -172,7 +172,7 @@ def test_colab_badges_one_per_lecture_notebook():
     names = sorted(p.name for p in nbtools.NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
     table = colab.badges("my-course/xaikit", names, branch="ws2026")
     links = re.findall(r"\]\((https://colab\.research\.google\.com/github/[^)]+)\)", table)
-    assert {"05_tcav.ipynb", "07_tcav_lab.ipynb"} <= set(names) and links == [
+    assert {"05_tcav.ipynb", "06_attention_lab.ipynb", "07_tcav_lab.ipynb"} <= set(names) and links == [
         f"https://colab.research.google.com/github/my-course/xaikit/blob/ws2026/notebooks/{n}" for n in names]
     assert table.count(colab.BADGE_IMAGE) == len(names)
     for bad, param in ((dict(repo="https://github.com/a/b"), "repo"), (dict(repo="xaikit"), "repo"),

@@ -1,4 +1,4 @@
-"""Wiegreffe & Pinter's diagnostic model (xaikit.text.diagnostics, notebook 04, section 7).
+"""Wiegreffe & Pinter's diagnostic model (xaikit.text.diagnostics, notebook 06, section 4).
 
 Oracles: a plain loop for the pooling, the mean (uniform weights) and one token's output (one-hot weights);
 a synthetic task whose label is carried by one known token, where oracle weights must reach accuracy near 1
@@ -348,7 +348,7 @@ def test_notebook_sentences_are_fixed_and_the_sizes_follow_the_mode():
 
 def test_attention_cache_key_ignores_where_the_model_was_loaded_from(tmp_path):
     """Moving the cache (XAIKIT_CACHE) changes the path a model is loaded from, not the model: the key of the
-    attention cache must stay, or notebook 04 reads every sentence's attention again."""
+    attention cache must stay, or notebook 06 reads every sentence's attention again."""
     from xaikit.text.diagnostics import _cache_key
 
     model, tokenizer = tiny_bert(seed=3), tiny_tokenizer(tmp_path / "tok")

@@ -369,6 +369,10 @@ WRONG = {
     "my_cav_cosines": ("check_cav_cosines", "dot_product", "import numpy as np\nreturn np.asarray(acts) @ cav"),
     "my_rank_p": ("check_rank_p", "one_sided", "import numpy as np\nnull = np.asarray(null)\n"
                   "return (1 + np.sum(null >= value)) / (len(null) + 1)"),
+    "my_rollout": ("check_rollout", "wrong_order",
+                   "import torch\neye = torch.eye(attentions.shape[-1], dtype=attentions.dtype)\nr = eye.clone()\n"
+                   "for layer in attentions.mean(dim=1):\n    step = 0.5 * layer + 0.5 * eye\n"
+                   "    r = r @ (step / step.sum(-1, keepdim=True))\nreturn r"),
 }
 
 
@@ -408,7 +412,8 @@ def test_every_exercise_has_a_wrong_answer_its_check_names():
                      "check_gradsam": "attentions, gradients", "check_cls_share": "attentions, gradients",
                      "check_cav": "concept_acts, negative_acts", "check_tcav_score": "grads, cav",
                      "check_rank_p": "value, null", "check_cav_cosines": "acts, cav",
-                     "check_attention_grads": "model, inputs, target"}[check]
+                     "check_attention_grads": "model, inputs, target",
+                     "check_rollout": "attentions"}[check]
         result = reference(_wrong_function(name, signature), verbose=False)
         assert not result.passed and result.mistake == mistake, f"{name}: {result.report()}"
 

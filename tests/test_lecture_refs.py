@@ -77,21 +77,27 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("003", "lines 81-90"): ("Permutation equivariant", "Positional Encoding"),
     ("002", "lines 94-127"): ('how the token "it" attends', 'the correct token "cat"', "attention weights"),
     ("003", "lines 123-134"): ("per-token", "Residual connections"),
-    # notebook 04
-    ("002", "lines 363-400"): ("bert-base-uncased-SST-2", "The sentiment of the sentence 'I like the movie' is 1"),
-    ("002", "line 646"): ("Choose two layers and plot the attention weights",),
-    ("002", "lines 254-362, 403-448, 647-656"): ("proposed Grad-SAM", "Which token is always important?",
-                                                 "different from Vaswani"),
-    ("002", "lines 449-513, 657-675"): ("What does the SHAP value of a feature tell us?",
-                                        'padding="max_length"'),
-    ("002", "lines 514-521"): ("SHAP vs Grad-SAM", "The CLS token almost always ends up"),
-    ("003", "lines 165-186"): ("Multiple heads", "Rollout", "gradient-information"),
-    ("001", "lines 127-253"): ("Serrano and Smith", "Decision flips", "Jain and Wallace", "Scrambling the attention weights",
-                               "Wiegreffe and Pinter"),
-    # notebooks 05 and 07
     ("001", 'slide "Types of attention"'): ("Bahdanau attention (additive attention)",
                                           "Luong attention (multiplicative attention)"),
-    ("002", 'slide "Get the gradients for Grad-SAM"'): ("get_grads_gradsam", "retain_grad", "Backward from the model prediction"),
+    # notebooks 04 and 06
+    ("002", 'slide "Get the gradients for Grad-SAM"'): ("get_grads_gradsam", "retain_grad",
+                                                      "Backward from the model prediction"),
+    ("002", 'slide "BERT predictions for sentiment classification"'): (
+        "bert-base-uncased-SST-2", "The sentiment of the sentence 'I like the movie' is 1"),
+    ("002", 'slide "Homework"'): ("Choose two layers and plot the attention weights",),
+    ("002", 'slides "Grad-SAM", "Grad-SAM scores for BERT sentiment classification", '
+            '"Technicality regarding Grad-SAM implementation"'): (
+        "proposed Grad-SAM", "Which token is always important?", "different from Vaswani"),
+    ("002", 'slides "SHAP for BERT sentiment classification", '
+            '"SHAP for explaining BERT predictions for sentiment classification"'): (
+        "What does the SHAP value of a feature tell us?", 'padding="max_length"'),
+    ("002", 'slide "SHAP vs Grad-SAM for BERT sentiment classification"'): (
+        "SHAP vs Grad-SAM", "The CLS token almost always ends up"),
+    ("003", 'slide "Self-Attention Explanations"'): ("Multiple heads", "Rollout", "gradient-information"),
+    ("001", 'slide "Attention as explanation?"'): ("Serrano and Smith", "Decision flips", "Jain and Wallace",
+                                                   "Wiegreffe and Pinter"),
+    ("002", 'slide "Attention is not not Explanation"'): ("Attention is not not Explanation", "diagnostic"),
+    # notebooks 05 and 07
     ("002", 'slide "ViT - Transformers for image classification"'): ("ViT (Vision Transformer)",
                                                                       "divided into patches"),
     ("002", 'slide "TCAV for explaining ViT - in short"'): ("Get data loaders for concept and target images",
@@ -321,7 +327,11 @@ class Lecture:
                 raise LookupError(f"{self.path.name} has page markers: cite pages")
             chunks = []
             for title in titles:
-                at = [i for i, line in enumerate(self.lines) if normalise(line) == normalise(title)]
+                # a title line as the extract has it: plain, or a markdown heading ("# Title"); a title may
+                # also be the first words of a line that goes on ("Homework :)")
+                heads = [normalise(line.lstrip("#").strip()) for line in self.lines]
+                at = ([i for i, line in enumerate(heads) if line == normalise(title)]
+                      or [i for i, line in enumerate(heads) if line.startswith(normalise(title))])
                 if not at:
                     raise LookupError(f"{self.path.name} has no slide titled {title!r} (no line reads so)")
                 chunks += self.lines[at[0]:at[0] + 1 + SLIDE_LINES]

@@ -1,4 +1,4 @@
-"""Chefer et al.'s relevance propagation (xaikit.text.lrp, notebook 04 sections 6-8).
+"""Chefer et al.'s relevance propagation (xaikit.text.lrp, notebook 06).
 
 Oracles: the transformers model itself (the float64 re-run gives its logits, attention and attention
 gradients), conservation of relevance block by block, each rule against a loop or an autograd formulation

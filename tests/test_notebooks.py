@@ -214,7 +214,7 @@ def test_notebook_runs_in_student_mode(path: Path, tmp_path: Path, monkeypatch):
 
 
 #: the notebooks that call a transformer cell by cell (their own code builds inputs for the model).
-MODEL_NOTEBOOKS = [p for p in NOTEBOOKS if p.stem.startswith(("03", "04"))]
+MODEL_NOTEBOOKS = [p for p in NOTEBOOKS if p.stem.startswith(("03", "04", "06"))]
 
 
 @pytest.mark.notebook

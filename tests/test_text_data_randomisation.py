@@ -1,4 +1,4 @@
-"""The data randomisation test of notebook 04 (Adebayo et al. 2018, section 4, carried to the transformer): the
+"""The data randomisation test of notebook 06 (Adebayo et al. 2018, section 4, carried to the transformer): the
 shuffled-label sentiment model's labels are a true permutation of the real ones, it has its own recipe hash
 and cache folder, it is built through the model cache (checksums, rebuild of a damaged folder) and by
 ``prepare``, and ``model_similarities`` agrees with the cascade's similarity. Training is faked or run on a

@@ -1,4 +1,4 @@
-"""Notebook 04's methods: Grad-SAM, SHAP for text, attention views, attention editing and the lab.
+"""Notebooks 04's and 06's methods: Grad-SAM, SHAP for text, attention views, attention editing and the lab.
 
 Oracles: the plain triple loop (Grad-SAM), SHAP additivity and a direct ``shap.Explainer`` call, the
 identity (rollout), the model's own attention mask (erasure = masking the key), the unedited model; for Jain &
@@ -607,7 +607,7 @@ def test_rank_agreement_taus_and_the_labs(model, tok):
 
 def test_lab_keeps_each_sentences_scores(model, tok):
     """LabResult.scores holds what the methods give each sentence alone: Chefer LRP, grad-weighted attention
-    (an extra view), attention, leave-one-out and the input gradient, with the word positions (notebook 04,
+    (an extra view), attention, leave-one-out and the input gradient, with the word positions (notebook 06,
     section 8 ranks them against each other without running them again)."""
     from xaikit.text import faithfulness as fa
     from xaikit.text.encoding import encode_one

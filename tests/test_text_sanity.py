@@ -1,4 +1,4 @@
-"""Oracles for the text sanity checks (notebook 04, Adebayo et al. 2018 carried to transformers): zero blocks
+"""Oracles for the text sanity checks (notebook 06, Adebayo et al. 2018 carried to transformers): zero blocks
 randomised give similarity 1; each re-drawn module equals its own ``reset_parameters`` draw under the same
 seed; the cascade changes exactly the named blocks; the similarity is scipy's Spearman."""
 

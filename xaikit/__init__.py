@@ -14,7 +14,7 @@ Public names, by the module that holds them::
     shaptext      shap_text                                                (notebook 04)
     lime          lime                                                     (notebook 04)
     tcav          tcav, tcav_significance, ...                             (notebook 05)
-    models        load_sentiment, load_vit                                 (notebooks 02-05)
+    models        load_sentiment, load_vit                                 (notebooks 02-06)
     prepare       prepare: builds the cache (python -m xaikit prepare)
     widgets       the lecture panels
 """

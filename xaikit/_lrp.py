@@ -3,7 +3,7 @@
 Chefer, Gur & Wolf 2021, "Transformer Interpretability Beyond Attention Visualization", CVPR: the rules their
 method propagates relevance with (the z+ rule for linear layers, the non-parametric rule with rescaling for
 the residual adds and the two attention matmuls, eq. 5-8) and its aggregation over blocks (eq. 13-14). Used
-by :mod:`xaikit.text.lrp` (BERT, notebook 04 sections 6-8) and :mod:`xaikit.concepts.vit_lrp` (ViT, notebook
+by :mod:`xaikit.text.lrp` (BERT, notebook 06) and :mod:`xaikit.concepts.vit_lrp` (ViT, notebook
 07 section 4), which re-export the public names; the modules of each family hold the forward pass and the
 order in which the rules are applied. See :mod:`xaikit.text.lrp` for the rules in words.
 """

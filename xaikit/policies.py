@@ -123,7 +123,7 @@ def method_thread_count(model=None, heavy: bool = False) -> int | None:
     (load 5-8) two threads cost 1.5x (MiniLM) to 2.4x (bert-base) the time of one, and bert-base Grad-SAM
     took 3.6 s instead of 0.6 s beside other work: so a large model takes only the cores that are idle when
     the method starts. Heavy work on the embedded MiniLM pays for a second core too (idle, one / two threads):
-    notebook 04's sanity cascade over 4 models and 6 sentences 5.5-6.2 s / 3.9-4.9 s, its Chefer LRP part
+    notebook 06's sanity cascade over 4 models and 6 sentences 5.5-6.2 s / 3.9-4.9 s, its Chefer LRP part
     4.2-4.8 s / 2.8-3.5 s."""
     if _method_threads_set:
         return _method_threads

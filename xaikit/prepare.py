@@ -1,14 +1,14 @@
 """``python -m xaikit prepare``: build and cache the embedded default models, once.
 
 * the sentiment model (MiniLM fine-tuned on movie reviews, :mod:`xaikit.models.sentiment`), used by
-  notebooks 02-04, and after it the same recipe trained on shuffled labels
-  (:func:`xaikit.models.sentiment.ensure_shuffled_sentiment`), notebook 04's data randomisation test
+  notebooks 02-04 and 06, and after it the same recipe trained on shuffled labels
+  (:func:`xaikit.models.sentiment.ensure_shuffled_sentiment`), notebook 06's data randomisation test
   (Adebayo et al. 2018, section 4);
 * the two Vision Transformers of notebooks 05 and 07 (:mod:`xaikit.models.vitworld`): the main image world,
   where "zebra" is a striped animal, and the control world, where stripes do not predict "zebra";
 * the digits CNNs of notebooks 01 and 02 (:func:`xaikit.models.digits.digits_classifier`), on true and on
   shuffled labels;
-* the attention that notebook 04's Wiegreffe & Pinter diagnostic reads from the sentiment model and its
+* the attention that notebook 06's Wiegreffe & Pinter diagnostic reads from the sentiment model and its
   pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`), for the
   sentences of the current mode (fast or student);
 * the 100 random image sets of the rank test in notebook 07 (the TCAV lab)
@@ -23,7 +23,7 @@ recipe version, so a second run finds them and returns in seconds, and a changed
 two or more cores the ViTs train in a second process while the sentiment model trains, one thread each.
 
 It sits above the method families: besides the models of :mod:`xaikit.models` it warms the caches of
-notebook 04's diagnostic (``text``) and notebook 07's rank test (``concepts``).
+notebook 06's diagnostic (``text``) and notebook 07's rank test (``concepts``).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             threads = background.threads if background is not None else None
             folders["sentiment"] = _timed(say, "sentiment model", lambda: sentiment.ensure_embedded_sentiment(
                 force, progress, threads=threads, seed=seed))
-            # notebook 04's data randomisation test: the same recipe on shuffled labels (as long as the above)
+            # notebook 06's data randomisation test: the same recipe on shuffled labels (as long as the above)
             folders["sentiment-shuffled"] = _timed(
                 say, "sentiment (shuffled)",
                 lambda: sentiment.ensure_shuffled_sentiment(force, progress, threads=threads, seed=seed))
@@ -105,11 +105,11 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             folders["sentiment-subset"] = _timed(
                 say, "sentiment (control)",
                 lambda: sentiment.ensure_subset_sentiment(force, progress, threads=threads, seed=seed))
-            # notebook 04's Wiegreffe & Pinter attention for the current mode's sentences, read while the
+            # notebook 06's Wiegreffe & Pinter attention for the current mode's sentences, read while the
             # ViTs still train in the second process
             from xaikit.text.diagnostics import warm_notebook_cache
 
-            folders["attention"] = _timed(say, "attention (nb 04)",
+            folders["attention"] = _timed(say, "attention (nb 06)",
                                           lambda: warm_notebook_cache(progress, seed=seed))
         if want_vit:  # notebook 07's rank test: its 100 random image sets, drawn while the ViTs train
             from xaikit.concepts.nullsets import warm_null_sets

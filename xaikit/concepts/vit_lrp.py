@@ -9,7 +9,7 @@ them (eq. 13-14),
 
 and the map is C's [CLS] row over the patch tokens, laid out on the (grid, grid) patch grid. The lecture on
 attention-based explainability (seeds/003, "Aggregating over Layers") lists it as the "Transformer
-Attention" aggregation; :mod:`xaikit.text.lrp` is the same method for BERT (notebook 04).
+Attention" aggregation; :mod:`xaikit.text.lrp` is the same method for BERT (notebook 06).
 
 **How it is computed.** :func:`relevance_forward` runs a ``ViTForImageClassification`` again from its own
 weights, in float64, with plain tensor operations, keeping every intermediate the propagation needs: the

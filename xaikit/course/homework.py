@@ -105,6 +105,7 @@ EXERCISES = (
     Exercise("05", "my_tcav_score", "check_tcav_score", "its TCAV score"),
     Exercise("05", "my_rank_p", "check_rank_p", "the rank test's p-value among random concepts"),
     Exercise("07", "my_cav_cosines", "check_cav_cosines", "images' cosines with a CAV, to sort them by it"),
+    Exercise("06", "my_rollout", "check_rollout", "attention rollout"),
 )
 
 

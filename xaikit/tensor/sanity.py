@@ -102,7 +102,7 @@ def cascading_randomisation(model: nn.Module, upto: int, seed: int = 0) -> nn.Mo
 
 def _redrawn_copy(model: nn.Module, names, seed: int) -> nn.Module:
     """A deep copy of ``model`` whose modules ``names`` are each re-drawn by :func:`_reinitialise` under a
-    seed of their own (``seed`` and the name): the cascade of notebook 01 and the text cascade of notebook 04."""
+    seed of their own (``seed`` and the name): the cascade of notebook 01 and the text cascade of notebook 06."""
     copied = copy.deepcopy(model)
     modules = dict(copied.named_modules())
     for name in names:

@@ -1,5 +1,5 @@
 """Views of one sentence read from the attention weights and their gradients, all as
-:class:`~xaikit.text.tokens.TokenScores` so any two can be drawn side by side and rank-correlated (notebook 04,
+:class:`~xaikit.text.tokens.TokenScores` so any two can be drawn side by side and rank-correlated (notebooks 04 and 06,
 sections 5-7):
 
 * **raw attention**: the [CLS] row of one layer, mean of the heads (the "last attention layer" view);

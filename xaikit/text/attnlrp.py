@@ -1,7 +1,7 @@
 """AttnLRP: attention-aware relevance propagation through BERT, in one backward pass.
 
 Achtibat, Hatefi, Dreyer, Jain, Wiegand, Lapuschkin & Samek 2024, "AttnLRP: Attention-Aware Layer-Wise
-Relevance Propagation for Transformers", ICML (arXiv 2402.05602). Notebook 04, beside Chefer et al.'s LRP
+Relevance Propagation for Transformers", ICML (arXiv 2402.05602). Notebook 06, beside Chefer et al.'s LRP
 (:mod:`xaikit.text.lrp`), whose float64 copy of the weights it shares.
 
 The classifier is run again in float64 from its own weights, with each operation replaced by one whose
@@ -261,7 +261,7 @@ def attnlrp_relevance(model, inputs: dict, target: int) -> tuple[np.ndarray, Att
 
 def attnlrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None) -> TokenScores:
     """AttnLRP (Achtibat et al., ICML 2024) of one text: each token's relevance for the ``target`` logit,
-    from one backward pass with the paper's rules (module docstring). Notebook 04.
+    from one backward pass with the paper's rules (module docstring). Notebook 06.
 
     Args:
         model: a BERT sequence classifier (``model_type`` ``"bert"``, with a pooler); an SDPA model is switched

@@ -1,6 +1,6 @@
 """Wiegreffe & Pinter's diagnostic model under its first name: this module is
 :mod:`xaikit.text.lab.diagnostics` (``run_diagnostic``, ``diagnostic_data``, ``warm_notebook_cache``;
-notebook 04, section 7), so every name of it, and a patch of one, is the same here and there.
+notebook 06, section 4), so every name of it, and a patch of one, is the same here and there.
 """
 
 import sys

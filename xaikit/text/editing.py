@@ -1,5 +1,5 @@
 """Attention edits without touching weights, under their first name: :mod:`xaikit.text.lab.editing`
-(``edited_attention``, ``run_edited``; notebook 04, sections 7-8)."""
+(``edited_attention``, ``run_edited``; notebook 06, sections 2-3)."""
 
 from __future__ import annotations
 

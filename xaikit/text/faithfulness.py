@@ -1,6 +1,6 @@
 """The faithfulness lab under its first name: :mod:`xaikit.text.lab.faithfulness` (``run_lab``,
 ``LabResult``), with the experiments of :mod:`xaikit.text.lab.removal` and :mod:`xaikit.text.lab.agreement`.
-Notebook 04, sections 7-8.
+Notebook 06, sections 2-6.
 """
 
 from __future__ import annotations

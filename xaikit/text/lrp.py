@@ -7,7 +7,7 @@ probabilities and nabla A_b the gradient of the explained logit with respect to 
 
     Abar_b = I + mean_h ( nabla A_b o R^{A_b} )^+ ,        C = Abar_L ... Abar_2 Abar_1 ,
 
-and the scores are C's [CLS] row. Used by notebook 04, sections 6 (one more view of a sentence) and 7-8 (one
+and the scores are C's [CLS] row. Used by notebook 06, sections 1 (one more view of a sentence) and 2-6 (one
 more ranking of the faithfulness lab).
 
 **How the relevance is computed.** :func:`relevance_forward` runs the classifier again from its own weights
@@ -210,7 +210,7 @@ def relevance_forward(model, inputs: dict) -> BertTrace:
     """Re-run the BERT classifier ``model`` on one tokenized text from its own weights, in float64, keeping
     what :func:`propagate` needs. ``inputs``: ``input_ids`` ``(1, N)`` (and ``token_type_ids``); a single text
     without padding. Its logits and attention equal the model's own (the tests hold them to 1e-9 against the
-    model in float64). Notebook 04, section 6. Runs on the model's device, or on the CPU where that device
+    model in float64). Notebook 06, section 1. Runs on the model's device, or on the CPU where that device
     holds no float64 (Apple's MPS; :func:`xaikit.policies.float64_device`).
     """
     device, p, ids, types = _one_text(model, inputs)
@@ -327,7 +327,7 @@ class LRPDetail:
 def chefer_lrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *,
                target: Target = None) -> TokenScores:
     """Chefer, Gur & Wolf's relevance view (CVPR 2021) of one text: the [CLS] row of
-    C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+). Notebook 04, sections 6-8.
+    C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+). Notebook 06, sections 1-6.
 
     Args:
         model: a BERT sequence classifier (``model_type`` ``"bert"``, with a pooler); an SDPA model is switched

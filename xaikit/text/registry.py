@@ -1,6 +1,6 @@
 """The one registry of text methods: every method that turns a prepared text
 (:class:`~xaikit._text_input.PreparedText`) into :class:`~xaikit.text.tokens.TokenScores`, by the name the
-notebooks, the panels and the lab use (notebook 04).
+notebooks, the panels and the lab use (notebooks 04 and 06).
 
 Each method module declares its own :class:`TextMethod` next to the method and calls :func:`register` when
 it is imported; :func:`entries` imports every module of :mod:`xaikit.text` once (no list of them is kept

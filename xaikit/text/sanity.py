@@ -1,4 +1,4 @@
-"""Sanity checks for the text methods: does a token ranking depend on what the model learned? (notebook 04)
+"""Sanity checks for the text methods: does a token ranking depend on what the model learned? (notebook 06)
 
 Adebayo, Gilmer, Muelly, Goodfellow, Hardt & Kim (2018), "Sanity Checks for Saliency Maps", NeurIPS, carried
 from image maps (:mod:`xaikit.tensor.sanity`, notebook 01) to a transformer's token scores:
@@ -93,7 +93,7 @@ def randomise_blocks(model: nn.Module, blocks, seed: int = 0) -> nn.Module:
     Each module holding parameters (linear layers, layer norms) is re-drawn by its own ``reset_parameters``
     under a seed of its own (``seed`` and its name), on the CPU, so the cascade is nested: block ``L-1`` is
     the same whether one block is randomised or three. ``blocks=0`` gives an exact copy. Adebayo et al. (2018),
-    section 3; notebook 04.
+    section 3; notebook 06.
     """
     names = randomised_modules(_check_model(model), blocks)
     return _redrawn_copy(model, names, check_int(seed, "seed", 0))
@@ -145,7 +145,7 @@ def model_similarities(model: nn.Module, other: nn.Module, tokenizer, texts: Seq
                        original: Sequence[dict] | None = None, **costs) -> dict:
     """Mean Spearman similarity per method of two models' token rankings: ``{method: mean over texts}``.
 
-    The data randomisation test of Adebayo et al. (2018, section 4), notebook 04: ``model`` is the trained
+    The data randomisation test of Adebayo et al. (2018, section 4), notebook 06: ``model`` is the trained
     model, ``other`` the same architecture fine-tuned on shuffled labels (or any model that shares
     ``tokenizer``). Both explain the class ``model`` predicts for each text, as in :func:`cascade_similarities`,
     whose per-sentence similarity (:func:`ranking_similarity`) and averaging (NaN sentences left out) it

@@ -7,7 +7,7 @@ a baseline text, and sums each token's attributions over the hidden dimension (S
 by ``[PAD]``, ``[MASK]`` or ``[UNK]``, or set the word's embedding output to zero; ``[CLS]`` and ``[SEP]``
 stay as they are, so the baseline is still a well-formed input of the same length.
 
-Returns a :class:`xaikit.text.tokens.TokenScores` (so notebook 04 can compare IG with Grad-SAM and SHAP) whose
+Returns a :class:`xaikit.text.tokens.TokenScores` (so notebook 06 can compare IG with Grad-SAM and SHAP) whose
 ``detail`` is the full :class:`xaikit.tensor.integrated.IGResult` (completeness gap, F(x), F(x'), token ids).
 Notebook 02, section 8.
 """

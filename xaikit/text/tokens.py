@@ -2,7 +2,7 @@
 
 Because every method returns a :class:`TokenScores`, any two can be drawn side by side and compared by
 rank correlation (Spearman's rho and Kendall's tau, as in Jain & Wallace 2019, "Attention is not
-Explanation"). Used by notebooks 02 (section 8) and 04.
+Explanation"). Used by notebooks 02 (section 8), 04 and 06.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Any registered text method by name (:func:`explain`), and every view of one sentence from one shared
 forward/backward pass (:func:`all_views`), all as :class:`~xaikit.text.tokens.TokenScores` so any two can be
-drawn side by side and rank-correlated (notebook 04, sections 5-7).
+drawn side by side and rank-correlated (notebook 04, section 5, and notebook 06).
 
 The methods are the registry's (:mod:`xaikit.text.registry`, read live): Grad-SAM
 (:mod:`xaikit.text.gradsam`), SHAP (:mod:`xaikit.text.shaptext`), Integrated Gradients

@@ -1,4 +1,4 @@
-"""Notebook 04's panels: two explanation methods side by side with their rank correlation, and the
+"""Notebooks 04's and 06's panels: two explanation methods side by side with their rank correlation, and the
 "is attention explanation?" lab. The attention explorer is :class:`xaikit.widgets.explorer.AttentionExplorer`.
 """
 
@@ -45,7 +45,7 @@ def cost_table_html(rows, caption: str = "") -> str:
 
 class MethodComparisonPanel(Panel):
     """A sentence, two methods (Grad-SAM, SHAP, IG, attention, rollout, ...), bars side by side and their
-    Spearman / Kendall rank correlation on |score| (notebook 04, sections 5-6).
+    Spearman / Kendall rank correlation on |score| (notebook 04, section 5; notebook 06, section 1).
 
     ``MethodComparisonPanel(model, tokenizer, text="I like the movie", a="Grad-SAM", b="SHAP")``. Each
     (sentence, method) is computed once and cached, so switching back is instant. Under the bars, each method's
@@ -142,7 +142,7 @@ class LabView:
 
 
 class LabPanel(Panel):
-    """The lab's results over many held-out sentences (notebook 04, sections 7-8): pick a view.
+    """The lab's results over many held-out sentences (notebook 06, sections 2-6): pick a view.
 
     The lab runs once when the panel is built (``xaikit.text.lab.faithfulness.run_lab``) or takes a ready
     ``LabResult`` via ``lab=``; switching views only redraws.

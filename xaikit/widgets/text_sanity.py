@@ -1,4 +1,4 @@
-"""The text sanity-check panel of notebook 04 (Adebayo et al. 2018, "Sanity Checks for Saliency Maps", carried
+"""The text sanity-check panel of notebook 06 (Adebayo et al. 2018, "Sanity Checks for Saliency Maps", carried
 to a transformer's token scores; :mod:`xaikit.text.sanity`).
 
 :class:`TextSanityPanel`: a slider picks how many encoder blocks are re-drawn from the top (or the head
@@ -46,7 +46,7 @@ class TextSanityResult:
 
 
 class TextSanityPanel(Panel):
-    """Cascading model randomisation of a sentiment transformer, method by method (notebook 04).
+    """Cascading model randomisation of a sentiment transformer, method by method (notebook 06).
 
     Controls: ``sentence`` (one of ``texts``) and ``randomised`` (the slider: ``head only``, then 0 .. L blocks
     from the top). ``methods``: names of the text registry (default: the four that share one pass; IG, SHAP

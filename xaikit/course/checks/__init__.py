@@ -42,11 +42,14 @@ check                          your function                                    
 ``check_rank_p``               ``fn(value, null (K,)) -> p``: the rank test's p-value    05
 ``check_cav_cosines``          ``fn(acts (N, D), cav (D,)) -> (N,)``: each image's      07
                                cosine with the CAV (sorting by a CAV)
+``check_rollout``              ``fn(attentions (L, M, N, N)) -> (N, N)``: attention      06
+                               rollout
 =============================  ========================================================  ==========
 
 The package: ``_core`` (the report, calling the student's function, the exercise wrapper and the skeleton every
 check runs), one module per lecture with its checks and references (``gradients``: notebooks 01-02,
-``attention``: 03, ``gradsam``: 04, ``concepts``: 05 and 07), and here :func:`exercise` and the table of references.
+``attention``: 03, ``gradsam``: 04, ``concepts``: 05 and 07, ``lab``: 06), and here :func:`exercise` and the
+table of references.
 """
 
 from __future__ import annotations
@@ -83,10 +86,12 @@ from xaikit.course.checks.gradsam import (
     check_gradsam,
     check_head_plots,
 )
+from xaikit.course.checks.lab import _rollout_reference, check_rollout
 
 __all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_grad_times_input", "check_ig_riemann", "check_attention",
            "check_scaled_dot_product_attention", "check_gradsam", "check_cls_share", "check_head_plots",
-           "check_attention_grads", "check_cav", "check_tcav_score", "check_rank_p", "check_cav_cosines"]
+           "check_attention_grads", "check_cav", "check_tcav_score", "check_rank_p", "check_cav_cosines",
+           "check_rollout"]
 
 
 def exercise(check):
@@ -123,4 +128,5 @@ _REFERENCES = {
     "check_tcav_score": lambda: _tcav_score_reference,
     "check_rank_p": lambda: _rank_p_reference,
     "check_cav_cosines": lambda: _cav_cosines_reference,
+    "check_rollout": lambda: _rollout_reference,
 }

@@ -1,4 +1,4 @@
-"""The faithfulness lab of notebook 04 (sections 7-8): experiments about the text methods, not methods.
+"""The faithfulness lab of notebook 06 (sections 2-6): experiments about the text methods, not methods.
 
 faithfulness (``run_lab``, ``LabResult``: every experiment over held-out sentences), removal (erasure in one
 attention layer and deletion from the input: single-item erasure, words removed before a flip, ERASER's

@@ -1,6 +1,6 @@
 """Jain & Wallace's rank agreement (2019, "Attention is not Explanation", NAACL, section 4.1): per sentence,
 Kendall's tau-b between the attention ranking and (a) the input gradient, (b) leave-one-out deletion, and
-(c) between those two, over the word tokens (notebook 04, section 8; ``LabResult.agreement`` in the lab).
+(c) between those two, over the word tokens (notebook 06, section 3; ``LabResult.agreement`` in the lab).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Wiegreffe & Pinter's diagnostic model (2019, "Attention is not not Explanation", EMNLP, section 4): a
 classifier that sees every token on its own and pools the tokens with weights imposed from outside
-(notebook 04, section 7; the experiment is :mod:`xaikit.text.lab.diagnostics`).
+(notebook 06, section 4; the experiment is :mod:`xaikit.text.lab.diagnostics`).
 
 * **token encoder** (non-contextual): the classifier's own word embeddings e_t, frozen, then one trained
   layer h_t = tanh(W e_t + b) per token;
@@ -83,7 +83,7 @@ def pool(outputs, weights, mask=None) -> torch.Tensor:
     Only positions where ``mask`` ``(B, T)`` is True count (padding is dropped, whatever its weight), and the
     weights are renormalised over them, so uniform weights give the mean of the real tokens and one-hot
     weights that token's output. Weights must be non-negative with some weight on a real token. The pooling
-    of Wiegreffe & Pinter's diagnostic model (2019, section 4; notebook 04, section 7).
+    of Wiegreffe & Pinter's diagnostic model (2019, section 4; notebook 06, section 4).
     """
     real, _ = _check_weights(outputs, weights, mask)
     return _pool(outputs, real)
@@ -103,7 +103,7 @@ def _initial_layers(features: int, hidden: int, n_classes: int, learn_weights: b
 class DiagnosticMLP(nn.Module):
     """Wiegreffe & Pinter's diagnostic model (2019, section 4): a frozen embedding, one tanh layer per token
     (no context), pooling with given weights (or with weights it learns, ``learn_weights=True``), a linear
-    classifier. Notebook 04, section 7.
+    classifier. Notebook 06, section 4.
 
     ``embedding``: the ``(V, d)`` word-embedding matrix (kept frozen). ``forward(ids, mask, weights)`` takes
     token ids ``(B, T)``, the mask of the tokens to pool ``(B, T)`` and, unless the weights are learned, the
@@ -188,7 +188,7 @@ def train_diagnostic(embedding, ids, mask, labels, weights=None, learn_weights: 
     """Train a :class:`DiagnosticMLP` on ``(ids, mask, labels)`` with fixed pooling ``weights`` ``(N, T)`` (or
     learned ones), by Adam on the cross-entropy, in shuffled mini-batches. ``seed`` fixes the initial
     weights and the batch order (torch's global seed is left as it was). Returns the model in eval mode.
-    Wiegreffe & Pinter 2019, section 4; notebook 04, section 7.
+    Wiegreffe & Pinter 2019, section 4; notebook 06, section 4.
     """
     seed = check_int(seed, "seed", 0)
     epochs = check_int(epochs, "epochs", 1)

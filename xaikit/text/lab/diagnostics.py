@@ -1,5 +1,5 @@
 """Wiegreffe & Pinter's diagnostic: does a model's attention carry task information a context-free model can
-use? (notebook 04, section 7, "Wiegreffe & Pinter: attention as a guide for a model without context").
+use? (notebook 06, section 4, "Wiegreffe & Pinter: attention as a guide for a model without context").
 
 Wiegreffe & Pinter (2019, "Attention is not not Explanation", EMNLP, section 4 and Table 3) answer Jain &
 Wallace's permutations with a *diagnostic model*: a classifier that sees every token on its own, with no
@@ -90,7 +90,7 @@ def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 
     one distribution over the tokens that forms what the classification head reads, the transformer's
     counterpart of the single attention layer of Wiegreffe & Pinter's LSTMs. It is renormalised over the
     word tokens (the pooling leaves [CLS] and [SEP] out). Sentences of similar length share a batch;
-    padding changes nothing (the mask drops it). Notebook 04, section 7.
+    padding changes nothing (the mask drops it). Notebook 06, section 4.
 
     ``cache=True`` keeps the result on disk in ``xaikit.cache_dir()/diagnostics/`` (:mod:`xaikit.policies`),
     keyed by the sentences, labels, layer, tokenizer and a fingerprint of every weight of the model (so a
@@ -221,7 +221,7 @@ def _diagnostic_data(model, tokenizer, pairs, layer, batch_size, progress) -> Di
 @dataclass
 class DiagnosticResult:
     """Held-out accuracy and macro-F1 of the diagnostic per training seed (rows) and weighting (columns,
-    :data:`WEIGHTINGS`), and the transformer's own accuracy on the same sentences. Notebook 04, section 7."""
+    :data:`WEIGHTINGS`), and the transformer's own accuracy on the same sentences. Notebook 06, section 4."""
 
     weightings: tuple[str, ...]
     seeds: tuple[int, ...]
@@ -284,7 +284,7 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
     """Wiegreffe & Pinter's diagnostic (2019, section 4, Table 3) on a transformer classifier: train the
     context-free :class:`DiagnosticMLP` on ``train_pairs`` with each weighting, once per seed, and score it on
     ``test_pairs``. The model's attention is read once (:func:`diagnostic_data`, kept on disk with
-    ``cache=True``); every seed and weighting trains on the same data. Notebook 04, section 7.
+    ``cache=True``); every seed and weighting trains on the same data. Notebook 06, section 4.
 
     ``controls``: other models that share the tokenizer, by name (e.g. ``{"pretrained": encoder}``, the
     encoder before fine-tuning); each adds the weighting ``"<name> attention"``, read the same way.
@@ -343,10 +343,10 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
                             time.perf_counter() - start)
 
 
-# ------------------------------------------------------------------------------------- notebook 04's sets
+# ------------------------------------------------------------------------------------- notebook 06's sets
 
 def notebook_sentences(fast: bool | None = None) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """Notebook 04 section 7's ``(train_pairs, test_pairs)``: training sentences drawn once with
+    """Notebook 06 section 4's ``(train_pairs, test_pairs)``: training sentences drawn once with
     ``random.Random(0)`` (the same for every diagnostic seed) and the first held-out movie sentences;
     2,000 and 500, or 1,000 and 400 in fast mode (``fast=None``: :func:`xaikit.fast_mode`)."""
     import random
@@ -361,7 +361,7 @@ def notebook_sentences(fast: bool | None = None) -> tuple[list[tuple[str, int]],
 
 
 def warm_notebook_cache(progress: bool = True, fast: bool | None = None, seed: int | None = None):
-    """Read the attention that notebook 04's section 7 needs (the embedded model's and the pretrained
+    """Read the attention that notebook 06's section 4 needs (the embedded model's and the pretrained
     encoder's, on :func:`notebook_sentences`) into the disk cache, so the notebook's first run after
     ``python -m xaikit prepare`` trains its diagnostics at once instead of spending half a minute on forward
     passes. ``seed``: the training seed of the embedded model (default: the cache's). Called by ``prepare``;

@@ -1,4 +1,4 @@
-"""Is attention explanation? The faithfulness lab over held-out sentences (notebook 04, sections 7-8):
+"""Is attention explanation? The faithfulness lab over held-out sentences (notebook 06, sections 2-6):
 :func:`run_lab` runs every experiment below (:mod:`xaikit.text.lab.removal`, :mod:`xaikit.text.lab.agreement`)
 and returns a :class:`LabResult`.
 
@@ -81,7 +81,7 @@ __all__ = ["rankings", "EXTRA_VIEWS", "TAU_PAIRS", "LabResult", "run_lab", "EVAL
 EVALUATIONS = ("erasure and deletion (flips, AOPC)", "permutation", "rank agreement", "empty text")
 
 #: views the lab keeps per sentence besides its rankings (``LabResult.scores``), read from the forward/backward
-#: pass the attention rankings share: notebook 04 (section 8) ranks Chefer et al.'s relevance against them.
+#: pass the attention rankings share: notebook 06 (section 6) ranks Chefer et al.'s relevance against them.
 EXTRA_VIEWS = ("grad-weighted attention",)
 
 
@@ -234,7 +234,7 @@ class LabResult:
 def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=None, n_permutations: int = 16,
             seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True, extra_views=EXTRA_VIEWS,
             allow_long: bool = False, **costs: int) -> LabResult:
-    """Run every experiment of the lab over ``sentences`` (notebook 04 §7-8).
+    """Run every experiment of the lab over ``sentences`` (notebook 06 §2-6).
 
     ``rankings``: the rankings compared (default: :func:`rankings`, every registered lab method and
     ``"random"``). ``layer``: the attention layer whose [CLS] row gives the attention rankings and in which

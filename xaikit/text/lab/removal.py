@@ -1,4 +1,4 @@
-"""Removing words from a sentence, two ways, and what the classifier does then (notebook 04, sections 7-8):
+"""Removing words from a sentence, two ways, and what the classifier does then (notebook 06, sections 2 and 6):
 the experiments of the faithfulness lab (:mod:`xaikit.text.lab.faithfulness`) one sentence at a time.
 
 Only word tokens are ranked and removed; [CLS] and [SEP] always stay. A token is removed in one of two ways,
