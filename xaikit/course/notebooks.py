@@ -569,8 +569,9 @@ def export_html(nb, path: Path) -> Path:
     :func:`xaikit.course.pages.export_page`).
 
     nbconvert's default page loads MathJax from a CDN, so without a network every ``$...$`` stays raw
-    text. Here the page loads a local MathJax 2 copied next to it (``<folder>/mathjax/``) from the
-    ``jupyter-server-mathjax`` package on PyPI, which is what Jupyter Server itself serves it from.
+    text. Here the page loads a local MathJax 2 copied next to it (``<folder>/mathjax/``, or
+    ``<folder>/xaikit-mathjax/`` where a ``mathjax/`` folder there is not xaikit's: :func:`offline_folder`) from
+    the ``jupyter-server-mathjax`` package on PyPI, which is what Jupyter Server itself serves it from.
     """
     from nbconvert import HTMLExporter
 
