@@ -25,7 +25,10 @@ for each notebook whose content differs from its ``.py``:
 
 Two builds at once (two ``start.sh``, a build and a test) take turns: each holds an exclusive lock
 (``.notebooks.lock`` beside ``notebooks/``, :func:`xaikit.models.cache.build_lock`) from reading the record
-to writing it, so one never works from files the other is rewriting.
+to writing it, so one never works from files the other is rewriting. An editor is not bound by that lock, so
+each write first checks that the file still holds what the build read from it: an autosave of the ``.ipynb``
+or the ``.py`` in the meantime (e.g. during jupytext's round trip) is kept, the notebook is reported as kept
+(exit status 1, "run the build again"), and the next build takes the new edit in.
 
 Outputs and execution counts are not kept (they come back when the notebook runs): the ``.ipynb`` is
 always written without them.
