@@ -137,7 +137,7 @@ def test_notebook_runs_on_a_tiny_hub_model(path: Path, tiny_models: dict[str, Pa
         ran, seconds = _nbtools.execute(edited, timeout=900, cwd=path.parent)
     finally:
         edited.unlink()
-    record_notebook_time(f"{path.stem} (tiny hub model)", seconds)
+    record_notebook_time(f"{path.stem} (tiny hub model, fast mode off)", seconds)
     errors = [o for c in ran.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors, f"{path.name} on a tiny {kind}: {errors[0].get('ename')}: {errors[0].get('evalue')}"
