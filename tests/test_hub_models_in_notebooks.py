@@ -17,7 +17,6 @@ Everything else runs as a student would run it: the architecture's own asserts i
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -123,7 +122,8 @@ def with_model(path: Path, folder: Path, sizes: dict):
 @pytest.mark.notebook
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_runs_on_a_tiny_hub_model(path: Path, tiny_models: dict[str, Path], monkeypatch, capsys):
+def test_notebook_runs_on_a_tiny_hub_model(path: Path, tiny_models: dict[str, Path], tmp_path: Path, monkeypatch,
+                                          capsys):
     kind = _kind(nbformat.read(path, as_version=4))
     nb, turned_off = with_model(path, tiny_models[kind], BERT if kind == "bert" else VIT)
     with capsys.disabled():
@@ -131,12 +131,9 @@ def test_notebook_runs_on_a_tiny_hub_model(path: Path, tiny_models: dict[str, Pa
     monkeypatch.delenv("XAIKIT_FAST", raising=False)  # student mode
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    edited = path.with_name(f".hub-{os.getpid()}-{path.name}")  # beside it: the notebook's own folder is its cwd
+    edited = tmp_path / path.name
     nbformat.write(nb, edited)
-    try:
-        ran, seconds = _nbtools.execute(edited, timeout=900, cwd=path.parent)
-    finally:
-        edited.unlink()
+    ran, seconds = _nbtools.execute(edited, timeout=900, cwd=path.parent)  # run where the notebook lives
     record_notebook_time(f"{path.stem} (tiny hub model, fast mode off)", seconds)
     errors = [o for c in ran.cells if c.cell_type == "code" for o in c.get("outputs", [])
               if o.get("output_type") == "error"]
