@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     except NotebookNotFoundError as err:
         print(f"xaikit: {err}", file=sys.stderr)
         return 2
+    except (NotADirectoryError, FileExistsError) as err:  # --out names a file; a folder that is someone else's
+        print(f"xaikit {' '.join(w for w in words[:2] if not w.startswith('-'))}: {err}", file=sys.stderr)
+        return 2
     except ModuleNotFoundError as err:
         top = (err.name or "").split(".")[0]
         what = " ".join(w for w in words[:2] if not w.startswith("-"))
@@ -254,8 +257,11 @@ def _main(words: list[str]) -> int:
 
         names = list(args.names)
         if names and copies.looks_like_a_name(names[0]) and not Path(names[0]).is_dir():
+            folders = [w for w in names if not copies.looks_like_a_name(w)]
+            folder = folders[0] if len(folders) == 1 else "my-notebooks"
+            rest = [w for w in names if w != folder]
             parser.error(f"{names[0]!r} reads as a notebook, not a folder: name the folder first, e.g. "
-                         f"`xaikit notebooks copy my-notebooks {' '.join(names)}` (or ./{names[0]} for a "
+                         f"`xaikit notebooks copy {folder} {' '.join(rest)}` (or ./{names[0]} for a "
                          "folder of that name)")
         dest = Path(names.pop(0)) if names else _nbtools.ROOT / copies.DEFAULT_DIR
         copies.copy_notebooks(dest, names or None, force=args.force)
@@ -280,8 +286,14 @@ def _main(words: list[str]) -> int:
     elif args.action == "slides":
         from xaikit.course import pages
 
-        for path in pages.slides(args.names, args.out, student=args.student):
-            print(f"slides: {path}")
+        try:
+            for path in pages.slides(args.names, args.out, student=args.student):
+                print(f"slides: {path}")
+        except pages.SlidesNotWritten as err:
+            for path in err.written:
+                print(f"slides: {path}")
+            print(f"xaikit notebooks slides: {err}", file=sys.stderr)
+            return 1
     else:
         from xaikit.course import pages
 

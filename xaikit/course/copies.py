@@ -109,6 +109,7 @@ def lectures(names: list[str] | None = None) -> list[tuple[str, dict]]:
         sources = {}
     stems = sorted(set(found) | set(sources))
     if names:
+        _nbtools.check_names(names, stems)
         stems = [s for s in stems if any(s == n or s.startswith(n) for n in names)]
         if not stems:
             raise _nbtools.NotebookNotFoundError(
@@ -177,7 +178,24 @@ def copy_notebooks(dest: str | Path, names: list[str] | None = None, force: bool
     if dest.exists() and not dest.is_dir():
         raise NotADirectoryError(f"{dest} is a file, not a folder: name a folder to copy the notebooks into")
     todo = lectures(names)
+    made = not dest.exists()
     dest.mkdir(parents=True, exist_ok=True)
+    try:
+        done = _copy_each(dest, todo, force, verbose)
+    except BaseException:
+        if made and not any(dest.iterdir()):
+            dest.rmdir()  # made here for copies none of which was written: no empty folder is left
+        raise
+    if verbose:
+        words = {"written": "new", "updated": "updated to the new lecture", "current": "up to date",
+                 "yours": "changed by you, kept", "kept": "changed by you, kept, new lecture version beside",
+                 "replaced": "replaced (--force)"}
+        summary = ", ".join(f"{n} {w}" for a, w in words.items() if (n := sum(c.action == a for c in done)))
+        print(f"xaikit notebooks copy: {len(done)} notebook(s) in {dest} ({summary})", flush=True)
+    return done
+
+
+def _copy_each(dest: Path, todo: list[tuple[str, dict]], force: bool, verbose: bool) -> list[Copied]:
     done = []
     for stem, nb in todo:
         text = student_copy(stem, nb)
@@ -218,12 +236,6 @@ def copy_notebooks(dest: str | Path, names: list[str] | None = None, force: bool
         if verbose and result.message:
             print(result.message, file=sys.stderr if result.action == "kept" else sys.stdout, flush=True)
         done.append(result)
-    if verbose:
-        words = {"written": "new", "updated": "updated to the new lecture", "current": "up to date",
-                 "yours": "changed by you, kept", "kept": "changed by you, kept, new lecture version beside",
-                 "replaced": "replaced (--force)"}
-        summary = ", ".join(f"{n} {w}" for a, w in words.items() if (n := sum(c.action == a for c in done)))
-        print(f"xaikit notebooks copy: {len(done)} notebook(s) in {dest} ({summary})", flush=True)
     return done
 
 

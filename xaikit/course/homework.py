@@ -516,7 +516,7 @@ def changed_since_built(path: Path) -> str | None:
 
 def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -> list[Path]:
     """The lecture notebooks to cut sheets from: each ``NN_*.py`` source, or the ``.ipynb`` if no source."""
-    from xaikit.course.notebooks import lecture_folder
+    from xaikit.course.notebooks import check_names, lecture_folder
 
     folder = Path(notebooks_dir) if notebooks_dir else lecture_folder()
     found: dict[str, Path] = {p.stem: p for p in sorted(folder.glob("[0-9][0-9]_*.ipynb"))}
@@ -525,6 +525,10 @@ def sources(names: list[str] | None = None, notebooks_dir: Path | None = None) -
     if isinstance(names, str):  # one name, not its characters ("01" would match every notebook starting "0")
         names = [names]
     if names:
+        try:
+            check_names(names, found)
+        except NotebookNotFoundError as err:
+            raise NoNotebookError(str(err)) from None
         paths = [p for p in paths if any(p.stem == n or p.stem.startswith(n) for n in names)]
         if not paths:
             raise NoNotebookError(f"no notebook matches {names}; have {sorted(found)}")
@@ -548,21 +552,24 @@ def build(out: str | Path | None = None, names: list[str] | None = None, noteboo
     """
     import nbformat
 
-    from xaikit.course.notebooks import ROOT, _dump, backup, write_text_atomic
+    from xaikit.course.notebooks import ROOT, _dump, backup, ensure_folder, write_text_atomic
 
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
-    base = Path(out) if out is not None else ROOT
-    paths = sources(names, notebooks_dir)  # before any folder is made: none is made when there is nothing to cut
+    base = Path(out).expanduser() if out is not None else ROOT
+    for folder in (base, base / "exercises", base / "solutions"):
+        ensure_folder(folder, "--out" if folder == base else "the sheets' folder", make=False)
+    paths = sources(names, notebooks_dir)
+    # every sheet is cut before any folder is made: a notebook that cannot be cut leaves no empty folder
+    made = [make_sheets(path) for path in paths]
     (base / "exercises").mkdir(parents=True, exist_ok=True)
     (base / "solutions").mkdir(parents=True, exist_ok=True)
     sheets, kept = [], []
-    for path in paths:
-        sheet = make_sheets(path)
+    for sheet in made:
         for folder, nb in (("exercises", sheet.exercise), ("solutions", sheet.solution)):
             target = base / folder / f"{sheet.name}.ipynb"
             text = _dump(nb)
-            if target.exists() and target.read_text(errors="replace") == text:
+            if target.exists() and target.read_text(encoding="utf-8", errors="replace") == text:
                 continue
             why = changed_since_built(target)
             if why and not force:

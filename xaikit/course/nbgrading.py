@@ -78,11 +78,10 @@ def make_course(out: str | Path, names: list[str] | None = None, force: bool = F
     import nbformat
 
     from xaikit.course.homework import _source_notebook, nbgrader_problems, sources, uses_nbgrader
-    from xaikit.course.notebooks import _dump, backup, write_text_atomic
+    from xaikit.course.notebooks import _dump, backup, ensure_folder, write_text_atomic
 
-    course = Course(Path(out))
+    course = Course(ensure_folder(out, "--out", make=False))
     paths = sources(names)  # before the folder is made: none is made when there are no notebooks
-    course.root.mkdir(parents=True, exist_ok=True)
     files: list[tuple[Path, str]] = [(course.root / "nbgrader_config.py", CONFIG)]
     for path in paths:
         nb = _source_notebook(path)
@@ -96,8 +95,9 @@ def make_course(out: str | Path, names: list[str] | None = None, force: bool = F
         nbformat.validate(nb)
         files.append((course.root / "source" / path.stem / f"{path.stem}.ipynb", _dump(nb)))
         course.assignments.append(path.stem)
+    course.root.mkdir(parents=True, exist_ok=True)  # after every notebook was read and checked
     for target, text in files:
-        if target.exists() and target.read_text(errors="replace") != text:
+        if target.exists() and target.read_text(encoding="utf-8", errors="replace") != text:
             if not force:
                 course.kept.append(target)
                 continue

@@ -15,7 +15,6 @@ which already imports the former.
 from __future__ import annotations
 
 import copy
-import os
 import re
 from pathlib import Path
 
@@ -58,7 +57,11 @@ def run(names: list[str] | None = None, html_dir: str | None = None, timeout: in
         student_dir: str | None = None, slides_dir: str | None = None) -> None:
     """Build and execute each notebook once, writing from that one run: the instructors' pages to
     ``html_dir``, the students' pages (:func:`student_page`) to ``student_dir``, reveal.js slides
-    (:func:`export_slides`) to ``slides_dir``; each folder is self-contained (its own MathJax and reveal.js)."""
+    (:func:`export_slides`) to ``slides_dir``; each folder is self-contained (its own MathJax and reveal.js).
+    A folder that is a file is refused before any notebook runs."""
+    for option, folder in (("--html", html_dir), ("--student-html", student_dir), ("--slides", slides_dir)):
+        if folder:
+            nbtools.ensure_folder(folder, option, make=False)
     for target in nbtools.build(names):
         nb, seconds = nbtools.execute(target, timeout=timeout)
         print(f"{target.name}: ran in {seconds:.1f} s")
@@ -118,35 +121,25 @@ def reveal_source() -> Path:
 
 
 def offline_reveal(folder: Path) -> str:
-    """Copy the parts of reveal.js a slide show needs into ``folder/reveal.js`` (once per ``rise`` version;
-    through a temporary folder renamed into place, as :func:`~xaikit.course.notebooks.offline_mathjax`) and
-    return the page-relative folder that holds them."""
+    """Copy the parts of reveal.js a slide show needs into ``folder/reveal.js`` (once per ``rise`` version,
+    through :func:`~xaikit.course.notebooks.offline_folder`, as :func:`~xaikit.course.notebooks.offline_mathjax`:
+    a ``reveal.js/`` folder xaikit did not write is never touched, the copy goes to ``folder/xaikit-reveal.js``)
+    and return the page-relative folder that holds them."""
     import shutil
     from importlib.metadata import version
 
     source = reveal_source()
-    target = Path(folder) / "reveal.js"
-    stamp = target / ".xaikit-reveal-version"
-    want = f"rise {version('rise')}"
-    if not (stamp.is_file() and stamp.read_text() == want):
-        tmp = Path(folder) / f".reveal-{os.getpid()}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    def fill(tmp: Path) -> None:
         for part in _REVEAL_PARTS:
             (tmp / part).parent.mkdir(parents=True, exist_ok=True)
             if (source / part).is_dir():
                 shutil.copytree(source / part, tmp / part)
             else:
                 shutil.copy2(source / part, tmp / part)
-        (tmp / ".xaikit-reveal-version").write_text(want)
-        if target.exists():
-            shutil.rmtree(target, ignore_errors=True)
-        try:
-            tmp.rename(target)
-        except OSError:  # another process put its copy there first
-            shutil.rmtree(tmp, ignore_errors=True)
-            if not (stamp.is_file() and stamp.read_text() == want):
-                raise
-    return "reveal.js"
+
+    return nbtools.offline_folder(folder, "reveal.js", ".xaikit-reveal-version", f"rise {version('rise')}", fill,
+                                  "reveal.js")
 
 
 #: the slide page: nbconvert's reveal template with every script and style sheet from files beside the page
@@ -206,25 +199,50 @@ def export_slides(nb, path: Path, student: bool = False) -> Path:
     from nbconvert import SlidesExporter
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    nbtools.ensure_folder(path.parent, "the slides' folder")
     prefix = offline_reveal(path.parent)
     url = nbtools.offline_mathjax(path.parent)
     page = slide_boundaries(nbtools._page(_student(nb, student)))
     exporter = SlidesExporter(mathjax_url=url, reveal_url_prefix=prefix, template_file="xaikit_slides.html.j2",
                               extra_loaders=[jinja2.DictLoader({"xaikit_slides.html.j2": _SLIDES_TEMPLATE})])
     body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": nbtools.page_title(nb)}})
-    path.write_text(body)
+    path.write_text(body, encoding="utf-8")
     return path
 
 
-def slides(names: list[str] | None = None, out: str | Path | None = None, student: bool = False) -> list[Path]:
+class SlidesNotWritten(RuntimeError):
+    """Some notebooks got no slides: the build kept them as they are (their ``.ipynb`` and ``.py`` both
+    changed, or the notebook cannot be read), so neither file is known to be the lecture. ``written`` lists
+    the slides that were written."""
+
+    def __init__(self, message: str, written: list[Path]):
+        super().__init__(message)
+        self.written = written
+
+
+def slides(names: list[str] | None = None, out: str | Path | None = None, student: bool = False,
+           verbose: bool = True) -> list[Path]:
     """Slides of the lecture notebooks as they are built (code and text, no outputs: run them with
-    ``notebooks run --slides DIR`` for figures), written to ``out`` (default ``notebooks/slides/``)."""
+    ``notebooks run --slides DIR`` for figures), written to ``out`` (default ``notebooks/slides/``).
+
+    The build says what it did (:func:`~xaikit.course.notebooks.build_notebooks`: a notebook's cells copied
+    into its ``.py``, a notebook rebuilt with a backup) unless ``verbose=False``. A notebook the build kept as
+    it is gets no slides (which of its two files is the lecture is for its author to say): the others are
+    written, then :class:`SlidesNotWritten` names it."""
     import nbformat
 
     folder = Path(out) if out is not None else nbtools.NOTEBOOKS / "slides"
-    written = []
-    for target in nbtools.build(names, verbose=False):
-        written.append(export_slides(nbformat.read(target, as_version=4), folder / f"{target.stem}.slides.html",
-                                     student=student))
+    nbtools.ensure_folder(folder, "--out", make=False)
+    written, kept = [], []
+    for result in nbtools.build_notebooks(names, verbose=verbose):
+        if result.action == "kept":
+            kept.append(result.target)
+            continue
+        written.append(export_slides(nbformat.read(result.target, as_version=4),
+                                     folder / f"{result.target.stem}.slides.html", student=student))
+    if kept:
+        raise SlidesNotWritten(f"no slides for {', '.join(p.name for p in kept)}: the build left "
+                               f"{'it' if len(kept) == 1 else 'them'} as {'it is' if len(kept) == 1 else 'they are'} "
+                               "(see above), so the slides would show one of two versions; settle that with "
+                               "`xaikit notebooks build` first", written)
     return written
