@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._validate import check_choice, check_int
+from xaikit._validate import check_choice, check_int, check_names
 from xaikit.concepts.images import check_pixels
 
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
@@ -233,6 +233,7 @@ def compare_methods(model, scenes, methods=METHODS, *, perturb: bool = True, see
     from xaikit.models.passes import count_passes
     from xaikit.models.vitworld import to_pixels
 
+    methods = check_names(methods, "methods", METHODS)
     scenes = list(scenes)
     if not scenes:
         raise ValueError("scenes must hold at least one imageworld.Scene (imageworld.scenes('zebra', n, world))")

@@ -20,7 +20,7 @@ from xaikit import _aliases
 from xaikit._fn import ensure_eval, in_float32, model_device
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
-from xaikit._validate import check_choice, check_int
+from xaikit._validate import check_choice, check_int, check_names
 from xaikit.models.arch import embeddings_module
 from xaikit.models.hooks import attention_implementation, forward_hooks
 from xaikit.policies import method_threads
@@ -259,7 +259,7 @@ def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text:
     Riemann rules' nodes lie on one grid) is computed once. ``steps`` is where a search stopped. The
     attributions are per hidden unit ``(T, H)``; sum over the last axis for tokens. Notebook 02, section 8.
     """
-    rules = [check_choice(r, "rules", RULES) for r in ([rules] if isinstance(rules, str) else rules)]
+    rules = check_names(rules, "rules", RULES)
     prepared = prepare_text(model, tokenizer, text, target, method="text_steps_for_tolerance", max_length=max_length,
                             eager=False)
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)

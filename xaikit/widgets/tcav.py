@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from xaikit._validate import check_int, check_names
+from xaikit._validate import check_int, check_labels, check_names
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 
@@ -101,7 +101,8 @@ class PatchGridPanel(Panel):
         from xaikit.concepts.tcav import prepare_images
 
         self.images = prepare_images(images, "images", min_count=1)
-        self.labels = list(labels) if labels is not None else [f"image {i}" for i in range(len(self.images))]
+        self.labels = ([f"image {i}" for i in range(len(self.images))] if labels is None
+                       else check_labels(labels, "labels", len(self.images), "images"))
         from xaikit._validate import check_int
 
         side = min(min(a.shape[:2]) for a in self.images)
