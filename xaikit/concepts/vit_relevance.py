@@ -139,12 +139,27 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
             with torch.no_grad():
                 target = int(model(pixel_values=pixels).logits[0].argmax())
         alphas = torch.arange(1, steps + 1, dtype=pixels.dtype) / steps
-        path = (alphas.view(-1, 1, 1, 1) * pixels).requires_grad_(True)  # baseline 0 -> pixels
-        score = model(pixel_values=path).logits[:, target].sum()
-        (grad,) = torch.autograd.grad(score, path)
-        pix = (grad.mean(0) * pixels[0]).sum(0)
+        total = torch.zeros_like(pixels[0])
+        for i in range(0, steps, ig_batch_size(pixels)):  # a bounded batch: 1,500 steps cost time, not gigabytes
+            path = (alphas[i:i + ig_batch_size(pixels)].view(-1, 1, 1, 1) * pixels).requires_grad_(True)  # 0 -> pixels
+            score = model(pixel_values=path).logits[:, target].sum()
+            (grad,) = torch.autograd.grad(score, path)
+            total += grad.sum(0)
+        pix = (total / steps * pixels[0]).sum(0)
     pooled = pix.detach().reshape(g, p, g, p).sum((1, 3))
     return pooled.double().numpy(), target
+
+
+#: the most IG path points :func:`relevance` sends through the ViT in one pass
+IG_BATCH = 32
+
+
+def ig_batch_size(pixels: torch.Tensor) -> int:
+    """Path points per forward/backward pass of ``"ig"``: :func:`xaikit.tensor.integrated.default_batch_size`
+    for one image, at most :data:`IG_BATCH` (a ViT's activations are many times its pixels)."""
+    from xaikit.tensor.integrated import default_batch_size
+
+    return max(1, min(IG_BATCH, default_batch_size(pixels[0])))
 
 
 def pool_mask(mask: np.ndarray, grid: int) -> np.ndarray:
