@@ -83,6 +83,13 @@ def check_names(values, name: str, choices: Sequence[str]) -> list:
     return [check_choice(v, f"{name}[{i}]", choices) for i, v in enumerate(values)]
 
 
+def check_bool(value, name: str) -> bool:
+    """``True`` or ``False`` (NumPy's too); a str like ``"False"`` is refused, since ``bool("False")`` is True."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}; e.g. {name}=True")
+
+
 def check_labels(values, name: str, count: int | None = None, of: str = "items") -> list[str]:
     """A list of free-form labels (figure titles, feature names), one per item when ``count`` is given.
 

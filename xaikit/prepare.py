@@ -57,8 +57,10 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     "attention": folder, "null-sets": folder, "vit-main": folder, "vit-control": folder}`` (the ViT and null-set entries are absent
     if the image-world module is missing).
     """
-    from xaikit._config import cache_dir, record_training_seed, training_seed
-    from xaikit._validate import check_choice, check_int
+    from xaikit._config import SEED_ENV, cache_dir, record_training_seed, training_seed
+    from xaikit._validate import check_choice
+
+    from xaikit._validate import check_seed
 
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
@@ -67,7 +69,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     if parallel is not None and not isinstance(parallel, bool):
         raise TypeError(f"parallel must be True, False or None, got {type(parallel).__name__} {parallel!r}")
     chosen = seed is not None
-    seed = check_int(seed, "seed", 0) if chosen else training_seed()
+    seed = check_seed(seed, "seed") if chosen else training_seed()  # checked before any process starts
     say = print if progress else (lambda *a, **k: None)
     say(f"xaikit prepare: cache folder {cache_dir()}, training seed {seed}", flush=True)
     folders: dict[str, Path] = {}
@@ -132,6 +134,11 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             record_training_seed(seed)
             say(f"xaikit prepare: this cache now serves training seed {seed} (python -m xaikit prepare --seed 0 "
                 "switches back; both stay cached)", flush=True)
+            overridden = os.environ.get(SEED_ENV, "").strip()
+            if overridden and overridden != str(seed):
+                say(f"xaikit prepare: but ${SEED_ENV}={overridden} is set in this shell and overrides the cache's "
+                    f"seed: here, and in every kernel started from this shell, the models of seed {overridden} are "
+                    f"served. Run `unset {SEED_ENV}` to use seed {seed}", flush=True)
     say(f"xaikit prepare: done in {time.perf_counter() - t_all:.1f} s", flush=True)
     return folders
 

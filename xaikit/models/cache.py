@@ -384,6 +384,9 @@ def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIG
     The build runs under :func:`build_lock` into a temporary folder (see :func:`building`). A process that
     had to wait for the lock uses the model the other process just built, even with ``force``.
     """
+    from xaikit._validate import check_bool
+
+    force = check_bool(force, "force")  # "False" is a str, and a str is true: it had rebuilt the model
     folder = Path(folder)
     if not force and is_built(folder, required, probe):
         return folder
