@@ -183,7 +183,7 @@ def _main(words: list[str]) -> int:
         from xaikit.prepare import prepare
 
         if args.seed is not None and not 0 <= args.seed <= SEED_MAX:  # before any model trains
-            parser.error(f"--seed must be an integer from 0 to 2**63 - 1, got {args.seed}; e.g. --seed 1")
+            parser.error(f"--seed must be a non-negative integer up to 2**63 - 1, got {args.seed}; e.g. --seed 1")
         from xaikit._config import cache_dir, training_seed
 
         try:  # $XAIKIT_SEED and $XAIKIT_CACHE checked before any model trains, named without a traceback

@@ -165,7 +165,7 @@ def training_seed() -> int:
     from xaikit._validate import SEED_MAX
 
     if not raw.isdigit() or int(raw) > SEED_MAX:
-        raise ValueError(f"the training seed in {where} must be an integer from 0 to 2**63 - 1, got {raw!r}; e.g. "
+        raise ValueError(f"the training seed in {where} must be a non-negative integer up to 2**63 - 1, got {raw!r}; e.g. "
                          f"{SEED_ENV}=0, or `python -m xaikit prepare --seed 0`")
     return int(raw)
 
