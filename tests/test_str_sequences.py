@@ -50,8 +50,8 @@ def _cases(bert, tok, vit):
     from xaikit.models import imageworld as iw
     from xaikit.tensor import integrated, quadrature, sanity
     from xaikit.text import sanity as text_sanity
-    from xaikit.text.text_ig import text_steps_for_tolerance
     from xaikit.text.lab.faithfulness import run_lab
+    from xaikit.text.text_ig import text_steps_for_tolerance
     from xaikit.text.views import all_views
 
     lin = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(16, 3)).eval()
@@ -187,7 +187,7 @@ def test_every_public_sequence_parameter_is_covered(bert, tok, vit):
 def test_one_str_is_refused_naming_the_parameter_and_the_list(bert, tok, vit, which):
     cases = _cases(bert, tok, vit) if which == "functions" else _panel_cases(bert, tok, vit)
     failed = []
-    for (module, fn, name), (call, example) in cases.items():
+    for (_module, fn, name), (call, example) in cases.items():
         try:
             _refused(call, name, example)
         except (AssertionError, pytest.fail.Exception, Exception) as err:  # noqa: BLE001 - report every case

@@ -233,7 +233,7 @@ def reachable_modules(f) -> list[tuple[str, torch.nn.Module]]:
             return
         if inspect.isfunction(obj):
             code = obj.__code__
-            for var, cell in zip(code.co_freevars, obj.__closure__ or ()):
+            for var, cell in zip(code.co_freevars, obj.__closure__ or (), strict=False):
                 try:
                     visit(cell.cell_contents, var, depth + 1)
                 except ValueError:  # an empty cell

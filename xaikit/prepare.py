@@ -58,9 +58,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     if the image-world module is missing).
     """
     from xaikit._config import SEED_ENV, cache_dir, record_training_seed, training_seed
-    from xaikit._validate import check_choice
-
-    from xaikit._validate import check_seed
+    from xaikit._validate import check_choice, check_seed
 
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
