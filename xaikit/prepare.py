@@ -168,10 +168,31 @@ def _report(say, what: str, seconds: float, folder: Path, where: str = "") -> No
     say(f"xaikit prepare: {what:<22} {seconds:7.1f} s  {folder}{where}", flush=True)
 
 
-def _build_vits(worlds: list[str], force: bool, counter, times, seed: int) -> None:
-    """The second process: train the ViTs of ``worlds`` one after the other (one thread each)."""
+def die_with_parent(parent: int, interval: float = 1.0) -> threading.Thread:
+    """Exit this process (``os._exit``) as soon as process ``parent`` is gone, checked every ``interval`` s.
+
+    The ViT trainer is a child of ``prepare``; killed with ``kill -9``, SIGTERM or a closed terminal, the
+    parent cannot stop it, and it kept training, and holding the build lock, for minutes. The child polls its
+    parent's id (on every system; when the parent dies the child is handed to another process), and the
+    operating system then releases the lock and the next ``prepare`` cleans up the half-built folder."""
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    thread = threading.Thread(target=watch, name="xaikit-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _build_vits(worlds: list[str], force: bool, counter, times, seed: int, parent: int | None = None) -> None:
+    """The second process: train the ViTs of ``worlds`` one after the other (one thread each), ending with
+    its parent (:func:`die_with_parent`)."""
     from xaikit.models.vitworld import ensure_embedded_vit
 
+    if parent is not None:
+        die_with_parent(parent)
     for i, world in enumerate(worlds):
         t0 = time.perf_counter()
         ensure_embedded_vit(world, force=force, progress=False, counter=counter, seed=seed)
@@ -193,7 +214,7 @@ class _VitProcess:
         self.worlds, self.seed = worlds, seed
         self.counter = ctx.Value("l", 0)
         self.times = ctx.Array("d", len(worlds))
-        self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times, seed),
+        self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times, seed, os.getpid()),
                                 name="xaikit-prepare-vit", daemon=True)
         self.proc.start()
         self._done = threading.Event()

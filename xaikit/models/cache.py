@@ -26,6 +26,7 @@ import json
 import os
 import secrets
 import shutil
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -301,7 +302,9 @@ def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = 
     """Hold the exclusive build lock of ``folder`` (a ``.<name>.lock`` file beside it) for the block.
 
     Yields True when another process (or thread) held it and this one had to wait for it. The lock is
-    released by the operating system if the holder dies, so a killed build never blocks the next one.
+    released by the operating system if the holder dies, so a killed build never blocks the next one. The
+    holder writes its process id and command line into the lock file, and a waiter says whom it waits for,
+    also with ``progress=False`` (prepare's ViT process, to stderr): a wait can last minutes.
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -309,14 +312,32 @@ def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = 
     with open(path, "a+b") as fh:
         waited = not _try_lock(fh)
         if waited:
-            if progress:
-                print(f"xaikit: another process is building the {what} in {folder}; waiting for it to finish "
-                      f"(lock file {path})", flush=True)
+            print(f"xaikit: {_holder_text(path)} is building the {what} in {folder}; waiting for it to finish "
+                  f"(lock file {path})", flush=True, file=sys.stdout if progress else sys.stderr)
             _lock(fh)
+        try:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"{os.getpid()} {' '.join(sys.argv)[:200]}\n".encode())
+            fh.flush()
+        except OSError:  # a lock file that cannot be written still locks
+            pass
         try:
             yield waited
         finally:
             _unlock(fh)
+
+
+def _holder_text(path: Path) -> str:
+    """``process 1234 (python -m xaikit prepare)`` from a lock file, or ``another process`` when it names no
+    live process (not written yet, or unreadable)."""
+    try:
+        pid, _, command = path.read_text(encoding="utf-8", errors="replace").strip().partition(" ")
+    except OSError:
+        return "another process"
+    if not pid.isdigit() or not _pid_alive(int(pid)):
+        return "another process"
+    return f"process {pid}" + (f" ({command})" if command else "")
 
 
 # ------------------------------------------------------------------------------------- atomic builds
