@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["MANIFEST", "CacheCorruptError", "sha256_file", "write_manifest", "problems", "is_built", "verify",
-           "weights_problem", "build_lock", "building", "ensure"]
+           "weights_problem", "build_lock", "building", "ensure", "identity_problem"]
 
 MANIFEST = "xaikit-manifest.json"
 #: what every embedded model folder must hold besides the manifest
@@ -151,8 +151,10 @@ def problems(folder: str | os.PathLike, required: tuple[str, ...] = ()) -> list[
     return found
 
 
-def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, probe=None) -> bool:
-    """True when ``folder`` holds the ``required`` files and every file matches its recorded checksum.
+def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, probe=None,
+             identity=None) -> bool:
+    """True when ``folder`` holds the ``required`` files and every file matches its recorded checksum, and,
+    with ``identity``, the model is the one its name stands for (:func:`identity_problem`).
 
     A folder built before xaikit kept checksums (all ``required`` files, no manifest) is checked once:
     every safetensors file must be complete and hold finite numbers, every JSON file must parse, and
@@ -163,7 +165,24 @@ def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_
     if (folder.is_dir() and not (folder / MANIFEST).exists()
             and all((folder / name).is_file() for name in required)):
         _adopt(folder, probe)
-    return not problems(folder, required)
+    return not problems(folder, required) and identity_problem(folder, identity) is None
+
+
+def identity_problem(folder: str | os.PathLike, identity=None) -> str | None:
+    """Whether the model in ``folder`` is the one its folder name stands for: ``identity`` maps the folder's
+    ``metrics.json`` (a dict) to ``None``, or to a sentence naming what differs (another label mode, recipe,
+    world or seed). The checksums only say the files are those written by some build; a folder copied, manifest
+    and all, under another model's name passes them, so the recorded recipe is compared too."""
+    if identity is None:
+        return None
+    try:
+        metrics = json.loads((Path(folder) / "metrics.json").read_text())
+    except (OSError, ValueError) as err:
+        return f"its metrics.json cannot be read ({err})"
+    if not isinstance(metrics, dict):
+        return "its metrics.json holds no record of the build"
+    problem = identity(metrics)
+    return f"it holds another model: {problem}" if problem else None
 
 
 def verify(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, what: str = "model") -> Path:
@@ -397,10 +416,11 @@ def building(folder: str | os.PathLike):
 
 
 def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIGHTS_AND_METRICS,
-           force: bool = False, what: str = "model", progress: bool = True, probe=None) -> Path:
+           force: bool = False, what: str = "model", progress: bool = True, probe=None, identity=None) -> Path:
     """``folder``, after running ``build(tmp_folder)`` if it is not built (missing, incomplete or failing
-    its checksums) or ``force`` is set. ``probe``: how a folder without a manifest proves that its model
-    works before it is adopted (:func:`is_built`).
+    its checksums, or holding another model than its name says, see :func:`identity_problem`) or ``force``
+    is set. ``probe``: how a folder without a manifest proves that its model works before it is adopted
+    (:func:`is_built`).
 
     The build runs under :func:`build_lock` into a temporary folder (see :func:`building`). A process that
     had to wait for the lock uses the model the other process just built, even with ``force``.
@@ -409,14 +429,15 @@ def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIG
 
     force = check_bool(force, "force")  # "False" is a str, and a str is true: it had rebuilt the model
     folder = Path(folder)
-    if not force and is_built(folder, required, probe):
+    if not force and is_built(folder, required, probe, identity):
         return folder
     with build_lock(folder, what, progress) as waited:
-        if (waited or not force) and is_built(folder, required, probe):
+        if (waited or not force) and is_built(folder, required, probe, identity):
             return folder
         if not force and folder.exists() and progress:
+            found = problems(folder, required) or [identity_problem(folder, identity)]
             print(f"xaikit: the cached {what} in {folder} is not usable "
-                  f"({'; '.join(problems(folder, required))}); rebuilding it", flush=True)
+                  f"({'; '.join(p for p in found if p)}); rebuilding it", flush=True)
         with building(folder) as tmp:
             build(tmp)
     return folder

@@ -177,7 +177,25 @@ def is_built(seed: int | None = None, labels: str = "real") -> bool:
     mode) whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(sentiment_folder(seed, labels), probe=probe)
+    return cache.is_built(sentiment_folder(seed, labels), probe=probe, identity=identity(seed, labels))
+
+
+def identity(seed: int | None = None, labels: str = "real"):
+    """What :func:`xaikit.models.cache.identity_problem` asks of the folder of ``(seed, labels)``: its
+    ``metrics.json`` must record this label mode and this recipe's hash (a key a build did not record is not
+    asked for)."""
+    want_hash = _recipe_hash(seed, labels)
+
+    def check(metrics: dict) -> str | None:
+        recorded = metrics.get("labels", "real")
+        if recorded != labels:
+            return f"metrics.json says labels {recorded!r}, and this folder is the {labels!r}-label model's"
+        if "recipe_hash" in metrics and metrics["recipe_hash"] != want_hash:
+            return (f"metrics.json records recipe {metrics['recipe_hash']}, and this folder is recipe {want_hash}'s "
+                    "(another training seed or recipe)")
+        return None
+
+    return check
 
 
 def probe(folder: Path) -> str | None:
@@ -627,7 +645,7 @@ def _ensure(labels: str, force: bool, progress: bool, threads, seed: int | None)
 
     what = _MODES[labels][1]
     folder = cache.ensure(sentiment_folder(seed, labels), build, force=force, what=what, progress=progress,
-                          probe=probe)
+                          probe=probe, identity=identity(seed, labels))
     metrics = built.get("metrics")
     if metrics is not None and progress:
         print(f"xaikit: {what} ready in {folder} (held-out accuracy {metrics['test_accuracy']:.3f}, "

@@ -158,7 +158,24 @@ def is_built(world: str = "main", seed: int | None = None) -> bool:
     seed whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(model_folder(world, seed), probe=probe)
+    return cache.is_built(model_folder(world, seed), probe=probe, identity=identity(world, seed))
+
+
+def identity(world: str = "main", seed: int | None = None):
+    """What :func:`xaikit.models.cache.identity_problem` asks of the folder of ``(world, seed)``: its
+    ``metrics.json`` must record this world, training seed and recipe version (keys a build did not record
+    are not asked for)."""
+    from xaikit._config import training_seed
+
+    seed = training_seed() if seed is None else seed
+
+    def check(metrics: dict) -> str | None:
+        for key, want in (("world", world), ("seed", seed), ("recipe_version", RECIPE_VERSION)):
+            if key in metrics and metrics[key] != want:
+                return f"metrics.json records {key} {metrics[key]!r}, and this folder is for {key} {want!r}"
+        return None
+
+    return check
 
 
 def probe(folder: Path) -> str | None:
@@ -291,7 +308,7 @@ def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool
         (tmp / "metrics.json").write_text(json.dumps(built["metrics"], indent=2))
 
     folder = cache.ensure(model_folder(world, seed_), build, force=force, what=f"embedded ViT ({world})",
-                          progress=progress, probe=probe)
+                          progress=progress, probe=probe, identity=identity(world, seed_))
     metrics = built.get("metrics")
     if progress and metrics is not None:
         print(f"embedded ViT ({world}): test accuracy {metrics['test_accuracy']:.3f}, "
