@@ -187,9 +187,8 @@ def identity(seed: int | None = None, labels: str = "real"):
     want_hash = _recipe_hash(seed, labels)
 
     def check(metrics: dict) -> str | None:
-        recorded = metrics.get("labels", "real")
-        if recorded != labels:
-            return f"metrics.json says labels {recorded!r}, and this folder is the {labels!r}-label model's"
+        if "labels" in metrics and metrics["labels"] != labels:
+            return f"metrics.json says labels {metrics['labels']!r}, and this folder is the {labels!r}-label model's"
         if "recipe_hash" in metrics and metrics["recipe_hash"] != want_hash:
             return (f"metrics.json records recipe {metrics['recipe_hash']}, and this folder is recipe {want_hash}'s "
                     "(another training seed or recipe)")
