@@ -77,3 +77,52 @@ def test_a_vit_folder_of_another_world_is_not_served(tmp_path):
     assert "records world 'main'" in cache.identity_problem(folder, vitworld.identity("control", 0))
     assert cache.identity_problem(folder, vitworld.identity("main", 0)) is None
     assert "records seed 0" in cache.identity_problem(folder, vitworld.identity("main", 3))
+
+
+def _save_with_probe_logits(folder: Path, kind: str) -> None:
+    """A tiny model saved as a build saves it, its probe logits in metrics.json, and no manifest."""
+    from xaikit.models import vitworld
+    from xaikit.models.tiny import tiny_vit
+
+    if kind == "sentiment":
+        model, tok = tiny_bert(seed=4).eval(), tiny_tokenizer(folder)
+        model.save_pretrained(folder)
+        tok.save_pretrained(folder)
+        logits = sentiment.probe_logits(model, tok)
+    else:
+        model = tiny_vit(seed=4).eval()
+        model.save_pretrained(folder)
+        logits = vitworld.probe_logits(model)
+    (folder / "metrics.json").write_text(json.dumps({"test_accuracy": 0.9, "probe_logits": logits,
+                                                    "lecture_sentences": {}}))
+
+
+def _scale_weights(folder: Path, factor: float) -> None:
+    """Multiply the weights of the classifier by ``factor``, saved back as a complete, finite safetensors file,
+    so that every structural check passes. Tiny random models hardly use their attention (the [UNK] probe
+    sentences make it uniform whatever the queries), so the damaged matrix is the classifier here; on the
+    embedded sentiment model, 4,096 query weights doubled or halved moved the probe logits by 0.008-0.028."""
+    from safetensors.torch import load_file, save_file
+
+    path = folder / "model.safetensors"
+    tensors = load_file(path)
+    name = next(n for n in tensors if n.endswith("classifier.weight"))
+    tensors[name].view(-1)[:4096] *= factor
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+@pytest.mark.parametrize("kind", ["sentiment", "vit"])
+@pytest.mark.parametrize("factor", [2.0, 0.5])
+def test_a_manifestless_folder_with_changed_weights_is_not_adopted(tmp_path, kind, factor, capsys):
+    """Such a folder passed the probe and was adopted with a manifest that certified the damage."""
+    from xaikit.models import vitworld
+
+    probe = sentiment.probe if kind == "sentiment" else vitworld.probe
+    intact, damaged = tmp_path / "intact", tmp_path / "damaged"
+    for folder in (intact, damaged):
+        folder.mkdir()
+        _save_with_probe_logits(folder, kind)
+    _scale_weights(damaged, factor)
+    assert cache.is_built(intact, probe=probe)  # adopted: the logits are those recorded
+    assert not cache.is_built(damaged, probe=probe) and not (damaged / cache.MANIFEST).exists()
+    assert "differ by" in capsys.readouterr().out
