@@ -103,3 +103,15 @@ def test_an_eval_model_in_a_closure_gives_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         xaikit.gradient(lambda b: net(b), x, target=2)
+
+
+def test_a_fresh_layer_without_dropout_is_left_alone():
+    """A Linear or Conv2d computes the same in either mode: no warning, and its mode is not changed."""
+    import warnings
+
+    torch.manual_seed(5)
+    head = nn.Linear(6, 3)  # training mode, as every fresh module
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        xaikit.gradient(lambda b: head(b), x, target=0)
+    assert head.training

@@ -190,12 +190,25 @@ def ensure_eval(f, method: str = "this method") -> None:
 
     The one eval-mode switch of every method (tensor, text, attention and concept families)."""
     for name, module in reachable_modules(f):
-        if any(m.training for m in module.modules()):
+        if any(m.training and _mode_matters(m) for m in module.modules()):
             shown = "the model" if module is f else f"the model {name!r} that f calls"
             warn(f"{method}: {shown} was in training mode (dropout makes attributions random); "
                  f"xaikit switched it to eval mode with {name if module is not f else 'model'}.eval(). "
                  "Call model.eval() before explaining a model.")
             module.eval()
+
+
+def _mode_matters(m: torch.nn.Module) -> bool:
+    """Whether ``m`` may compute differently in training mode: dropout and batch/instance norm layers, an
+    attention layer with dropout, and any module not from ``torch.nn`` itself (a transformers model or the
+    user's own class may read ``self.training``). A ``Linear`` or ``Conv2d`` left in training mode, as a
+    fresh module is, computes the same either way and is left alone."""
+    nn = torch.nn
+    if isinstance(m, (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._NormBase)):
+        return True
+    if isinstance(m, nn.MultiheadAttention):
+        return m.dropout > 0
+    return not type(m).__module__.startswith("torch.nn")
 
 
 #: how deep :func:`reachable_modules` follows closures, partials, bound methods and attributes

@@ -152,14 +152,15 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
 
 #: the most IG path points :func:`relevance` sends through the ViT in one pass
 IG_BATCH = 32
+#: about this many pixel values per pass, as the tensor IG paths bound theirs
+#: (``xaikit.tensor.integrated.BATCH_NUMBERS``): 3 path points of a 224x224 image, 32 of the embedded 64x64 ViT's
+IG_BATCH_NUMBERS = 2 ** 19
 
 
 def ig_batch_size(pixels: torch.Tensor) -> int:
-    """Path points per forward/backward pass of ``"ig"``: :func:`xaikit.tensor.integrated.default_batch_size`
-    for one image, at most :data:`IG_BATCH` (a ViT's activations are many times its pixels)."""
-    from xaikit.tensor.integrated import default_batch_size
-
-    return max(1, min(IG_BATCH, default_batch_size(pixels[0])))
+    """Path points per forward/backward pass of ``"ig"``: about :data:`IG_BATCH_NUMBERS` pixel values, at most
+    :data:`IG_BATCH` points (a ViT's activations are many times its pixels)."""
+    return max(1, min(IG_BATCH, IG_BATCH_NUMBERS // max(1, pixels[0].numel())))
 
 
 def pool_mask(mask: np.ndarray, grid: int) -> np.ndarray:
