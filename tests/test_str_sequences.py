@@ -129,11 +129,11 @@ ONE_STR_OK = {
     ("xaikit.course.notebooks", "sources_match", "names"), ("xaikit.course.pages", "run", "names"),
     ("xaikit.course.pages", "slides", "names"),
 }
-#: not a sequence of names taken from the user: results' fields, label arrays, internal steps
+#: not a sequence of names taken from the user: a label mode (one str), label arrays, internal steps
 NOT_NAMES = {
     ("xaikit.models.digits", "shuffled_labels", "labels"), ("xaikit.models.sentiment", "recipe", "labels"),
     ("xaikit.models.sentiment", "is_built", "labels"), ("xaikit.models.sentiment", "sentiment_folder", "labels"),
-    ("xaikit.models.sentiment", "train_sentiment", "labels"), ("xaikit.models.vitworld", "accuracy", "labels"),
+    ("xaikit.models.sentiment", "train_sentiment", "labels"), ("xaikit.models.sentiment", "identity", "labels"), ("xaikit.models.vitworld", "accuracy", "labels"),
     ("xaikit.text.lab.diagnostic_model", "train_diagnostic", "labels"),
     ("xaikit.text.lab.diagnostic_model", "evaluate_diagnostic", "labels"),
     ("xaikit.tensor.integrated", "shared_path", "rules"),  # gap_curves' helper, given checked rules
