@@ -394,6 +394,10 @@ def test_panel_constructors_name_their_parameters(tok):
         IGPathPanel(x=(1.0, 2.0, 3.0))  # was "baseline must have the same shape as x", shown in the panel
     with pytest.raises(TypeError, match=r"lab must be a LabResult .*got str 'x'"):
         LabPanel(lab="x")  # was "'str' object has no attribute 'rankings'"
+    from xaikit.widgets.tcav import PatchGridPanel
+
+    with pytest.raises(ValueError, match=r"labels must hold one label per image: there are 2 images and 1 labels"):
+        PatchGridPanel(np.zeros((2, 16, 16, 3), np.uint8), labels=["a"])  # was an IndexError once the slider reached image 2
 
 
 def test_attention_explorer_reads_the_query_in_the_new_sentence(tok):
