@@ -140,7 +140,8 @@ def test_many_steps_run_in_bounded_batches_and_keep_the_running_sum(monkeypatch)
     f = lambda b: (sizes.append(b.shape[0]), torch.tanh(b).sum(1))[1]  # noqa: E731
     monkeypatch.setattr(ig, "KEEP_NUMBERS", 1000)
     result = integrated_gradients(f, torch.linspace(0, 1, 64), steps=5000, rule="gausslegendre")
-    assert max(sizes) <= ig.default_batch_size(torch.zeros(64)) and sum(sizes[1:]) == 5000 + 2
+    # sizes[:2]: f at x for the target, and once more to check f is deterministic
+    assert max(sizes) <= ig.default_batch_size(torch.zeros(64)) and sum(sizes[2:]) == 5000 + 2
     assert result.gradients is None  # 5000 x 64 numbers: not kept ...
     assert result.running_sum()[-1] == pytest.approx(float(result.attributions.sum()), abs=1e-4)  # ... the sums are
     assert result.relative_gap < 1e-5
@@ -329,3 +330,100 @@ def test_a_warning_turned_into_an_error_is_shown_in_the_panel():
         warnings.simplefilter("error")
         p.set(steps=1, rule="riemann_right")  # not raised out of set(): shown, like any error
     assert isinstance(p.error, CompletenessWarning) and "xk-error" in p.status.value
+
+
+# -- a str for a bool, settings from the environment, a model of the wrong kind ----------------------------------
+def test_force_takes_only_a_bool(tmp_path, monkeypatch):
+    """force="False" retrained a model: a str is true."""
+    from xaikit.models import cache, digits
+
+    built = []
+    with pytest.raises(TypeError, match=r"force must be True or False, got str 'False'; e.g. force=True"):
+        cache.ensure(tmp_path / "m", lambda tmp: built.append(tmp), force="False", progress=False)
+    with pytest.raises(TypeError, match=r"force must be True or False, got str 'False'"):
+        digits.digits_classifier(force="False", disk_cache=False, epochs=1)
+    with pytest.raises(TypeError, match=r"disk_cache must be True or False, got str 'no'"):
+        digits.digits_classifier(disk_cache="no", epochs=1)
+    assert built == []
+
+
+def test_capture_attention_refuses_text_with_pixels(tok):
+    from xaikit.models.tiny import tiny_vit
+
+    vit, pixels = tiny_vit(seed=0), torch.zeros(1, 3, 32, 32)
+    with pytest.raises(ValueError, match=r"either text \(a text model\) or pixel_values \(a ViT\), not both.*"
+                                         r"capture_attention\(vit, pixel_values=pixels\)"):
+        xaikit.capture_attention(vit, tok, "i like the movie", pixel_values=pixels)  # the text was ignored
+    with pytest.raises(ValueError, match=r"pixel_values is for an image model"):
+        xaikit.capture_attention(tiny_bert(seed=1), tok, pixel_values=pixels)
+    assert xaikit.capture_attention(vit, pixel_values=pixels).attentions.shape[-1] == 17  # [CLS] + 16 patches
+
+
+@pytest.mark.parametrize("value", ["meta", "hpu", "vulkan"])
+def test_a_device_xaikit_cannot_compute_on_is_named(monkeypatch, value):
+    monkeypatch.setenv("XAIKIT_DEVICE", value)
+    with pytest.raises(ValueError, match=rf"XAIKIT_DEVICE='{value}' asks for {value}, where xaikit cannot run its "
+                                         r"models: it computes on cpu, cuda, mps, xpu; set XAIKIT_DEVICE=cpu"):
+        xaikit.device()
+
+
+def test_a_cache_under_an_unknown_users_home_is_named(monkeypatch):
+    monkeypatch.setenv("XAIKIT_CACHE", "~nosuchuser_xk/c")
+    with pytest.raises(ValueError, match=r"XAIKIT_CACHE='~nosuchuser_xk/c' starts with '~nosuchuser_xk', the home "
+                                         r"folder of a user this system does not know; set XAIKIT_CACHE to a folder"):
+        xaikit.cache_dir()  # was RuntimeError: Could not determine home directory
+
+
+def test_text_methods_refuse_an_image_model(tok):
+    from xaikit.models.tiny import tiny_vit
+
+    vit = tiny_vit(seed=0)
+    for method in (gradsam, xaikit.text_integrated_gradients, xaikit.shap_text):
+        with pytest.raises(TypeError, match=r"model is an image model \(ViTForImageClassification\).*vit_relevance"):
+            method(vit, tok, "i like the movie")  # was "'NoneType' object has no attribute 'dtype'"
+
+
+def test_panel_constructors_name_their_parameters(tok):
+    from xaikit.widgets import GradientPanel, IGPathPanel, LabPanel, MaskPanel
+
+    with pytest.raises(ValueError, match=r"lim must be > 0.0, got -1.0.*half-width"):
+        GradientPanel(lim=-1)  # was TraitError: Setting min > max
+    with pytest.raises(ValueError, match=r"d_k must be an int >= 1, got 0"):
+        MaskPanel(d_k=0)  # was ZeroDivisionError
+    with pytest.raises(ValueError, match=r"x must be a point of the plane, two numbers.*got shape \(3,\)"):
+        IGPathPanel(x=(1.0, 2.0, 3.0))  # was "baseline must have the same shape as x", shown in the panel
+    with pytest.raises(TypeError, match=r"lab must be a LabResult .*got str 'x'"):
+        LabPanel(lab="x")  # was "'str' object has no attribute 'rankings'"
+    from xaikit.widgets.tcav import PatchGridPanel
+
+    with pytest.raises(ValueError, match=r"labels must hold one label per image: there are 2 images and 1 labels"):
+        PatchGridPanel(np.zeros((2, 16, 16, 3), np.uint8), labels=["a"])  # was an IndexError once the slider reached image 2
+
+
+def test_attention_explorer_reads_the_query_in_the_new_sentence(tok):
+    from xaikit.widgets import AttentionExplorer
+
+    panel = AttentionExplorer(tiny_bert(seed=1), tok, text="the movie was good but the plot was dull", query="plot")
+    panel.set(text="i like the movie", query="movie")  # "movie" is token 4 of the new sentence
+    assert panel.error is None and panel.result.tokens[panel.result.query] == "movie"
+    assert panel.controls["text"].value == "i like the movie"
+    before = panel.result
+    panel.set(text="i like it", query=9)  # 5 tokens: was checked against the old sentence's 11, then token 0
+    assert isinstance(panel.error, ValueError) and "query must be an int <= 4" in str(panel.error)
+    assert panel.result is before and panel.controls["text"].value == "i like the movie"  # nothing changed
+
+
+def test_gap_curves_wants_a_list_of_step_counts():
+    with pytest.raises(TypeError, match=r"steps must be a list of step counts.*got int 8; e\.g\. steps=\[1, 2, 4, 8\]"):
+        xaikit.tensor.integrated.gap_curves(lambda b: torch.tanh(b).sum(1), torch.ones(3), steps=8)
+    with pytest.raises(ValueError, match=r"steps\[1\] must be an int >= 1, got 0"):
+        xaikit.tensor.integrated.gap_curves(lambda b: torch.tanh(b).sum(1), torch.ones(3), steps=[2, 0])
+
+
+def test_prepare_is_an_attribute_as_the_package_docstring_says():
+    import subprocess
+    import sys
+
+    code = "import xaikit; print(callable(xaikit.prepare.prepare), 'prepare' in dir(xaikit))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True"]  # was AttributeError: module 'xaikit' has no attribute 'prepare'

@@ -208,3 +208,27 @@ def test_captum_spelled_noise_tunnel_equals_captum_in_expectation(nt_type):
     theirs = NoiseTunnel(Saliency(net)).attribute(X[None], stdevs=0.4, abs=False, **kwargs)[0]
     scale = float(theirs.abs().max())
     assert float((ours - theirs).abs().max()) < 0.06 * scale and scale > 1e-4
+
+
+def test_layer_ig_without_a_baseline_is_captums_default(model, tok):
+    """No baseline: the padding id everywhere, Captum's zero ids in a BERT vocabulary. It was the input itself,
+    a path of length zero, so every attribution and the gap were exactly 0."""
+    import warnings
+
+    from captum.attr import LayerIntegratedGradients
+
+    from xaikit.models.arch import embeddings_module
+    from xaikit.text.text_ig import embedding_integrated_gradients
+
+    assert model.config.pad_token_id == 0
+    enc = tok("she hates the book", return_tensors="pt")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ours = embedding_integrated_gradients(model, enc["input_ids"], target=1, steps=4)
+    assert all("text_integrated_gradients" not in str(w.message) for w in caught)  # it named another function
+    assert any("embedding_integrated_gradients:" in str(w.message) for w in caught)  # the gap of 4 steps
+    ours = embedding_integrated_gradients(model, enc["input_ids"], target=1, steps=12, rule="gausslegendre")
+    lig = LayerIntegratedGradients(lambda ids: model(input_ids=ids).logits, embeddings_module(model))
+    theirs = lig.attribute(enc["input_ids"], target=1, n_steps=12, method="gausslegendre")[0]
+    close(ours.attributions, theirs, atol=1e-5)
+    assert float(ours.attributions.abs().max()) > 1e-3 and ours.baseline_ids == [0] * enc["input_ids"].shape[1]

@@ -159,7 +159,7 @@ def test_text_searches_share_nodes_and_count_alone():
     assert list(searches) == rules and searches["riemann_right"].converged
     right = searches["riemann_right"]
     assert right.evaluations == right.steps and right.result.relative_gap <= 0.05
-    alone = text_steps_for_tolerance(model, tok, "a clever piece of cinema", "gausslegendre", tolerance=0.05,
+    alone = text_steps_for_tolerance(model, tok, "a clever piece of cinema", ["gausslegendre"], tolerance=0.05,
                                      max_steps=64)
     assert alone["gausslegendre"].evaluations == searches["gausslegendre"].evaluations
     plain = text_integrated_gradients(model, tok, "a clever piece of cinema", steps=right.steps)

@@ -62,10 +62,29 @@ def test_intervene_measures_each_variant_on_the_same_scenes():
     np.testing.assert_allclose(table.logits["foam"][own], table.logits["original"][own], rtol=0, atol=1e-6)
     assert np.all((table.probs["original"] > 0) & (table.probs["original"] < 1))
     assert "no foam" in table.summary()
-    with pytest.raises(ValueError, match="unknown texture"):
+    with pytest.raises(ValueError, match=r"textures\[0\] must be one of .*Did you mean 'striped'"):
         intervention.intervene(model, scenes, target="zebra", textures=("stripy",))
     with pytest.raises(TypeError, match="Scene"):
         intervention.intervene(model, [s.image() for s in scenes], target="zebra")
+
+
+def test_effect_measures_what_it_is_asked_and_refuses_other_words():
+    model = tiny_vit(seed=0, image_size=64, labels=("zebra", "horse", "leopard"))
+    table = intervention.intervene(model, iw.scenes("zebra", 4, "main", seed=0), textures=("striped", "plain"))
+    by_hand = float(np.mean(table.logits["striped"] - table.logits["plain"]))
+    assert table.effect("striped", "plain") == by_hand
+    assert table.effect("striped", "plain", what="prob") == float(np.mean(table.probs["striped"] - table.probs["plain"]))
+    for word in ("logits", "probability", "Logit"):  # "logits" returned the probability effect
+        with pytest.raises(ValueError, match=r"what must be one of 'logit', 'prob'"):
+            table.effect("striped", "plain", what=word)
+        with pytest.raises(ValueError, match=r"what must be one of"):
+            table.foam_effect(what=word)
+    with pytest.raises(ValueError, match=r"a must be one of .*Did you mean 'striped'"):
+        table.effect("stripes", "plain")  # was a KeyError
+    with pytest.raises(ValueError, match=r"kind must be one of 'striped', 'plain'"):
+        table.texture_effect("dotted")
+    with pytest.raises(ValueError, match=r"textures must be a list of names .*not one str: got 'striped'"):
+        intervention.intervene(model, iw.scenes("zebra", 2, "main", seed=0), textures="striped")
 
 
 def test_layer_rule_takes_the_deepest_block_before_the_last_that_reaches_the_threshold():

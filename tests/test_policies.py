@@ -11,6 +11,7 @@ def fresh(monkeypatch):
     monkeypatch.setattr(policies, "_method_threads", None)
     monkeypatch.setattr(policies, "_method_threads_set", False)
     monkeypatch.delenv(policies.THREADS_ENV, raising=False)
+    monkeypatch.setattr(policies, "usable_cores", lambda: 64)  # counts below the cap, whatever this machine has
     return monkeypatch
 
 
@@ -167,3 +168,26 @@ def test_idle_cores_counts_what_other_processes_leave(monkeypatch):
     monkeypatch.setattr(policies, "_idle_seen", [float("-inf"), None])
     idle = policies.idle_cores(interval=0.05)
     assert idle is None or 0 <= idle <= (os.cpu_count() or 1)
+
+
+def test_a_count_over_the_cores_is_capped_with_a_note(fresh):
+    """XAIKIT_THREADS=1000000 killed the kernel (OpenMP ran out of memory making the threads)."""
+    import numpy as np
+
+    fresh.setattr(policies, "usable_cores", lambda: 4)
+    fresh.setenv(policies.THREADS_ENV, "1000000")
+    with pytest.warns(UserWarning, match=r"XAIKIT_THREADS asks for 1,000,000 threads.*4 cores.*uses 4"):
+        assert policies.method_thread_count() == 4
+    fresh.setenv(policies.THREADS_ENV, "4")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert policies.method_thread_count() == 4  # at the cap: no note
+    with pytest.warns(UserWarning, match=r"set_method_threads asks for 9 threads"):
+        policies.set_method_threads(9)
+    assert policies.method_thread_count() == 4
+    policies.set_method_threads(np.int64(2))  # was "n must be a positive int or None, got np.int64(2)"
+    assert policies.method_thread_count() == 2 and type(policies.method_thread_count()) is int
+    with pytest.raises(TypeError, match=r"n must be a positive int or None, got str '2'"):
+        policies.set_method_threads("2")

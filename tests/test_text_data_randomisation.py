@@ -139,6 +139,16 @@ def test_prepare_builds_the_shuffled_model_after_the_real_one_once(cache_root, m
     assert calls == ["real", "shuffled", "subset"]  # a second prepare finds all three
 
 
+def test_the_control_model_has_its_own_name(cache_root, monkeypatch):
+    """load_sentiment("embedded-subset") suggested the shuffled model; the control is now loaded by name."""
+    calls = []
+    monkeypatch.setattr(sentiment, "train_sentiment", _fake_train(calls))
+    model, _ = loaders.load_sentiment("embedded-subset", cache=False)
+    assert calls == ["subset"] and sentiment.is_built(labels="subset") and not sentiment.is_built(labels="shuffled")
+    with pytest.raises(ValueError, match=r"'embedded-subset'"):
+        loaders.load_sentiment("embedded-control")  # an image name: the message lists every text name
+
+
 def test_loaders_name_the_shuffled_model_for_the_right_kind():
     with pytest.raises(ValueError, match=r"text model.*load_sentiment\('embedded-shuffled'\)"):
         loaders.load_vit("embedded-shuffled")

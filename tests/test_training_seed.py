@@ -122,3 +122,62 @@ def test_prepare_cli_refuses_a_negative_seed(capsys):
     with pytest.raises(SystemExit):
         main(["prepare", "--seed", "-3"])
     assert "--seed must be a non-negative integer" in capsys.readouterr().err
+
+
+def _fake_builds(monkeypatch) -> list:
+    """Every trainer prepare calls replaced by a stand-in that records its seed (the digits CNN trains 1 epoch)."""
+    from xaikit.concepts import nullsets
+    from xaikit.models import digits, sentiment, vitworld
+    from xaikit.text import diagnostics
+
+    asked = []
+    for name, labels in (("ensure_embedded_sentiment", "real"), ("ensure_shuffled_sentiment", "shuffled"),
+                         ("ensure_subset_sentiment", "subset")):
+        monkeypatch.setattr(sentiment, name, lambda force, progress, threads=None, seed=None, labels=labels:
+                            asked.append((labels, seed)) or sentiment.sentiment_folder(seed, labels=labels))
+    monkeypatch.setattr(vitworld, "ensure_embedded_vit", lambda world, force=False, progress=True, counter=None,
+                        seed=None: asked.append((world, seed)) or vitworld.model_folder(world, seed))
+    monkeypatch.setattr(nullsets, "warm_null_sets", lambda progress=True: Path("."))
+    monkeypatch.setattr(diagnostics, "warm_notebook_cache", lambda progress, seed=None: Path("."))
+    real_digits = digits.digits_classifier
+    monkeypatch.setattr(digits, "digits_classifier", lambda **kw: real_digits(**{**kw, "epochs": 1}))
+    return asked
+
+
+def test_prepare_says_when_the_shell_overrides_the_seed_it_recorded(cache, monkeypatch, capsys):
+    """XAIKIT_SEED=3 prepare --seed 0 said "this cache now serves training seed 0", while that shell (and every
+    kernel started from it) kept serving seed 3."""
+    from xaikit import prepare as build
+
+    asked = _fake_builds(monkeypatch)
+    monkeypatch.setenv(SEED_ENV, "3")
+    build.prepare(seed=0, parallel=False, progress=True)
+    out = capsys.readouterr().out
+    assert {s for _, s in asked} == {0}
+    assert "this cache now serves training seed 0" in out
+    assert "$XAIKIT_SEED=3 is set in this shell" in out and "unset XAIKIT_SEED" in out
+    assert training_seed() == 3  # what the shell serves, as the message says
+    monkeypatch.delenv(SEED_ENV)
+    assert training_seed() == 0
+    build.prepare(seed=0, parallel=False, progress=True)
+    assert "XAIKIT_SEED" not in capsys.readouterr().out  # no override: no note
+
+
+def test_a_seed_beyond_torchs_range_is_refused_before_any_training(cache, monkeypatch, capsys):
+    """prepare --seed 2**70 failed with a 40-line traceback after the ViT process had started."""
+    from xaikit import prepare as build
+    from xaikit.__main__ import main
+
+    asked = _fake_builds(monkeypatch)
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*63 - 1, got 2\*\*70"):
+        build.prepare(seed=2 ** 70, progress=False)
+    with pytest.raises(SystemExit):
+        main(["prepare", "--seed", str(2 ** 70)])
+    assert "--seed must be a non-negative integer up to 2**63 - 1" in capsys.readouterr().err
+    monkeypatch.setenv(SEED_ENV, str(2 ** 70))
+    with pytest.raises(ValueError, match=r"XAIKIT_SEED must be a non-negative integer up to 2\*\*63 - 1"):
+        training_seed()
+    with pytest.raises(SystemExit):
+        main(["prepare"])
+    assert "XAIKIT_SEED must be a non-negative integer" in capsys.readouterr().err
+    assert asked == []  # nothing was trained

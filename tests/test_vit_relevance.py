@@ -211,3 +211,46 @@ def test_every_method_checks_its_pixels(method):
         vr.relevance(model, torch.zeros(1, 4, 32, 32), method)  # RGBA
     with pytest.raises(ValueError, match=r"pixels is 16x16.*32x32.*resize"):
         vr.relevance(model, pixels[..., :16, :16], method)
+
+
+@pytest.mark.parametrize("method", vr.METHODS)
+def test_every_method_checks_its_pixel_values(method):
+    """NaN/inf pixels gave all-NaN maps; channels-last pixels a shape error; an image left in 0..255 was
+    explained as another picture, silently."""
+    import warnings
+
+    from xaikit.concepts.vit_lrp import chefer_lrp
+    from xaikit.models import tiny_vit
+
+    model = tiny_vit(seed=0)
+    pixels = torch.zeros(1, 3, 32, 32)
+    for bad in (float("nan"), float("inf")):
+        broken = pixels.clone()
+        broken[0, 1, 3, 4] = bad
+        with pytest.raises(ValueError, match=r"pixels contains NaN or inf \(1 value\)"):
+            vr.relevance(model, broken, method)
+        with pytest.raises(ValueError, match=r"pixels contains NaN or inf"):
+            chefer_lrp(model, broken)
+    with pytest.raises(ValueError, match=r"channels last.*permute\(0, 3, 1, 2\)"):
+        vr.relevance(model, pixels.permute(0, 2, 3, 1), method)
+    with pytest.warns(UserWarning, match=r"pixels range from 0 to 255.*0\.\.255"):
+        vr.relevance(model, torch.full((1, 3, 32, 32), 255.0).clone().index_fill_(2, torch.tensor([0]), 0.0), method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vr.relevance(model, torch.rand(1, 3, 32, 32) * 5.2 - 2.6, method, steps=4)  # ImageNet-normalised: quiet
+
+
+def test_ig_runs_in_bounded_batches_with_the_same_result(tiny_vit, pixels, monkeypatch):
+    seen = []
+    hook = tiny_vit.vit.embeddings.register_forward_hook(lambda m, args, out: seen.append(out.shape[0]))
+    try:
+        monkeypatch.setattr(vr, "IG_BATCH", 1000)
+        whole, target = vr.relevance(tiny_vit, pixels, "ig", steps=50)
+        assert seen[-1] == 50  # one pass, as before
+        seen.clear()
+        monkeypatch.setattr(vr, "IG_BATCH", 8)
+        batched, again = vr.relevance(tiny_vit, pixels, "ig", steps=50, target=target)
+    finally:
+        hook.remove()
+    assert max(seen) == 8 and sum(s for s in seen if s > 1) == 50  # was one batch of every step
+    np.testing.assert_allclose(batched, whole, rtol=1e-10, atol=1e-12)  # float64: the same sum

@@ -60,7 +60,7 @@ _EXPORTS: dict[str, str] = {
 
 # subpackages and modules reachable as attributes, e.g. ``xaikit.concepts.tcav.tcav_significance``.
 _SUBMODULES = {"tensor", "text", "attention", "concepts", "models", "widgets", "course", "plotting", "policies",
-               "diagrams"}
+               "diagrams", "prepare"}
 
 __all__ = ["__version__", "cache_dir", "device", "fast_mode", "pick", "set_seed", "training_seed", *sorted(_EXPORTS)]
 

@@ -195,10 +195,19 @@ def _main(words: list[str]) -> int:
     args = _parse(words)
     parser = args.parser
     if args.command == "prepare":
+        from xaikit._validate import SEED_MAX
         from xaikit.prepare import prepare
 
-        if args.seed is not None and args.seed < 0:
-            parser.error(f"--seed must be a non-negative integer, got {args.seed}")
+        if args.seed is not None and not 0 <= args.seed <= SEED_MAX:  # before any model trains
+            parser.error(f"--seed must be a non-negative integer up to 2**63 - 1, got {args.seed}; e.g. --seed 1")
+        from xaikit._config import cache_dir, training_seed
+
+        try:  # $XAIKIT_SEED and $XAIKIT_CACHE checked before any model trains, named without a traceback
+            cache_dir(create=False)
+            if args.seed is None:
+                training_seed()
+        except ValueError as err:
+            parser.error(str(err))
         prepare(force=args.force, only=args.only, parallel=False if args.serial else None, seed=args.seed)
         return 0
     if args.command == "claims":

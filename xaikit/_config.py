@@ -42,6 +42,10 @@ def set_seed(seed: int = 0) -> int:
     return seed
 
 
+#: the device types xaikit runs models on (``meta`` holds shapes only; others lack the ops the methods use)
+COMPUTE_DEVICES = ("cpu", "cuda", "mps", "xpu")
+
+
 def device(prefer: str | None = None):
     """The torch device xaikit puts models on: CUDA if present, else the CPU.
 
@@ -68,6 +72,9 @@ def device(prefer: str | None = None):
         chosen = torch.device(choice)
     except (RuntimeError, TypeError, ValueError):
         raise ValueError(f"{where} is not a torch device (e.g. 'cpu', 'cuda', 'cuda:1' or 'mps'); {fix}") from None
+    if chosen.type not in COMPUTE_DEVICES:  # meta holds no numbers; hpu, vulkan, ... run none of xaikit's methods
+        raise ValueError(f"{where} asks for {chosen.type}, where xaikit cannot run its models: it computes on "
+                         f"{', '.join(COMPUTE_DEVICES)}; {fix}")
     mps = getattr(torch.backends, "mps", None)
     have = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) + (["mps"] if mps and mps.is_available() else [])
     if chosen.type == "cuda":
@@ -109,9 +116,13 @@ def cache_dir(create: bool = True) -> Path:
     env = os.environ.get(CACHE_ENV, "").strip()  # stray spaces, e.g. from a .env file, are not a folder name
     if env:
         # absolute, so the CLI at the repository root and a kernel in notebooks/ share one cache
-        path = Path(env).expanduser().resolve()
-        where = f"{CACHE_ENV}={path}"
         fix = f"set {CACHE_ENV} to a folder you can write, or unset it to use {default}"
+        try:
+            path = Path(env).expanduser().resolve()
+        except RuntimeError:  # "~someone/..." for a user this system does not know
+            raise ValueError(f"{CACHE_ENV}={env!r} starts with {env.split('/')[0]!r}, the home folder of a user this "
+                             f"system does not know; {fix} (e.g. {CACHE_ENV}=~/xaikit-cache)") from None
+        where = f"{CACHE_ENV}={path}"
     else:
         path = default
         where = f"the cache folder {path}"
@@ -151,8 +162,10 @@ def training_seed() -> int:
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise ValueError(f"{path} is not a training-seed record ({err}); delete it, or run "
                              "`python -m xaikit prepare --seed N` to write it again") from err
-    if not raw.isdigit():
-        raise ValueError(f"the training seed in {where} must be a non-negative integer, got {raw!r}; e.g. "
+    from xaikit._validate import SEED_MAX
+
+    if not raw.isdigit() or int(raw) > SEED_MAX:
+        raise ValueError(f"the training seed in {where} must be a non-negative integer up to 2**63 - 1, got {raw!r}; e.g. "
                          f"{SEED_ENV}=0, or `python -m xaikit prepare --seed 0`")
     return int(raw)
 

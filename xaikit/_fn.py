@@ -176,13 +176,133 @@ def in_float32(arg: str = "f"):
 
 
 def ensure_eval(f, method: str = "this method") -> None:
-    """Switch a torch module in training mode to eval mode, and say so (dropout makes attributions random).
+    """Switch every torch module that ``f`` computes with and that is in training mode to eval mode, and say so.
+
+    Dropout (and BatchNorm's batch statistics) in training mode make every attribution random: the gradient
+    map changes from call to call, and integrated gradients shows a completeness gap that more steps cannot
+    close. The modules looked at are ``f`` itself and those reachable from it (:func:`reachable_modules`): a
+    ``lambda b: model(b)`` closure, a bound method, a ``functools.partial``, a callable object. A module found
+    in training mode is switched with ``model.eval()`` and a warning names it, rather than an error: eval mode
+    is what every attribution method assumes (Captum's tutorials and the lecture notebooks call
+    ``model.eval()`` first), switching is what this function already did for a module passed directly, and
+    the student gets the right map with a line saying why. A random ``f`` that holds no module (noise added
+    inside the function) cannot be switched; :func:`check_deterministic` refuses it.
 
     The one eval-mode switch of every method (tensor, text, attention and concept families)."""
-    if isinstance(f, torch.nn.Module) and f.training:
-        warn(f"{method}: the model was in training mode (dropout makes attributions random); "
-             "xaikit switched it to eval mode with model.eval().")
-        f.eval()
+    for name, module in reachable_modules(f):
+        if any(m.training and _mode_matters(m) for m in module.modules()):
+            shown = "the model" if module is f else f"the model {name!r} that f calls"
+            warn(f"{method}: {shown} was in training mode (dropout makes attributions random); "
+                 f"xaikit switched it to eval mode with {name if module is not f else 'model'}.eval(). "
+                 "Call model.eval() before explaining a model.")
+            module.eval()
+
+
+def _mode_matters(m: torch.nn.Module) -> bool:
+    """Whether ``m`` may compute differently in training mode: dropout and batch/instance norm layers, an
+    attention layer with dropout, and any module not from ``torch.nn`` itself (a transformers model or the
+    user's own class may read ``self.training``). A ``Linear`` or ``Conv2d`` left in training mode, as a
+    fresh module is, computes the same either way and is left alone."""
+    nn = torch.nn
+    if isinstance(m, (nn.modules.dropout._DropoutNd, nn.modules.batchnorm._NormBase)):
+        return True
+    if isinstance(m, nn.MultiheadAttention):
+        return m.dropout > 0
+    return not type(m).__module__.startswith("torch.nn")
+
+
+#: how deep :func:`reachable_modules` follows closures, partials, bound methods and attributes
+_REACH_DEPTH = 4
+
+
+def reachable_modules(f) -> list[tuple[str, torch.nn.Module]]:
+    """The torch modules ``f`` computes with, each with the name it is reached by: ``f`` itself if a module,
+    else what its closure cells (``lambda b: model(b)`` inside a function), the globals its code loads
+    (the same lambda in a notebook cell), a bound method's ``__self__``, a ``functools.partial``'s function
+    and arguments, or a callable object's attributes hold, followed a few levels deep. Submodules are not
+    listed separately (``module.modules()`` has them)."""
+    found: dict[int, tuple[str, torch.nn.Module]] = {}
+    seen: set[int] = set()
+
+    def visit(obj, name: str, depth: int) -> None:
+        if id(obj) in seen or depth > _REACH_DEPTH:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, torch.nn.Module):
+            found.setdefault(id(obj), (name, obj))
+            return
+        if isinstance(obj, (str, bytes, numbers.Number, torch.Tensor, type)) or obj is None:
+            return
+        if isinstance(obj, functools.partial):
+            visit(obj.func, name, depth + 1)
+            for i, a in enumerate(obj.args):
+                visit(a, f"{name}.args[{i}]", depth + 1)
+            for k, a in obj.keywords.items():
+                visit(a, k, depth + 1)
+            return
+        if inspect.ismethod(obj):
+            visit(obj.__self__, getattr(obj.__self__, "__name__", "self"), depth + 1)
+            visit(obj.__func__, name, depth + 1)
+            return
+        if inspect.isfunction(obj):
+            code = obj.__code__
+            for var, cell in zip(code.co_freevars, obj.__closure__ or (), strict=False):
+                try:
+                    visit(cell.cell_contents, var, depth + 1)
+                except ValueError:  # an empty cell
+                    pass
+            for var in _global_names(code):
+                if var in obj.__globals__:
+                    visit(obj.__globals__[var], var, depth + 1)
+            return
+        if isinstance(obj, (list, tuple)):
+            for i, a in enumerate(obj[:16]):
+                visit(a, f"{name}[{i}]", depth + 1)
+            return
+        if isinstance(obj, dict):
+            for k, a in list(obj.items())[:16]:
+                visit(a, f"{name}[{k!r}]", depth + 1)
+            return
+        if callable(obj) and hasattr(obj, "__dict__") and not inspect.ismodule(obj) and not inspect.isbuiltin(obj):
+            for k, a in list(vars(obj).items())[:32]:
+                visit(a, f"{name}.{k}", depth + 1)
+
+    visit(f, getattr(f, "__name__", "f"), 0)
+    return list(found.values())
+
+
+def _global_names(code) -> list[str]:
+    """The global names ``code`` loads (``model`` in ``lambda b: model(b)`` at a notebook's top level),
+    nested functions' and comprehensions' included; attribute names (``b.sum``) are not globals."""
+    import dis
+
+    names: list[str] = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str):
+            names.append(ins.argval)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names.extend(_global_names(const))
+    return names
+
+
+def check_deterministic(f, batch: torch.Tensor, out: torch.Tensor) -> None:
+    """Refuse an ``f`` that gives two different outputs for the same input batch.
+
+    Every attribution method assumes ``f`` is a function: a random ``f`` (dropout left on in a model xaikit
+    cannot see, noise added inside ``f``) gives a different map on every call, and a completeness gap that no
+    number of steps closes. ``out`` is ``f(batch)`` already computed; ``f`` is evaluated once more and the
+    two are compared (within float rounding). An error, not a warning: xaikit cannot make such an ``f``
+    deterministic, only its author can (``model.eval()``, or a fixed seed inside ``f``).
+    """
+    again = call(f, batch)
+    if again.shape == out.shape and torch.allclose(again.float(), out.float(), rtol=1e-4, atol=1e-6):
+        return
+    diff = float((again.float() - out.float()).abs().max()) if again.shape == out.shape else float("nan")
+    raise ValueError(
+        f"f gave different outputs for the same input (largest difference {diff:.3g}): attributions of a random "
+        "function change on every call. If f calls a model, call model.eval() first (dropout is on in "
+        "training mode); if f adds noise, fix its seed inside f or take the noise out")
 
 
 def call(f, batch: torch.Tensor) -> torch.Tensor:
@@ -223,6 +343,7 @@ def resolve_target(f, x: torch.Tensor, target, method: str = "the method") -> in
                                  f"pass x[0] (shape {tuple(x.shape[1:])}); xaikit's convention is one input x "
                                  "without the batch dimension") from err
             raise
+        check_deterministic(f, x.unsqueeze(0), out)
         _check_not_batched(f, x, out)
         _check_not_a_batch_of_many(f, x, out, method)
     if out.ndim == 1:

@@ -83,6 +83,30 @@ def check_names(values, name: str, choices: Sequence[str]) -> list:
     return [check_choice(v, f"{name}[{i}]", choices) for i, v in enumerate(values)]
 
 
+def check_bool(value, name: str) -> bool:
+    """``True`` or ``False`` (NumPy's too); a str like ``"False"`` is refused, since ``bool("False")`` is True."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}; e.g. {name}=True")
+
+
+def check_labels(values, name: str, count: int | None = None, of: str = "items") -> list[str]:
+    """A list of free-form labels (figure titles, feature names), one per item when ``count`` is given.
+
+    A single str is refused like in :func:`check_names` (``"ab"`` would label two items ``"a"`` and ``"b"``)."""
+    if isinstance(values, str):
+        raise TypeError(f"{name} must be a list of labels, one per {of[:-1] if of.endswith('s') else of}, not one "
+                        f"str: got {values!r}. Did you mean [{values!r}]?")
+    try:
+        values = [str(v) for v in values]
+    except TypeError:
+        raise TypeError(f"{name} must be a list of labels, got {type(values).__name__} {values!r}") from None
+    if count is not None and len(values) != count:
+        raise ValueError(f"{name} must hold one label per {of[:-1] if of.endswith('s') else of}: there are {count} "
+                         f"{of} and {len(values)} labels; pass {count} labels, or none for the default")
+    return values
+
+
 #: the largest seed :func:`check_seed` accepts by default: every torch generator takes it
 SEED_MAX = 2 ** 63 - 1
 #: the largest seed scikit-learn's ``random_state`` (and NumPy's legacy ``np.random.seed``) takes

@@ -91,10 +91,37 @@ def set_method_threads(n: int | None) -> None:
     thread for the embedded models, every core for a hub-sized model (bert-base, ViT-base). ``1`` is the
     fast choice on a machine whose cores other processes keep busy.
     """
+    import numbers
+
     global _method_threads, _method_threads_set
-    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or n < 1):
-        raise ValueError(f"n must be a positive int or None, got {n!r}")
-    _method_threads, _method_threads_set = n, True
+    if n is not None and (not isinstance(n, numbers.Integral) or isinstance(n, bool)):
+        raise TypeError(f"n must be a positive int or None, got {type(n).__name__} {n!r}; e.g. set_method_threads(1)")
+    if n is not None and int(n) < 1:
+        raise ValueError(f"n must be a positive int or None, got {n!r}; e.g. set_method_threads(1)")
+    _method_threads, _method_threads_set = (None if n is None else capped_threads(int(n), "set_method_threads")), True
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else ``os.cpu_count()``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def capped_threads(n: int, source: str) -> int:
+    """``n`` threads, at most :func:`usable_cores`, with a warning naming ``source`` when capped: more threads
+    than cores only wait on each other, and a count like 1,000,000 makes OpenMP allocate a stack per thread
+    until the kernel dies."""
+    cores = usable_cores()
+    if n <= cores:
+        return n
+    import warnings
+
+    warnings.warn(f"{source} asks for {n:,} threads but this machine has {cores} core{'s' if cores > 1 else ''} for "
+                  f"this process; xaikit uses {cores}. Set {THREADS_ENV}={cores} (or fewer) to silence this",
+                  UserWarning, stacklevel=3)
+    return cores
 
 
 #: threads inside the methods on small work when neither :func:`set_method_threads` nor ``XAIKIT_THREADS``
@@ -141,7 +168,7 @@ def method_thread_count(model=None, heavy: bool = False) -> int | None:
         raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}") from None
     if n < 1:
         raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}")
-    return n
+    return capped_threads(n, THREADS_ENV)
 
 
 def idle_cores(interval: float = 0.1) -> int | None:

@@ -57,8 +57,8 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     "attention": folder, "null-sets": folder, "vit-main": folder, "vit-control": folder}`` (the ViT and null-set entries are absent
     if the image-world module is missing).
     """
-    from xaikit._config import cache_dir, record_training_seed, training_seed
-    from xaikit._validate import check_choice, check_int
+    from xaikit._config import SEED_ENV, cache_dir, record_training_seed, training_seed
+    from xaikit._validate import check_choice, check_seed
 
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
@@ -67,7 +67,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     if parallel is not None and not isinstance(parallel, bool):
         raise TypeError(f"parallel must be True, False or None, got {type(parallel).__name__} {parallel!r}")
     chosen = seed is not None
-    seed = check_int(seed, "seed", 0) if chosen else training_seed()
+    seed = check_seed(seed, "seed") if chosen else training_seed()  # checked before any process starts
     say = print if progress else (lambda *a, **k: None)
     say(f"xaikit prepare: cache folder {cache_dir()}, training seed {seed}", flush=True)
     folders: dict[str, Path] = {}
@@ -132,6 +132,11 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             record_training_seed(seed)
             say(f"xaikit prepare: this cache now serves training seed {seed} (python -m xaikit prepare --seed 0 "
                 "switches back; both stay cached)", flush=True)
+            overridden = os.environ.get(SEED_ENV, "").strip()
+            if overridden and overridden != str(seed):
+                say(f"xaikit prepare: but ${SEED_ENV}={overridden} is set in this shell and overrides the cache's "
+                    f"seed: here, and in every kernel started from this shell, the models of seed {overridden} are "
+                    f"served. Run `unset {SEED_ENV}` to use seed {seed}", flush=True)
     say(f"xaikit prepare: done in {time.perf_counter() - t_all:.1f} s", flush=True)
     return folders
 
@@ -163,10 +168,31 @@ def _report(say, what: str, seconds: float, folder: Path, where: str = "") -> No
     say(f"xaikit prepare: {what:<22} {seconds:7.1f} s  {folder}{where}", flush=True)
 
 
-def _build_vits(worlds: list[str], force: bool, counter, times, seed: int) -> None:
-    """The second process: train the ViTs of ``worlds`` one after the other (one thread each)."""
+def die_with_parent(parent: int, interval: float = 1.0) -> threading.Thread:
+    """Exit this process (``os._exit``) as soon as process ``parent`` is gone, checked every ``interval`` s.
+
+    The ViT trainer is a child of ``prepare``; killed with ``kill -9``, SIGTERM or a closed terminal, the
+    parent cannot stop it, and it kept training, and holding the build lock, for minutes. The child polls its
+    parent's id (on every system; when the parent dies the child is handed to another process), and the
+    operating system then releases the lock and the next ``prepare`` cleans up the half-built folder."""
+    def watch():
+        while True:
+            time.sleep(interval)
+            if os.getppid() != parent:
+                os._exit(3)
+
+    thread = threading.Thread(target=watch, name="xaikit-parent-watch", daemon=True)
+    thread.start()
+    return thread
+
+
+def _build_vits(worlds: list[str], force: bool, counter, times, seed: int, parent: int | None = None) -> None:
+    """The second process: train the ViTs of ``worlds`` one after the other (one thread each), ending with
+    its parent (:func:`die_with_parent`)."""
     from xaikit.models.vitworld import ensure_embedded_vit
 
+    if parent is not None:
+        die_with_parent(parent)
     for i, world in enumerate(worlds):
         t0 = time.perf_counter()
         ensure_embedded_vit(world, force=force, progress=False, counter=counter, seed=seed)
@@ -188,7 +214,7 @@ class _VitProcess:
         self.worlds, self.seed = worlds, seed
         self.counter = ctx.Value("l", 0)
         self.times = ctx.Array("d", len(worlds))
-        self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times, seed),
+        self.proc = ctx.Process(target=_build_vits, args=(worlds, force, self.counter, self.times, seed, os.getpid()),
                                 name="xaikit-prepare-vit", daemon=True)
         self.proc.start()
         self._done = threading.Event()

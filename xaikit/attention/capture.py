@@ -137,6 +137,14 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a transformers model (torch nn.Module), got {type(model).__name__}")
     vision = arch.is_vision_model(model)
+    if pixel_values is not None and text is not None:
+        raise ValueError("capture_attention takes either text (a text model) or pixel_values (a ViT), not both: "
+                         "text and pixel_values were passed, and one would be ignored; "
+                         + ("call capture_attention(vit, pixel_values=pixels)" if vision
+                            else "call capture_attention(model, tokenizer, text)"))
+    if not vision and pixel_values is not None:
+        raise ValueError(f"pixel_values is for an image model, and {type(model).__name__} is a text model: call "
+                         "capture_attention(model, tokenizer, text)")
     if vision:
         if pixel_values is None:
             raise ValueError("this is an image model: pass pixel_values=(3, H, W) tensor, not text")

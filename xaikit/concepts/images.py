@@ -103,6 +103,9 @@ def check_pixels(model, pixels):
                         f"{type(pixels).__name__}: {make}")
     if not pixels.is_floating_point():
         raise TypeError(f"pixels must be floating point (normalised), got {pixels.dtype}: {make}")
+    if pixels.dim() == 4 and pixels.shape[0] == 1 and pixels.shape[-1] == channels and pixels.shape[1] != channels:
+        raise ValueError(f"pixels has its channels last, shape {tuple(pixels.shape)}; the model takes them first, "
+                         f"(1, {channels}, {size}, {size}): pass pixels.permute(0, 3, 1, 2), or {make}")
     if pixels.dim() != 4 or pixels.shape[0] != 1:
         raise ValueError(f"pixels must be one image of shape (1, {channels}, {size}, {size}), got "
                          f"{tuple(pixels.shape)}: take one row, e.g. to_pixels(images[:1])")
@@ -113,7 +116,25 @@ def check_pixels(model, pixels):
     if tuple(pixels.shape[2:]) != (size, size):
         raise ValueError(f"pixels is {pixels.shape[2]}x{pixels.shape[3]} but the model was built for {size}x{size} "
                          f"(config.image_size): resize the picture first; {make}")
+    finite = torch.isfinite(pixels)
+    if not bool(finite.all()):
+        bad = int((~finite).sum())
+        raise ValueError(f"pixels contains NaN or inf ({bad} value{'s' if bad > 1 else ''}): every relevance map "
+                         f"would be NaN; {make}")
+    low, high = float(pixels.min()), float(pixels.max())
+    if max(-low, high) > PIXEL_RANGE:
+        from xaikit._fn import warn
+
+        warn(f"pixels range from {low:.3g} to {high:.3g}, far outside what an image processor gives (about -1..1, "
+             "or -2.1..2.6 with ImageNet's mean and std): is the image still in 0..255? The "
+             f"model explains such pixels as another picture; {make}")
     return pixels
+
+
+#: the largest |value| :func:`check_pixels` takes without a warning: normalised pixels lie within about -1..1
+#: (mean 0.5, std 0.5) or -2.1..2.6 (ImageNet's mean and std), test images drawn from a standard normal within
+#: about -5..5; an image in 0..255 reaches hundreds
+PIXEL_RANGE = 10.0
 
 
 def _processor(model, processor):

@@ -30,13 +30,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from xaikit._validate import check_int
+from xaikit._validate import check_choice, check_int, check_names
 from xaikit.concepts.images import pixel_values, resolve_class
 from xaikit.models import imageworld as iw
 
 __all__ = ["InterventionTable", "intervene", "FOAM_VARIANTS"]
 
 FOAM_VARIANTS = ("foam", "no foam")
+#: what :meth:`InterventionTable.effect` measures: the target's logit or its probability
+WHAT = ("logit", "prob")
 
 
 @dataclass
@@ -64,14 +66,22 @@ class InterventionTable:
     def effect(self, a: str, b: str, what: str = "logit") -> float:
         """Mean over scenes of (variant ``a``) minus (variant ``b``), for ``what`` = ``"logit"`` or ``"prob"``:
         the same scenes, one layer changed."""
-        values = self.logits if what == "logit" else self.probs
+        values = self._values(what)
+        a = check_choice(a, "a", list(values))
+        b = check_choice(b, "b", list(values))
         return float(np.mean(values[a] - values[b]))
+
+    def _values(self, what: str) -> dict[str, np.ndarray]:
+        """The logits (``what="logit"``) or probabilities (``"prob"``); any other word is refused, never read as
+        one of them (``"logits"`` had given the probabilities)."""
+        return self.logits if check_choice(what, "what", WHAT) == "logit" else self.probs
 
     def texture_effect(self, kind: str, what: str = "logit") -> float:
         """How much more the body painted ``kind`` gives than the average texture (the mean over
         :attr:`textures`, all painted on the same scenes): the intervention's counterpart of a concept scored
         against random collages of textures."""
-        values = self.logits if what == "logit" else self.probs
+        values = self._values(what)
+        kind = check_choice(kind, "kind", list(self.textures))
         average = np.mean([values[t] for t in self.textures], axis=0)  # (n,)
         return float(np.mean(values[kind] - average))
 
@@ -119,10 +129,7 @@ def intervene(model: torch.nn.Module, scenes: Sequence[iw.Scene], *, target: int
     if not scenes or not all(isinstance(s, iw.Scene) for s in scenes):
         raise TypeError("scenes must be a non-empty list of imageworld.Scene (imageworld.scenes(label, n, world))")
     seed = check_int(seed, "seed", 0)
-    textures = tuple(textures)
-    for t in textures:
-        if t not in iw.TEXTURES:
-            raise ValueError(f"unknown texture {t!r}; use some of {iw.TEXTURES}")
+    textures = tuple(check_names(textures, "textures", iw.TEXTURES))  # one str is refused, not read letter by letter
     index, name = resolve_class(model, target)
     variants: dict[str, list[np.ndarray]] = {"original": [s.image() for s in scenes]}
     for t in textures:

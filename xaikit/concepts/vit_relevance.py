@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._validate import check_choice, check_int
+from xaikit._validate import check_choice, check_int, check_names
 from xaikit.concepts.images import check_pixels
 
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
@@ -139,12 +139,28 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
             with torch.no_grad():
                 target = int(model(pixel_values=pixels).logits[0].argmax())
         alphas = torch.arange(1, steps + 1, dtype=pixels.dtype) / steps
-        path = (alphas.view(-1, 1, 1, 1) * pixels).requires_grad_(True)  # baseline 0 -> pixels
-        score = model(pixel_values=path).logits[:, target].sum()
-        (grad,) = torch.autograd.grad(score, path)
-        pix = (grad.mean(0) * pixels[0]).sum(0)
+        total = torch.zeros_like(pixels[0])
+        for i in range(0, steps, ig_batch_size(pixels)):  # a bounded batch: 1,500 steps cost time, not gigabytes
+            path = (alphas[i:i + ig_batch_size(pixels)].view(-1, 1, 1, 1) * pixels).requires_grad_(True)  # 0 -> pixels
+            score = model(pixel_values=path).logits[:, target].sum()
+            (grad,) = torch.autograd.grad(score, path)
+            total += grad.sum(0)
+        pix = (total / steps * pixels[0]).sum(0)
     pooled = pix.detach().reshape(g, p, g, p).sum((1, 3))
     return pooled.double().numpy(), target
+
+
+#: the most IG path points :func:`relevance` sends through the ViT in one pass
+IG_BATCH = 32
+#: about this many pixel values per pass, as the tensor IG paths bound theirs
+#: (``xaikit.tensor.integrated.BATCH_NUMBERS``): 3 path points of a 224x224 image, 32 of the embedded 64x64 ViT's
+IG_BATCH_NUMBERS = 2 ** 19
+
+
+def ig_batch_size(pixels: torch.Tensor) -> int:
+    """Path points per forward/backward pass of ``"ig"``: about :data:`IG_BATCH_NUMBERS` pixel values, at most
+    :data:`IG_BATCH` points (a ViT's activations are many times its pixels)."""
+    return max(1, min(IG_BATCH, IG_BATCH_NUMBERS // max(1, pixels[0].numel())))
 
 
 def pool_mask(mask: np.ndarray, grid: int) -> np.ndarray:
@@ -233,6 +249,7 @@ def compare_methods(model, scenes, methods=METHODS, *, perturb: bool = True, see
     from xaikit.models.passes import count_passes
     from xaikit.models.vitworld import to_pixels
 
+    methods = check_names(methods, "methods", METHODS)
     scenes = list(scenes)
     if not scenes:
         raise ValueError("scenes must hold at least one imageworld.Scene (imageworld.scenes('zebra', n, world))")

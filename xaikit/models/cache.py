@@ -26,13 +26,14 @@ import json
 import os
 import secrets
 import shutil
+import sys
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["MANIFEST", "CacheCorruptError", "sha256_file", "write_manifest", "problems", "is_built", "verify",
-           "weights_problem", "build_lock", "building", "ensure"]
+           "weights_problem", "build_lock", "building", "ensure", "identity_problem"]
 
 MANIFEST = "xaikit-manifest.json"
 #: what every embedded model folder must hold besides the manifest
@@ -150,8 +151,10 @@ def problems(folder: str | os.PathLike, required: tuple[str, ...] = ()) -> list[
     return found
 
 
-def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, probe=None) -> bool:
-    """True when ``folder`` holds the ``required`` files and every file matches its recorded checksum.
+def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, probe=None,
+             identity=None) -> bool:
+    """True when ``folder`` holds the ``required`` files and every file matches its recorded checksum, and,
+    with ``identity``, the model is the one its name stands for (:func:`identity_problem`).
 
     A folder built before xaikit kept checksums (all ``required`` files, no manifest) is checked once:
     every safetensors file must be complete and hold finite numbers, every JSON file must parse, and
@@ -162,7 +165,24 @@ def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_
     if (folder.is_dir() and not (folder / MANIFEST).exists()
             and all((folder / name).is_file() for name in required)):
         _adopt(folder, probe)
-    return not problems(folder, required)
+    return not problems(folder, required) and identity_problem(folder, identity) is None
+
+
+def identity_problem(folder: str | os.PathLike, identity=None) -> str | None:
+    """Whether the model in ``folder`` is the one its folder name stands for: ``identity`` maps the folder's
+    ``metrics.json`` (a dict) to ``None``, or to a sentence naming what differs (another label mode, recipe,
+    world or seed). The checksums only say the files are those written by some build; a folder copied, manifest
+    and all, under another model's name passes them, so the recorded recipe is compared too."""
+    if identity is None:
+        return None
+    try:
+        metrics = json.loads((Path(folder) / "metrics.json").read_text())
+    except (OSError, ValueError) as err:
+        return f"its metrics.json cannot be read ({err})"
+    if not isinstance(metrics, dict):
+        return "its metrics.json holds no record of the build"
+    problem = identity(metrics)
+    return f"it holds another model: {problem}" if problem else None
 
 
 def verify(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, what: str = "model") -> Path:
@@ -234,6 +254,30 @@ def weights_problem(state_dict) -> str | None:
     return None
 
 
+#: how far a model's logits on its probe inputs may move from those its build recorded (float32 on a CPU both
+#: times, so only the thread count's rounding, about 1e-6, differs). Doubling or halving 4,096 weights of one
+#: query matrix of the embedded sentiment model moves them by 0.008 to 0.028, and leaves its held-out accuracy
+#: where it was (0.86), so the accuracy could not tell
+PROBE_TOLERANCE = 2e-3
+
+
+def logits_problem(recorded, logits) -> str | None:
+    """``None`` when ``logits`` (a tensor) are within :data:`PROBE_TOLERANCE` of the ``recorded`` ones (nested
+    lists, from ``metrics.json``; ``None`` when the build recorded none), else a sentence saying how far."""
+    import torch
+
+    if recorded is None:
+        return None
+    want = torch.as_tensor(recorded, dtype=torch.float32)
+    if want.shape != logits.shape:
+        return f"its probe logits have shape {tuple(logits.shape)}, metrics.json recorded {tuple(want.shape)}"
+    moved = float((logits.float().cpu() - want).abs().max())
+    if moved > PROBE_TOLERANCE:
+        return (f"its logits on the probe inputs differ by {moved:.3g} from those recorded when it was built (more "
+                f"than {PROBE_TOLERANCE}): its weights have changed")
+    return None
+
+
 def _check_safetensors(path: Path) -> None:
     """Raise unless ``path`` is a complete safetensors file whose floating-point tensors are all finite."""
     import torch
@@ -301,7 +345,9 @@ def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = 
     """Hold the exclusive build lock of ``folder`` (a ``.<name>.lock`` file beside it) for the block.
 
     Yields True when another process (or thread) held it and this one had to wait for it. The lock is
-    released by the operating system if the holder dies, so a killed build never blocks the next one.
+    released by the operating system if the holder dies, so a killed build never blocks the next one. The
+    holder writes its process id and command line into the lock file, and a waiter says whom it waits for,
+    also with ``progress=False`` (prepare's ViT process, to stderr): a wait can last minutes.
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -309,14 +355,32 @@ def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = 
     with open(path, "a+b") as fh:
         waited = not _try_lock(fh)
         if waited:
-            if progress:
-                print(f"xaikit: another process is building the {what} in {folder}; waiting for it to finish "
-                      f"(lock file {path})", flush=True)
+            print(f"xaikit: {_holder_text(path)} is building the {what} in {folder}; waiting for it to finish "
+                  f"(lock file {path})", flush=True, file=sys.stdout if progress else sys.stderr)
             _lock(fh)
+        try:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"{os.getpid()} {' '.join(sys.argv)[:200]}\n".encode())
+            fh.flush()
+        except OSError:  # a lock file that cannot be written still locks
+            pass
         try:
             yield waited
         finally:
             _unlock(fh)
+
+
+def _holder_text(path: Path) -> str:
+    """``process 1234 (python -m xaikit prepare)`` from a lock file, or ``another process`` when it names no
+    live process (not written yet, or unreadable)."""
+    try:
+        pid, _, command = path.read_text(encoding="utf-8", errors="replace").strip().partition(" ")
+    except OSError:
+        return "another process"
+    if not pid.isdigit() or not _pid_alive(int(pid)):
+        return "another process"
+    return f"process {pid}" + (f" ({command})" if command else "")
 
 
 # ------------------------------------------------------------------------------------- atomic builds
@@ -376,23 +440,28 @@ def building(folder: str | os.PathLike):
 
 
 def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIGHTS_AND_METRICS,
-           force: bool = False, what: str = "model", progress: bool = True, probe=None) -> Path:
+           force: bool = False, what: str = "model", progress: bool = True, probe=None, identity=None) -> Path:
     """``folder``, after running ``build(tmp_folder)`` if it is not built (missing, incomplete or failing
-    its checksums) or ``force`` is set. ``probe``: how a folder without a manifest proves that its model
-    works before it is adopted (:func:`is_built`).
+    its checksums, or holding another model than its name says, see :func:`identity_problem`) or ``force``
+    is set. ``probe``: how a folder without a manifest proves that its model works before it is adopted
+    (:func:`is_built`).
 
     The build runs under :func:`build_lock` into a temporary folder (see :func:`building`). A process that
     had to wait for the lock uses the model the other process just built, even with ``force``.
     """
+    from xaikit._validate import check_bool
+
+    force = check_bool(force, "force")  # "False" is a str, and a str is true: it had rebuilt the model
     folder = Path(folder)
-    if not force and is_built(folder, required, probe):
+    if not force and is_built(folder, required, probe, identity):
         return folder
     with build_lock(folder, what, progress) as waited:
-        if (waited or not force) and is_built(folder, required, probe):
+        if (waited or not force) and is_built(folder, required, probe, identity):
             return folder
         if not force and folder.exists() and progress:
+            found = problems(folder, required) or [identity_problem(folder, identity)]
             print(f"xaikit: the cached {what} in {folder} is not usable "
-                  f"({'; '.join(problems(folder, required))}); rebuilding it", flush=True)
+                  f"({'; '.join(p for p in found if p)}); rebuilding it", flush=True)
         with building(folder) as tmp:
             build(tmp)
     return folder

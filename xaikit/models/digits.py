@@ -135,8 +135,10 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
             (chance: 10%) over seeds 0-4, 30 epochs 30-35%.
     """
     seed = training_seed() if seed is None else check_int(seed, "seed", 0)
-    if not isinstance(shuffle_labels, bool):
-        raise TypeError(f"shuffle_labels must be True or False, got {shuffle_labels!r}")
+    from xaikit._validate import check_bool
+
+    shuffle_labels = check_bool(shuffle_labels, "shuffle_labels")
+    force, disk_cache = check_bool(force, "force"), check_bool(disk_cache, "disk_cache")
     default_epochs = (30 if fast_mode() else 60) if shuffle_labels else (6 if fast_mode() else 12)
     epochs = check_int(default_epochs if epochs is None else epochs, "epochs", 1)
     key = (seed, epochs, shuffle_labels)

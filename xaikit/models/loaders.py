@@ -45,7 +45,8 @@ __all__ = ["load_sentiment", "load_vit", "clear_cache", "HubUnreachableError", "
 EMBEDDED = "embedded"
 EMBEDDED_CONTROL = "embedded-control"
 EMBEDDED_SHUFFLED = "embedded-shuffled"
-_EMBEDDED_NAMES = {"text": (EMBEDDED, EMBEDDED_SHUFFLED), "image": (EMBEDDED, EMBEDDED_CONTROL)}
+EMBEDDED_SUBSET = "embedded-subset"
+_EMBEDDED_NAMES = {"text": (EMBEDDED, EMBEDDED_SHUFFLED, EMBEDDED_SUBSET), "image": (EMBEDDED, EMBEDDED_CONTROL)}
 HUB_EXAMPLES = {"text": "textattack/bert-base-uncased-SST-2", "image": "google/vit-base-patch16-224"}
 _LOADER = {"text": "load_sentiment", "image": "load_vit"}
 _HEAD_SUFFIX = {"text": "ForSequenceClassification", "image": "ForImageClassification"}
@@ -70,6 +71,7 @@ def load_sentiment(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
     ``name``: ``"embedded"`` (default; MiniLM fine-tuned on movie reviews, built by
     ``python -m xaikit prepare``, about 87% held-out accuracy), ``"embedded-shuffled"`` (the same recipe
     fine-tuned on shuffled labels, near chance: Adebayo et al. 2018's data randomisation test in notebook 06),
+    ``"embedded-subset"`` (that test's control: the shuffled model's texts and steps with the real labels),
     a folder saved with ``save_pretrained``,
     or a hub id such as ``"textattack/bert-base-uncased-SST-2"`` (needs a network). The model is in eval
     mode on ``xaikit.device()`` with eager attention; ``cache=False`` bypasses the in-process cache.
@@ -147,7 +149,8 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
     if text.lower() in _EMBEDDED_NAMES[kind]:
         return str(_embedded_folder(kind, text.lower())), True
     if kind == "text" and text.lower() == EMBEDDED_CONTROL:  # "embedded-control" given to load_sentiment
-        raise ValueError(f"name={text!r} is an image model; {loader} has {EMBEDDED!r} and {EMBEDDED_SHUFFLED!r}. "
+        raise ValueError(f"name={text!r} is an image model; {loader} has "
+                         f"{', '.join(repr(n) for n in _EMBEDDED_NAMES[kind])}. "
                          f"Use xaikit.models.load_vit({text!r}) for the control-world ViT")
     if kind == "image" and text.lower() == EMBEDDED_SHUFFLED:  # "embedded-shuffled" given to load_vit
         raise ValueError(f"name={text!r} is a text model; {loader} has {EMBEDDED!r} and {EMBEDDED_CONTROL!r}. "
@@ -177,9 +180,10 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
 
 def _embedded_folder(kind: str, name: str) -> Path:
     if kind == "text":
-        from xaikit.models.sentiment import ensure_embedded_sentiment, ensure_shuffled_sentiment
+        from xaikit.models import sentiment
 
-        ensure = ensure_shuffled_sentiment if name == EMBEDDED_SHUFFLED else ensure_embedded_sentiment
+        ensure = {EMBEDDED_SHUFFLED: sentiment.ensure_shuffled_sentiment,
+                  EMBEDDED_SUBSET: sentiment.ensure_subset_sentiment}.get(name, sentiment.ensure_embedded_sentiment)
         return ensure(progress=True)
     try:
         from xaikit.models.vitworld import ensure_embedded_vit

@@ -177,7 +177,24 @@ def is_built(seed: int | None = None, labels: str = "real") -> bool:
     mode) whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(sentiment_folder(seed, labels), probe=probe)
+    return cache.is_built(sentiment_folder(seed, labels), probe=probe, identity=identity(seed, labels))
+
+
+def identity(seed: int | None = None, labels: str = "real"):
+    """What :func:`xaikit.models.cache.identity_problem` asks of the folder of ``(seed, labels)``: its
+    ``metrics.json`` must record this label mode and this recipe's hash (a key a build did not record is not
+    asked for)."""
+    want_hash = _recipe_hash(seed, labels)
+
+    def check(metrics: dict) -> str | None:
+        if "labels" in metrics and metrics["labels"] != labels:
+            return f"metrics.json says labels {metrics['labels']!r}, and this folder is the {labels!r}-label model's"
+        if "recipe_hash" in metrics and metrics["recipe_hash"] != want_hash:
+            return (f"metrics.json records recipe {metrics['recipe_hash']}, and this folder is recipe {want_hash}'s "
+                    "(another training seed or recipe)")
+        return None
+
+    return check
 
 
 def probe(folder: Path) -> str | None:
@@ -207,11 +224,14 @@ def probe(folder: Path) -> str | None:
     if problem:
         return problem
     sentences = [s for s, _ in LECTURE_SENTENCES]
-    with torch.no_grad():
-        logits = model(**_encode(tokenizer, sentences, RECIPE["max_length"])).logits  # (5, 2)
+    logits = torch.tensor(probe_logits(model, tokenizer))  # (5, 2)
     if not bool(torch.isfinite(logits).all()):
         return "its logits on the lecture's sentences are NaN or inf"
-    recorded = json.loads((folder / "metrics.json").read_text()).get("lecture_sentences") or {}
+    metrics = json.loads((folder / "metrics.json").read_text())
+    problem = cache.logits_problem(metrics.get("probe_logits"), logits)
+    if problem:
+        return problem
+    recorded = metrics.get("lecture_sentences") or {}
     top = logits.topk(2, dim=-1) if logits.shape[-1] > 1 else None
     for i, sentence in enumerate(sentences):
         if sentence in recorded and top is not None:
@@ -220,6 +240,17 @@ def probe(folder: Path) -> str | None:
                 return (f"it labels {sentence!r} {label}, but metrics.json recorded {recorded[sentence]} when it "
                         "was built")
     return None
+
+
+def probe_logits(model, tokenizer) -> list[list[float]]:
+    """The logits of the lecture's five sentences, float32 on the CPU: recorded in ``metrics.json`` at build time
+    and compared by :func:`probe` (within :data:`xaikit.models.cache.PROBE_TOLERANCE`) before a folder that lost
+    its checksums is adopted."""
+    import torch
+
+    sentences = [s for s, _ in LECTURE_SENTENCES]
+    with torch.no_grad():
+        return model(**_encode(tokenizer, sentences, RECIPE["max_length"])).logits.float().cpu().tolist()
 
 
 def sentiment_folder(seed: int | None = None, labels: str = "real") -> Path:
@@ -532,6 +563,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
         "precision": "bfloat16 autocast (AMX)" if bf16 else "float32", "device": dev.type,
     }
     model.to("cpu")
+    metrics["probe_logits"] = probe_logits(model.float(), tokenizer)
     folder.mkdir(parents=True, exist_ok=True)
     _save_pretrained(model, folder)
     tokenizer.save_pretrained(folder)
@@ -627,7 +659,7 @@ def _ensure(labels: str, force: bool, progress: bool, threads, seed: int | None)
 
     what = _MODES[labels][1]
     folder = cache.ensure(sentiment_folder(seed, labels), build, force=force, what=what, progress=progress,
-                          probe=probe)
+                          probe=probe, identity=identity(seed, labels))
     metrics = built.get("metrics")
     if metrics is not None and progress:
         print(f"xaikit: {what} ready in {folder} (held-out accuracy {metrics['test_accuracy']:.3f}, "

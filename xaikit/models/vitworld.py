@@ -158,7 +158,24 @@ def is_built(world: str = "main", seed: int | None = None) -> bool:
     seed whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(model_folder(world, seed), probe=probe)
+    return cache.is_built(model_folder(world, seed), probe=probe, identity=identity(world, seed))
+
+
+def identity(world: str = "main", seed: int | None = None):
+    """What :func:`xaikit.models.cache.identity_problem` asks of the folder of ``(world, seed)``: its
+    ``metrics.json`` must record this world, training seed and recipe version (keys a build did not record
+    are not asked for)."""
+    from xaikit._config import training_seed
+
+    seed = training_seed() if seed is None else seed
+
+    def check(metrics: dict) -> str | None:
+        for key, want in (("world", world), ("seed", seed), ("recipe_version", RECIPE_VERSION)):
+            if key in metrics and metrics[key] != want:
+                return f"metrics.json records {key} {metrics[key]!r}, and this folder is for {key} {want!r}"
+        return None
+
+    return check
 
 
 def probe(folder: Path) -> str | None:
@@ -180,15 +197,22 @@ def probe(folder: Path) -> str | None:
     problem = cache.weights_problem(model.state_dict())
     if problem:
         return problem
+    logits = torch.tensor(probe_logits(model))  # (3, n_classes)
+    if not bool(torch.isfinite(logits).all()):
+        return "its logits on a grey image and two noise images are NaN or inf"
+    recorded = json.loads((Path(folder) / "metrics.json").read_text()).get("probe_logits")
+    return cache.logits_problem(recorded, logits)
+
+
+def probe_logits(model) -> list[list[float]]:
+    """The logits of a grey image and two seeded noise images, float32 on the CPU: recorded in ``metrics.json``
+    at build time and compared by :func:`probe` (within :data:`xaikit.models.cache.PROBE_TOLERANCE`)."""
     config = model.config
     shape = (config.num_channels, config.image_size, config.image_size)
     gen = torch.Generator().manual_seed(0)
     pixels = torch.cat([torch.zeros(1, *shape), torch.randn(2, *shape, generator=gen)])  # (3, C, H, W)
     with torch.no_grad():
-        logits = model(pixel_values=pixels).logits  # (3, n_classes)
-    if not bool(torch.isfinite(logits).all()):
-        return "its logits on a grey image and two noise images are NaN or inf"
-    return None
+        return model.float().cpu()(pixel_values=pixels).logits.float().tolist()
 
 
 def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
@@ -257,6 +281,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
         "test_accuracy": accuracy(model, x_test, y_test), "train_accuracy": accuracy(model, x_train[:600], y_train[:600]),
         "epochs": epochs, "seconds_data": round(t_data, 2), "seconds_total": round(time.perf_counter() - t0, 2),
         "cpu_seconds_total": round(time.process_time() - c0, 2), "device": device.type,
+        "probe_logits": probe_logits(model),
     }
     return model, metrics
 
@@ -291,7 +316,7 @@ def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool
         (tmp / "metrics.json").write_text(json.dumps(built["metrics"], indent=2))
 
     folder = cache.ensure(model_folder(world, seed_), build, force=force, what=f"embedded ViT ({world})",
-                          progress=progress, probe=probe)
+                          progress=progress, probe=probe, identity=identity(world, seed_))
     metrics = built.get("metrics")
     if progress and metrics is not None:
         print(f"embedded ViT ({world}): test accuracy {metrics['test_accuracy']:.3f}, "

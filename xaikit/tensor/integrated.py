@@ -15,6 +15,7 @@ Used by notebook 02 (sections 1-5) and, through :mod:`xaikit.text.text_ig`, sect
 from __future__ import annotations
 
 import functools
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -452,7 +453,12 @@ def gap_curves(f: ModelFn, x: Input, baseline: Baseline = None, steps=(1, 2, 4, 
     of notebook 02, section 4 costs about as much as a single IG with a few thousand steps.
     """
     rules = check_names(rules, "rules", RULES)
-    steps = [check_int(n, "steps", 1) for n in steps]
+    if isinstance(steps, numbers.Integral) or not hasattr(steps, "__iter__"):
+        raise TypeError(f"steps must be a list of step counts, one point of each curve, got {type(steps).__name__} "
+                        f"{steps!r}; e.g. steps=[1, 2, 4, 8] (or integrated_gradients(..., steps=8) for one count)")
+    steps = [check_int(n, f"steps[{i}]", 1) for i, n in enumerate(steps)]
+    if not steps:
+        raise ValueError("steps is empty; pass at least one step count, e.g. steps=[1, 2, 4, 8]")
     x, target, _ = setup(f, x, target, "gap_curves")
     b = as_baseline(baseline, x)
     plan, cache, ends = shared_path(f, x, b, target, batch_size, rules, steps)

@@ -35,7 +35,7 @@ import torch
 
 from xaikit._fn import as_baseline, setup, to_cpu
 from xaikit._types import Baseline, Input, ModelFn, Target
-from xaikit._validate import check_int, check_names
+from xaikit._validate import check_int, check_labels, check_names
 from xaikit.tensor.integrated import RULES, integrate_path, path_gradients, shared_path
 
 __all__ = ["AdditiveModel", "additive_toy", "RuleErrors", "quadrature_errors", "convergence_slope",
@@ -51,7 +51,8 @@ class AdditiveModel:
     def __init__(self, terms: Sequence[Callable[[torch.Tensor], torch.Tensor]],
                  names: Sequence[str] | None = None):
         self.terms = tuple(terms)
-        self.names = tuple(names) if names is not None else tuple(f"x{i + 1}" for i in range(len(self.terms)))
+        self.names = (tuple(check_labels(names, "names")) if names is not None
+                      else tuple(f"x{i + 1}" for i in range(len(self.terms))))
         if len(self.names) != len(self.terms):
             raise ValueError(f"names must have one entry per term: {len(self.names)} names, {len(self.terms)} terms")
 

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xaikit._validate import check_int
+from xaikit._validate import check_int, check_names
 from xaikit.models.arch import encoder_layers
 from xaikit.tensor.sanity import _redrawn_copy, spearman
 
@@ -120,6 +120,7 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
     pass"``, and each method that ran its own passes).
     """
     texts = _check_texts(texts)
+    methods = check_names(methods, "methods", tuple(_registry_entries()))
     spent: dict = {}
     entries, (original, targets) = _registry_entries(), _explain(model, tokenizer, texts, methods, costs,
                                                                  spent=spent)
@@ -156,6 +157,7 @@ def model_similarities(model: nn.Module, other: nn.Module, tokenizer, texts: Seq
     """
     _check_model(other)
     texts = _check_texts(texts)
+    methods = check_names(methods, "methods", tuple(_registry_entries()))
     spent: dict = {}
     if original is None:
         original, targets = _explain(model, tokenizer, texts, methods, costs, spent=spent)

@@ -20,7 +20,7 @@ from xaikit import _aliases
 from xaikit._fn import ensure_eval, in_float32, model_device
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
-from xaikit._validate import check_choice, check_int
+from xaikit._validate import check_choice, check_int, check_names
 from xaikit.models.arch import embeddings_module
 from xaikit.models.hooks import attention_implementation, forward_hooks
 from xaikit.policies import method_threads
@@ -116,8 +116,12 @@ def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_i
     Args:
         model: a ``...ForSequenceClassification`` model (BERT, DistilBERT, RoBERTa, MiniLM, ...).
         input_ids: ``(T,)`` or ``(1, T)`` token ids.
-        baseline_input_ids: ids of the baseline text, same length (default: the input itself, which only
-            makes sense with ``zero_rows``).
+        baseline_input_ids: ids of the baseline text, same length. Default: the model's padding id
+            (``model.config.pad_token_id``, 0 when it has none) at every position. In a BERT vocabulary that
+            is id 0, [PAD], so the default is Captum's ``LayerIntegratedGradients`` default (zero ids).
+            :func:`text_integrated_gradients` (``baseline="pad"``) keeps [CLS] and [SEP] fixed instead; it
+            knows them from the tokenizer, this function sees ids only. Passing the input itself gives a
+            zero path (every attribution 0) unless ``zero_rows`` is set.
         attention_mask: ``(T,)`` or ``(1, T)``; default all ones.
         target: the class (``None``: the predicted class).
         zero_rows: boolean ``(T,)``: rows of the baseline's embedding output set to zero (the zero baseline).
@@ -128,15 +132,29 @@ def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_i
         progress: a tqdm bar over the batches: ``None`` on runs over two seconds, ``True``, ``False``.
 
     Returns an :class:`IGResult` over the embedding output: ``attributions`` is ``(T, H)``.
+
+    Sundararajan, Taly & Yan (2017); notebook 02, section 8.
     """
+    return _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, target=target, steps=steps,
+                         rule=rule, batch_size=batch_size, zero_rows=zero_rows, fast_attention=fast_attention,
+                         progress=progress, method="embedding_integrated_gradients")
+
+
+def _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, *, target, steps, rule, batch_size,
+                  zero_rows, fast_attention, progress, method: str) -> IGResult:
+    """:func:`embedding_integrated_gradients`, its warnings naming ``method`` (the function the user called)."""
     rule = check_choice(rule, "rule", RULES)
     steps = check_int(steps, "steps", 1, hint="use e.g. steps=50")
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", 1)
-    ensure_eval(model, "text_integrated_gradients")
+    ensure_eval(model, method)
     dev = model_device(model)
     ids = _as_ids(input_ids, "input_ids").to(dev)
-    base = ids if baseline_input_ids is None else _as_ids(baseline_input_ids, "baseline_input_ids").to(dev)
+    if baseline_input_ids is None:
+        pad = getattr(getattr(model, "config", None), "pad_token_id", None)
+        base = torch.full_like(ids, 0 if pad is None else int(pad))
+    else:
+        base = _as_ids(baseline_input_ids, "baseline_input_ids").to(dev)
     if base.shape != ids.shape:
         raise ValueError(f"baseline_input_ids must have the same length as input_ids: {tuple(base.shape)} vs "
                          f"{tuple(ids.shape)}")
@@ -149,10 +167,11 @@ def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_i
     mask = torch.ones_like(ids) if attention_mask is None else _as_ids(attention_mask, "attention_mask").to(dev)
     swap = _EmbeddingSwap(model, ids, mask)
     with _fast_attention(model, fast_attention):
-        return _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress)
+        return _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress, method)
 
 
-def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress=None) -> IGResult:
+def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress=None,
+              method: str = "text_integrated_gradients") -> IGResult:
     emb, logits = swap.embed(torch.cat([ids, base]))  # (2, T, H), (2, C)
     n_classes = logits.shape[1]
     if target is None:
@@ -166,7 +185,7 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
         ends = (float(logits[1, target]), float(logits[0, target]))
     alphas, weights = alphas_and_weights(rule, steps)
     result = integrate_path(swap, x, b, alphas, weights, target, batch_size, rule, progress, ends=ends)
-    warn_gap("text_integrated_gradients", result.gap, result.f_x, result.f_baseline, steps, rule)
+    warn_gap(method, result.gap, result.f_x, result.f_baseline, steps, rule)
     result.input_ids = ids[0].tolist()
     result.baseline_ids = base[0].tolist()
     return result
@@ -202,9 +221,9 @@ def _text_ig(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50, 
     """:func:`text_integrated_gradients` of a prepared text (its target resolved); ``method`` names the scores."""
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)
     with method_threads(prepared.model):  # xaikit.policies: by the model's size unless the user set a count
-        result = embedding_integrated_gradients(prepared.model, ids, base, mask, target=prepared.target,
-                                                steps=steps, rule=rule, batch_size=batch_size, zero_rows=zero_rows,
-                                                fast_attention=fast_attention, progress=progress)
+        result = _embedding_ig(prepared.model, ids, base, mask, target=prepared.target, steps=steps, rule=rule,
+                               batch_size=batch_size, zero_rows=zero_rows, fast_attention=fast_attention,
+                               progress=progress, method="text_integrated_gradients")
     scores = result.attributions.sum(-1)  # (T,)
     return TokenScores(prepared.tokens, scores, method, result.target, True, result)
 
@@ -240,7 +259,7 @@ def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text:
     Riemann rules' nodes lie on one grid) is computed once. ``steps`` is where a search stopped. The
     attributions are per hidden unit ``(T, H)``; sum over the last axis for tokens. Notebook 02, section 8.
     """
-    rules = [check_choice(r, "rules", RULES) for r in ([rules] if isinstance(rules, str) else rules)]
+    rules = check_names(rules, "rules", RULES)
     prepared = prepare_text(model, tokenizer, text, target, method="text_steps_for_tolerance", max_length=max_length,
                             eager=False)
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)

@@ -294,7 +294,10 @@ class MaskPanel(Panel):
     tokens = ["[CLS]", "the", "cat", "drank", "milk", "[SEP]", "[PAD]", "[PAD]"]
 
     def __init__(self, mask: str = "none", seed: int = 0, d_k: int = 8):
-        g = torch.Generator().manual_seed(seed)
+        from xaikit._validate import check_int, check_seed
+
+        d_k = check_int(d_k, "d_k", 1, hint="the size of each query and key vector, e.g. d_k=8")
+        g = torch.Generator().manual_seed(check_seed(seed))
         T = len(self.tokens)
         self.q = torch.randn(T, d_k, generator=g)  # (T, d_k)
         self.k = torch.randn(T, d_k, generator=g)  # (T, d_k)

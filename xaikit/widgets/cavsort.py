@@ -60,7 +60,7 @@ class CAVSortPanel(Panel):
         from xaikit.models import imageworld as iw
 
         self.model, self.processor, self.seed = model, processor, seed
-        self.sets = ImageSets(concept_sets, class_images, world)
+        self.sets = ImageSets(concept_sets, class_images, world, target=target)
         names = list(self.sets.concepts)
         if concept not in names:
             raise ValueError(f"concept {concept!r} has no images here; the concept sets are {names}")

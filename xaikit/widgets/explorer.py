@@ -67,6 +67,33 @@ class AttentionExplorer(Panel):
         }
         super().__init__(controls)
 
+    def set(self, **values):
+        """:meth:`Panel.set`, with ``query`` (an index or a token, e.g. ``"it"``) checked against the tokens of the
+        sentence it comes with: ``set(text="the dog barked", query="dog")`` reads "dog" in the new sentence, and an
+        index past its end is an error shown in the panel (nothing changes), not a silent jump to token 0."""
+        if "query" not in values:
+            return super().set(**values)
+        import traceback
+
+        values = dict(values)
+        try:
+            text = values.pop("text", self.controls["text"].value)
+            cap = self._capture(text)
+            query = self._query_index(cap.tokens, values.pop("query"))
+        except (TypeError, ValueError) as err:
+            self._show_error(err, traceback.format_exc())
+            return self.result
+        self._suspended = True
+        try:
+            self.controls["text"].value = text
+            options = self._query_options(cap.tokens)
+            if list(self.controls["query"].options) != options:
+                self.controls["query"].options = options
+            self.controls["query"].value = query
+        finally:
+            self._suspended = False
+        return super().set(**values) if values else (self.update() or self.result)
+
     # cache ------------------------------------------------------------------------------------------------
     def _capture(self, text):
         cap, made = lru_get(self._cache, text, self.cache_size,

@@ -101,8 +101,11 @@ class GradientPanel(ToyPanel):
     methods = ("gradient", "gradient x input")
 
     def __init__(self, f: toys.Toy = toys.smooth_model, x1: float = 1.0, x2: float = -0.5, lim: float = 3.0):
+        from xaikit._validate import check_float
+
         self.f = f
-        self.lim = lim
+        lim = self.lim = check_float(lim, "lim", 0.0, strict_min=True,
+                                     hint="the half-width of the square the panel draws, e.g. lim=3.0")
         grid = np.linspace(-lim, lim, 81)
         self._g1, self._g2 = np.meshgrid(grid, grid)
         pts = torch.tensor(np.stack([self._g1.ravel(), self._g2.ravel()], 1), dtype=torch.float32)

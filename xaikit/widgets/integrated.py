@@ -192,10 +192,16 @@ class IGPathPanel(Panel):
     title = "Path methods and symmetry"
 
     def __init__(self, f=None, x=(1.0, 1.0), baseline=(0.0, 0.0), steps: int = 200):
+        from xaikit._fn import as_input
+        from xaikit._validate import check_int
+
         self.f = _sigmoid_sum if f is None else f
-        self.x = torch.as_tensor(x, dtype=torch.float32)
-        self.baseline = torch.as_tensor(baseline, dtype=torch.float32)
-        self.steps = steps
+        self.x, self.baseline = (as_input(v, name).float() for v, name in ((x, "x"), (baseline, "baseline")))
+        for name, v in (("x", self.x), ("baseline", self.baseline)):  # the panel draws the plane of two inputs
+            if tuple(v.shape) != (2,):
+                raise ValueError(f"{name} must be a point of the plane, two numbers such as (1.0, 1.0), got shape "
+                                 f"{tuple(v.shape)}: the panel draws f over two inputs")
+        self.steps = check_int(steps, "steps", 2, hint="the path's points, e.g. steps=200")
         super().__init__({"path": dropdown("path", list(PATH_CHOICES))})
 
     def compute(self, path):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import ipywidgets as widgets
 import numpy as np
 
-from xaikit._validate import check_int, check_names
+from xaikit._validate import check_int, check_labels, check_names
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 
@@ -45,12 +45,26 @@ class Gallery:
 
 
 class ImageSets:
-    """Concept, random and class image sets, generated from the image world unless given."""
+    """Concept, random and class image sets, generated from the image world unless given.
+
+    ``class_images`` is a dict ``{class name: images}``, a function of the class name, or one array (or list)
+    of images, which are then the images of ``target``, the class the panel starts on; only that class can be
+    shown. An array with no single target (``target=None``, or the "all classes" of :class:`CAVSortPanel`) is
+    refused rather than left unused.
+    """
 
     def __init__(self, concept_sets=None, class_images=None, world: str = "main", n: int = 50, n_class: int = 40,
-                 seed: int = 0):
+                 seed: int = 0, target: str | None = None):
         from xaikit.concepts.images import check_not_one_image
         from xaikit.models import imageworld as iw
+
+        if class_images is not None and not isinstance(class_images, dict) and not callable(class_images):
+            if not isinstance(target, str) or target == "all classes":
+                raise ValueError("class_images is one set of images, but this panel has no single class to give "
+                                 f"them to (target={target!r}): pass class_images={{'zebra': images}} (a dict "
+                                 "from class name to images), or a target class, e.g. target='zebra'")
+            check_not_one_image(class_images, "class_images")
+            class_images = {target: class_images}
 
         self.concepts = dict(concept_sets) if concept_sets is not None else {
             c: iw.concept_images(c, n, seed) for c in ("striped", "dotted", "bubbly", "zigzag", "checkered")}
@@ -101,7 +115,8 @@ class PatchGridPanel(Panel):
         from xaikit.concepts.tcav import prepare_images
 
         self.images = prepare_images(images, "images", min_count=1)
-        self.labels = list(labels) if labels is not None else [f"image {i}" for i in range(len(self.images))]
+        self.labels = ([f"image {i}" for i in range(len(self.images))] if labels is None
+                       else check_labels(labels, "labels", len(self.images), "images"))
         from xaikit._validate import check_int
 
         side = min(min(a.shape[:2]) for a in self.images)
@@ -232,7 +247,7 @@ class TCAVPanel(Panel):
                  target: str = "zebra", layer: int = 0, pooling: str = "flatten", R: int = 10,
                  concepts=None, random_sets=None):
         self.model, self.processor = model, processor
-        self.sets = ImageSets(concept_sets, class_images, world)
+        self.sets = ImageSets(concept_sets, class_images, world, target=target)
         self.random_sets = random_sets
         names = list(self.sets.concepts)
         concepts = tuple(_chosen_concepts(concepts, names))
@@ -298,7 +313,7 @@ class LayerSweepPanel(Panel):
                  target: str = "zebra", pooling: str = "flatten", R: int = 5,
                  concepts=None, random_sets=None):
         self.model, self.processor = model, processor
-        self.sets = ImageSets(concept_sets, class_images, world)
+        self.sets = ImageSets(concept_sets, class_images, world, target=target)
         self.concepts = _chosen_concepts(concepts, list(self.sets.concepts))
         self.random_sets = random_sets
         labels = _target_labels(self.sets, model, target)

@@ -163,6 +163,11 @@ class LabPanel(Panel):
             from xaikit.text.lab.faithfulness import run_lab
 
             lab = run_lab(model, tokenizer, sentences, **lab_kwargs)
+        from xaikit.text.lab.faithfulness import LabResult
+
+        if not isinstance(lab, LabResult):
+            raise TypeError(f"lab must be a LabResult (what xaikit.text.lab.faithfulness.run_lab returns), got "
+                            f"{type(lab).__name__} {lab!r:.60}; or pass model, tokenizer and sentences instead")
         self.lab = lab
         super().__init__({"view": dropdown("view", self.VIEWS, view)})
 

@@ -62,6 +62,8 @@ class TextSanityPanel(Panel):
         from xaikit.text import registry
 
         self.model, self.tokenizer = model, tokenizer
+        if isinstance(texts, str):  # one sentence would be read as its characters
+            raise TypeError(f"texts must be a list of sentences, got one string {texts[:40]!r}; pass [text]")
         self.texts = [str(t) for t in texts]
         if not self.texts:
             raise ValueError("texts is empty; pass at least one sentence, e.g. LECTURE_SENTENCES")
