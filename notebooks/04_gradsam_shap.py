@@ -38,10 +38,12 @@
 # More views of a sentence (rollout, Integrated Gradients, relevance propagation), the "is attention
 # explanation?" experiments, sanity checks and faithfulness follow in the lab, notebook 06.
 #
-# Every claim below is checked when its cell runs: `claim(id, value)` looks it up in the course's ledger
-# (`xaikit/claims/nb04.py`), prints the value and asserts its bound; numbers that depend on how the model
-# happened to train are printed, not asserted, and say so. Cells that take more than a few seconds say so
-# first. With another model the same cells print its own numbers.
+# In class: the reading and the exercises marked with a time alone (35 minutes of exercises). The exercises
+# marked "homework" are the lecture's homework, done after class.
+#
+# Every number the text states is printed by the code that computes it, and every claim about one is
+# checked when its cell runs; numbers that depend on how a model happened to train are printed as this
+# model's. Cells that take more than a few seconds say so first. With another model the same cells print its own numbers.
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -233,7 +235,7 @@ claim("04.2-explorer-rows-sum-to-one", (view.weights.sum(-1) - 1).abs().max())  
 explorer
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "plot_heads-task", "locked": true, "schema_version": 3, "solution": false}
-# **Homework 3 (10 min, ★☆☆).** Choose two layers and plot the attention of one head in each. Here: head 0 of the
+# **Homework 3 (homework, 10 min, ★☆☆).** Choose two layers and plot the attention of one head in each. Here: head 0 of the
 # first layer and of the last layer on one sentence.
 
 # %% nbgrader={"grade": false, "grade_id": "plot_heads", "locked": false, "schema_version": 3, "solution": true}
@@ -296,7 +298,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 # over the keys, and transformers returns it as `(batch, head, query, key)`. The inner sum over $j$ runs
 # **along row $i$** (the last axis).
 #
-# **Homework 1, first half (15 min, ★★☆).** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`;
+# **Homework 1, first half (homework, 15 min, ★★☆).** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`;
 # section 4c has you capture them yourself.
 
 # %% slideshow={"slide_type": "subslide"}
@@ -687,7 +689,7 @@ claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  
 # *Lecture: XAI for transformers, slide "Get the gradients for Grad-SAM".*
 #
 # Section 3 handed you $A$ and $\partial S/\partial A$; the lecture's homework asks for all of Grad-SAM, so
-# now capture them yourself. **(25 min, ★★☆)**
+# now capture them yourself. **(homework, 25 min, ★★☆)**
 #
 # Write `capture_attention_grads(model, inputs, target)` returning `(attentions, gradients)`, both
 # `(L, M, N, N)` (layer, head, query, key) for the one sentence in `inputs`, with $S$ = `logits[0, target]`.
@@ -780,7 +782,7 @@ print(f"Grad-SAM: {res.cost_a} | SHAP: {shap_cost} | attention: {res.cost_b}")
 compare
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-6", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise (10 min, ★★☆), homework 2.** Why is `[CLS]` so often on top for Grad-SAM and never for SHAP?
+# **Homework 2 (homework, 10 min, ★★☆).** Why is `[CLS]` so often on top for Grad-SAM and never for SHAP?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
@@ -800,7 +802,7 @@ compare
 # <!-- END SOLUTION -->
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "cls_share-task", "locked": true, "schema_version": 3, "solution": false}
-# **Homework 2, in numbers (10 min, ★★☆).** For each layer, what share of that layer's Grad-SAM mass
+# **Homework 2, in numbers (homework, 10 min, ★★☆).** For each layer, what share of that layer's Grad-SAM mass
 # $\sum_m\sum_j [A^{lm}\circ\mathrm{ReLU}(G^{lm})]_{ij}$ (summed over all tokens $i$) falls on the `[CLS]`
 # row $i = 0$? Write `cls_share(attentions, gradients) -> (L,)`.
 
