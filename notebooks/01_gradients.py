@@ -391,7 +391,7 @@ var_plus_mean2 = noisy.reduce("vargrad") + noisy.reduce("smoothgrad") ** 2
 claim("01.4-squared-is-var-plus-mean2", ((squared - var_plus_mean2).abs() / squared.clamp(min=1e-9)).max())
 
 # %% [markdown]
-# **A measured claim.** Nudge each test image by Gaussian noise of 2% of the pixel range (invisible) and
+# **A measurement.** Nudge each test image by Gaussian noise of 2% of the pixel range (invisible) and
 # measure how much each map moves, as $\lVert m(x + \delta) - m(x) \rVert / \lVert m(x) \rVert$. Each of
 # the two SmoothGrad maps gets its own noise draw (its own seed), as it does for a user who explains the two
 # images one after the other, so the change we measure includes SmoothGrad's own sampling noise. To see how
@@ -742,7 +742,7 @@ panel5
 #
 # The checks only show that the map depends on the weights; a map can depend on them and still point at
 # pixels the prediction does not need (faithfulness is tested by removing the highest-ranked inputs and
-# watching the output fall; notebook 04 does it for the tokens of a sentence), or be noisy (section 4).
+# watching the output fall; lab notebook 06 does it for the tokens of a sentence), or be noisy (section 4).
 # Gradient × input fails because it multiplies by $x$; where the question is "how much
 # of $f(x) - f(0)$ does each pixel carry?" that factor is the point (it is exact for a linear model, and
 # IG's completeness rests on it), but its *picture* must not be read as evidence of what the model learned.

@@ -439,7 +439,7 @@ claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(
 # alike gets credit for $z_1$ although the probability does not move. Shapley values are linear in the
 # explained function, so the values for the log-odds are those for $z_1$ minus those for $z_0$.
 #
-# The same care applies to attention rollout (notebook 04, section 6). The lecture writes it
+# The same care applies to attention rollout (lab notebook 06, section 1). The lecture writes it
 # (Attention-based explainability, slide "Aggregating over Layers") as $S = \bar A^1 \bar A^2 \cdots \bar A^N$ with
 # $\bar A^j$ the mean of layer $j$'s heads. Abnar & Zuidema (2020, *Quantifying Attention Flow in
 # Transformers*, section 3) first add the residual connection, $\hat A^j = 0.5\,\bar A^j + 0.5\,I$ (rows
@@ -695,8 +695,8 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # transformer's path is not there yet.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 8.1 (10 min, ★★★).** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one built by
-# `prepare` is not so sure: the line "'I cannot wait for next time' is a near tie for the model" above
+# **Exercise 8.1 (10 min, ★★★).** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one is not
+# so sure: the line "'I cannot wait for next time' is a near tie for the model" above
 # prints your model's P(positive) and its range over the training seeds, which straddles 0.5. How sure is
 # your model, which token does IG say pulls the hardest, and can IG tell you whether the model reads
 # "cannot wait" as one idiom?

@@ -807,7 +807,8 @@ if MODEL == "embedded":
 # * **The residual stream.** Each sublayer *adds* its result to its input, and in this post-LayerNorm
 #   block the sum is then normalised. A token's own vector is carried through the block as one term of
 #   that sum; attention adds context to it rather than replacing it. This is the identity that attention
-#   rollout adds to every layer in notebook 04, and why a position keeps much of "itself" (measured at
+#   rollout (the product of the layers' attention maps, tracing what reaches the top) adds to every layer
+#   in lab notebook 06, and why a position keeps much of "itself" (measured at
 #   the end of this section).
 # * **LayerNorm** (Ba et al. 2016) rescales each token's vector to mean 0 and variance 1 over its $d$
 #   features, then applies a learned gain and bias: one token at a time, never across tokens.

@@ -140,7 +140,9 @@ print(type(model).__name__, "| attention:", attn_implementation(model),
 #
 # The lecture's five sentences and the labels the lecture's model gave them (1 = positive). The model
 # must run with **eager** attention: transformers' default SDPA kernel never forms the attention matrix,
-# so `output_attentions=True` would return nothing to explain.
+# so `output_attentions=True` would return nothing to explain. The tokenizer puts `[CLS]` (the
+# classification token, whose final vector the classifier reads) in front of every sentence and `[SEP]`
+# (the separator) at its end; the model's output for a class before the softmax is its **logit**.
 #
 # The tokenizer returns its tensors on the CPU and the model may sit on a GPU: move the encoding to the
 # model's device before calling it, `enc = tokenizer(...).to(model.device)`, and bring what you keep
@@ -360,8 +362,8 @@ fig
 #
 # In the bar charts `[CLS]` is on top in most of the five sentences (counted in the next cell's printout),
 # whatever the sentence says; the lecture's BERT-base put it first in all three rankings it prints.
-# "Always" is too strong for this model: the count is printed, not asserted, because it changes when the
-# model is trained with another random seed. "Importance" here is not "this word changed the
+# "Always" is too strong for this model: the count is this model's, and it changes when the model is
+# trained with another random seed. "Importance" here is not "this word changed the
 # prediction": a Grad-SAM score sums the token's own **query row**, the attention the token pays, where
 # raising it would raise the explained logit. `[CLS]` wins because the classifier reads only its final
 # vector, so its row is where the gradient is largest (section 5 measures the share per layer). Whether
@@ -411,12 +413,13 @@ if MODEL == "embedded":  # [CLS] is on top for what it pays (printed), never for
 # ## 4. SHAP with the tokenizer as masker
 # *Lecture: XAI for transformers, slides "SHAP for BERT sentiment classification", "SHAP for explaining BERT predictions for sentiment classification".*
 #
-# SHAP's Partition explainer hides groups of tokens (replacing them by `[MASK]`) and asks the model about
-# each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
+# A token's **SHAP value** is its Shapley value (notebook 02, section 5): how much the output moves when the
+# token joins the others, averaged over the orders of joining. SHAP's Partition explainer hides groups of
+# tokens (replacing them by `[MASK]`) and asks the model about each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
 # pads every variant to `max_length` (512 for BERT), so each variant SHAP asks about (about a dozen for a
 # four-word sentence, hundreds for a long review) costs a full 512-token forward pass. Padding to the
 # longest string of each call gives the same numbers, since padding is masked out of attention. First the measurement, on one sentence (this cell takes about 10 s, nearly all
-# of it in the lecture's recipe; the speed-up is printed, not asserted, since a shared CPU's timings vary):
+# of it in the lecture's recipe; the speed-up is printed for this machine, since a shared CPU's timings vary):
 
 # %%
 import time
@@ -468,7 +471,7 @@ shap.plots.bar(totals)  # shows the figure and returns nothing (show=False retur
 #
 # In the three negative sentences their sentiment word, *hates*, *boring*, *confused*, by far, and *cannot*
 # in "I cannot wait for next time"; the cell below counts how many of the four pull the positive logit down
-# on this build (printed, not asserted: a model trained with another seed may differ in one sentence). SHAP
+# for this model (a model trained with another seed may differ in one sentence). SHAP
 # measures how much each token moves the positive logit away from its value on the fully masked input. Not
 # every large value need be a sentiment word: SHAP reports what the model does, and in "I like the movie" a
 # small model can lean on a word that carries no sentiment. The special tokens `[CLS]`/`[SEP]` (the bar labelled "[CLS] + [SEP]") are the next
