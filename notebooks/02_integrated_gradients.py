@@ -12,18 +12,20 @@
 #
 # Gradients fail in two ways that notebook 01 showed: they are zero where a model saturates, and they
 # jump at thresholds. Sundararajan, Taly & Yan (2017), *Axiomatic Attribution for Deep Networks*, ask
-# instead what an attribution method **should** satisfy, and derive one that does:
+# instead what an attribution method **should** satisfy, and derive one that does, Integrated Gradients (IG):
 #
 # $$\mathrm{IG}_i(x) = (x_i - x'_i) \int_0^1 \frac{\partial F(x' + \alpha (x - x'))}{\partial x_i}\, d\alpha$$
 #
 # where $x'$ is a **baseline**: an input that stands for "nothing there" (a black image, a zero embedding),
-# against which the attributions are measured. This lecture checks each axiom with a number, draws what a library call such as Captum's returns only as numbers (the path, the effect of the
-# steps and of the quadrature rule, the completeness gap), and ends on the sentiment transformer with the
+# against which the attributions are measured. This lecture checks each axiom with a number, draws what a
+# library call such as Captum's returns only as numbers (the path, the effect of the steps and of the
+# quadrature rule, the completeness gap), and ends on the sentiment transformer with the
 # lecture's *"a clever piece of cinema"*.
 #
 # **Learning objectives.** After this lecture you can
 #
-# * state sensitivity, implementation invariance and completeness, and show a method that breaks each;
+# * state the axioms sensitivity, implementation invariance and completeness, and show which methods break
+#   the first two;
 # * compute Integrated Gradients with a Riemann sum, and choose the number of steps from the completeness gap;
 # * say when Integrated Gradients equals the Shapley values and when the two differ;
 # * choose a baseline for images and for text, and say what each baseline cannot see.
