@@ -13,9 +13,11 @@ at most ``LECTURE_WORDS`` words of prose), labs are 06 and up (at most ``LAB_WOR
   ``"solution": true``) and each function to write (a code cell with ``"solution": true``). An exercise
   states its time and difficulty, ``(10 min, ★★☆)``, in its own text or, for a function, in the markdown cell
   that sets the task just above it; one without is counted at ``DEFAULT_EXERCISE_MIN`` and listed as
-  "untimed".
+  "untimed". An exercise set as homework says so, ``(homework, 25 min, ★★☆)``: its minutes are counted
+  apart, as homework, and not in the class time.
 * **time**: reading at ``READING_WPM`` words a minute (technical prose read with care, formulas and code
-  glanced at), plus each exercise's stated minutes. Running cells and watching panels are not included.
+  glanced at), plus the stated minutes of the exercises done in class: the lecture's 75 minutes. Running
+  cells and watching panels are not included.
 
     python benchmarks/notebook_words.py            # the table; exit 1 when a notebook is over its limit
 """
@@ -40,7 +42,7 @@ _INLINE_MATH = re.compile(r"(?<!\\)\$[^$\n]+?(?<!\\)\$")
 _TAG = re.compile(r"<[^>]+>")
 _WORD = re.compile(r"\S*[A-Za-z0-9]\S*")
 _SOLUTION_CELL = re.compile(r'"solution": true')
-_TIME = re.compile(r"\((\d+(?:\.\d+)?) min, ([★☆]{3})\)")
+_TIME = re.compile(r"\((homework, )?(\d+(?:\.\d+)?) min, ([★☆]{3})\)")
 
 
 @dataclass
@@ -48,7 +50,8 @@ class Count:
     name: str
     words: int = 0
     code: int = 0
-    exercise_minutes: list[float] = field(default_factory=list)
+    exercise_minutes: list[float] = field(default_factory=list)  # every exercise, in class or homework
+    homework_minutes: list[float] = field(default_factory=list)  # those set as homework
     untimed: int = 0
 
     @property
@@ -60,8 +63,14 @@ class Count:
         return LAB_WORDS if self.lab else LECTURE_WORDS
 
     @property
+    def class_minutes(self) -> float:
+        """The stated minutes of the exercises done in class."""
+        return sum(self.exercise_minutes) - sum(self.homework_minutes)
+
+    @property
     def minutes(self) -> float:
-        return self.words / READING_WPM + sum(self.exercise_minutes)
+        """Time in class: reading plus the in-class exercises (homework is not in it)."""
+        return self.words / READING_WPM + self.class_minutes
 
 
 def cells(source: str) -> list[tuple[str, str, bool]]:
@@ -116,7 +125,10 @@ def count(path: Path) -> Count:
             c.words += len(_WORD.findall(own))
         if graded:
             stated = _TIME.search(own) or _TIME.search(last_prose)
-            c.exercise_minutes.append(float(stated[1]) if stated else DEFAULT_EXERCISE_MIN)
+            minutes = float(stated[2]) if stated else DEFAULT_EXERCISE_MIN
+            c.exercise_minutes.append(minutes)
+            if stated and stated[1]:
+                c.homework_minutes.append(minutes)
             c.untimed += stated is None
         if kind == "markdown":
             last_prose = own
@@ -127,10 +139,10 @@ def main(argv: list[str] | None = None) -> int:
     paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
     rows = [count(p) for p in paths]
     print(f"reading rate {READING_WPM} words/min; each exercise at its stated minutes "
-          f"({DEFAULT_EXERCISE_MIN:g} min where it states none); limits: lecture {LECTURE_WORDS} words, "
-          f"lab {LAB_WORDS}")
+          f"({DEFAULT_EXERCISE_MIN:g} min where it states none); class min = reading + in-class exercises "
+          f"(homework apart); limits: lecture {LECTURE_WORDS} words, lab {LAB_WORDS}")
     header = f"{'notebook':28} {'kind':7} {'words':>6} {'limit':>6} {'code':>5} {'exercises':>9} {'untimed':>7} " \
-             f"{'read min':>8} {'ex. min':>7} {'total min':>9}  flag"
+             f"{'read min':>8} {'class ex':>8} {'homework':>8} {'class min':>9}  flag"
     print(header)
     print("-" * len(header))
     over = []
@@ -140,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             over.append(r.name)
         print(f"{r.name:28} {'lab' if r.lab else 'lecture':7} {r.words:6d} {r.limit:6d} {r.code:5d} "
               f"{len(r.exercise_minutes):9d} {r.untimed:7d} {r.words / READING_WPM:8.0f} "
-              f"{sum(r.exercise_minutes):7.0f} {r.minutes:9.0f}  {flag}")
+              f"{r.class_minutes:8.0f} {sum(r.homework_minutes):8.0f} {r.minutes:9.0f}  {flag}")
     if over:
         print(f"over the word limit: {', '.join(over)}")
     return 1 if over else 0

@@ -11,9 +11,19 @@
 # # 01 — Gradients as explanations, and how they fail
 #
 # The simplest answer to *"which inputs mattered?"* is the gradient: $\partial f / \partial x_i$ says how
-# much the output moves when input $x_i$ moves a little. It costs one backward pass and needs no
-# choices. This notebook builds gradient explanations on models small enough to reason about by hand,
-# then breaks them three ways, as in the lecture:
+# much the output moves when input $x_i$ moves a little. Drawn over an image, the size of the gradient at
+# each pixel is a **saliency map**. It costs one backward pass and needs no choices. This lecture builds
+# gradient explanations on models small enough to reason about by hand, then breaks them three ways.
+#
+# **Learning objectives.** After this lecture you can
+#
+# * compute the gradient and gradient × input of a model, and say what question each one answers;
+# * show on a two-input model how saturation and thresholding make gradients mislead, and what answers each;
+# * run SmoothGrad and occlusion on a digit classifier and say what each one trades for its stability;
+# * run the sanity checks of Adebayo et al. and say why a map that multiplies by the input can pass as
+#   plausible on a model that learned nothing.
+#
+# **Outline** (75 minutes):
 #
 # 1. gradient and gradient × input on a smooth model of two inputs;
 # 2. **saturation** (Shrikumar et al. 2017): the gradient is 0 although the input matters;
@@ -23,11 +33,9 @@
 # 5. **sanity checks** (Adebayo et al. 2018): which maps change when the model forgets what it learned;
 # 6. a summary of the failures and the later methods that answer them.
 #
-# Every number the text states about a computation is printed by the code that computes it, and every claim
-# about one is executed: an `assert`, or `claim(id, value)`, which checks the value against its entry in the
-# course's list of claims (`xaikit/claims/nb01.py`) and prints the statement with its value; a number that
-# varies with the trained model is printed, not checked. Numbers quoted from a paper or the lecture are marked as theirs. If this
-# notebook runs, its claims hold.
+# Every number the text states is printed by the code that computes it, and every claim about one is
+# checked when its cell runs; numbers that depend on how a model happened to train are printed as this
+# model's. Numbers quoted from a paper or the lecture are marked as theirs.
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -154,19 +162,8 @@ assert panel1.error is None
 panel1
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_grad_times_input-task", "locked": true, "schema_version": 3, "solution": false}
-# **Exercise 1.1.** At which points is gradient × input zero for an input whose gradient is not?
-# Write gradient × input from `xaikit.gradient` yourself: `my_grad_times_input(f, x)` returns one number per
+# **Exercise 1.1 (10 min, ★★☆).** Write gradient × input from `xaikit.gradient` yourself: `my_grad_times_input(f, x)` returns one number per
 # input; `xaikit.check_grad_times_input` compares it with the reference and says what differs.
-
-# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# <!-- BEGIN SOLUTION -->
-# <details class="xk-answer"><summary>Answer</summary>
-#
-# Wherever that input is 0: gradient × input multiplies the slope by $x_i$, so an input at 0 gets nothing
-# however steep $f$ is there. This is also why gradient × input depends on where 0 is (shifting an
-# input by a constant changes its attribution): it implicitly uses the baseline 0.
-# </details>
-# <!-- END SOLUTION -->
 
 # %% nbgrader={"grade": false, "grade_id": "my_grad_times_input", "locked": false, "schema_version": 3, "solution": true}
 @xaikit.exercise(xaikit.check_grad_times_input)  # while the body is a stub, later cells use xaikit's and say so
@@ -181,6 +178,18 @@ assert xaikit.check_grad_times_input(my_grad_times_input), "see the report above
 ### BEGIN HIDDEN TESTS
 assert xaikit.check_grad_times_input(my_grad_times_input, verbose=False).passed, "graded: my_grad_times_input must be written and pass every case"
 ### END HIDDEN TESTS
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Exercise 1.2 (5 min, ★☆☆).** At which points is gradient × input zero for an input whose gradient is not?
+#
+# <!-- BEGIN SOLUTION -->
+# <details class="xk-answer"><summary>Answer</summary>
+#
+# Wherever that input is 0: gradient × input multiplies the slope by $x_i$, so an input at 0 gets nothing
+# however steep $f$ is there. This is also why gradient × input depends on where 0 is (shifting an
+# input by a constant changes its attribution): it implicitly uses the baseline 0.
+# </details>
+# <!-- END SOLUTION -->
 
 # %% nbgrader={"grade": false, "grade_id": "my_grad_times_input-use", "locked": true, "schema_version": 3, "solution": false}
 x = torch.tensor([0.0, 1.5])
@@ -210,7 +219,8 @@ saturated = max(xaikit.gradient(sat, x).abs().max().item(),
 claim("01.2-saturated-gradient-zero", saturated)
 
 # %% [markdown]
-# Occlusion (set one input to the baseline 0 and watch the output drop) does not rescue us here: with
+# Occlusion (set one input to the **baseline** 0, a reference value that stands for "absent", and watch the
+# output drop) does not rescue us here: with
 # either input removed, the other still reaches 1. Integrated Gradients (notebook 02) walks from the
 # baseline to $x$ and adds up gradients along the way, before the model saturates: it splits the change
 # of 1 equally. Here is a preview, checked against xaikit's IG implementation.
@@ -236,7 +246,7 @@ assert panel2.error is None
 panel2
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 2.1.** Set $x = (0.8, 0.8)$ in the panel. Which methods now give non-zero attributions, and
+# **Exercise 2.1 (5 min, ★☆☆).** Set $x = (0.8, 0.8)$ in the panel. Which methods now give non-zero attributions, and
 # do they add up to $f(x) - f(0)$?
 #
 # <!-- BEGIN SOLUTION -->
@@ -332,7 +342,7 @@ assert panel3.error is None
 panel3
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 3.1.** Whatever $\beta$ is, the softplus gradient at $x = 10$ is the same number. Which, and
+# **Exercise 3.1 (5 min, ★★☆).** Whatever $\beta$ is, the softplus gradient at $x = 10$ is the same number. Which, and
 # why? What does a large $\beta$ buy and cost?
 #
 # <!-- BEGIN SOLUTION -->
@@ -381,7 +391,7 @@ var_plus_mean2 = noisy.reduce("vargrad") + noisy.reduce("smoothgrad") ** 2
 claim("01.4-squared-is-var-plus-mean2", ((squared - var_plus_mean2).abs() / squared.clamp(min=1e-9)).max())
 
 # %% [markdown]
-# **A measured claim.** Nudge each test image by Gaussian noise of 2% of the pixel range (invisible) and
+# **A measurement.** Nudge each test image by Gaussian noise of 2% of the pixel range (invisible) and
 # measure how much each map moves, as $\lVert m(x + \delta) - m(x) \rVert / \lVert m(x) \rVert$. Each of
 # the two SmoothGrad maps gets its own noise draw (its own seed), as it does for a user who explains the two
 # images one after the other, so the change we measure includes SmoothGrad's own sampling noise. To see how
@@ -451,7 +461,7 @@ assert panel4.error is None
 panel4
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 4.1.** Set $\sigma = 0$ in the panel. What do you see, and why? Then set $n = 1$ with
+# **Exercise 4.1 (5 min, ★☆☆).** Set $\sigma = 0$ in the panel. What do you see, and why? Then set $n = 1$ with
 # $\sigma = 0.3$: is one noisy gradient a better explanation than the raw one?
 #
 # <!-- BEGIN SOLUTION -->
@@ -464,7 +474,7 @@ panel4
 # <!-- END SOLUTION -->
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 4.2.** SmoothGrad changes less under a nudge. Does that make it *more faithful* to the model?
+# **Exercise 4.2 (5 min, ★★☆).** SmoothGrad changes less under a nudge. Does that make it *more faithful* to the model?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
@@ -480,7 +490,8 @@ panel4
 #
 # The lecture on gradient/attention-based explanations opens with the other family, perturbation-based methods: treat the model as a black box, change the input and watch the
 # output. **Occlusion** (Zeiler & Fergus 2014) covers a $k \times k$ patch of the image with a blank value
-# (0 here, the digits' background), records how much the predicted class's logit drops, and slides the
+# (0 here, the digits' background), records how much the predicted class's
+# **logit** (its score before the softmax turns scores into probabilities) drops, and slides the
 # patch on by one pixel; each pixel gets the mean drop over the patches that covered it. No gradient is
 # needed, only forward passes, one per patch position: $(8 - k + 1)^2$ of them on an $8 \times 8$ digit. It
 # measures a finite change, "what if this part were gone", where the gradient measures an infinitesimal one,
@@ -581,12 +592,10 @@ print("SSIM with every layer randomised: " + ", ".join(f"{m} {v:.2f}" for m, v i
 # Gradient and SmoothGrad pass the check: re-drawing the output layer alone leaves their maps almost
 # uncorrelated with the trained model's. Gradient × input and Integrated Gradients (black baseline) keep a
 # high rank correlation whatever is randomised (the table above), and an SSIM well above the gradient's (the
-# claims below give the smallest over the cascade, asserted above 0.25, and its distance to the gradient's
-# largest, asserted above 0.1). Without absolute values all four
-# correlations drop near 0: the signs do follow the model. The claims below take the worst case over the
-# three randomisation seeds, so each holds for every seed separately (`benchmarks/sanity_checks.py` repeats
-# the table over training seeds, randomisation seeds and CPU kernel sets). Why gradient × input and IG
-# keep their correlation is the next cell.
+# lines below print the smallest SSIM over the cascade and its distance to the gradient's). Without absolute
+# values all four correlations drop near 0: the signs do follow the model. Each statement below holds for
+# every one of the three randomisation seeds. Why gradient × input and IG keep their correlation is the
+# next cell.
 
 # %%
 G_, GXI, SG, IG_ = (sanity.METHODS.index(m) for m in ("gradient", "gradient x input", "SmoothGrad",
@@ -725,7 +734,7 @@ assert panel5.error is None
 panel5
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-6", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 5.1.** Passing the sanity checks is necessary, not sufficient. Name one thing a method that
+# **Exercise 5.1 (10 min, ★★★).** Passing the sanity checks is necessary, not sufficient. Name one thing a method that
 # passes them may still get wrong, and one reason gradient × input can still be useful although it fails.
 #
 # <!-- BEGIN SOLUTION -->
@@ -733,7 +742,7 @@ panel5
 #
 # The checks only show that the map depends on the weights; a map can depend on them and still point at
 # pixels the prediction does not need (faithfulness is tested by removing the highest-ranked inputs and
-# watching the output fall; notebook 04 does it for the tokens of a sentence), or be noisy (section 4).
+# watching the output fall; lab notebook 06 does it for the tokens of a sentence), or be noisy (section 4).
 # Gradient × input fails because it multiplies by $x$; where the question is "how much
 # of $f(x) - f(0)$ does each pixel carry?" that factor is the point (it is exact for a linear model, and
 # IG's completeness rests on it), but its *picture* must not be read as evidence of what the model learned.

@@ -12,19 +12,39 @@
 #
 # Gradients fail in two ways that notebook 01 showed: they are zero where a model saturates, and they
 # jump at thresholds. Sundararajan, Taly & Yan (2017), *Axiomatic Attribution for Deep Networks*, ask
-# instead what an attribution method **should** satisfy, and derive one that does:
+# instead what an attribution method **should** satisfy, and derive one that does, Integrated Gradients (IG):
 #
 # $$\mathrm{IG}_i(x) = (x_i - x'_i) \int_0^1 \frac{\partial F(x' + \alpha (x - x'))}{\partial x_i}\, d\alpha$$
 #
-# where $x'$ is a **baseline** (a black image, a zero embedding). This notebook checks each axiom with a
-# number, draws what a library call such as Captum's returns only as numbers (the path, the effect of the
-# steps and of the quadrature rule, the completeness gap), and ends on the sentiment transformer with the
+# where $x'$ is a **baseline**: an input that stands for "nothing there" (a black image, a zero embedding),
+# against which the attributions are measured. This lecture checks each axiom with a number, draws what a
+# library call such as Captum's returns only as numbers (the path, the effect of the steps and of the
+# quadrature rule, the completeness gap), and ends on the sentiment transformer with the
 # lecture's *"a clever piece of cinema"*.
 #
-# Every claim below is checked when its cell runs: `claim(id, value)` looks it up in the course's list of
-# claims (`xaikit/claims/nb02.py`, with the bound it must meet and why it holds), prints the statement with
-# its value and checks it; a few numbers that depend on how a model happened to train (the digits CNN's path
-# in section 3, the sentiment model in section 8) are only printed.
+# **Learning objectives.** After this lecture you can
+#
+# * state the axioms sensitivity, implementation invariance and completeness, and show which methods break
+#   the first two;
+# * compute Integrated Gradients with a Riemann sum, and choose the number of steps from the completeness gap;
+# * say when Integrated Gradients equals the Shapley values and when the two differ;
+# * choose a baseline for images and for text, and say what each baseline cannot see.
+#
+# **Outline** (75 minutes):
+#
+# 1. sensitivity;
+# 2. implementation invariance;
+# 3. the definition, on an image;
+# 4. approximating the integral: steps and quadrature rules;
+# 5. completeness and Shapley values;
+# 6. path methods and symmetry;
+# 7. baselines;
+# 8. IG on the sentiment transformer;
+# 9. summary.
+#
+# Every number the text states is printed by the code that computes it, and every claim about one is
+# checked when its cell runs; numbers that depend on how a model happened to train are printed as this
+# model's.
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -155,7 +175,7 @@ claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).
                           float((dl_g - torch.tensor([2.0, -1.0])).abs().max())))
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise.** DeepLIFT's attributions add up to $f(x) - f(x')$ on both networks, and so do IG's.
+# **Exercise 2.1 (5 min, ★★☆).** DeepLIFT's attributions add up to $f(x) - f(x')$ on both networks, and so do IG's.
 # Why is completeness alone not enough to pin down the attributions?
 #
 # <!-- BEGIN SOLUTION -->
@@ -177,8 +197,8 @@ claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).
 # from $x'$ to $x$), the slope at $x$ as a share of the steepest, and the share of the change that the
 # gradient *at* $x$ alone accounts for (gradient × input, notebook 01), each with its range over the
 # training seeds. Where the path flattens out near $x$, that last share is well below 1; IG,
-# which adds up the slope along the whole path, accounts for all of it. The three are printed, not
-# checked: the training seed moves them a lot (on one seed the CNN was steepest right at the black image),
+# which adds up the slope along the whole path, accounts for all of it. The three are this model's: the
+# training seed moves them a lot (on one seed the CNN was steepest right at the black image),
 # although every one of these CNNs scores about the same on held-out digits (notebook 01, section 4).
 # The same accuracy can hide a different path, which is why we look at more than one training seed.
 
@@ -217,7 +237,7 @@ claim("02.4-gap-shrinks", fine - coarse)
 steps_panel
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_ig-task", "locked": true, "schema_version": 3, "solution": false}
-# **Exercise.** Write the IG paper's right Riemann sum yourself: `my_ig(f, x, baseline, steps)` returns
+# **Exercise 4.1 (10 min, ★★☆).** Write the IG paper's right Riemann sum yourself: `my_ig(f, x, baseline, steps)` returns
 # $(x - x') \cdot \frac{1}{m} \sum_{k=1}^{m} \nabla F(x' + \tfrac{k}{m}(x - x'))$ for a batched `f`
 # (`(B, d) -> (B,)`). `xaikit.check_ig_riemann` compares it with the reference and says what differs.
 
@@ -340,8 +360,9 @@ error_panel
 #
 # With $F(x') \approx 0$ the attributions split the prediction $F(x)$ itself. On an **additive** model
 # $F(x) = \sum_i g_i(x_i)$ each partial derivative depends on its own coordinate only, so
-# $\mathrm{IG}_i = g_i(x_i) - g_i(x'_i)$, which is also the exact Shapley value (Shapley 1953), computed
-# here by enumerating all $2^4$ coalitions.
+# $\mathrm{IG}_i = g_i(x_i) - g_i(x'_i)$, which is also the exact **Shapley value** (Shapley 1953): the
+# feature's contribution when it joins the others, averaged over every order in which the features can join.
+# Here it is computed by enumerating all $2^4$ coalitions (subsets of the features).
 
 # %%
 def additive(z):  # (B, 4) -> (B,); F(0) = 0
@@ -402,7 +423,7 @@ claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(
 # * **Baseline Shapley** (this section, `exact_shapley`): an absent feature takes its value in one baseline
 #   $x'$, $v(S) = F(x_S, x'_{\bar S})$, and the values add up to $F(x) - F(x')$, the same total as IG's.
 #   Sundararajan & Najmi (2020, *The Many Shapley Values for Model Explanation*, ICML) call it BShap.
-# * **SHAP as the lecture defines it** (XAI for transformers, seeds/002, line 452): contributions to "the
+# * **SHAP as the lecture defines it** (XAI for transformers, slide "SHAP for BERT sentiment classification"): contributions to "the
 #   model prediction's deviation from the *expected* prediction across a background dataset". An absent
 #   feature is filled in from background examples $z$, $v(S) = \mathbb E_z[F(x_S, z_{\bar S})]$ (Lundberg &
 #   Lee 2017; the interventional form of Janzing et al. 2020), and the values add up to
@@ -414,14 +435,14 @@ claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(
 #   token groups allows, which makes them Owen values (Owen 1977), equal to the Shapley values only in
 #   special cases; the hierarchy is what lets it explain a sentence without all $2^T$ coalitions.
 #
-# What is explained matters as much as the game. The lecture's prediction function (seeds/002, lines
-# 455-467) returns the positive class's **logit** $z_1$, and notebook 04 follows it. For a two-class softmax
+# What is explained matters as much as the game. The lecture's prediction function (same slide) returns the
+# positive class's **logit** $z_1$ (its score before the softmax), and notebook 04 follows it. For a two-class softmax
 # the **log-odds** are $\log(p_1 / p_0) = z_1 - z_0$, a different function: a token that raises both logits
 # alike gets credit for $z_1$ although the probability does not move. Shapley values are linear in the
 # explained function, so the values for the log-odds are those for $z_1$ minus those for $z_0$.
 #
-# The same care applies to attention rollout (notebook 04, section 6). The lecture writes it
-# (Attention-based explainability, seeds/003, lines 179-181) as $S = \bar A^1 \bar A^2 \cdots \bar A^N$ with
+# The same care applies to attention rollout (lab notebook 06, section 1). The lecture writes it
+# (Attention-based explainability, slide "Aggregating over Layers") as $S = \bar A^1 \bar A^2 \cdots \bar A^N$ with
 # $\bar A^j$ the mean of layer $j$'s heads. Abnar & Zuidema (2020, *Quantifying Attention Flow in
 # Transformers*, section 3) first add the residual connection, $\hat A^j = 0.5\,\bar A^j + 0.5\,I$ (rows
 # renormalised), because a token also passes itself on (notebook 03, section 8); and with rows as queries,
@@ -482,6 +503,9 @@ symmetry_panel
 # > (Gradient/attention-based explanations, seeds/000, p. 37)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Question 6.1 (5 min, ★★☆).** Answer the lecture's question above: what makes the straight line the
+# canonical path?
+#
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
@@ -523,7 +547,7 @@ assert torch.allclose(baseline_panel.result.attributions, maps["zero"])
 baseline_panel
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise.** Which baselines can give a black pixel a non-zero attribution, and why can expected
+# **Exercise 7.1 (5 min, ★☆☆).** Which baselines can give a black pixel a non-zero attribution, and why can expected
 # gradients do it too?
 #
 # <!-- BEGIN SOLUTION -->
@@ -540,8 +564,9 @@ baseline_panel
 #
 # Token ids are integers, so IG moves instead between the outputs of the **embedding layer** for the
 # input and for a baseline text, and sums each token's attributions over the hidden size. The text
-# baselines replace every word by `[PAD]`, `[MASK]` or `[UNK]`, or use a zero embedding; `[CLS]` and
-# `[SEP]` stay fixed, so they get no attribution. The completeness check is the same as for images.
+# baselines replace every word by `[PAD]`, `[MASK]` or `[UNK]`, or use a zero embedding. `[CLS]` (the
+# classification token the tokenizer puts first; the classifier reads its final vector) and `[SEP]` (the
+# separator at the end) stay fixed, so they get no attribution. The completeness check is the same as for images.
 
 # %%
 if MODEL == "tiny":  # a random tiny BERT, only to try the code without the prepared model
@@ -620,7 +645,7 @@ HTML("".join(e.html(title=f"class {e.target}") for e in explained))
 # Gauss-Legendre nodes start afresh at each doubling), each counted as if the rule ran alone. The IG paper
 # uses the right sum. The search doubles, so "first fell within 1%" is known to within a factor of two,
 # which is as large as most differences between the rules here. These numbers depend on how the model
-# trained, so they are printed, not asserted.
+# trained: they are this model's.
 
 # %%
 from xaikit.tensor.quadrature import path_slopes
@@ -656,24 +681,24 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # %% [markdown]
 # Read the ratios the cell above prints: Gauss-Legendre with the doubling search need not spend fewer
 # evaluations than the paper's right sum for a 1% gap, and where the smallest ratio is near 1 or above it
-# did not on your build (a model trained with another seed or on another machine can land elsewhere, so the
-# ratios are printed, not asserted). Two reasons, neither of them the
+# did not for this model (one trained with another seed or on another machine can land elsewhere). Two
+# reasons, neither of them the
 # convergence order. First, the search itself: Gauss-Legendre nodes (like midpoints) do not nest, so a
 # search that stops at $N$ nodes has paid for about $2N$; compare the node counts, not only the
 # evaluations, and the midpoint rule's column, which pays the same. Second, the stopping rule is the
 # *gap*, and section 4 showed that a gap can be small while single features are not: the right sum's
 # leading gap term is $(\text{slope}(1) - \text{slope}(0)) / (2n)$ and the slope columns show it small at
 # both ends, but each token's own term $(\varphi_i(1) - \varphi_i(0)) / (2n)$ need not be, and the
-# errors cancel in the gap. (The last lines of the cell above check this against the Gauss-Legendre IG of
-# this section's first cell, printed, not asserted: they give the steps and the gap where the right sum
+# errors cancel in the gap. (The last lines of the cell above compare with the Gauss-Legendre IG of this
+# section's first cell, for this model: they give the steps and the gap where the right sum
 # stopped on "a clever piece of cinema", and its largest token error as a share of
 # $|F(x) - F(x')|$; where that share is larger than the gap, the small gap hid it.) On the smooth toy model Gauss-Legendre wins by orders of
 # magnitude; a convergence order describes the error for large $n$, and at a 1% tolerance a
 # transformer's path is not there yet.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise.** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one built by
-# `prepare` is not so sure: the line "'I cannot wait for next time' is a near tie for the model" above
+# **Exercise 8.1 (10 min, ★★★).** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one is not
+# so sure: the line "'I cannot wait for next time' is a near tie for the model" above
 # prints your model's P(positive) and its range over the training seeds, which straddles 0.5. How sure is
 # your model, which token does IG say pulls the hardest, and can IG tell you whether the model reads
 # "cannot wait" as one idiom?
@@ -693,7 +718,7 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 # $m(\text{cannot wait}) - m(\text{cannot } v) - m(\text{can wait}) + m(\text{can } v)$ is positive when
 # the pair pushes towards positive by more than its parts do. One verb could be a bad control of its own
 # ("cannot stay" is itself a sad sentence), so the cell uses four verbs and prints each interaction and
-# their mean (shown, not asserted: it moves with the training seed). Read the sign it prints: positive
+# their mean (this model's: it moves with the training seed). Read the sign it prints: positive
 # for every verb means the model treats "cannot wait" as more eager than "cannot" plus "wait", even though
 # IG puts a negative score on "cannot"; the two are not in conflict, since IG's shares and the
 # interaction answer different questions. IG shows what the model did at this input, not how it combines
@@ -734,7 +759,7 @@ claim("02.8-text-baseline-gaps", max(e.detail.relative_gap for e in by_baseline.
 HTML("".join(e.html(title=f"baseline {b}") for b, e in by_baseline.items()))
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise.** With the `[PAD]` baseline, `[CLS]` gets exactly zero attribution. Does that mean `[CLS]` is
+# **Exercise 8.2 (5 min, ★☆☆).** With the `[PAD]` baseline, `[CLS]` gets exactly zero attribution. Does that mean `[CLS]` is
 # unimportant to the model?
 #
 # <!-- BEGIN SOLUTION -->
@@ -744,3 +769,17 @@ HTML("".join(e.html(title=f"baseline {b}") for b, e in by_baseline.items()))
 # parts they share. The classifier reads its decision from the `[CLS]` position.
 # </details>
 # <!-- END SOLUTION -->
+
+# %% [markdown]
+# ## 9. Summary: what each idea is, what it answers, where it stops
+# *Lecture: Gradient/attention-based explanations (seeds/000), pp. 21-40.*
+#
+# | idea | what it is | what it answers | its failure or limit | where |
+# | --- | --- | --- | --- | --- |
+# | **sensitivity** | an axiom: a feature that alone changes the output gets a non-zero attribution | is a feature that mattered ever given 0? | the gradient breaks it where the model saturates | §1 |
+# | **implementation invariance** | an axiom: two networks that compute the same function get the same attributions | does the explanation depend on the wiring? | DeepLIFT-Rescale breaks it | §2 |
+# | **Integrated Gradients** | $(x - x')$ times the mean gradient on the straight path from the baseline | how $F(x) - F(x')$ splits over the inputs (completeness) | depends on the baseline; a finite sum only approximates the integral | §3, §4 |
+# | **completeness gap** | $\lvert \sum_i \mathrm{IG}_i - (F(x) - F(x')) \rvert$ | have we taken enough steps? | a small gap can hide large per-feature errors that cancel | §4, §8 |
+# | **Shapley values** | each feature's contribution averaged over every order of joining | a fair split of the same total | equal to IG only on multilinear models; what "absent" means is a choice | §5 |
+# | **path methods** | IG along any monotone path | the same axioms as IG | every path but the straight line can break symmetry | §6 |
+# | **baseline** | the input that stands for "nothing there" | "important compared with what?" | a feature equal to its baseline gets 0: black pixels, `[CLS]` | §7, §8 |

@@ -15,10 +15,17 @@
 # # 03 — Self-attention from scratch
 #
 # We write attention once by hand, see why each piece is there, and then find exactly the same numbers
-# inside a real BERT-family model. Every number the text states about a computation is printed by the code
-# that computes it, and every claim about one is executed: an `assert`, or `claim(...)`, which checks a
-# number against its entry in the course's list of claims (`xaikit/claims/nb03.py`) and prints the statement
-# with its value (a number that varies with the trained model is printed, not checked).
+# inside a real BERT-family model.
+#
+# **Learning objectives.** After this lecture you can
+#
+# * compute scaled dot-product attention by hand, and say why the scores are divided by $\sqrt{d_k}$;
+# * compare the dot, general and additive scores, and tell self-attention from cross-attention;
+# * apply bidirectional, causal and padding masks, and split attention into heads;
+# * recompute a real model's attention weights and one transformer block from the model's own weights;
+# * say why an attention weight alone shows neither what a head moves nor why the model predicts what it does.
+#
+# **Outline** (75 minutes):
 #
 # 1. Tokens, embeddings and positions
 # 2. Scaled dot-product attention, written out (and additive attention beside it)
@@ -30,6 +37,11 @@
 # 7. From scratch to a real model
 # 8. A transformer block, once: residual stream, LayerNorm, feed-forward network
 # 9. Attention is not the whole story: weights vs what is moved
+# 10. Summary
+#
+# Every number the text states is printed by the code that computes it, and every claim about one is
+# checked when its cell runs; numbers that depend on how a model happened to train are printed as this
+# model's.
 #
 # References: Vaswani et al. (2017), *Attention Is All You Need*; Bahdanau et al. (2015), *Neural machine
 # translation by jointly learning to align and translate*, Luong et al. (2015), *Effective approaches to
@@ -125,10 +137,12 @@ print(type(model).__name__, "|", arch.n_layers(model), "layers,", arch.n_heads(m
 
 # %% [markdown]
 # ## 1. Tokens, embeddings and positions
-# *Lecture: XAI for transformers (seeds/002), lines 35-93.*
+# *Lecture: XAI for transformers, slides "Tokens and embedding", "Fixed positional encoding".*
 #
 # The tokenizer cuts a sentence into tokens and maps each to a row index of the embedding matrix $E$.
-# "Looking up" a token is multiplying its one-hot vector by $E$.
+# "Looking up" a token is multiplying its one-hot vector by $E$. BERT's tokenizer also adds two special
+# tokens: `[CLS]` ("classification") in front, whose final vector the classifier reads, and `[SEP]`
+# ("separator") at the end.
 #
 # *Device habit.* The model may live on a GPU (`model.device`), while every tensor we build, the
 # tokenizer's output included, starts on the CPU. Move what you build to the model's device before it
@@ -241,12 +255,12 @@ plt.show()
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_attention-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 2. Scaled dot-product attention, written out
-# *Lecture: Attention-based explainability (seeds/003), lines 50-61, 71-80.*
+# *Lecture: Attention-based explainability, slides "How do you compute the attention?", "Attention Workflow".*
 #
 # $Q = XW_Q,\ K = XW_K,\ V = XW_V,\quad A = \mathrm{softmax}(QK^\top/\sqrt{d_k}),\quad \text{out} = AV.$
 #
 # The lecture's worked example has three inputs `[1,0,1,0]`, `[0,2,0,2]`, `[1,1,1,1]` and 4x3 weights.
-# Write the function yourself first:
+# **Exercise 2.1 (15 min, ★★☆).** Write the function yourself first:
 
 # %%
 from xaikit.course.checks import check_attention, exercise
@@ -297,16 +311,18 @@ claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Why do we call them “attention weights”?"
-# > (XAI for transformers, seeds/002, line 139)
+# > (XAI for transformers, slide "Together, Q and K yield the attention weights")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Question 2.2 (5 min, ★☆☆).** Answer the lecture's question above.
+#
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Because they are the weights of a weighted average: each row of $A$ is non-negative and sums to 1 (the
 # softmax, asserted just above), and the output of input $i$ is $\sum_j A_{ij} v_j$, the values mixed in
 # those proportions. $A_{ij}$ says how much of its output input $i$ takes from input $j$, that is, how much
-# $i$ "attends to" $j$ ("who attends to whom", lecture line 138). They are computed from the input by
+# $i$ "attends to" $j$ ("who attends to whom", in the lecture's words). They are computed from the input by
 # $Q$ and $K$, so unlike a layer's parameters they change with every sentence.
 # </details>
 # <!-- END SOLUTION -->
@@ -491,7 +507,7 @@ plt.show()
 
 # %% [markdown]
 # ## 3. Why divide by $\sqrt{d_k}$
-# *Lecture: XAI for transformers (seeds/002), lines 150-153.*
+# *Lecture: XAI for transformers, slide "The scaled dot-product attention is computed as".*
 #
 # For random $q, k$ with unit-variance entries, $q\cdot k$ is a sum of $d_k$ products, so its variance
 # grows like $d_k$. Measured:
@@ -525,7 +541,7 @@ assert (steps.q[0] @ steps.k.T).tolist() == [2.0, 4.0, 4.0]  # input 1's scores:
 claim("03.3-tie-keeps-ln2", abs(cold.entropy[0].item() - math.log(2)))  # ... so its entropy stays at ln 2
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Question: why does input 1 keep an entropy of ln 2 even when the temperature is tiny?**
+# **Question (5 min, ★☆☆): why does input 1 keep an entropy of ln 2 even when the temperature is tiny?**
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
@@ -553,7 +569,7 @@ claim("03.3-one-key-takes-all", one_query.weights.max())  # unscaled, d_k = 1024
 
 # %% [markdown]
 # ## 4. Masks: bidirectional, causal, padding
-# *Lecture: XAI for transformers (seeds/002), lines 199-206.*
+# *Lecture: XAI for transformers, slides "GPT - Transformers for text generation", "BERT - Transformers for text understanding".*
 #
 # BERT lets every token see every other token. GPT's *causal* mask hides later tokens. A *padding* mask
 # hides the `[PAD]` tokens that make a batch rectangular. Masked scores become $-\infty$, so their
@@ -578,7 +594,7 @@ torch.testing.assert_close(ours, F.scaled_dot_product_attention(q, k, v, is_caus
 
 # %% [markdown]
 # ## 5. Multi-head attention
-# *Lecture: XAI for transformers (seeds/002), lines 154-196.*
+# *Lecture: XAI for transformers, slides "Multi-head attention", "Code implementation of multi-head self-attention".*
 #
 # Split $Q, K, V$ into $h$ slices of $d_{model}/h$ features, attend in each, concatenate, project with
 # $W_O$. Our 20-line version gives the same output and per-head weights as `torch.nn.MultiheadAttention`
@@ -614,7 +630,7 @@ for h in (1, 2, 8):  # compute() is the panel's pure function: the numbers witho
 
 # %% [markdown]
 # ## 6. Permutation equivariance
-# *Lecture: Attention-based explainability (seeds/003), lines 81-90.*
+# *Lecture: Attention-based explainability, slide "Attention is permutation equivariant".*
 #
 # Attention has no idea of order: shuffle the input rows and the output rows are shuffled the same way,
 # $f(PX) = P f(X)$. Positional encodings break this symmetry, which is why transformers add them.
@@ -637,7 +653,7 @@ claim("03.6-positions-break-it", gap)  # with positions: no longer equivariant
 
 # %% [markdown]
 # ## 7. From scratch to a real model
-# *Lecture: XAI for transformers (seeds/002), lines 94-127.*
+# *Lecture: XAI for transformers, slide "Attention mechanism".*
 #
 # Now the same maths inside the model chosen at the top. `capture_attention` runs it once with forward
 # hooks and returns the tokens, the attention weights of every layer and head, and one layer's Q, K, V.
@@ -735,13 +751,15 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do you think there is any local or global information for interpretation or explanation here?"
-# > (XAI for transformers, seeds/002, line 565)
+# > (XAI for transformers, slide "Interpreting attention")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
+# **Question 7.1 (5 min, ★★☆).** Answer the lecture's question above.
+#
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
-# Both, as the lecture answers next (lines 566-568). *Local*: the weights of one sentence say, token by
+# Both, as the lecture answers on the same slide. *Local*: the weights of one sentence say, token by
 # token, how much each position draws on each other one for this input: the table above. *Global*: they are
 # computed by $W_Q$ and $W_K$ (and the embeddings), which were learned from the whole training set, so
 # patterns that recur across sentences, such as the many heads that park "it"'s weight on `[CLS]`, tell us
@@ -751,7 +769,7 @@ if MODEL == "embedded":
 # <!-- END SOLUTION -->
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Question: does "it" attend to "cat"? Does that explain the model's sentiment prediction?**
+# **Question (5 min, ★★☆): does "it" attend to "cat"? Does that explain the model's sentiment prediction?**
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
@@ -778,7 +796,7 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # ## 8. A transformer block, once
-# *Lecture: Attention-based explainability (seeds/003), lines 123-134.*
+# *Lecture: Attention-based explainability, slide "The Transformer Model".*
 #
 # Attention is one of the two sublayers of an encoder block. For the token vectors $H$ ($T \times d$) that
 # enter it, BERT's block (Devlin et al. 2019, the "post-LayerNorm" block of Vaswani et al.) computes
@@ -789,7 +807,8 @@ if MODEL == "embedded":
 # * **The residual stream.** Each sublayer *adds* its result to its input, and in this post-LayerNorm
 #   block the sum is then normalised. A token's own vector is carried through the block as one term of
 #   that sum; attention adds context to it rather than replacing it. This is the identity that attention
-#   rollout adds to every layer in notebook 04, and why a position keeps much of "itself" (measured at
+#   rollout (the product of the layers' attention maps, tracing what reaches the top) adds to every layer
+#   in lab notebook 06, and why a position keeps much of "itself" (measured at
 #   the end of this section).
 # * **LayerNorm** (Ba et al. 2016) rescales each token's vector to mean 0 and variance 1 over its $d$
 #   features, then applies a learned gain and bias: one token at a time, never across tokens.
@@ -938,7 +957,7 @@ else:
     print("another model: compare the columns yourself (the checks above are for the embedded model)")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-5", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Question: a head gives [CLS] 90% of its weight. What does it do to the sentence's representation?**
+# **Question (5 min, ★★☆): a head gives [CLS] 90% of its weight. What does it do to the sentence's representation?**
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
@@ -951,3 +970,19 @@ else:
 # </details>
 # <!-- END SOLUTION -->
 
+
+# %% [markdown]
+# ## 10. Summary: what each piece is, what it answers, where it stops
+# *Lecture: Attention-based explainability, slide "Self-Attention Explanations".*
+#
+# | piece | what it is | what it answers | its failure or limit | where |
+# | --- | --- | --- | --- | --- |
+# | **embeddings and positions** | a learned vector per token plus a vector per position | what a token is, and where | a learned position table lacks the sinusoids' offset structure | §1 |
+# | **scaled dot-product attention** | $\mathrm{softmax}(QK^\top/\sqrt{d_k})\,V$ | how much each token takes from each other token | the weights say who is weighed, not what is moved | §2 |
+# | **dot, general, additive scores; cross-attention** | other ways to score a query against a key; queries from another sequence | which keys fit which queries | dot scores favour long keys; tanh units saturate and forget the query | §2b |
+# | **dividing by $\sqrt{d_k}$** | keeps the scores' variance near 1 | why the softmax does not saturate as $d_k$ grows | large scores still give one-hot rows and vanishing gradients | §3 |
+# | **masks** | $-\infty$ on the scores a token may not see | bidirectional, causal or padded reading | a masked weight is exactly 0, so it explains nothing | §4 |
+# | **multi-head attention** | $h$ attentions on slices of the features, concatenated | several relations at once | which head or mean of heads to read is a choice | §5 |
+# | **permutation equivariance** | $f(PX) = P f(X)$ | why positions must be added | attention alone cannot see order | §6 |
+# | **the transformer block** | residual stream, LayerNorm, feed-forward network | what else changes a token's vector | attention is one step of many | §7, §8 |
+# | **weight versus norm** | $\alpha_{ij}\,\lVert f(x_j) \rVert$ | how much a head moves from each token | still not an explanation of the prediction (notebook 04) | §9 |

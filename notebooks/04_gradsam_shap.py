@@ -38,10 +38,12 @@
 # More views of a sentence (rollout, Integrated Gradients, relevance propagation), the "is attention
 # explanation?" experiments, sanity checks and faithfulness follow in the lab, notebook 06.
 #
-# Every claim below is checked when its cell runs: `claim(id, value)` looks it up in the course's ledger
-# (`xaikit/claims/nb04.py`), prints the value and asserts its bound; numbers that depend on how the model
-# happened to train are printed, not asserted, and say so. Cells that take more than a few seconds say so
-# first. With another model the same cells print its own numbers.
+# In class: the reading and the exercises marked with a time alone (35 minutes of exercises). The exercises
+# marked "homework" are the lecture's homework, done after class.
+#
+# Every number the text states is printed by the code that computes it, and every claim about one is
+# checked when its cell runs; numbers that depend on how a model happened to train are printed as this
+# model's. Cells that take more than a few seconds say so first. With another model the same cells print its own numbers.
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -138,7 +140,9 @@ print(type(model).__name__, "| attention:", attn_implementation(model),
 #
 # The lecture's five sentences and the labels the lecture's model gave them (1 = positive). The model
 # must run with **eager** attention: transformers' default SDPA kernel never forms the attention matrix,
-# so `output_attentions=True` would return nothing to explain.
+# so `output_attentions=True` would return nothing to explain. The tokenizer puts `[CLS]` (the
+# classification token, whose final vector the classifier reads) in front of every sentence and `[SEP]`
+# (the separator) at its end; the model's output for a class before the softmax is its **logit**.
 #
 # The tokenizer returns its tensors on the CPU and the model may sit on a GPU: move the encoding to the
 # model's device before calling it, `enc = tokenizer(...).to(model.device)`, and bring what you keep
@@ -233,7 +237,7 @@ claim("04.2-explorer-rows-sum-to-one", (view.weights.sum(-1) - 1).abs().max())  
 explorer
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "plot_heads-task", "locked": true, "schema_version": 3, "solution": false}
-# **Homework 3 (10 min, ★☆☆).** Choose two layers and plot the attention of one head in each. Here: head 0 of the
+# **Homework 3 (homework, 10 min, ★☆☆).** Choose two layers and plot the attention of one head in each. Here: head 0 of the
 # first layer and of the last layer on one sentence.
 
 # %% nbgrader={"grade": false, "grade_id": "plot_heads", "locked": false, "schema_version": 3, "solution": true}
@@ -296,7 +300,7 @@ plot_heads(att, tokens, [(0, 0), (att.shape[0] - 1, 0)])
 # over the keys, and transformers returns it as `(batch, head, query, key)`. The inner sum over $j$ runs
 # **along row $i$** (the last axis).
 #
-# **Homework 1, first half (15 min, ★★☆).** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`;
+# **Homework 1, first half (homework, 15 min, ★★☆).** Implement Grad-SAM from the attention and gradient tensors `(L, M, N, N)`;
 # section 4c has you capture them yourself.
 
 # %% slideshow={"slide_type": "subslide"}
@@ -358,8 +362,8 @@ fig
 #
 # In the bar charts `[CLS]` is on top in most of the five sentences (counted in the next cell's printout),
 # whatever the sentence says; the lecture's BERT-base put it first in all three rankings it prints.
-# "Always" is too strong for this model: the count is printed, not asserted, because it changes when the
-# model is trained with another random seed. "Importance" here is not "this word changed the
+# "Always" is too strong for this model: the count is this model's, and it changes when the model is
+# trained with another random seed. "Importance" here is not "this word changed the
 # prediction": a Grad-SAM score sums the token's own **query row**, the attention the token pays, where
 # raising it would raise the explained logit. `[CLS]` wins because the classifier reads only its final
 # vector, so its row is where the gradient is largest (section 5 measures the share per layer). Whether
@@ -409,12 +413,13 @@ if MODEL == "embedded":  # [CLS] is on top for what it pays (printed), never for
 # ## 4. SHAP with the tokenizer as masker
 # *Lecture: XAI for transformers, slides "SHAP for BERT sentiment classification", "SHAP for explaining BERT predictions for sentiment classification".*
 #
-# SHAP's Partition explainer hides groups of tokens (replacing them by `[MASK]`) and asks the model about
-# each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
+# A token's **SHAP value** is its Shapley value (notebook 02, section 5): how much the output moves when the
+# token joins the others, averaged over the orders of joining. SHAP's Partition explainer hides groups of
+# tokens (replacing them by `[MASK]`) and asks the model about each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
 # pads every variant to `max_length` (512 for BERT), so each variant SHAP asks about (about a dozen for a
 # four-word sentence, hundreds for a long review) costs a full 512-token forward pass. Padding to the
 # longest string of each call gives the same numbers, since padding is masked out of attention. First the measurement, on one sentence (this cell takes about 10 s, nearly all
-# of it in the lecture's recipe; the speed-up is printed, not asserted, since a shared CPU's timings vary):
+# of it in the lecture's recipe; the speed-up is printed for this machine, since a shared CPU's timings vary):
 
 # %%
 import time
@@ -466,7 +471,7 @@ shap.plots.bar(totals)  # shows the figure and returns nothing (show=False retur
 #
 # In the three negative sentences their sentiment word, *hates*, *boring*, *confused*, by far, and *cannot*
 # in "I cannot wait for next time"; the cell below counts how many of the four pull the positive logit down
-# on this build (printed, not asserted: a model trained with another seed may differ in one sentence). SHAP
+# for this model (a model trained with another seed may differ in one sentence). SHAP
 # measures how much each token moves the positive logit away from its value on the fully masked input. Not
 # every large value need be a sentiment word: SHAP reports what the model does, and in "I like the movie" a
 # small model can lean on a word that carries no sentiment. The special tokens `[CLS]`/`[SEP]` (the bar labelled "[CLS] + [SEP]") are the next
@@ -687,7 +692,7 @@ claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  
 # *Lecture: XAI for transformers, slide "Get the gradients for Grad-SAM".*
 #
 # Section 3 handed you $A$ and $\partial S/\partial A$; the lecture's homework asks for all of Grad-SAM, so
-# now capture them yourself. **(25 min, ★★☆)**
+# now capture them yourself. **(homework, 25 min, ★★☆)**
 #
 # Write `capture_attention_grads(model, inputs, target)` returning `(attentions, gradients)`, both
 # `(L, M, N, N)` (layer, head, query, key) for the one sentence in `inputs`, with $S$ = `logits[0, target]`.
@@ -780,7 +785,7 @@ print(f"Grad-SAM: {res.cost_a} | SHAP: {shap_cost} | attention: {res.cost_b}")
 compare
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-6", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise (10 min, ★★☆), homework 2.** Why is `[CLS]` so often on top for Grad-SAM and never for SHAP?
+# **Homework 2 (homework, 10 min, ★★☆).** Why is `[CLS]` so often on top for Grad-SAM and never for SHAP?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
@@ -800,7 +805,7 @@ compare
 # <!-- END SOLUTION -->
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "cls_share-task", "locked": true, "schema_version": 3, "solution": false}
-# **Homework 2, in numbers (10 min, ★★☆).** For each layer, what share of that layer's Grad-SAM mass
+# **Homework 2, in numbers (homework, 10 min, ★★☆).** For each layer, what share of that layer's Grad-SAM mass
 # $\sum_m\sum_j [A^{lm}\circ\mathrm{ReLU}(G^{lm})]_{ij}$ (summed over all tokens $i$) falls on the `[CLS]`
 # row $i = 0$? Write `cls_share(attentions, gradients) -> (L,)`.
 

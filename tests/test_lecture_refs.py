@@ -68,15 +68,23 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("000", "pp. 30, 33"): ("completeness", "Shapley"),
     ("000", "pp. 35-39"): ("Each path yields a different attribution method", "symmetry-preserving"),
     ("000", "pp. 21, 27"): ("a clever piece of cinema", "zero embedding"),
+    ("000", "pp. 21-40"): ("Gradients violate Sensitivity", "Implementation invariance", "completeness",
+                           "symmetry-preserving"),
     # notebook 03
-    ("002", "lines 35-93"): ("token embedding", "positional encoding", "sine and cosine"),
-    ("003", "lines 50-61, 71-80"): ("How do you compute the attention?", "Softmax", "input #3"),
-    ("002", "lines 150-153"): ("sqrt{d_k}", "causing the softmax to saturate", "vanishing gradients"),
-    ("002", "lines 199-206"): ("masked multi-head self-attention", "uses no masking"),
-    ("002", "lines 154-196"): ("Multi-head attention", "Concatenate the output from each head"),
-    ("003", "lines 81-90"): ("Permutation equivariant", "Positional Encoding"),
-    ("002", "lines 94-127"): ('how the token "it" attends', 'the correct token "cat"', "attention weights"),
-    ("003", "lines 123-134"): ("per-token", "Residual connections"),
+    ("002", 'slides "Tokens and embedding", "Fixed positional encoding"'): (
+        "token embedding", "positional encoding", "sine and cosine"),
+    ("003", 'slides "How do you compute the attention?", "Attention Workflow"'): (
+        "How do you compute the attention?", "Softmax", "input #3"),
+    ("002", 'slide "The scaled dot-product attention is computed as"'): (
+        "sqrt{d_k}", "causing the softmax to saturate", "vanishing gradients"),
+    ("002", 'slides "GPT - Transformers for text generation", "BERT - Transformers for text understanding"'): (
+        "masked multi-head self-attention", "uses no masking"),
+    ("002", 'slides "Multi-head attention", "Code implementation of multi-head self-attention"'): (
+        "Multi-head attention", "Concatenate the output from each head"),
+    ("003", 'slide "Attention is permutation equivariant"'): ("Permutation equivariant", "Positional Encoding"),
+    ("002", 'slide "Attention mechanism"'): ('how the token "it" attends', 'the correct token "cat"',
+                                            "attention weights"),
+    ("003", 'slide "The Transformer Model"'): ("per-token", "Residual connections"),
     ("001", 'slide "Types of attention"'): ("Bahdanau attention (additive attention)",
                                           "Luong attention (multiplicative attention)"),
     # notebooks 04 and 06

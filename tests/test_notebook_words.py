@@ -63,3 +63,21 @@ def test_split_notebooks_keep_their_word_limits_and_time_every_exercise(stem):
     c = notebook_words.count(ROOT / "notebooks" / f"{stem}.py")
     assert c.words <= c.limit, f"{stem}: {c.words} words of prose, limit {c.limit}"
     assert c.exercise_minutes and c.untimed == 0, f"{stem}: {c.untimed} exercises state no time"
+
+
+def test_homework_minutes_are_counted_apart_from_class_time(tmp_path):
+    path = tmp_path / "09_demo.py"
+    path.write_text(SOURCE.replace("# **Homework.** Write it.", "# **Homework 1 (homework, 20 min, ★★☆).** Write it."),
+                    encoding="utf-8")
+    c = notebook_words.count(path)
+    assert c.exercise_minutes == [7.0, 20.0] and c.homework_minutes == [20.0] and c.untimed == 0
+    assert c.class_minutes == 7.0
+    assert c.minutes == pytest.approx(c.words / notebook_words.READING_WPM + 7)  # homework is not class time
+
+
+@pytest.mark.parametrize("stem", ["01_gradients", "02_integrated_gradients", "03_self_attention",
+                                  "04_gradsam_shap"])
+def test_lectures_time_every_exercise_and_fit_75_minutes_in_class(stem):
+    c = notebook_words.count(ROOT / "notebooks" / f"{stem}.py")
+    assert c.untimed == 0, f"{stem}: {c.untimed} exercises state no time"
+    assert c.minutes <= 75, f"{stem}: {c.minutes:.0f} minutes of reading and in-class exercises"
