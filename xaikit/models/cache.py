@@ -185,13 +185,15 @@ def identity_problem(folder: str | os.PathLike, identity=None) -> str | None:
     return f"it holds another model: {problem}" if problem else None
 
 
-def verify(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, what: str = "model") -> Path:
+def verify(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, what: str = "model",
+           fix: str | None = None) -> Path:
     """Return ``folder`` if it is intact, else raise :class:`CacheCorruptError` saying what differs and
-    that ``python -m xaikit prepare --force`` rebuilds it."""
+    how to mend it: ``fix``, or by default that ``python -m xaikit prepare --force`` rebuilds it (true of a
+    folder in xaikit's cache, not of a copy elsewhere)."""
     found = problems(folder, required)
     if found:
-        raise CacheCorruptError(f"the {what} in {folder} is damaged: {'; '.join(found)}. Rebuild it with "
-                                f"`{_FIX}` (or delete the folder and run `python -m xaikit prepare`)")
+        fix = fix or f"Rebuild it with `{_FIX}` (or delete the folder and run `python -m xaikit prepare`)"
+        raise CacheCorruptError(f"the {what} in {folder} is damaged: {'; '.join(found)}. {fix}")
     return Path(folder)
 
 
@@ -278,11 +280,30 @@ def logits_problem(recorded, logits) -> str | None:
     return None
 
 
+def check_safetensors_size(path: str | os.PathLike) -> None:
+    """Raise ValueError unless ``path`` is as long as its safetensors header says (a cheap test for a file cut
+    short by a copy or a download; it reads the header only)."""
+    path = Path(path)
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+        if n <= 0 or 8 + n > size:
+            raise ValueError(f"{path.name}: header length {n} does not fit in {size} bytes")
+        try:
+            header = json.loads(fh.read(n))
+        except ValueError as err:
+            raise ValueError(f"{path.name}: its header is not JSON ({err})") from None
+    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    if 8 + n + end != size:
+        raise ValueError(f"{path.name}: {size:,} bytes, the header describes {8 + n + end:,}")
+
+
 def _check_safetensors(path: Path) -> None:
     """Raise unless ``path`` is a complete safetensors file whose floating-point tensors are all finite."""
     import torch
     from safetensors.torch import load_file
 
+    check_safetensors_size(path)
     size = path.stat().st_size
     with open(path, "rb") as fh:
         n = int.from_bytes(fh.read(8), "little")

@@ -200,10 +200,23 @@ def _check_folder(path: Path) -> None:
     if not any((path / f).is_file() for f in _WEIGHT_FILES):
         raise ValueError(f"folder {str(path)!r} has a config.json but no weights (looked for "
                          f"{', '.join(_WEIGHT_FILES)}); save the model with model.save_pretrained(folder)")
+    from xaikit._config import cache_dir
     from xaikit.models import cache
 
     if (path / cache.MANIFEST).is_file():  # a folder xaikit built: its files must match their checksums
-        cache.verify(path, required=(), what="model")
+        inside = path.resolve().is_relative_to(cache_dir(create=False).resolve())
+        cache.verify(path, required=(), what="model", fix=None if inside else (
+            "This folder is outside xaikit's cache, so `prepare --force` cannot rebuild it: copy it again from "
+            "where it came from, or load the embedded model by its name (e.g. 'embedded'), which xaikit "
+            "checks and rebuilds in its cache"))
+        return
+    for weights in sorted(path.glob("*.safetensors")):  # a folder of the user's: a file cut short by a copy
+        try:
+            cache.check_safetensors_size(weights)
+        except (ValueError, OSError) as err:
+            raise ValueError(f"folder {str(path)!r}: {weights.name} is damaged ({err}), as a copy or download "
+                             "cut short leaves it; copy or save the model there again "
+                             "(model.save_pretrained(folder))") from None
 
 
 def _stamp(source: str) -> tuple:
