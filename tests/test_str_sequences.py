@@ -127,7 +127,9 @@ ONE_STR_OK = {
     ("xaikit.course.notebooks", "build_notebooks", "names"), ("xaikit.course.notebooks", "build", "names"),
     ("xaikit.course.notebooks", "orphans", "names"), ("xaikit.course.notebooks", "check", "names"),
     ("xaikit.course.notebooks", "sources_match", "names"), ("xaikit.course.pages", "run", "names"),
-    ("xaikit.course.pages", "slides", "names"),
+    ("xaikit.course.pages", "slides", "names"), ("xaikit.course.notebooks", "check_names", "names"),
+    ("xaikit.claims.report", "rows", "names"), ("xaikit.claims.report", "markdown", "names"),
+    ("xaikit.claims.report", "to_html", "names"), ("xaikit.claims.report", "write", "names"),
 }
 #: not a sequence of names taken from the user: a label mode (one str), label arrays, internal steps
 NOT_NAMES = {
@@ -200,3 +202,13 @@ def test_one_str_as_one_sentence_where_documented(bert, tok):
 
     one = rank_agreement(bert, tok, "i like the movie")
     assert one.sentences == ["i like the movie"]
+
+
+def test_one_notebook_name_as_one_str_in_the_course_and_the_claims_report():
+    from xaikit.claims import report
+    from xaikit.course.notebooks import NotebookNotFoundError, check_names
+
+    assert report.rows("04") == report.rows(["04"]) and {r["notebook"] for r in report.rows("04")} == {"04"}
+    check_names("01", ["01_gradients", "02_integrated_gradients"])  # one name that matches: no error
+    with pytest.raises(NotebookNotFoundError, match="'99'"):
+        check_names("99", ["01_gradients"])  # named whole, not as '9' and '9'

@@ -23,6 +23,8 @@ def _notebooks(names: list[str] | None) -> list[str]:
     present = sorted({c.notebook for c in LEDGER.values()})
     if not names:
         return present
+    if isinstance(names, str):  # one notebook: "04" (as the course commands take one name)
+        names = [names]
     wanted = []
     for name in names:
         nn = str(name).strip()[:2]

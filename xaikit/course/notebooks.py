@@ -115,6 +115,7 @@ def check_names(names: list[str] | None, stems) -> None:
     """Raise :class:`NotebookNotFoundError` naming every one of ``names`` that matches none of ``stems`` (the
     notebooks there are) and listing those: a name that matches nothing is never dropped in silence."""
     stems = sorted(set(stems))
+    names = [names] if isinstance(names, str) else names  # one name, as the other course functions take it
     missing = [n for n in names or [] if not any(matches(s, n) for s in stems)]
     if missing:
         which = ", ".join(repr(n) for n in missing)
