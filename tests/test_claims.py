@@ -265,3 +265,54 @@ def test_claims_report_lists_every_claim(tmp_path):
         report.rows(["42"])
     with pytest.raises(SystemExit):
         main(["claims", "report", "--out", str(tmp_path / "claims.txt")])
+
+
+# A shown claim is printed, not checked, so its sentence must not state its outcome as a fact: it is a question
+# ("Is ... high, as in the lecture?"), or an indirect question ("How steep ...", "Where along the path ..."), or
+# the name of what is measured ("Grad-SAM's ranking on ... (mean Spearman)") with no finite verb that states
+# a result. Parentheses say which number is printed, so only the text outside them is read.
+_QUESTION_WORDS = ("how", "what", "where", "which", "whether", "when", "who")
+_CLAIM_VERBS = re.compile(
+    r"\b(is|are|was|were|has|have|does|do|did|keeps?|moves?|flips?|beats?|agrees?|gives?|lies?|"
+    r"scores?|leads?|tops?|sides?|raises?|follows?|weighs?|depends?|stays?|holds?|wins?|loses?|needs?)\b",
+    re.IGNORECASE)
+
+
+def _outside_parentheses(text: str) -> str:
+    out, depth = [], 0
+    for ch in text:
+        depth += ch == "("
+        if depth == 0:
+            out.append(ch)
+        depth -= ch == ")" and depth > 0
+    return "".join(out)
+
+
+def shown_sentence_asserts(sentence: str) -> bool:
+    """Whether a shown claim's sentence states a result (see the rule above)."""
+    text = _outside_parentheses(sentence).strip().rstrip(".").strip()
+    if text.endswith("?") or text.lstrip(".").split(" ", 1)[0].lower() in _QUESTION_WORDS:
+        return False
+    return bool(_CLAIM_VERBS.search(text))
+
+
+@pytest.mark.parametrize("sentence, asserts", [
+    ("Is TCAV(striped vs dotted, zebra) high, as in the lecture?", False),
+    ("How steep the output still is at x (its slope at x over its steepest slope).", False),
+    ("Grad-SAM's ranking on the trained and the shuffled-label model (mean Spearman).", False),
+    ("...and on average? (mean gain)", False),
+    ("TCAV(dotted vs bubbly, zebra) is low, as in the lecture (zebra sides with bubbly).", True),
+    ("Erasing the top-attended word moves the output more than erasing a random word (share of sentences).", True),
+    ("The same count for the rank test.", False),
+    ("A random order is the worst on both measures (how many pairs do no better than random).", True),
+])
+def test_the_shown_sentence_rule(sentence, asserts):
+    assert shown_sentence_asserts(sentence) is asserts
+
+
+def test_shown_claims_ask_or_describe_and_never_assert():
+    """A shown claim is printed with its value and not checked, so its sentence asks a question or names what
+    is measured; a sentence that states the outcome would be a fact the student reads but nobody checked."""
+    bad = [(c.id, c.sentence) for c in claims.LEDGER.values()
+           if c.kind == "shown" and shown_sentence_asserts(c.sentence)]
+    assert not bad, bad

@@ -109,7 +109,7 @@ CLAIMS = [
           why="largest difference relative to mean(g^2) pixel by pixel (the notebook's rtol): an algebraic "
               "identity of the population variance, up to float32 rounding"),
     Claim("01.4-raw-gradient-change",
-          "Under an invisible nudge (2% noise) the raw gradient moves by the median printed above.",
+          "How far does the raw gradient move under an invisible nudge (2% noise)? (the median printed above)",
           "shown",
           why="its size depends on the trained CNN (training seed, CPU kernels); the claims below compare it "
               "with SmoothGrad's change and with SmoothGrad's own sampling noise"),
@@ -167,8 +167,8 @@ CLAIMS = [
           "|mean Spearman|).",
           "empirical", upper=0.3, strict=True, why=_SANITY),
     Claim("01.5-gxi-ig-digit-pixels",
-          "On the digit's own pixels (x > 0), with every layer randomised, gradient x input's and IG's rank "
-          "correlation with the trained map is far lower (mean Spearman |map|).",
+          "On the digit's own pixels (x > 0), with every layer randomised, how well do gradient x input's and IG's "
+          "maps still rank the pixels as the trained map does? (mean Spearman |map|)",
           "shown",
           why="its size depends on the trained CNN and the randomisation seed: 0.27-0.48 per method and seed, "
               "0.32-0.38 as the notebook averages them, over the 7 builds (12 digits), where the all-pixel "
@@ -180,8 +180,8 @@ CLAIMS = [
           "empirical", lower=0.0, strict=True,
           why="zero, against the control: the gradient's map, which has no input factor"),
     Claim("01.5-trained-gxi-follows-input",
-          "Over all 64 pixels the trained model's |gradient x input| ranks the pixels much as the input "
-          "itself does (mean Spearman with x).",
+          "Over all 64 pixels, does the trained model's |gradient x input| rank the pixels much as the input "
+          "itself does? (mean Spearman with x)",
           "shown",
           why="a bound > 0.8 would mislead: about half the pixels are 0 in both the input and the map, and the tie "
               "inflates the all-pixel correlation; the asserted form is 01.5-trained-gxi-follows-input-digit"),

@@ -164,8 +164,8 @@ CLAIMS = [
     Claim("02.8-negative-words-lead", "In the negative sentences 'hates', 'boring', 'confused' lead (smallest "
           "|IG(word)| minus the largest other |IG|).", "empirical", lower=0.0, strict=True,
           why="zero is a tie with another word of the sentence"),
-    Claim("02.8-cannot-wait-positive", "'I cannot wait for next time' is a near tie for the model "
-          "(P(positive)).",
+    Claim("02.8-cannot-wait-positive", "How sure is the model that 'I cannot wait for next time' is positive? "
+          "(P(positive))",
           "shown", lecture="positive",
           why="a near tie: it flips with the training seed (positive on seeds 0 and 1, negative on seeds 2, 3 and 4) "
               "and moves with the CPU that trained the model (bfloat16 with AMX, float32 elsewhere)"),

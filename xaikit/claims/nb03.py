@@ -71,8 +71,8 @@ CLAIMS = [
           "identity", upper=1e-6, strict=True,
           why="seeded random draws (seeds 0-7): tanh(W_a q + 1000 U_a k) rounds to sign(U_a k) in float32 for "
               "every unit, whatever q; what remains is float32 rounding of the softmax"),
-    Claim("03.2-additive-spread-x10", "Keys x 10: whether the additive weights come out nearly uniform depends on "
-          "the draw (range over eight draws of max weight - min weight).", "shown",
+    Claim("03.2-additive-spread-x10", "Keys x 10: do the additive weights come out nearly uniform on every "
+          "draw? (range over eight draws of max weight - min weight)", "shown",
           why="seed 0's weights are nearly uniform (spread 0.02) but seeds 1-7 give 0.00-0.96: uniformity is an "
               "accident of the draw, so only the loss of the query is asserted"),
     # -- 2b. Luong's dot and general scores, Bahdanau's additive, cross-attention --
@@ -136,8 +136,8 @@ CLAIMS = [
     Claim("03.7-it-looks-back-or-ahead", "Some heads put the largest weight of 'it' on the previous token "
           "'because', some on 'hungry' (the smaller count).", "empirical", lower=1,
           why=_MODEL + "; 'some': at least one head each, the notebook's bound"),
-    Claim("03.7-cat-in-top-three", "'cat' is among the three keys 'it' weighs most in about as many heads as "
-          "chance gives any key (share of heads).", "shown",
+    Claim("03.7-cat-in-top-three", "In how many heads is 'cat' among the three keys 'it' weighs most, against "
+          "the chance any key has? (share of heads)", "shown",
           why="18 of 72 heads on the seed-0 build (15-18 over the 7 builds), where the top-3 slots [CLS] leaves "
               "give each other key about 15-16 and 'because' gets 21-27: no evidence of coreference; the notebook "
               "prints every key's count beside it"),
@@ -145,8 +145,8 @@ CLAIMS = [
           "'because' and 'hungry' (mean weight on 'cat' / the smaller of the two).", "empirical", upper=1.0,
           strict=True,
           why=_MODEL + "; bound 1 is the sentence ('less'); the other keys of the sentence are the control"),
-    Claim("03.7-cat-over-milk-when-it-is-milk", "In '...because it was sour', where 'it' is the milk, 'it' "
-          "still weighs 'cat' more than 'milk' (ratio of mean weights over all heads).", "shown",
+    Claim("03.7-cat-over-milk-when-it-is-milk", "In '...because it was sour', where 'it' is the milk, does 'it' "
+          "still weigh 'cat' more than 'milk'? (ratio of mean weights over all heads)", "shown",
           why=_MODEL + ": 1.05-1.19 over the 7 builds, above 1 on each but too close to 1 on seed 3 to assert; "
                        "with 'hungry' (it = the cat) the ratio is 1.20-1.43, so the weight follows the referent "
                        "only a little"),

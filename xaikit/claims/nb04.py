@@ -17,13 +17,13 @@ CLAIMS = [
     # -- 1. the model and its attention --
     Claim("04.1-attention-rows-sum-to-one", "Each real query's row of layer 0's attention sums to 1 (largest "
           "|row sum - 1|).", "identity", upper=1e-5, why=_SOFTMAX),
-    Claim("04.1-lecture-labels", "The embedded model gives the lecture's five sentences the lecture's labels "
-          "(how many of 5 agree).", "shown", lecture="the lecture's model: 1, 0, 0, 1, 0",
+    Claim("04.1-lecture-labels", "Does the embedded model give the lecture's five sentences the lecture's "
+          "labels? (how many of 5 agree)", "shown", lecture="the lecture's model: 1, 0, 0, 1, 0",
           why=_SEEDS + ": the near tie 'I cannot wait for next time' is positive on seeds 0 and 1 and negative on "
               "seeds 2, 3 and 4; the four clear sentences keep the lecture's labels on every build "
               "(02.8-lecture-labels)"),
-    Claim("04.1-cannot-wait-p-positive", "'I cannot wait for next time' is a near tie for the model "
-          "(P(positive)).", "shown",
+    Claim("04.1-cannot-wait-p-positive", "How sure is the model that 'I cannot wait for next time' is positive? "
+          "(P(positive))", "shown",
           why=_SEEDS + " (positive on seeds 0 and 1, negative on seeds 2, 3 and 4) and with the CPU kernels that "
               "trained the model"),
     Claim("04.1-cannot-leans-negative", "Training sentences with 'cannot' are more often negative than the "
@@ -38,8 +38,8 @@ CLAIMS = [
     Claim("04.3-gradsam-equals-loop", "xaikit's vectorised Grad-SAM equals the plain triple loop (largest "
           "difference relative to the largest score).", "identity", upper=1e-5,
           why="the same sum over layers, heads and each row, in another order: float32 rounding only"),
-    Claim("04.3-cls-tops-rows", "[CLS] is Grad-SAM's top token (the row it pays) in most of the five sentences "
-          "(count of 5).", "shown",
+    Claim("04.3-cls-tops-rows", "Is [CLS] Grad-SAM's top token (the row it pays) in most of the five "
+          "sentences? (count of 5)", "shown",
           why="the natural bound >= 3 (a majority of the five); over the claims matrix (seeds 0-4, seed 0 under AVX2) "
               "it was 3-4, exactly at the bound on four of six builds: no margin, so printed; the lecture's "
               "BERT-base puts [CLS] first in all three rankings it prints", lecture="[CLS] first in each of the lecture's three Grad-SAM rankings"),
@@ -47,8 +47,8 @@ CLAIMS = [
           "(count of 5).", "empirical", upper=0,
           why="the notebook's 'never': the control for 04.3-cls-tops-rows, the same product summed the other way"),
     # -- 4. SHAP --
-    Claim("04.4-padding-speedup", "Padding to the longest input instead of 512 tokens is several times faster "
-          "(ratio of the times).", "shown", why="timing on a shared CPU varies"),
+    Claim("04.4-padding-speedup", "How much faster is padding to the longest input than padding to 512 "
+          "tokens? (ratio of the times)", "shown", why="timing on a shared CPU varies"),
     Claim("04.4-padding-same-values", "Padding to the longest input gives the same SHAP values as padding to 512 "
           "(largest difference).", "identity", upper=1e-5,
           why="padding is masked out of attention (weight exactly 0), so only the float32 kernels' blocking "

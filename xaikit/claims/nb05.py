@@ -69,7 +69,7 @@ CLAIMS = [
           why="the natural bound <= 0.25 (the lecture's 'low'); the claims matrix gave 0.04-0.35 over seeds 0-4: "
               "0.35 on seed 3 and 0.27 on seed 4, the builds where striped vs dotted also fell. "
               "benchmarks/tcav_robustness.py had given 0.00-0.17 on its seeds 0-4"),
-    Claim("05.4-dotted-vs-bubbly", "TCAV(dotted vs bubbly, zebra) is low, as in the lecture (zebra sides with bubbly).",
+    Claim("05.4-dotted-vs-bubbly", "Is TCAV(dotted vs bubbly, zebra) low, as in the lecture (does zebra side with bubbly)?",
           "shown", lecture="~0.05",
           why="measured 0.00-0.31 over training seeds and machines: seed 2 with default kernels gave 0.30 and 0.31, "
               "past the 0.25 asserted before; raising the bound to the builds seen is not allowed"),
@@ -87,8 +87,8 @@ CLAIMS = [
     Claim("05.4-swap-magnitude", "Swapping the two sets turns the magnitude score into one minus itself exactly.",
           "identity", upper=1e-5,
           why="the swapped CAV is -v, so the positive and negative S trade places; float32 sums of 100 derivatives"),
-    Claim("05.4-striped-bubbly-magnitude", "Weighed by magnitude, is striped vs bubbly high (stripes push zebras "
-          "down only weakly)?", "shown",
+    Claim("05.4-striped-bubbly-magnitude", "Weighed by magnitude, is striped vs bubbly high (do stripes push "
+          "zebras down only weakly)?", "shown",
           why="the natural bound >= 0.9; the claims matrix gave 0.815-0.997 over seeds 0-4: 0.815 on seed 3 (whose "
               "count score was 0.65), 0.90 on seed 1. benchmarks/tcav_robustness.py's seeds 0-4, two image "
               "draws each, had given 0.91-1.00"),

@@ -43,8 +43,8 @@ CLAIMS = [
           why="it changes with the training seed: for some models the relevance of one sentence reaches block "
               "0's input mostly away from [CLS]"),
     # -- 2. erasure and deletion --
-    Claim("06.2-erase-top-beats-random", "Erasing the top-attended word moves the output more than erasing a "
-          "random word (share of sentences).", "shown",
+    Claim("06.2-erase-top-beats-random", "Does erasing the top-attended word move the output more than "
+          "erasing a random word? (share of sentences)", "shown",
           why="above a coin flip (0.5) for every training seed tried, but with no margin to assert 'most'; the "
               "random word is the control",
           lecture="Serrano & Smith 2019: the top-attended item matters more than a random one"),
@@ -54,21 +54,21 @@ CLAIMS = [
           lecture="Serrano & Smith 2019: erasing the top-attended item rarely flips the decision"),
     Claim("06.2-erasure-sets-flip-few", "Erasing word after word in one layer flips few sentences by any ranking "
           "(largest % flipped).", "empirical", upper=35, why="the notebook's bound for 'few'"),
-    Claim("06.2-empty-text-p-positive", "Where deletion ends: the empty text [CLS] [SEP] has a class of its own "
-          "(P(positive)).", "shown",
+    Claim("06.2-empty-text-p-positive", "Where deletion ends: which class does the model give the empty text "
+          "[CLS] [SEP]? (P(positive))", "shown",
           why="printed so that the per-class flips can be read: every sentence of the other class flips by the end "
               "of every order, random included, so those flips say nothing about the orders"),
-    Claim("06.2-deletion-flips-empty-class", "Deletion flips sentences of the empty text's own class, the ones it "
-          "does not flip by construction (mean % over the rankings).", "shown",
+    Claim("06.2-deletion-flips-empty-class", "How many sentences of the empty text's own class, the ones it does not "
+          "flip by construction, does deletion flip? (mean % over the rankings)", "shown",
           why="a share of about 10 sentences of one class; it separates the orders only with the random "
               "control beside it"),
-    Claim("06.2-deletion-budget-over-random", "With at most half the words deleted, the gradient, gradient x "
-          "attention, SHAP and IG orders flip more sentences than a random order (their mean % minus "
-          "random's).", "shown",
+    Claim("06.2-deletion-budget-over-random", "With at most half the words deleted, do the gradient, gradient x "
+          "attention, SHAP and IG orders flip more sentences than a random order? (their mean % minus "
+          "random's)", "shown",
           why="against the control, a random order of the same words deleted the same way (Hooker et al. 2019); "
               "the margin changes with the training seed and was 0 for one of them"),
-    Claim("06.2-ig-order-vs-64-steps", "The lab's few-step IG orders the words as IG with 64 steps does, on the "
-          "sentences with the largest completeness gaps (smallest Kendall tau-b).", "shown",
+    Claim("06.2-ig-order-vs-64-steps", "Does the lab's few-step IG order the words as IG with 64 steps does, on the "
+          "sentences with the largest completeness gaps? (smallest Kendall tau-b)", "shown",
           why="2-3 sentences of this model only: it shows how much the gap can reorder the words here"),
     Claim("06.2-deletion-gradient-beats-random", "By deletion, does the attention gradient's order flip sooner "
           "than a random order? (difference of the fractions deleted)", "shown",
@@ -111,8 +111,8 @@ CLAIMS = [
     Claim("06.3-tau-medians-weak", "...but weakly (largest median tau-b).", "empirical", upper=0.45, strict=True,
           why="the notebook's bound, below 0.5 as in Jain & Wallace",
           lecture="Jain & Wallace 2019: mean tau often well below 0.5"),
-    Claim("06.3-tau-gradient-vs-attention-on-loo", "The gradient agrees with LOO no more than attention does "
-          "(median tau gradient-LOO minus attention-LOO).", "shown",
+    Claim("06.3-tau-gradient-vs-attention-on-loo", "Does the gradient agree with LOO more than "
+          "attention does? (median tau gradient-LOO minus attention-LOO)", "shown",
           why="the three medians lie too close together to assert an order"),
     # -- 4. Wiegreffe & Pinter's diagnostic --
     Claim("06.4-wp-attention-over-uniform-min", "Pooled with the model's attention, does the diagnostic beat "
@@ -139,8 +139,8 @@ CLAIMS = [
     Claim("06.4-wp-context-still-matters", "The diagnostic stays well below the transformer itself (transformer's "
           "accuracy minus the best seed's).", "empirical", lower=0.03, strict=True,
           why="the notebook's margin for 'well below'"),
-    Claim("06.4-wp-learned-vs-uniform", "Learned weights do little better than uniform ones (mean accuracy "
-          "difference).", "shown", why="within about two points either way: its sign flips between runs"),
+    Claim("06.4-wp-learned-vs-uniform", "Do learned weights do better than uniform ones? (mean accuracy "
+          "difference)", "shown", why="within about two points either way: its sign flips between runs"),
     # -- 5. sanity checks: randomise the model (Adebayo et al. 2018) --
     Claim("06.5-sanity-head-leaves-attention", "Re-drawing the head alone leaves raw attention's and rollout's "
           "rankings unchanged (the smaller of their two mean Spearman similarities).", "identity",
@@ -153,8 +153,8 @@ CLAIMS = [
     Claim("06.5-sanity-rollout-over-gradsam", "...far more than Grad-SAM does (rollout's similarity minus "
           "Grad-SAM's, top 3 blocks re-drawn).", "empirical", lower=0.3,
           why="seeds 0-4: 0.44-0.64; the AVX2 builds of seeds 0 and 1: 0.54, 0.47; the bound leaves a margin of 0.14"),
-    Claim("06.5-sanity-gradients-forget", "With every block re-drawn the gradient-based views keep little of "
-          "their ranking (the largest mean Spearman of Grad-SAM, gradient-weighted attention, Chefer LRP).",
+    Claim("06.5-sanity-gradients-forget", "With every block re-drawn, how much of their ranking do the gradient-based "
+          "views keep? (the largest mean Spearman of Grad-SAM, gradient-weighted attention, Chefer LRP)",
           "shown", why="low for every training seed tried, but too close to 0.3 for one of them to assert "
                        "'little'"),
     Claim("06.5-sanity-gradsam-head", "Grad-SAM's ranking with the head re-drawn (mean Spearman).", "shown",
@@ -192,8 +192,8 @@ CLAIMS = [
         ("Rollout", "rollout", "; the smallest of the five methods for every training seed tried, so rollout "
                                "'gains least from the real labels'"))],
     # -- 6. comprehensiveness and sufficiency --
-    Claim("06.6-not-beating-random", "A random order is the worst on both measures (how many (ranking, measure) "
-          "pairs do no better than random).", "shown",
+    Claim("06.6-not-beating-random", "How many (ranking, measure) pairs do no better than a random "
+          "order?", "shown",
           why=_SEEDS + ": for some models an order did no better than random"),
     Claim("06.6-gradient-orders-over-random-comp", "The orders that score sensitivity (gradient, gradient x "
           "attention, SHAP, IG) are more comprehensive than a random order (their mean minus random's).", "empirical", lower=0.0, strict=True,

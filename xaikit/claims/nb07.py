@@ -20,8 +20,8 @@ CLAIMS = [
     Claim("07.1-ttest-control-striped", "The t-test's verdict on 'striped' for zebra on the control model "
           "(Bonferroni-corrected p).", "shown",
           why="flips with the training seed: significant on the controls of seeds 1 and 5 (p 0.022, 0.038)"),
-    Claim("07.1-striped-p-main-below-control", "Stripes are far more significant on the main model than on the "
-          "control (t-test p, main minus control)?", "shown",
+    Claim("07.1-striped-p-main-below-control", "Are stripes more significant on the main model than on the "
+          "control? (t-test p, main minus control)", "shown",
           why="the natural bound < 0; over the claims matrix -0.97 to -0.007 (-0.007 on seed 2): below 0 everywhere "
               "but with no margin on seed 2, and the rank test on main is itself shown (not significant on "
               "seeds 1-4), so printed; the control model, where stripes cannot help, is the control"),
@@ -49,15 +49,15 @@ CLAIMS = [
     # -- 3. sorting by a CAV, and relative CAVs --
     Claim("07.3-cosine-by-hand", "sort_by_cav's similarity is the cosine of each picture's activation with the CAV.",
           "identity", upper=1e-5, why="the same cosine, computed in float64 and stored as float32"),
-    Claim("07.3-zebra-first-share", "Striped CAVs rank zebras above horses (median share of (zebra, horse) pairs "
-          "over the ten CAVs).", "shown",
+    Claim("07.3-zebra-first-share", "Do striped CAVs rank zebras above horses? (median share of (zebra, horse) "
+          "pairs over the ten CAVs)", "shown",
           why="flips with the training seed: medians 0.49 and 0.69 on seeds 2 and 3, 0.95-0.99 on the others"),
     Claim("07.3-bubbly-vs-dotted", "Does the relative CAV bubbly vs dotted score high for zebra?", "shown",
           why="the natural bound >= 0.55; the claims matrix gave 0.52-0.96 over seeds 0-4: 0.52 on seed 4 (whose "
               "main ViT reached only 0.84 held-out accuracy), 0.88-0.96 on seeds 0-3. "
               "benchmarks/cav_sort_robustness.py's seeds 0-4, three draws each, had given 0.65-1.00"),
-    Claim("07.3-bubbly-minus-dotted-vs-random", "Against random images, bubbly scores above dotted (bubbly minus "
-          "dotted).", "shown",
+    Claim("07.3-bubbly-minus-dotted-vs-random", "Against random images, does bubbly score above dotted? (bubbly minus "
+          "dotted)", "shown",
           why="positive on all 15 runs of seeds 0-4 but only 0.05 on one: too thin to assert"),
     Claim("07.3-dots-larger-part", "The dots' distance below the random CAVs minus the bubbles' distance from "
           "them (> 0: the dots carry the larger part of bubbly vs dotted).", "shown",
