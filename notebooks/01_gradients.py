@@ -350,7 +350,7 @@ panel3
 #
 # $\sigma(\beta \cdot 0) = 0.5$ for every $\beta$. A large $\beta$ makes the model closer to the ReLU (a
 # gap of $\log 2 / \beta$) but its gradient climbs from below 0.02 to above 0.98 within $4/\beta$ of the
-# threshold (asserted above),
+# threshold (checked above),
 # so explanations near 10 are again fragile; a small $\beta$ gives smooth gradients of a different model.
 # </details>
 # <!-- END SOLUTION -->
@@ -467,7 +467,7 @@ panel4
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
-# With $\sigma = 0$ every copy is $x$ itself, so SmoothGrad equals the raw gradient (asserted above). With
+# With $\sigma = 0$ every copy is $x$ itself, so SmoothGrad equals the raw gradient (checked above). With
 # $n = 1$ it is the gradient at one random nearby point: just as noisy, and now random. The averaging over
 # many samples is what removes the noise; its standard error falls like $1/\sqrt{n}$.
 # </details>
@@ -671,12 +671,12 @@ claim("01.5-trained-gxi-follows-input-digit", follows_digit - gradient_digit)
 
 # %% [markdown]
 # On the digit's own pixels the correlation of gradient × input and IG falls far below its all-pixel value:
-# much of the agreement was the tied background. What is left stays above the gradient's (asserted),
+# much of the agreement was the tied background. What is left stays above the gradient's (checked),
 # because there too each pixel's attribution is the gradient *times the pixel's value*, and the pixel
 # values are the same for both models. The last line says the same from the other side, and again the
 # all-pixel number flatters: over all 64 pixels the trained model's |gradient × input| ranks its pixels
 # much as the input does, but that is the tied background once more; on the digit's pixels the
-# correlation is moderate, and what can be asserted is the comparison with the control, the gradient's own
+# correlation is moderate, and what can be checked is the comparison with the control, the gradient's own
 # map, which has no input factor: gradient × input follows the input more than the gradient does. This is what Adebayo et al. (2018) call the input dominating the
 # explanation: when an explanation is a product with the input, the input's structure can survive any
 # change of the weights, so such a map looks plausible on a model that learned nothing, just as an edge
@@ -761,12 +761,12 @@ panel5
 # | **noise**: tiny input changes move the map | §4 | piecewise-linear networks have sharply fluctuating gradients | SmoothGrad and variants; IG with expected-gradient baselines | §4, notebook 02 |
 # | **baseline-free**: "important compared with what?" | §1, gradient × input uses 0 implicitly | a gradient compares with infinitesimal changes only | IG and SHAP make the baseline explicit | notebooks 02, 04 |
 # | **pixels, not concepts** | §4 | a saliency map says where, not what | concept tests (TCAV) | notebook 05 |
-# | **insensitivity to the model**: the map survives randomised weights or labels | §5, gradient × input and IG on the digits CNN | multiplying by the input keeps the input's structure in any model | sanity checks before reading a map (Adebayo et al. 2018); removal tests of faithfulness | §5, notebook 04 |
+# | **insensitivity to the model**: the map survives randomised weights or labels | §5, gradient × input and IG on the digits CNN | multiplying by the input keeps the input's structure in any model | sanity checks before reading a map (Adebayo et al. 2018); removal tests of faithfulness | §5; lab 06, sections 5-6 |
 #
 # The numbers behind the first four rows and the last, all measured above:
 
 # %%
-def holds(claim_id, value):  # the ledger's bound for a value measured above (claim() asserted it there)
+def holds(claim_id, value):  # whether a value measured above passes its check (claim() checked it there)
     return LEDGER[claim_id].holds(value)
 
 

@@ -512,7 +512,7 @@ symmetry_panel
 # The lecture gives two reasons. It is the simplest path, and it **preserves symmetry**: if swapping two
 # inputs leaves $F$ unchanged and they have equal values in $x$ and in $x'$, they get equal attributions.
 # The cell above measures it: the straight line gives $x_1$ and $x_2$ the same attribution, the sequential
-# and power paths do not (asserted). Sundararajan, Taly & Yan (2017, Theorem 1) prove more: among all path
+# and power paths do not (checked). Sundararajan, Taly & Yan (2017, Theorem 1) prove more: among all path
 # methods (which all keep sensitivity, implementation invariance and completeness), IG is the only one that
 # is symmetry-preserving for every $F$.
 # </details>
@@ -617,15 +617,13 @@ for s, e, p in zip(SENTENCES, explained, probs, strict=True):
           f"gap {100 * e.detail.relative_gap:.2f}%")
 claim("02.8-five-gaps", max(e.detail.relative_gap for e in explained))
 if MODEL == "embedded":
-    # the lecture's labels for the four clear sentences (1 positive, 0 negative); "I cannot wait" is a near
-    # tie that flips with the training seed (its line below prints the range over the claims matrix's
-    # builds), so it is shown, not asserted
+    # the lecture's labels for the four clear sentences (1 positive, 0 negative), checked; "I cannot wait"
+    # is a near tie that flips with the training seed (its line below prints the range over training seeds)
     claim("02.8-lecture-labels", min(float(probs[i, label]) for i, label in ((0, 1), (1, 0), (2, 0), (4, 0))))
     # the negative sentences' sentiment words lead (for the near tie, "I cannot wait", see the printout)
     claim("02.8-negative-words-lead",
           min(lead(explained[i], w) for i, w in ((1, "hates"), (2, "boring"), (4, "confused"))))
-    # shown, not asserted: how sure the model is depends on the seed and on the machine that trained it
-    # (bfloat16 on CPUs with AMX, float32 elsewhere)
+    # printed: how sure the model is depends on the training seed and on the machine that trained it
     claim("02.8-cannot-wait-positive", probs[3, 1],
           note=f"least certain of the five: {int(probs.max(dim=-1).values.argmin()) == 3}")
     # whichever way the near tie falls, IG for the *positive* logit puts its largest attribution on

@@ -169,7 +169,7 @@ assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
 # An embedding says *what* a token is, not *where* it is. The fixed positional encoding of Vaswani et al.
 # adds a position-dependent pattern:
 # $PE(pos, 2i) = \sin(pos / 10000^{2i/d})$, $PE(pos, 2i+1) = \cos(pos / 10000^{2i/d})$.
-# (BERT, and the embedded MiniLM, learn a table of absolute positions instead: the next cell asserts it.
+# (BERT, and the embedded MiniLM, learn a table of absolute positions instead: the next cell checks it.
 # The properties below belong to the sinusoidal table only.)
 
 # %%
@@ -248,7 +248,7 @@ ax1.plot(pe[p0 + k, :24].numpy(), "o", color=OKABE_ITO[0], label=f"PE[{p0 + k}]"
 ax1.plot((M @ pe[p0])[:24].numpy(), "x", color=OKABE_ITO[5], markersize=9, label=f"$M_{k}$ PE[{p0}]")
 ax1.plot(pe[p0, :24].numpy(), ":", color="0.55", label=f"PE[{p0}]")
 ax1.set_xlabel("feature")
-ax1.set_title(f"$M_{k}$ PE[{p0}] lands on PE[{p0 + k}] (asserted above for every position)")
+ax1.set_title(f"$M_{k}$ PE[{p0}] lands on PE[{p0 + k}] (checked above for every position)")
 ax1.legend(loc="lower right", fontsize=8)
 fig.tight_layout()
 plt.show()
@@ -320,7 +320,7 @@ claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 # <details class="xk-answer"><summary>Answer</summary>
 #
 # Because they are the weights of a weighted average: each row of $A$ is non-negative and sums to 1 (the
-# softmax, asserted just above), and the output of input $i$ is $\sum_j A_{ij} v_j$, the values mixed in
+# softmax, checked just above), and the output of input $i$ is $\sum_j A_{ij} v_j$, the values mixed in
 # those proportions. $A_{ij}$ says how much of its output input $i$ takes from input $j$, that is, how much
 # $i$ "attends to" $j$ ("who attends to whom", in the lecture's words). They are computed from the input by
 # $Q$ and $K$, so unlike a layer's parameters they change with every sentence.
@@ -429,7 +429,7 @@ plt.show()
 # is looking for. With this draw (seed 0) that row also happens to be nearly uniform (bottom right), but the
 # table shows that is an accident of the draw: the spread of the weights at $\times 10$ ranges widely over
 # seeds. What holds for every seed is the loss of the query: at $\times 1$ the query changes the weights, at
-# $\times 1000$, where every unit is flat, it changes them by nothing (both asserted over the eight draws).
+# $\times 1000$, where every unit is flat, it changes them by nothing (both checked over the eight draws).
 # Staying above the floor is not the same as staying useful or trainable: those flat units pass almost no
 # gradient. Both kinds want inputs of moderate size; for the dot product, dividing by $\sqrt{d_k}$ is the
 # cheap way to get it.
@@ -483,7 +483,7 @@ plt.show()
 # %% [markdown]
 # The general score with $W = W_Q W_K^\top$ gives $QK^\top$ (the unscaled scores of section 2). The dot
 # score on the raw inputs is not a similarity of directions: input 1 scores input 3 as high as itself, and
-# input 3 scores input 2 as high as itself (asserted). Cross-attention is the same computation with a
+# input 3 scores input 2 as high as itself (checked). Cross-attention is the same computation with a
 # $(T_q, T_k)$ map: two rows, one per query of $Y$, each a distribution over the three inputs of $X$.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2b", "locked": false, "points": 0, "schema_version": 3, "solution": true}
@@ -712,7 +712,7 @@ it_rows = cap.attentions[:, :, tokens.index("it"), :]  # (layers, heads, keys)
 favourite = Counter(tokens[j] for j in it_rows.argmax(dim=-1).flatten().tolist())
 n_views = it_rows.shape[0] * it_rows.shape[1]  # layers x heads
 print(f"over {n_views} heads, 'it' puts its largest weight on:", dict(favourite.most_common()))
-if MODEL == "embedded":  # the worst over the training seeds is in the ledger, xaikit/claims/nb03.py
+if MODEL == "embedded":  # checked: these hold for every training seed
     claim("03.7-it-looks-at-cls", favourite["[CLS]"] / n_views)  # most heads: [CLS]
     claim("03.7-it-looks-back-or-ahead", min(favourite["because"], favourite["hungry"]))  # some: "because", "hungry"
 
@@ -778,7 +778,7 @@ if MODEL == "embedded":
 # the largest weight of "it" on `[CLS]`; some on the previous token "because" or on "hungry"; and the mean
 # of heads mixes all of these patterns. "cat" is among the three keys "it" weighs most in about as many
 # heads as chance gives any key, fewer than "because" or "hungry", and "it" gives it less weight on average
-# than those two (asserted on every training seed). The matched control says the rest: in "...because it
+# than those two (checked on every training seed). The matched control says the rest: in "...because it
 # was sour", where "it" is the milk, "it" weighs "cat" about as much as "milk" or more (the ratio printed
 # above for your model; above 1 on every training seed measured, but too close to 1 on one to check it); it drops
 # only somewhat from the "hungry" sentence. The weight on "cat" barely follows the referent, so these

@@ -166,11 +166,11 @@ row_sums = out.attentions[0].sum(-1).cpu()                          # (B, M, N):
 real = enc["attention_mask"].bool().cpu()[:, None, :].expand_as(row_sums)
 claim("04.1-attention-rows-sum-to-one", (row_sums[real] - 1).abs().max())  # each real query's row sums to 1
 agree = [p == e for p, e in zip(predicted, expected, strict=True)]
-# printed, not asserted, for the embedded model: "I cannot wait" (index 3) is a near tie whose label depends
-# on how the model happened to train; notebook 02 asserts the four clear sentences' labels
+# printed for the embedded model: "I cannot wait" (index 3) is a near tie whose label depends on how the
+# model happened to train; notebook 02 checks the four clear sentences' labels
 claim("04.1-lecture-labels", sum(agree), note="of 5 agree with the lecture's model")
 if MODEL == "embedded":
-    # printed, not asserted: how sure the model is depends on the training seed and on the CPU that trained it
+    # printed: how sure the model is depends on the training seed and on the CPU that trained it
     claim("04.1-cannot-wait-p-positive", probs[3, 1], note="P(positive | 'I cannot wait for next time')")
 elif MODEL != "tiny":
     assert sum(agree) >= 4, predicted                               # (nearly) the lecture's labels
@@ -190,7 +190,7 @@ elif MODEL != "tiny":
 # about one standard error of the overall share (printed), so it is weak evidence, not a reason. It also
 # shows that the idiom itself is there, mostly spelled "can't wait" or "cant wait", and mostly in positive
 # sentences (counted). What it cannot show is what the model learned from either: a count of the training
-# text says what the model saw, not how it combines "cannot" with "wait". Notebook 02's IG (asserted there)
+# text says what the model saw, not how it combines "cannot" with "wait". Notebook 02's IG (checked there)
 # puts its largest attribution on "cannot", against the positive class; the SHAP values below may or may not,
 # depending on how the model trained (printed). A per-token attribution says which token the output is most sensitive to, and cannot
 # tell whether the model reads the idiom as a whole (the interaction is spread over the tokens; notebook
@@ -435,7 +435,7 @@ t_slow = time.perf_counter() - t0
 diff = np.abs(fast.values[0] - slow.values[0]).max()
 print(f"pad to longest {t_fast:.2f} s, pad to max_length {t_slow:.2f} s: {t_slow / t_fast:.1f}x; "
       f"largest difference {diff:.1e}")
-claim("04.4-padding-speedup", t_slow / t_fast)  # printed, not asserted: a shared CPU's timings vary
+claim("04.4-padding-speedup", t_slow / t_fast)  # printed: a shared CPU's timings vary
 claim("04.4-padding-same-values", diff)  # the same values, whatever the padding
 
 # %% [markdown]
@@ -487,7 +487,7 @@ for i, expected_word in ((1, "hates"), (2, "boring"), (3, "cannot"), (4, "confus
     print(f"{sentences[i]!r:32} largest |SHAP|: {words[k]!r} ({explanation.values[i][k]:+.2f})")
     pulls_down += words[k] == expected_word and explanation.values[i][k] < 0
 if MODEL == "embedded":
-    claim("04.4-shap-top-word-pulls-down", pulls_down, note="of 4 sentences")  # printed, not asserted
+    claim("04.4-shap-top-word-pulls-down", pulls_down, note="of 4 sentences")  # printed
 
 # %% [markdown]
 # **What SHAP gives `[CLS]` and `[SEP]`.** The text masker keeps them in every masked variant, so hiding
@@ -793,12 +793,12 @@ compare
 # Grad-SAM scores token $i$ by its *query row*: how much token $i$ attends, weighted by the positive
 # gradient. The classifier reads only the final `[CLS]` vector, so the prediction is most sensitive to the
 # attention of the `[CLS]` row: in the last layer no other row matters at all (its share of that layer's
-# Grad-SAM mass is exactly 1, asserted below), and in the layers below it the printout shows how much of
+# Grad-SAM mass is exactly 1, checked below), and in the layers below it the printout shows how much of
 # each layer's mass falls on `[CLS]`. SHAP instead asks what happens to the output when a token is *hidden from the input*;
 # the text masker never hides `[CLS]` (it is part of every masked variant), so `[CLS]` has no effect of
 # its own. All it gets is its share of the interactions of the groups it sits in (section 4): zero with
 # `fixed_context=None`, and with the lecture's `fixed_context=1` less than half of the sentence's largest
-# word value (asserted there), never the top. The two methods answer
+# word value (checked there), never the top. The two methods answer
 # different questions: "where does the computation route its attention-sensitivity?" versus "which input
 # words move the output?".
 # </details>

@@ -38,9 +38,9 @@
 # 6. faithfulness: comprehensiveness and sufficiency (DeYoung et al. 2020);
 # 7. summary.
 #
-# Every claim below is checked when its cell runs: `claim(id, value)` looks it up in the course's ledger
-# (`xaikit/claims/nb06.py`), prints the value and asserts its bound. Numbers that depend on how the model
-# happened to train are printed, not asserted, and say so: read them as this model's, not as laws.
+# Every number the text states is printed by the code that computes it, and every claim about one is
+# checked when its cell runs; numbers that depend on how a model happened to train are printed as this
+# model's.
 
 # %%
 # Instructors, before a lecture: uncomment the two lines below for presenter mode (bigger fonts and
@@ -159,8 +159,8 @@ fig
 # The rank correlations, averaged over the five sentences. Rollout keeps most of `[CLS]`'s flow on `[CLS]`
 # itself: the residual identity (notebook 03, section 8) carries each position forward in every layer. Is
 # Grad-SAM, built from attention, nearer to raw attention than to IG, which moves the input itself? The
-# difference of the two correlations is printed: on a mean over five sentences it changes with the training
-# run, so it is not asserted.
+# difference of the two correlations is printed as this model's: on a mean over five sentences it
+# changes with the training run.
 
 # %%
 names = list(views)
@@ -176,7 +176,7 @@ claim("06.1-ig-complete", max(v["IG"].detail.relative_gap for v in views_of.valu
 if MODEL == "embedded":
     claim("06.1-rollout-cls-keeps-most", min(cls_self))  # [CLS] keeps most of its rollout
     gs = names.index("Grad-SAM")
-    # printed, not asserted: a mean over five sentences, it changes with the training seed
+    # printed: a mean over five sentences, it changes with the training seed
     claim("06.1-gradsam-nearer-attention-than-ig", rho[gs, names.index("attention")] - rho[gs, names.index("IG")])
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_rollout-task", "locked": true, "schema_version": 3, "solution": false}
@@ -230,9 +230,9 @@ torch.testing.assert_close(mine[0], torch.as_tensor(views["rollout"].scores, dty
 # `xaikit.text.lrp.chefer_lrp` re-runs the model from its own weights in float64 with the paper's rules: linear
 # layers by the z+ rule, the residual adds and both attention products split between their operands and
 # rescaled to keep the total, LayerNorm, GELU and softmax passed straight through. So the relevance entering a
-# block leaves it (asserted to 1e-9). That holds by construction: it checks the bookkeeping, not the
+# block leaves it (checked). That holds by construction: it checks the bookkeeping, not the
 # explanation. What is conserved is the total, not how it is spread: the cell prints how much of it still sits
-# on `[CLS]`'s own position at block 0's input, carried down the residual stream (printed, not asserted: it
+# on `[CLS]`'s own position at block 0's input, carried down the residual stream (printed as this model's: it
 # changes with the training run). Below, the view next to Grad-SAM and SHAP (about a second).
 
 # %%
@@ -251,7 +251,7 @@ for m, r in lrp_rho.items():
     print(f"Spearman (word tokens) of Chefer LRP with {m:8}:", " ".join(f"{v:+.2f}" for v in r))
 claim("06.1-lrp-conserved", worst)  # conservation, block by block
 if MODEL == "embedded":
-    claim("06.1-lrp-cls-keeps-most", min(on_cls))  # printed, not asserted
+    claim("06.1-lrp-cls-keeps-most", min(on_cls))  # printed
 assert all(r.tokens == views_of[s]["SHAP"].tokens for s, r in lrp_of.items())
 HTML("".join(f"<p><b>{s}</b></p>" + views_of[s]["Grad-SAM"].html() + views_of[s]["SHAP"].html()
              + lrp_of[s].html() for s in sentences))
@@ -341,7 +341,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s i
 #
 # **How long it takes.** The default lab takes 20 short held-out sentences (at most 12 words): about 20-25 s
 # on two idle cores, with a progress bar. The full lab, 120 sentences of up to 16 words with more IG steps and
-# shuffles, takes several minutes: set `FULL_LAB = True`. The asserted claims hold for both.
+# shuffles, takes several minutes: set `FULL_LAB = True`. The checked claims hold for both.
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "The highest attention weight indicates the most important feature?"
@@ -401,7 +401,7 @@ if MODEL == "embedded":
     claim("06.2-erase-top-beats-random", np.mean(lab.js_top > lab.js_random))  # the top word matters more ...
     claim("06.2-erasure-rarely-flips", lab.flip_table[1, 1])  # ... yet erasing either one rarely flips it
     claim("06.2-erasure-sets-flip-few", max(m["flipped by erasure (%)"] for m in summary.values()))  # in one layer
-    # printed, not asserted (they change with the training seed): sooner than random? later than the others?
+    # printed (they change with the training seed): sooner than random? later than the others?
     claim("06.2-deletion-gradient-beats-random", deleted["random"] - deleted["gradient"])
     claim("06.2-deletion-attention-needs-more", from_attention - from_gradients)
 
@@ -432,7 +432,7 @@ by_gradients_lab = ("gradient", "gradient x attention", "SHAP", "IG")
 budget_gain = 100 * (np.mean([within[m].mean() for m in by_gradients_lab]) - within["random"].mean())
 if MODEL == "embedded":
     claim("06.2-empty-text-p-positive", lab.empty_probs[1])  # printed: which class the end of deletion has
-    # printed, not asserted: the flips of the sentences that deletion does not flip by construction
+    # printed: the flips of the sentences that deletion does not flip by construction
     claim("06.2-deletion-flips-empty-class", np.mean([100 * np.mean(lab.flipped_deleted[m][classes[empty_class]])
                                                      for m in lab.rankings]) if classes[empty_class].any() else 0.0)
     claim("06.2-deletion-budget-over-random", budget_gain)  # gradient-based orders against the random control
@@ -457,7 +457,7 @@ for i in np.argsort(lab.ig_relative_gap)[::-1][:pick(3, 2)]:  # the largest gaps
     ig_same_top.append(np.argmax(np.abs(lab.scores["IG"][i][pos])) == np.argmax(np.abs(ref.scores[pos])))
     print(f"gap {lab.ig_relative_gap[i]:.1%} (64 steps: {ref.detail.relative_gap:.1%}): Kendall tau with the "
           f"64-step order {ig_taus[-1]:+.2f}, same top word: {ig_same_top[-1]}  {lab.sentences[i][:50]!r}")
-claim("06.2-ig-order-vs-64-steps", min(ig_taus))  # printed, not asserted: measured on this build only
+claim("06.2-ig-order-vs-64-steps", min(ig_taus))  # printed: this model's few sentences only
 
 # %% [markdown]
 # **What erasure and deletion find** (the claims above). Erasing the most-attended word moves the output more
@@ -470,9 +470,9 @@ claim("06.2-ig-order-vs-64-steps", min(ig_taus))  # printed, not asserted: measu
 # *Deletion, read with its control.* Deletion flips many more sentences, but every sentence of the class the
 # empty text does not have flips by the end of every order, the random one included: that is where deletion
 # ends, not a property of the orders. At a budget of half the words, the random order is the bar to clear. The
-# orders read from gradients or from the input (gradient, gradient x attention, SHAP, IG) clear it on this
-# build by the margin printed above; with another training seed the margin can shrink to nothing, so it is
-# printed, not asserted. A deleted input is also a text the model never saw in training: short, ungrammatical,
+# orders read from gradients or from the input (gradient, gradient x attention, SHAP, IG) clear it for this
+# model by the margin printed above; with another training seed the margin can shrink to nothing, so it is
+# printed as this model's. A deleted input is also a text the model never saw in training: short, ungrammatical,
 # drifting towards the empty text's class. Hooker et al. (2019, "A Benchmark for Interpretability Methods in
 # Deep Neural Networks", NeurIPS) point out that a drop of the output after removal may come from that shift
 # rather than from the information removed, and retrain on the degraded inputs (ROAR). We do not retrain; the
@@ -484,7 +484,7 @@ claim("06.2-ig-order-vs-64-steps", min(ig_taus))  # printed, not asserted: measu
 # word. Raw attention scores the same `[CLS]` entry without any sensitivity: how much is read, not what
 # reading it does. Grad-SAM scores word $i$ by its **own query row**, where the word looks, not what deleting
 # it does to `[CLS]`. Neither asks the question deletion asks, so needing more deletions is what one would
-# expect of them (on this build, printed above).
+# expect of them (for this model, printed above).
 
 # %% [markdown]
 # ## 3. Shuffling the attention, and rank agreement (Jain & Wallace 2019)
@@ -495,15 +495,15 @@ claim("06.2-ig-order-vs-64-steps", min(ig_taus))  # printed, not asserted: measu
 # between the class probabilities before and after, half the sum of their absolute differences: 0 for the
 # same output, 1 for outputs with nothing in common.
 #
-# Shuffling the last layer's attention barely moves the output (asserted). What the shuffle changes is one term
+# Shuffling the last layer's attention barely moves the output (checked). What the shuffle changes is one term
 # of a sum: the block adds attention's output to `[CLS]`'s own vector (the residual stream, notebook 03), and
 # the lab measures the output, not which term kept it steady. Shuffling an *earlier* layer's attention, every
-# row of it, moves the output more (asserted, the factor printed). **But that comparison is not like with
+# row of it, moves the output more (checked, the factor printed). **But that comparison is not like with
 # like.** In the last layer only the `[CLS]` row reaches the classifier (notebook 04, section 5: its share of
 # that layer's Grad-SAM mass is exactly 1), so shuffling the last layer shuffles one row that matters, while
 # shuffling an earlier layer shuffles all $N$ rows, each read by the layers above. The control: the same
 # shuffles applied to the `[CLS]` row alone, at every depth (`lab.permutation_by_layer_cls`). In the last
-# layer that is the same experiment (asserted: the same numbers).
+# layer that is the same experiment (checked: the same numbers).
 
 # %%
 by_layer = np.median(lab.permutation_by_layer, axis=0)  # (layers,): median over the sentences
@@ -524,7 +524,7 @@ claim("06.3-shuffle-cls-row-last-is-all-rows",  # in the last layer only the [CL
 if MODEL == "embedded":
     claim("06.3-shuffle-last-layer-barely-moves", np.median(lab.permutation_tvd))  # Jain & Wallace
     claim("06.3-shuffle-earlier-layer-moves-more", by_layer[-1] / by_layer[:-1].max())  # last / largest earlier
-    # the control: the [CLS] row alone at every depth; largest earlier / last (printed, not asserted)
+    # the control: the [CLS] row alone at every depth; largest earlier / last (printed)
     factor_cls = by_layer_cls[:-1].max() / max(by_layer_cls[-1], 1e-12)
     claim("06.3-shuffle-cls-row-earlier-moves-less", factor_cls)
     # what is left of the all-rows factor when only the [CLS] row is shuffled
@@ -532,7 +532,7 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # **What the control shows.** Shuffled alone, the `[CLS]` row of an earlier layer moves the output far less
-# than the whole layer does: less than half of the all-rows factor is left (asserted). Whether it moves the
+# than the whole layer does: less than half of the all-rows factor is left (checked). Whether it moves the
 # output more or less than the last layer's shuffle changes with the training run (printed). So most of the
 # earlier layers' large effect comes from the other rows, whose mixtures every later layer reads, not from
 # `[CLS]`'s own attention mattering more early on. In a transformer, "shuffle the attention" has to say which
@@ -560,7 +560,7 @@ panel
 # own: the last layer's attention, the one Jain & Wallace's test shuffles here, is a small part of the
 # computation (its shuffle barely moves the output), while shuffling every row of some earlier layer
 # changes it more (by the factor printed above). The like-with-like control, the `[CLS]` row of an earlier
-# layer alone, changes it far less than shuffling every row of that layer (asserted), and more or less than
+# layer alone, changes it far less than shuffling every row of that layer (checked), and more or less than
 # the last layer's shuffle depending on the training run (printed).
 # </details>
 # <!-- END SOLUTION -->
@@ -619,19 +619,19 @@ assert set(agree.tau) == set(pairs) and agree.sentences == lab.sentences
 if MODEL == "embedded":  # every pair agrees, but weakly
     claim("06.3-tau-medians-positive", min(medians.values()))
     claim("06.3-tau-medians-weak", max(medians.values()))
-# printed, not asserted: does the gradient agree with LOO more than attention does? (Jain & Wallace: yes)
+# printed: does the gradient agree with LOO more than attention does? (Jain & Wallace: yes)
 claim("06.3-tau-gradient-vs-attention-on-loo", medians["gradient-LOO"] - medians["attention-LOO"])
 fig
 
 # %% [markdown]
 # **What it shows.** Jain & Wallace found attention only weakly to moderately correlated with gradients and
 # with leave-one-out in their BiLSTMs, while gradients and leave-one-out agreed with each other more. The first
-# finding holds here: every median tau is positive but small (asserted between 0.1 and 0.45), and some
+# finding holds here: every median tau is positive but small (checked), and some
 # sentences have a negative tau. The second is not seen: the gradient agrees with LOO about as much as
 # attention does (the difference is printed; its sign changes with the training run). Read the numbers with
 # care: short sentences give few pairs to order (five words give ten), and the printout says how far one
 # sentence's tau strays when the two orders are unrelated. That spread is as wide as the medians themselves,
-# which is why the asserted bounds are about the median over all sentences, and loose.
+# which is why what is checked is the median over all sentences, and loosely.
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Do you see any weaknesses in demanding property 1, or in the analysis?"
@@ -703,20 +703,20 @@ gain = diag.gain("model attention", "uniform")
 print("model attention - uniform, per seed:", np.round(gain, 3))
 assert diag.accuracy.shape == (len(diag.seeds), len(diag.weightings))
 if MODEL == "embedded":
-    # printed, not asserted: whether the model's attention beats uniform and learned weights changes with the
+    # printed: whether the model's attention beats uniform and learned weights changes with the
     # training seed of the model
     claim("06.4-wp-attention-over-uniform-min", gain.min())  # on every diagnostic seed?
     claim("06.4-wp-attention-over-uniform-mean", gain.mean())  # on average?
     g = diag.gain("model attention", "learned")
     claim("06.4-wp-attention-over-learned-min", g.min())
     claim("06.4-wp-attention-over-learned-mean", g.mean())
-    g = diag.gain("uniform", "pretrained attention")  # the control (asserted): never trained on the task
+    g = diag.gain("uniform", "pretrained attention")  # the control (checked): never trained on the task
     claim("06.4-wp-uniform-over-pretrained-min", g.min())
     claim("06.4-wp-uniform-over-pretrained-mean", g.mean())
     claim("06.4-wp-context-still-matters", diag.model_accuracy - diag.column("model attention").max())
     finetuned_over_pretrained = diag.gain("model attention", "pretrained attention")  # what fine-tuning did
     print("model attention - pretrained attention, per seed:", np.round(finetuned_over_pretrained, 3))
-claim("06.4-wp-learned-vs-uniform", diag.gain("learned", "uniform").mean())  # printed, not asserted
+claim("06.4-wp-learned-vs-uniform", diag.gain("learned", "uniform").mean())  # printed
 
 # %%
 fig = Figure(figsize=(8, 3.6), layout="constrained")
@@ -728,15 +728,15 @@ fig
 # below it the gain of the model's attention over uniform weights on each diagnostic seed. Wiegreffe & Pinter's
 # LSTMs put the model's attention first. Here that verdict depends on the training run: models trained with
 # other seeds of the same recipe gave gains of either sign, so the gains over uniform and over learned weights
-# are printed, not asserted. With this diagnostic, "attention carries task information" is a finding about
-# one trained model, not about the architecture. Learned weights do little better than uniform ones (printed).
+# are printed as this model's. With this diagnostic, "attention carries task information" is a finding about
+# one trained model, not about the architecture. Whether learned weights do better than uniform ones is printed.
 #
-# The control is asserted: the encoder's attention before fine-tuning does *worse* than uniform weights, on
+# The control is checked: the encoder's attention before fine-tuning does *worse* than uniform weights, on
 # every diagnostic seed and on average. It says that untrained attention is no guide, not what fine-tuning
 # did; the fine-tuned attention against the pretrained one is printed per diagnostic seed. Where the model's
 # attention beats uniform weights, it does so even though shuffling it barely moves the output (section 3):
 # the output need not depend on an attention distribution for it to encode which words matter. The diagnostic
-# stays well below the transformer itself (asserted): context (negation, "cannot wait") still counts.
+# stays well below the transformer itself (checked): context (negation, "cannot wait") still counts.
 #
 # Two limits, true of their design as well: the model's attention was computed with the whole sentence in
 # view, so the "no context" diagnostic receives some context second-hand through the weights; and beating
@@ -805,12 +805,12 @@ print(f"\nthe cascade's cost over {1 + len(sanity_steps)} models x {len(sanity_t
 
 # %% [markdown]
 # **What it shows.** Re-drawing the head, the only part that knows which class is which, leaves raw attention
-# and rollout exactly where they were (similarity 1, asserted): they never read the head, so they cannot show
+# and rollout exactly where they were (similarity 1, checked): they never read the head, so they cannot show
 # which words made the model choose "positive". Grad-SAM hardly moves either (printed): its rectified gradient
 # is multiplied by the attention, and the ranking follows the attention. Gradient-weighted attention and
 # Chefer LRP move more. Raw attention of the last block changes as soon as that block is re-drawn. Rollout, the
 # product over all blocks with the residual stream added, keeps most of its ranking with the top 3 blocks
-# random (asserted above 0.7): the trained lower blocks still shape it, and the top blocks, which the head
+# random (checked): the trained lower blocks still shape it, and the top blocks, which the head
 # reads, hardly matter to it. With every block re-drawn its ranking is gone too, and the last row, two random
 # models compared, shows that the input and the architecture alone give rollout little. So rollout reads what
 # the lower blocks learned, but not the part of the model that decides. The gradient-based views keep little
@@ -906,10 +906,10 @@ else:
 # generalises, a little below the trained model. Then the rankings. On the control every method ranks the
 # tokens much as on the trained model: the smaller data changes little. On the shuffled-label model the
 # rankings of Grad-SAM, gradient-weighted attention and Chefer LRP move far from the trained model's, and the
-# "labels alone" line (asserted at least 0.2 for these three) says how much of that the labels account for:
+# "labels alone" line (checked for these three) says how much of that the labels account for:
 # these methods depend on what the labels taught, as Adebayo et al.'s test asks. Raw attention of the last
 # block changes with the labels almost as much. Rollout still ranks the tokens largely as on the trained model
-# (asserted above 0.5) and gains least from the real labels: its ranking comes mostly from the pretrained
+# (checked) and gains least from the real labels: its ranking comes mostly from the pretrained
 # encoder's weights, not from the input and the architecture alone (two random models agree little on it), so
 # the lecture's suspect fails here as in the cascade.
 #
@@ -939,8 +939,8 @@ sanity_panel.widget
 # distribution, and the random order, degraded the same way, is the control. Section 2's grouping, fixed by
 # what each order scores, applies: the output's sensitivity to the word (gradient, gradient x attention, SHAP,
 # IG) or not (raw attention, Grad-SAM). Deleting the top words of the second group removes less of the decision
-# than deleting those of the first (asserted for the means of the two groups). The random order does worse than
-# the first group on both measures (asserted for their mean); whether it is the worst of all changes with the
+# than deleting those of the first (checked for the means of the two groups). The random order does worse than
+# the first group on both measures (checked for their mean); whether it is the worst of all changes with the
 # training run (printed).
 
 # %%
@@ -955,7 +955,7 @@ suff = {name: m["sufficiency"] for name, m in summary.items()}
 print("most comprehensive ranking:", max(comp, key=comp.get), "| most sufficient:", min(suff, key=suff.get))
 # section 2's two groups, by what an order scores: the output's sensitivity to the word, or not
 by_gradients, by_attention = by_gradients_lab, ("attention", "Grad-SAM")
-# printed, not asserted: how many (ranking, measure) pairs do no better than the random order
+# printed: how many (ranking, measure) pairs do no better than the random order
 claim("06.6-not-beating-random", sum(comp[m] <= comp["random"] for m in comp if m != "random")
       + sum(suff[m] >= suff["random"] for m in suff if m != "random"))
 if MODEL == "embedded":  # as in section 2, the groups are compared by the means of their orders
@@ -996,12 +996,12 @@ if MODEL == "embedded":
 
 # %% [markdown]
 # **What it shows.** Chefer et al.'s relevance orders the words almost as gradient-weighted attention does
-# (median tau above 0.7, asserted): the two share the product over the blocks and differ only in what the
-# gradient is multiplied by, $R^{A}$ or $A$. With leave-one-out it agrees only weakly (median tau below 0.5,
-# asserted). Yet when the top words are deleted it behaves like the gradient-based orders, not like the
+# (median tau checked): the two share the product over the blocks and differ only in what the
+# gradient is multiplied by, $R^{A}$ or $A$. With leave-one-out it agrees only weakly (median tau,
+# checked). Yet when the top words are deleted it behaves like the gradient-based orders, not like the
 # attention-based ones it is read from: its top words carry more of the decision than those of raw attention
-# or Grad-SAM (comprehensiveness higher by more than 0.05, asserted; its sufficiency margin is printed, not
-# asserted, since it nearly vanishes for some training runs). Its order is read from attention but weighted by
+# or Grad-SAM (comprehensiveness higher, checked; its sufficiency margin is printed as this model's, since it
+# nearly vanishes for some training runs). Its order is read from attention but weighted by
 # the output's sensitivity, the property section 2 found to separate the orders. Agreeing with one measure of
 # importance (leave-one-out, one word at a time) and doing well on another (deleting the top k% at once) are
 # different things.
@@ -1029,9 +1029,9 @@ if MODEL == "embedded":
 # | experiment | question | raw attention / rollout | Grad-SAM | gradient-based orders, SHAP, IG, Chefer LRP | § |
 # | --- | --- | --- | --- | --- | --- |
 # | **erasure** (Serrano & Smith) | does the top-attended word carry the decision? | moves the output more than a random word, rarely flips it | | | 2 |
-# | **deletion**, against a random order | which order flips the decision soonest? | need more deletions | needs more deletions | flip sooner on this build (printed) | 2 |
+# | **deletion**, against a random order | which order flips the decision soonest? | need more deletions | needs more deletions | flip sooner for this model (printed) | 2 |
 # | **shuffle** (Jain & Wallace) | would other weights give another output? | last layer: barely; earlier layers: more, mostly through the other rows | | | 3 |
-# | **rank agreement** (Jain & Wallace) | do attention, gradient and LOO order words alike? | weakly (median tau 0.1-0.45) | | gradient vs LOO: no closer than attention | 3 |
+# | **rank agreement** (Jain & Wallace) | do attention, gradient and LOO order words alike? | weakly (median tau small, positive) | | gradient vs LOO: no closer than attention | 3 |
 # | **diagnostic** (Wiegreffe & Pinter) | does the attention carry task information? | depends on the training run; untrained attention does worse than uniform | | | 4 |
 # | **model randomisation** (Adebayo) | does the view depend on the learned weights? | head: not at all; rollout survives 3 random blocks | head: hardly | move with the weights | 5 |
 # | **data randomisation** (Adebayo) | does the view depend on what the labels taught? | rollout: largely not | yes | yes | 5 |

@@ -17,10 +17,10 @@
 # Lecture 05 built TCAV on a Vision Transformer (ViT): concept activation vectors (CAVs), directional
 # derivatives, the TCAV score, the ground truth by intervention and a t-test against random CAVs. This lab
 # asks whether TCAV's verdicts can be trusted, on a model we know does *not* use stripes, and looks at
-# the same models from three more sides. Each number the text relies on is printed by the code that
-# computes it; a value that changes with the trained model is printed "on this build" (this training run of
-# the embedded models), and claims that hold by construction or for every training run are checked by
-# `claim(...)` or `assert`.
+# the same models from three more sides.
+# Every number the text states is printed by the code that computes it, and every claim about one is
+# checked when its cell runs; numbers that depend on how a model happened to train are printed as this
+# model's.
 #
 # **Learning objectives.** After this lab you can
 #
@@ -247,8 +247,8 @@ p_gap = claim("07.1-striped-p-main-below-control", sig["striped"].p_value - stri
 # unusual the score is among sets that certainly carry no concept.
 #
 # The price is power. The smallest p is 1/(K+1), so with three concepts under Bonferroni a concept is
-# significant only if it lies further out than *every one* of the 100 random concepts (K = 60 would just
-# allow that; 100 leaves a margin). A concept that moves the logit a little less than the most extreme
+# significant (corrected $p < 0.05$) only if it lies further out than *every one* of the 100 random concepts
+# (lecture 05 printed the verdict for each K: 60 would just allow that; 100 leaves a margin). A concept that moves the logit a little less than the most extreme
 # random set is called not significant, however real its effect: even "dotted", which lowers "zebra" on
 # the main model (the intervention says so), can miss this test.
 #
@@ -271,7 +271,7 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True, layout="constrain
 for ax, (name, r) in zip(axes, rank.items(), strict=True):
     plotting.rank_null(ax, r, title=f"{name} model: zebra, block {r.layer}")
 plt.show()
-# the main model's p is printed (it varies between training runs); on the control, not significant is asserted
+# the main model's p is printed (it varies between training runs); on the control, not significant is checked
 claim("07.1-rank-main-striped", rank["main"]["striped"].p_corrected)
 p_control = claim("07.1-rank-control-striped", rank["control"]["striped"].p_corrected)
 
@@ -283,10 +283,10 @@ p_control = claim("07.1-rank-control-striped", rank["control"]["striped"].p_corr
 # which one concept cannot drag far, and its false-alarm rate is at most its level by construction. Its
 # price is power: "striped" on the main model must lie beyond every random concept, and a random set that
 # happens to land as far out takes the verdict away, so on the main model the rank test's verdict is
-# only printed. On the control, "not significant" is what the lab asserts.
+# printed as this model's. On the control, "not significant" is what the lab checks.
 #
 # "Not significant" on the control does not mean "insensitive". On some training runs the control's
-# striped mean lies well above 0.5 (this build's is printed above): the zebra logit then rises along the
+# striped mean lies well above 0.5 (this model's is printed above): the zebra logit then rises along the
 # striped CAV for most zebras. Random image sets
 # posing as concepts score just as far out there, so stripes do not stand out. The control's own answer
 # is what ignores texture (checked above, on pictures and their twins); its activations are as sensitive
@@ -331,14 +331,17 @@ if MODEL.startswith("embedded"):
 #
 # The set-up measured what each model uses by repainting its zebras (lecture 05, section 4). Now hold TCAV's answers against that
 # table, concept by concept: the intervention says "raises" or "lowers" zebra where the effect on the
-# logit is at least 0.5 (the bound lecture 05 asserts on), and "neither" below that; TCAV says "raises"
+# logit is large enough (the threshold the cell prints), and "neither" below that; TCAV says "raises"
 # or "lowers" where a test finds the concept significant (the sign of its offset from the random CAVs), and
 # "neither" where it does not. For "bubbly" there are two interventions: a bubbly body, and the foam.
 
 # %%
 if MODEL.startswith("embedded"):
+    EFFECT = 0.5  # the size of a logit change that counts as "raises" or "lowers"
+    print(f"the intervention's verdict: a change of the zebra logit of at least {EFFECT} either way")
+
     def verdict(effect):
-        return "raises" if effect >= 0.5 else "lowers" if effect <= -0.5 else "neither"
+        return "raises" if effect >= EFFECT else "lowers" if effect <= -EFFECT else "neither"
 
     def tcav_verdict(r, c):
         if not r[c].significant:
@@ -404,7 +407,7 @@ if MODEL.startswith("embedded"):
 # accuracies only, never at a TCAV score. The sweep shows what the other blocks say: a block picked
 # *because* its TCAV scores agreed with what one expected would make that agreement worthless as
 # evidence. With mean pooling (the mean of the patch tokens) the last block scores exactly 0: after it
-# only [CLS] reaches the logit, so a CAV added to every patch token moves nothing, and the cell asserts
+# only [CLS] reaches the logit, so a CAV added to every patch token moves nothing, and the cell checks
 # that every directional derivative there is 0. The sweep below is *this* model only.
 
 # %%
@@ -533,7 +536,7 @@ sorter
 # would lie near 1 for every CAV. On some training runs of this recipe they do, as Kim et al.'s Fig. 2
 # would lead us to expect; on others many CAVs sort zebras and horses no better than a coin, and some
 # put the horses first, *while the TCAV score of the same CAVs says that stripes raise "zebra"*. So
-# the order is only printed; read this build's shares above. The two ask different questions.
+# the order is only printed; read this model's shares above. The two ask different questions.
 # TCAV takes the gradient of the zebra logit, so it looks only at the directions the logit reads. The
 # cosine takes the whole activation (every token's numbers), most of which describes what zebras and horses
 # share: silhouette, pose, background, foam. And a CAV trained against random collages may carry whatever
@@ -576,10 +579,10 @@ if MODEL.startswith("embedded"):
 # %% [markdown]
 # Read as relative scores, "bubbly vs dotted" and "striped vs dotted" can both come out high: by the
 # lecture's pairs alone, bubbles would seem to make a zebra much as stripes do. Against random images the
-# two come apart: stripes lie above the random CAVs, dots lie below them by at least 0.1 (lecture 05
+# two come apart: stripes lie above the random CAVs, dots lie clearly below them (lecture 05
 # checks both), and bubbles lie near them, above on some training runs and below on others. So the
 # relative score of bubbly vs dotted is high in good part because spots, the mark of leopards and sheep,
-# push "zebra" *down*: which part is larger on this build, the dots' distance below the random CAVs or the
+# push "zebra" *down*: which part is larger for this model, the dots' distance below the random CAVs or the
 # bubbles' distance from them, the last lines print (positive: the dots'). That dots lower "zebra" is not
 # only TCAV's reading: the intervention table paints dots on the zebras and measures the logit fall.
 #
@@ -603,7 +606,9 @@ if MODEL.startswith("embedded"):
 # Both concepts against random images, with their significance: bubbly vs random and dotted vs random,
 # each beside the random CAVs' mean. Here dotted lies well below the random CAVs and bubbly near them, so
 # the relative score leans on the dots pushing "zebra" down. The intervention agrees: a dotted body lowers
-# the zebra logit, and a bubbly body or the foam moves it far less than stripes do. Bubbles do not make a
+# the zebra logit. A bubbly body lowers it a lot against the picture as drawn (its logit column), since it
+# replaces the body the zebra was drawn with, but against the average of the six textures it moves it less
+# than stripes or dots do, and the foam hardly moves it. Bubbles do not make a
 # zebra; spots make a non-zebra.
 # </details>
 # <!-- END SOLUTION -->
@@ -615,12 +620,12 @@ if MODEL.startswith("embedded"):
 # TCAV asked whether a *concept* moves the class. Relevance maps ask *where in this picture* the evidence
 # lies, and here we can check them against the truth: the image world knows every pixel's role, from the
 # layers it drew (`Scene.masks()`: body, legs and head, foam, background), and the intervention told
-# us the main model uses the body's stripes and the control model does not. Seven maps over the 8x8
+# us the main model uses the body's stripes and the control model does not. Seven maps over the
 # patch grid (`xaikit.concepts.vit_relevance`): raw attention ([CLS] row of the last block, head mean),
 # attention rollout (Abnar & Zuidema 2020), Chefer et al.'s gradient-weighted propagation ("chefer": the rule
 # of their ICCV 2021 paper, gradient times attention), their CVPR 2021 method ("chefer_lrp": gradient times
 # the LRP relevance of the attention, computed by `xaikit.concepts.vit_lrp` on a float64 re-run of the ViT,
-# the same rules as notebook 04's Chefer LRP for BERT), gradient-weighted attention of the last block, and
+# the same rules as lab 06's Chefer LRP for BERT, section 1), gradient-weighted attention of the last block, and
 # gradient x input and integrated gradients on the pixels (summed over each patch). Scores: the **localisation** is the share of positive relevance on the body
 # (masks pooled to patches: a patch counts by the fraction of its pixels on the body; a map spread evenly
 # scores the body's share of the frame), the **pointing game** asks whether the top patch lies at least half
@@ -669,7 +674,7 @@ if MODEL.startswith("embedded"):
     print(f"Chefer et al.'s Table 1 ordering in positive AUC, LRP method < rollout < raw attention: "
           f"{lrp_auc:.3f} {'<' if lrp_auc < rollout_auc else '>='} {rollout_auc:.3f} "
           f"{'<' if rollout_auc < attention_auc else '>='} {attention_auc:.3f} "
-          f"({'reproduced' if lrp_auc < rollout_auc < attention_auc else 'not reproduced'} on this build; "
+          f"({'reproduced' if lrp_auc < rollout_auc < attention_auc else 'not reproduced'} for this model; "
           f"their ICCV rule: {by['chefer'].pos_auc:.3f})")
     from xaikit.concepts import vit_lrp
 
@@ -678,17 +683,17 @@ if MODEL.startswith("embedded"):
           f"{lrp_first.conservation_error:.0e} (largest relative change; the LRP rules conserve it)")
 
 # %% [markdown]
-# Read the table with the intervention beside it. The cell asserts one thing for every training run of
+# Read the table with the intervention beside it. The cell checks one thing for every training run of
 # this recipe: Chefer et al.'s relevance ("chefer") puts a larger share on the body on the main model,
 # which the intervention found to use the body's texture, than on the control, which it found blind to
-# texture (by at least 0.2 of the positive relevance). The **lift**, the share on the body over the body's
+# texture (by a clear margin of the positive relevance, checked). The **lift**, the share on the body over the body's
 # share of the frame (1: spread evenly), compares the two models fairly, since the control world's bodies are
-# smaller: read on this build which methods put more than an even share (lift
+# smaller: read for this model which methods put more than an even share (lift
 # above 1) on the body of each model, and which keep it on the control. Chefer et al. (CVPR 2021, Table
 # 1, ViT-B on ImageNet) report their LRP-based method below rollout below raw attention in
 # positive-perturbation AUC. The "chefer_lrp" column is that method (relevance conserved at every block
 # boundary, printed above), so the comparison is made with the method of that table; "chefer" is their
-# later ICCV rule. The cell prints whether this build reproduces that ordering. This small world need not:
+# later ICCV rule. The cell prints whether this model reproduces that ordering. This small world need not:
 # the curves lie near their floor, since greying the most relevant tenth of the patches can already take
 # the zebra probability near zero (the first zebra's line prints how far), so the positive test has little
 # room to separate methods here. Integrated gradients pays one forward and one backward pass per step of
