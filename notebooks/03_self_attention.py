@@ -764,7 +764,7 @@ if MODEL == "embedded":
 # computed by $W_Q$ and $W_K$ (and the embeddings), which were learned from the whole training set, so
 # patterns that recur across sentences, such as the many heads that park "it"'s weight on `[CLS]`, tell us
 # about the model rather than the sentence. Neither makes the weights an explanation of the prediction:
-# the question below and notebook 04 test that.
+# the question below, notebook 04 and lab 06 test that.
 # </details>
 # <!-- END SOLUTION -->
 
@@ -985,4 +985,4 @@ else:
 # | **multi-head attention** | $h$ attentions on slices of the features, concatenated | several relations at once | which head or mean of heads to read is a choice | §5 |
 # | **permutation equivariance** | $f(PX) = P f(X)$ | why positions must be added | attention alone cannot see order | §6 |
 # | **the transformer block** | residual stream, LayerNorm, feed-forward network | what else changes a token's vector | attention is one step of many | §7, §8 |
-# | **weight versus norm** | $\alpha_{ij}\,\lVert f(x_j) \rVert$ | how much a head moves from each token | still not an explanation of the prediction (notebook 04) | §9 |
+# | **weight versus norm** | $\alpha_{ij}\,\lVert f(x_j) \rVert$ | how much a head moves from each token | still not an explanation of the prediction (notebook 04, lab 06) | §9 |

@@ -418,13 +418,13 @@ if MODEL == "embedded":  # [CLS] is on top for what it pays (printed), never for
 # tokens (replacing them by `[MASK]`) and asks the model about each masked variant; the prediction function returns the **positive-class logit**. The lecture's function
 # pads every variant to `max_length` (512 for BERT), so each variant SHAP asks about (about a dozen for a
 # four-word sentence, hundreds for a long review) costs a full 512-token forward pass. Padding to the
-# longest string of each call gives the same numbers, since padding is masked out of attention. First the measurement, on one sentence (this cell takes about 10 s, nearly all
-# of it in the lecture's recipe; the speed-up is printed for this machine, since a shared CPU's timings vary):
+# longest string of each call gives the same numbers, since padding is masked out of attention. First the measurement, on one sentence (the cell prints how long each recipe takes,
+# nearly all of it in the lecture's; the speed-up is printed for this machine, since a shared CPU's timings vary):
 
 # %%
 import time
 
-one, evals = [sentences[2]], pick(500, 40)  # about 10 s: the lecture's 512-token padding is the slow part
+one, evals = [sentences[2]], pick(500, 40)  # the lecture's 512-token padding is the slow part
 shap_text(model, tokenizer, one, target=1, max_evals=10)  # warm-up: SHAP's first call in a process
 t0 = time.perf_counter()
 fast = shap_text(model, tokenizer, one, target=1, max_evals=evals)
@@ -839,15 +839,15 @@ claim("04.5-last-layer-cls-share-one", abs(float(share[-1]) - 1.0))  # only [CLS
 # ## 6. Summary: two explanations, two questions
 # *Lecture: XAI for transformers, slide "SHAP vs Grad-SAM for BERT sentiment classification".*
 #
-# | | Grad-SAM (§3) | SHAP (§4) |
-# | --- | --- | --- |
-# | **reads** | attention $A$ and $\partial S/\partial A$ of every layer and head | the model's output on masked variants of the text |
-# | **cost** | one forward and one backward pass | up to `max_evals` forward passes (500 by default) |
-# | **a token's score** | the attention it *pays* as a query, where the prediction is sensitive to it | how much hiding it moves the output, shared fairly over coalitions |
-# | **guarantee** | none beyond the formula (checked against a triple loop) | additivity: base value + sum of values = $f(x)$ |
-# | **`[CLS]`** | usually on top: the classifier reads its row (last layer: all of the mass) | never on top: the masker never hides it; only interaction shares |
-# | **kind** | post-hoc, model-specific (attention models), local | post-hoc, model-agnostic, local |
-# | **answers** | where the computation routes its attention-sensitivity | which input words move the output |
+# | | Grad-SAM (§3) | SHAP (§4) | LIME (§4b) |
+# | --- | --- | --- | --- |
+# | **reads** | attention $A$ and $\partial S/\partial A$ of every layer and head | the model's output on masked variants of the text | the model's output on texts with words removed |
+# | **cost** | one forward and one backward pass | up to `max_evals` forward passes (500 by default) | `n_samples` forward passes |
+# | **a token's score** | the attention it *pays* as a query, where the prediction is sensitive to it | how much hiding it moves the output, shared fairly over coalitions | a word's coefficient in a linear surrogate fitted to the samples, weighted by their nearness to the text |
+# | **guarantee** | none beyond the formula (checked against a triple loop) | additivity: base value + sum of values = $f(x)$ | none: the local fit's $R^2$ is printed; the scores vary with the random seed |
+# | **`[CLS]`** | usually on top: the classifier reads its row (last layer: all of the mass) | never on top: the masker never hides it; only interaction shares | scores 0: it is always kept, only the text's tokens are removed |
+# | **kind** | post-hoc, model-specific (attention models), local | post-hoc, model-agnostic, local | post-hoc, model-agnostic, local |
+# | **answers** | where the computation routes its attention-sensitivity | which input words move the output | which words a simple model fitted near the text weighs most |
 #
 # Their rank correlation over the word tokens (§5) is printed per sentence: two explanations of the same
 # logit need not agree, because they answer different questions. Notebook 06 puts both next to rollout,

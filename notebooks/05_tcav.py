@@ -43,6 +43,9 @@
 #    - what a ground-truth control shows
 # 6. Summary
 #
+# In class: the reading and the exercises marked with a time alone. The exercise marked "homework"
+# (writing a CAV yourself) is done after class; the lecture uses xaikit's CAV until then.
+#
 # Lab 07 (`07_tcav_lab.ipynb`) goes further: the ground-truth control in full, random image sets as the
 # yardstick, TCAV by layer, sorting images by a CAV, relative CAVs, and where the ViT looks in the picture.
 #
@@ -270,7 +273,7 @@ xaikit.diagrams.cav_diagram()  # a CAV and the directional derivative, sketched 
 # and test it (section 5), and not to read a single CAV's direction as *the* concept.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_cav-task", "locked": true, "schema_version": 3, "solution": false}
-# **Exercise (15 min, ★★☆).** Write a CAV yourself: fit a linear classifier that tells the concept
+# **Exercise (homework, 15 min, ★★☆).** Write a CAV yourself: fit a linear classifier that tells the concept
 # activations (label 1) from the counterpart activations (label 0), and return the unit normal of its
 # boundary, pointing towards the concept.
 
