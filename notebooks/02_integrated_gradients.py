@@ -618,15 +618,15 @@ for s, e, p in zip(SENTENCES, explained, probs, strict=True):
 claim("02.8-five-gaps", max(e.detail.relative_gap for e in explained))
 if MODEL == "embedded":
     # the lecture's labels for the four clear sentences (1 positive, 0 negative), checked; "I cannot wait"
-    # is a near tie that flips with the training seed (its line below prints the range over training seeds)
+    # is uncertain: its label flips with the training seed (its line below prints the range over training seeds)
     claim("02.8-lecture-labels", min(float(probs[i, label]) for i, label in ((0, 1), (1, 0), (2, 0), (4, 0))))
-    # the negative sentences' sentiment words lead (for the near tie, "I cannot wait", see the printout)
+    # the negative sentences' sentiment words lead (for "I cannot wait", see the printout)
     claim("02.8-negative-words-lead",
           min(lead(explained[i], w) for i, w in ((1, "hates"), (2, "boring"), (4, "confused"))))
     # printed: how sure the model is depends on the training seed and on the machine that trained it
     claim("02.8-cannot-wait-positive", probs[3, 1],
           note=f"least certain of the five: {int(probs.max(dim=-1).values.argmin()) == 3}")
-    # whichever way the near tie falls, IG for the *positive* logit puts its largest attribution on
+    # whichever way its label falls, IG for the *positive* logit puts its largest attribution on
     # "cannot", and it is negative
     eager = text_integrated_gradients(model, tokenizer, SENTENCES[3], target=1, steps=STEPS, rule="gausslegendre")
     word, score = eager.without().top(1, by_abs=True)[0]
@@ -696,15 +696,16 @@ claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 8.1 (10 min, ★★★).** The lecture's model labels *"I cannot wait for next time"* positive. The embedded one is not
-# so sure: the line "'I cannot wait for next time' is a near tie for the model" above
+# so sure: the line "How sure is the model that 'I cannot wait for next time' is positive?" above
 # prints your model's P(positive) and its range over the training seeds, which straddles 0.5. How sure is
 # your model, which token does IG say pulls the hardest, and can IG tell you whether the model reads
 # "cannot wait" as one idiom?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
-# Read the "'I cannot wait for next time' is a near tie" line: it is the least certain of the five,
-# and the label flips with the training seed, so neither the label nor the probability is checked. IG for the
+# Read that line and its note: how near 0.5 the probability lies, and whether it is the least certain of
+# the five, change with the training seed, and so does the label, so neither the label nor the probability
+# is checked. IG for the
 # positive logit puts its largest attribution on "cannot", and it is negative (checked on every training
 # seed, whichever label the model gives): the negation pushes towards *negative*.
 #

@@ -166,7 +166,7 @@ row_sums = out.attentions[0].sum(-1).cpu()                          # (B, M, N):
 real = enc["attention_mask"].bool().cpu()[:, None, :].expand_as(row_sums)
 claim("04.1-attention-rows-sum-to-one", (row_sums[real] - 1).abs().max())  # each real query's row sums to 1
 agree = [p == e for p, e in zip(predicted, expected, strict=True)]
-# printed for the embedded model: "I cannot wait" (index 3) is a near tie whose label depends on how the
+# printed for the embedded model: "I cannot wait" (index 3) is uncertain: its label depends on how the
 # model happened to train; notebook 02 checks the four clear sentences' labels
 claim("04.1-lecture-labels", sum(agree), note="of 5 agree with the lecture's model")
 if MODEL == "embedded":
@@ -177,8 +177,9 @@ elif MODEL != "tiny":
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise (5 min, ★☆☆).** The embedded model gives the four clear sentences the lecture's labels, but
-# *"I cannot wait for next time"* is a near tie: its P(positive), printed above, is close to 0.5, and models
-# trained with another random seed call it positive or negative. Why is it the hardest of the five?
+# *"I cannot wait for next time"* is not clear-cut: its P(positive), printed above with its range over
+# training seeds, falls on either side of 0.5, so models trained with another random seed call it positive
+# or negative. Why is it the hardest of the five?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>

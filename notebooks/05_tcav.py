@@ -44,7 +44,7 @@
 # 6. Summary
 #
 # In class: the reading and the exercises marked with a time alone. The exercise marked "homework"
-# (writing a CAV yourself) is done after class; the lecture uses xaikit's CAV until then.
+# (writing a CAV yourself) is done after class; nothing later in the lecture needs it.
 #
 # Lab 07 (`07_tcav_lab.ipynb`) goes further: the ground-truth control in full, random image sets as the
 # yardstick, TCAV by layer, sorting images by a CAV, relative CAVs, and where the ViT looks in the picture.
@@ -564,8 +564,8 @@ print(f"striped, R = {R}: spread of the scores (standard deviation) {sd:.3f}, st
 #
 # two-sided, where $m_C$ is the concept's mean and $m_k$ the k-th random set's. If the concept set were one
 # more random set, all K + 1 ranks would be equally likely, so $p \le \alpha$ would happen with probability
-# at most $\alpha$, on any model: the test's false-alarm rate is known by construction. A concept is called
-# significant when its Bonferroni-corrected p is below 0.05 ($p < 0.05$, as `xaikit` decides it). The price
+# at most $\alpha$, on any model: the test's false-alarm rate is known by construction. A concept is
+# significant when its Bonferroni-corrected p is strictly below 0.05 ($p < 0.05$). The price
 # is power: the smallest p is $1/(K+1)$, so with three concepts a concept needs at least 60 random sets
 # before it can be significant at all (the cell after the exercise prints the verdict for each K). Lab 07
 # runs it with K = 100 on both models.
