@@ -150,7 +150,7 @@ def test_lime_text_explainer_end_to_end_gives_the_same_scores(sharp64, subword_t
     assert scale > 0.05  # the sharpened model's logits move when words go
     np.testing.assert_allclose(d.coef, theirs, atol=1e-6 * scale)
     assert abs(d.intercept - exp.intercept[target]) < 1e-6 and abs(d.r2 - exp.score) < 1e-6
-    for j, word in enumerate(words):  # every piece of a word carries its coefficient; the rest score 0
+    for j in range(len(words)):  # every piece of a word carries its coefficient; the rest score 0
         np.testing.assert_array_equal(ours.scores[d.groups[j]], d.coef[j])
     kept = ~d.groups.any(axis=0)
     assert (ours.scores[kept] == 0).all() and kept[0] and kept[-1]
