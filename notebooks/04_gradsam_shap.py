@@ -649,7 +649,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lime_of[s].html() + shap_pos[s].html() + gra
 # %%
 REVIEW = ("The acting is superb and the score is lovely, but the plot drags badly and the ending feels "
           "completely unearned.")
-spread_samples, lime_seeds = pick(200, 100), list(range(pick(5, 3)))
+spread_samples, lime_seeds = pick(200, 100), list(range(pick(4, 3)))
 review_runs = [lime(model, tokenizer, REVIEW, target=1, output="logit", n_samples=spread_samples, seed=k)
                for k in lime_seeds]
 again_seed0 = lime(model, tokenizer, REVIEW, target=1, output="logit", n_samples=spread_samples, seed=0)
