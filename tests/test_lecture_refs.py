@@ -54,7 +54,6 @@ LECTURES = {
 #: normalising spaces, case, curly quotes and "*"). One entry per place a section line cites.
 KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     # notebook 01
-    ("000", "pp. 2-3"): ("Perturbation-based methods", "Model-agnostic", "Computational complexity"),
     ("000", "pp. 6-11"): ("Gradient-based Explanation", "Feature importance", "One backpropagation"),
     ("000", "p. 12"): ("saturated outputs lead to unintuitive gradients", "Shrikumar"),
     ("000", "pp. 13-14"): ("discontinuous gradients (e.g., thresholding)", "Softplus"),
@@ -88,6 +87,7 @@ KEYWORDS: dict[tuple[str, str], tuple[str, ...]] = {
     ("001", 'slide "Types of attention"'): ("Bahdanau attention (additive attention)",
                                           "Luong attention (multiplicative attention)"),
     # notebooks 04 and 06
+    ("001", 'slide "LIME [Ribeiro et al., 2016]"'): ("Prediction probabilities", "atheism", "christian"),
     ("002", 'slide "Get the gradients for Grad-SAM"'): ("get_grads_gradsam", "retain_grad",
                                                       "Backward from the model prediction"),
     ("002", 'slide "BERT predictions for sentiment classification"'): (

@@ -28,6 +28,15 @@ def sharp():
     return m
 
 
+@pytest.fixture(scope="module")
+def sharp64(sharp):
+    """The sharpened model in float64, so that the package's per-string calls and xaikit's padded batches
+    agree to 1e-12 and the coefficients can be compared to 1e-6."""
+    import copy
+
+    return copy.deepcopy(sharp).double()
+
+
 def _package_kernel(d, kernel_width):
     return np.sqrt(np.exp(-(d ** 2) / kernel_width ** 2))
 
@@ -84,36 +93,97 @@ def test_the_fit_is_lime_bases_on_the_same_samples(model, tok, output, alpha, wi
         model_regressor=Ridge(alpha=alpha, fit_intercept=True))
     coef = np.array([w for _, w in sorted(pairs)])
     scale = np.abs(coef).max()
-    np.testing.assert_allclose(s.scores[d.features], coef, atol=1e-6 * scale)
+    np.testing.assert_allclose(d.coef, coef, atol=1e-6 * scale)
     assert abs(d.intercept - intercept) < 1e-6 * max(1.0, abs(intercept))
     assert abs(d.r2 - score) < 1e-6 and abs(d.prediction - float(local[0])) < 1e-6 * max(1.0, abs(local[0]))
 
 
-def test_lime_text_explainer_end_to_end_gives_the_same_scores(sharp, tok):
-    """The package samples, deletes words from the string and calls the model per string; xaikit deletes
-    tokens and batches: on a text of whole-word tokens both explain the same logits the same way."""
-    from lime.lime_text import LimeTextExplainer
-
-    model = sharp
-
-    def logits_of(texts):  # one string at a time, tokenized from the string: no batching, no padding
+def _logits_per_string(model, tok):
+    """The package's classifier: one string at a time, tokenized from the string (no batching, no padding)."""
+    def logits_of(texts):
         out = []
         with torch.no_grad():
             for t in texts:
                 out.append(model(**tok([t], return_tensors="pt")).logits[0].double().numpy())
         return np.stack(out)
 
-    target = int(logits_of([TEXT])[0].argmax())
-    explainer = LimeTextExplainer(kernel_width=25, random_state=11, feature_selection="none")
-    exp = explainer.explain_instance(TEXT, logits_of, labels=(target,), num_features=5, num_samples=150)
+    return logits_of
+
+
+SUBWORDS = ("an", "un", "##watch", "##able", ",", "over", "##long", "mess", "the", "film", "is", "best", ".", "!",
+            "a", "plot", "that", "goes", "no", "##where", "and", "cast", "i", "like", "movie", "so", "'", "t",
+            "don", "-")
+
+
+@pytest.fixture(scope="module")
+def subword_tok(tmp_path_factory):
+    from xaikit.models.tiny import tiny_tokenizer
+
+    return tiny_tokenizer(tmp_path_factory.mktemp("subtok"), words=SUBWORDS)
+
+
+@pytest.mark.parametrize("text,words", [
+    (TEXT, TEXT.split()),
+    ("an unwatchable, overlong mess", ["an", "unwatchable", "overlong", "mess"]),  # subwords and punctuation
+    ("the film is the best", ["the", "film", "is", "best"]),  # a repeated word is one feature
+    ("The film is the best!", ["The", "film", "is", "the", "best"]),  # the package's words are case-sensitive
+    ("i don't like the plot, the cast and the movie - the plot goes nowhere.",
+     ["i", "don", "t", "like", "the", "plot", "cast", "and", "movie", "goes", "nowhere"]),
+])
+def test_lime_text_explainer_end_to_end_gives_the_same_scores(sharp64, subword_tok, text, words):
+    """The package samples, deletes words from the string and calls the model per string; xaikit deletes the
+    words' pieces and batches. With the package's defaults (bow, split on non-word characters, width 25) and
+    every feature kept, both explain the same logits the same way."""
+    from lime.lime_text import LimeTextExplainer
+
+    model, tok = sharp64, subword_tok
+    logits_of = _logits_per_string(model, tok)
+    target = int(logits_of([text])[0].argmax())
+    explainer = LimeTextExplainer(random_state=11, feature_selection="none")
+    exp = explainer.explain_instance(text, logits_of, labels=(target,), num_features=len(words), num_samples=150)
+    assert exp.domain_mapper.indexed_string.inverse_vocab == words
     theirs = np.array([w for _, w in sorted(exp.local_exp[target])])
-    ours = L.lime(model, tok, TEXT, target=target, n_samples=150, seed=11, output="logit")
-    assert ours.tokens[1:-1] == TEXT.split()
+    ours = L.lime(model, tok, text, target=target, n_samples=150, seed=11, output="logit")
+    d = ours.detail
+    assert d.words == words and d.grouping == "offsets"
     scale = np.abs(theirs).max()
     assert scale > 0.05  # the sharpened model's logits move when words go
-    np.testing.assert_allclose(ours.scores[1:-1], theirs, atol=1e-4 * scale)
-    assert abs(ours.detail.intercept - exp.intercept[target]) < 1e-4
-    assert abs(ours.detail.r2 - exp.score) < 1e-4
+    np.testing.assert_allclose(d.coef, theirs, atol=1e-6 * scale)
+    assert abs(d.intercept - exp.intercept[target]) < 1e-6 and abs(d.r2 - exp.score) < 1e-6
+    for j in range(len(words)):  # every piece of a word carries its coefficient; the rest score 0
+        np.testing.assert_array_equal(ours.scores[d.groups[j]], d.coef[j])
+    kept = ~d.groups.any(axis=0)
+    assert (ours.scores[kept] == 0).all() and kept[0] and kept[-1]
+    np.testing.assert_array_equal(L.word_scores(ours).scores, d.coef)
+
+
+def test_subwords_go_with_their_word_and_punctuation_stays(sharp64, subword_tok):
+    model, tok = sharp64, subword_tok
+    text = "an unwatchable, overlong mess"
+    s = L.lime(model, tok, text, n_samples=60, seed=2, output="logit")
+    d = s.detail
+    assert s.tokens == ["[CLS]", "an", "un", "##watch", "##able", ",", "over", "##long", "mess", "[SEP]"]
+    assert d.groups.astype(int).tolist() == [[0, 1, 0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 1, 1, 1, 0, 0, 0, 0, 0],
+                                             [0, 0, 0, 0, 0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0, 1, 0]]
+    logits_of = _logits_per_string(model, tok)
+    for z, y in zip(d.samples[:10], d.outputs[:10], strict=True):  # the model on the text with those words gone
+        gone = [w for w, keep in zip(d.words, z, strict=True) if not keep]
+        string = " ".join(w for w in text.replace(",", " ,").split() if w not in gone)
+        assert abs(logits_of([string])[0, s.target] - y) < 1e-9
+    each = L.lime(model, tok, "the film is the best", n_samples=60, seed=2, bow=False)
+    assert each.detail.words == ["the", "film", "is", "the", "best"] and not each.detail.bow
+
+
+def test_without_offsets_the_pieces_are_grouped_by_wordpiece_marks_with_a_warning(sharp64, subword_tok, monkeypatch):
+    """A slow tokenizer gives no character offsets; the fallback groups '##' pieces with the word before."""
+    text = "an unwatchable, overlong mess"
+    fast = L.lime(sharp64, subword_tok, text, n_samples=60, seed=2)
+    monkeypatch.setattr(type(subword_tok), "is_fast", False)  # what a slow tokenizer says
+    with pytest.warns(UserWarning, match="offsets"):
+        slow = L.lime(sharp64, subword_tok, text, n_samples=60, seed=2)
+    assert slow.detail.grouping == "wordpiece" and slow.detail.words == fast.detail.words
+    np.testing.assert_array_equal(slow.detail.groups, fast.detail.groups)
+    np.testing.assert_allclose(slow.scores, fast.scores, atol=1e-12)
 
 
 def test_the_outputs_are_the_model_on_the_text_with_those_tokens_deleted(sharp, tok):
@@ -126,7 +196,8 @@ def test_the_outputs_are_the_model_on_the_text_with_those_tokens_deleted(sharp, 
             logit = model(**tok([" ".join(words[z > 0])], return_tensors="pt")).logits[0, s.target]
         assert abs(float(logit) - y) < 1e-5
     assert d.n_evaluated == len(np.unique(d.samples, axis=0)) <= 32
-    assert s.scores[0] == 0 and s.scores[-1] == 0 and list(d.features) == [1, 2, 3, 4, 5]
+    assert s.scores[0] == 0 and s.scores[-1] == 0 and d.words == TEXT.split()
+    np.testing.assert_array_equal(d.groups, np.eye(7, dtype=bool)[1:6])
 
 
 # -- (c) over seeds -------------------------------------------------------------------------------------------
@@ -174,6 +245,7 @@ def test_lime_is_a_registered_text_method(model, tok):
     ({"alpha": -0.1}, ValueError, "alpha"),
     ({"output": "proba"}, ValueError, "output"),
     ({"batch_size": 0}, ValueError, "batch_size"),
+    ({"bow": "yes"}, TypeError, "bow"),
     ({"target": 5}, ValueError, "target"),
 ])
 def test_bad_options_are_named(model, tok, kwargs, error, words):
@@ -190,7 +262,7 @@ def test_bad_surrogate_input_is_named():
         L.sample_presence(0, 10)
 
 
-def test_the_samples_go_through_the_model_in_batches_without_the_tokenizer(model, tok, monkeypatch):
+def test_the_samples_go_through_the_model_in_batches_without_tokenizing_them(model, tok, monkeypatch):
     from xaikit._text_input import prepare_text
 
     prepared = prepare_text(model, tok, TEXT)
@@ -203,7 +275,7 @@ def test_the_samples_go_through_the_model_in_batches_without_the_tokenizer(model
         s = L._lime(prepared, n_samples=300, seed=0, batch_size=8)
     finally:
         handle.remove()
-    assert calls == {"forward": -(-s.detail.n_evaluated // 8), "tokenizer": 0}
+    assert calls == {"forward": -(-s.detail.n_evaluated // 8), "tokenizer": 1}  # once: the words' offsets
 
 
 def test_refit_is_lime_with_that_width_without_a_forward_pass(model, tok):

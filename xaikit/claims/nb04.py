@@ -87,14 +87,14 @@ CLAIMS = [
           why="weighted least squares on every presence vector: the linear function is in the model class and "
               "the samples determine it, so the fit is exact whatever the (positive) kernel weights; float64"),
     Claim("04.4b-lime-ridge-same", "xaikit's closed-form LIME fit equals scikit-learn's Ridge (what the lime "
-          "package fits) on the same samples, outputs and kernel weights (largest difference relative to the "
-          "largest coefficient).", "identity", upper=1e-6,
+          "package fits) on the same samples, outputs and kernel weights (largest difference of the words' "
+          "coefficients relative to the largest).", "identity", upper=1e-6,
           why="the same weighted ridge problem with an unpenalised intercept, solved twice in float64"),
-    Claim("04.4b-shap-same-every-run", "SHAP's Partition explainer run again on the five sentences gives the "
-          "same values (largest difference).", "identity", upper=1e-6,
+    Claim("04.4b-shap-same-every-run", "SHAP's Partition explainer run twice on the review sentence at LIME's "
+          "budget gives the same values (largest difference).", "identity", upper=1e-6,
           why="with a given masker SHAP evaluates the same masked texts in the same batches: nothing is random"),
     Claim("04.4b-lime-same-seed-same-scores", "LIME with the same seed gives the same scores (largest "
-          "difference over the five sentences).", "identity", upper=1e-6,
+          "difference, on the review sentence).", "identity", upper=1e-6,
           why="the seed fixes the samples (NumPy's RandomState), and the same samples go through the model in "
               "the same batches"),
     Claim("04.4b-shapley-kernel-is-shapley", "The LIME regression with the Shapley kernel on all 2^4 samples "

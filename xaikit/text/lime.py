@@ -1,28 +1,45 @@
-"""LIME for text classifiers: a weighted linear surrogate fitted to the model around one sentence (Ribeiro,
+r"""LIME for text classifiers: a weighted linear surrogate fitted to the model around one sentence (Ribeiro,
 Singh & Guestrin 2016, "'Why Should I Trust You?': Explaining the Predictions of Any Classifier", KDD).
 Used by notebook 04, section 4b.
 
-For a text whose tokens are ``[CLS] t_1 ... t_d [SEP]``, LIME describes a perturbed copy by its presence
-vector z in {0, 1}^d (z_j = 1: token t_j is kept; the special tokens are always kept) and proceeds as the
-``lime`` package's ``LimeTextExplainer`` does:
+**Features are words, as in the ``lime`` package's ``LimeTextExplainer``.** A word is a run of word
+characters (the regular expression ``\w+``): what the package's default ``split_expression=r'\W+'`` leaves
+between separators, so punctuation and spaces are never features and always stay in the text. Each word is
+mapped to the tokenizer's pieces through the fast tokenizer's character offsets ("unwatchable" is
+``un ##watch ##able``: one feature; removing it removes the three pieces). With ``bow=True`` (the package's
+default) equal words are one feature, in the order of their first appearance: "the film is the best" has 4
+features, and removing "the" removes both; ``bow=False`` makes each occurrence a feature (the package then
+writes ``UNKWORDZ`` in place of a removed word, xaikit still deletes it). ``[CLS]``/``[SEP]`` and the
+punctuation pieces are always kept. A slow tokenizer has no offsets: the pieces are then grouped by
+WordPiece's ``##`` continuation mark and the pieces without a word character are the punctuation, with a
+warning (the words can then differ from the package's, e.g. at an apostrophe, which WordPiece splits off).
 
-1. **Samples.** Row 0 is the text itself (z = 1). For each other row, draw how many tokens to remove,
+For a text with d words, LIME describes a perturbed copy by its presence vector z in {0, 1}^d (z_j = 1: word
+j is kept) and proceeds as ``LimeTextExplainer`` does:
+
+1. **Samples.** Row 0 is the text itself (z = 1). For each other row, draw how many words to remove,
    k ~ Uniform{1, ..., d}, then which k, without replacement (NumPy's ``RandomState(seed)``, in the
    package's order of draws, so a seed gives the package's matrix).
-2. **The model on each sample.** The removed tokens are deleted (the rest close up, as words removed from
-   a string do) and the model gives f(z): the target class's probability (LIME's choice) or its logit.
-   Equal rows are evaluated once; the rest go through the model in padded batches.
+2. **The model on each sample.** The pieces of the removed words are deleted (the rest close up, as words
+   removed from a string do) and the model gives f(z): the target class's probability (LIME's choice) or its
+   logit. Equal rows are evaluated once; the rest go through the model in padded batches.
 3. **Proximity.** D(z) = 100 * (1 - cos(z, 1)), the cosine distance to the text in percent (the package's
-   scale), and the exponential kernel pi(z) = sqrt(exp(-D(z)^2 / width^2)) (the package's default
-   width is 25).
+   scale), and the kernel pi(z) = sqrt(exp(-D(z)^2 / width^2)) with width 25 by default: the package's text
+   kernel. The paper writes exp(-D^2 / sigma^2); the square root makes the package's kernel the paper's with
+   sigma = sqrt(2) * width. xaikit follows the package so that its numbers can be checked against it.
 4. **Surrogate.** The weighted ridge regression g(z) = b + w . z minimising
    sum_s pi(z_s) (f(z_s) - g(z_s))^2 + alpha ||w||^2 (the intercept is not penalised; the package's Ridge
-   has alpha = 1). Token t_j's score is w_j; the special tokens score 0.
+   has alpha = 1). Word j's score is w_j; every piece of the word shows it, the special tokens and the
+   punctuation show 0.
+
+**All words are returned.** The paper's Algorithm 1 keeps K features (K-Lasso) and the package keeps
+``num_features=10`` by default; xaikit returns the coefficient of every word, which is the package's result
+with ``feature_selection="none"`` (or ``num_features`` = the number of words).
 
 The fit is a closed form (:func:`fit_surrogate`): with the weighted means removed,
 (X^T Pi X + alpha I) w = X^T Pi y. With every one of the 2^d presence vectors as samples and alpha = 0 it
-returns the coefficients of a model that is linear in z exactly; the tests check that, and check the fit
-against the package's own ``LimeBase.explain_instance_with_data`` on the same samples.
+returns the coefficients of a model that is linear in z exactly; the tests check that, and check the scores
+against ``LimeTextExplainer`` itself on sentences with subwords, punctuation and repeated words.
 
 The explanation depends on the random samples: another seed gives other scores (:func:`seed_spread`
 measures how much), where SHAP's Partition explainer with a fixed masker returns the same values each run.
@@ -31,12 +48,13 @@ measures how much), where SHAP's Partition explainer with a fixed masker returns
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from xaikit._fn import in_float32
+from xaikit._fn import in_float32, warn
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
 from xaikit._validate import check_choice, check_float, check_int, check_seed
@@ -45,11 +63,13 @@ from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["LimeDetail", "Surrogate", "SeedSpread", "lime", "sample_presence", "all_presence", "cosine_distances",
-           "kernel", "shapley_kernel", "fit_surrogate", "lime_presence", "refit", "seed_spread", "OUTPUTS"]
+           "kernel", "shapley_kernel", "fit_surrogate", "lime_presence", "refit", "seed_spread", "word_groups",
+           "word_scores", "OUTPUTS"]
 
 #: what f(z) is: the target class's probability (LIME's choice) or its logit (SHAP's in notebook 04)
 OUTPUTS = ("prob", "logit")
 _SEED_MAX = 2 ** 32 - 1  # NumPy's RandomState takes seeds below 2**32
+_WORD = re.compile(r"\w+")  # the package's words: what its split_expression=r"\W+" leaves
 
 
 @dataclass
@@ -78,9 +98,14 @@ class LimeDetail:
         outputs: ``(S,)`` f(z) of each sample (``output``: probability or logit of the target class).
         distances: ``(S,)`` 100 * cosine distance of each sample to the text.
         weights: ``(S,)`` the kernel pi(z) of each sample.
-        features: ``(d,)`` the position of each feature among the tokens (the special tokens are none).
+        words: ``(d,)`` the features, one per word (one per distinct word with ``bow``).
+        groups: ``(d, N)`` bool, ``groups[j, i]``: token i is a piece of word j (the special tokens and the
+            punctuation belong to no word and are always kept).
+        coef: ``(d,)`` the surrogate's coefficient of each word (the scores, per word).
         intercept, r2, prediction: the surrogate's (:class:`Surrogate`); ``fx`` = f of the text itself.
-        kernel_width, alpha, seed, output: the settings used.
+        kernel_width, alpha, seed, output, bow: the settings used.
+        grouping: how pieces were grouped into words: ``"offsets"`` (the fast tokenizer's character offsets)
+            or ``"wordpiece"`` (the ``##`` marks of a slow tokenizer).
         n_evaluated: distinct samples sent through the model (equal rows are evaluated once).
     """
 
@@ -88,7 +113,9 @@ class LimeDetail:
     outputs: np.ndarray
     distances: np.ndarray
     weights: np.ndarray
-    features: np.ndarray
+    words: list[str]
+    groups: np.ndarray
+    coef: np.ndarray
     intercept: float
     r2: float
     prediction: float
@@ -98,13 +125,15 @@ class LimeDetail:
     seed: int
     output: str
     n_evaluated: int
+    bow: bool = True
+    grouping: str = "offsets"
 
 
 # -- the steps, each on plain arrays -------------------------------------------------------------------------
 def sample_presence(n_features: int, n_samples: int, seed: int = 0) -> np.ndarray:
     """``(n_samples, n_features)`` presence vectors: row 0 all ones, each other row with k ~ U{1..d} features
     removed, chosen without replacement (the draws of ``LimeTextExplainer`` with ``random_state=seed``)."""
-    d = check_int(n_features, "n_features", 1, hint="the number of tokens that can be removed")
+    d = check_int(n_features, "n_features", 1, hint="the number of words that can be removed")
     n = check_int(n_samples, "n_samples", 2, hint="LIME needs the text and at least one perturbed copy, e.g. 500")
     rng = np.random.RandomState(check_seed(seed, "seed", _SEED_MAX))
     removed = rng.randint(1, d + 1, n - 1)  # (S-1,) how many tokens each sample drops
@@ -208,23 +237,94 @@ def _check_width(kernel_width) -> float:
                        hint="the kernel's width in the distance's units (100 * cosine distance); LIME's default is 25")
 
 
+# -- words and their pieces ----------------------------------------------------------------------------------
+def word_groups(tokenizer, text: str, input_ids, special, bow: bool = True) -> tuple[list[str], np.ndarray, str]:
+    """The words of ``text`` as LIME's features and the token pieces of each.
+
+    ``input_ids`` ``(N,)``: the text's tokens as the model sees them; ``special`` ``(N,)`` bool: the tokens the
+    tokenizer added. Returns ``(words, groups, grouping)``: the ``d`` features, the ``(d, N)`` bool matrix of
+    their pieces, and ``"offsets"`` or ``"wordpiece"`` (see the module's docstring). A word is a ``\\w+`` run
+    of the text; with ``bow`` equal words are one feature. Tokens in no word (special, punctuation) are in no
+    group.
+    """
+    ids = [int(i) for i in input_ids]
+    special = np.asarray(special, dtype=bool)
+    owner = _owners_by_offsets(tokenizer, text, ids, special)  # (N,) word occurrence of each token, -1: none
+    if owner is not None:
+        grouping = "offsets"
+        occurrences = [m.group() for m in _WORD.finditer(text)]
+    else:
+        grouping = "wordpiece"
+        owner, occurrences = _owners_by_wordpiece(tokenizer.convert_ids_to_tokens(ids), special)
+        warn("the tokenizer gives no character offsets (a slow tokenizer), so LIME groups WordPiece pieces by "
+             "their '##' marks into words; load the fast tokenizer (use_fast=True) to get the lime package's "
+             "words exactly")
+    words, index, rows = [], {}, []
+    for k, word in enumerate(occurrences):
+        members = owner == k
+        if not members.any():  # a word without a piece of its own changes nothing the model sees
+            continue
+        key = word if bow else k
+        if key not in index:
+            index[key] = len(words)
+            words.append(word)
+            rows.append(np.zeros(len(ids), dtype=bool))
+        rows[index[key]] |= members
+    groups = np.array(rows, dtype=bool).reshape(len(words), len(ids))  # (d, N)
+    return words, groups, grouping
+
+
+def _owners_by_offsets(tokenizer, text, ids, special) -> np.ndarray | None:
+    """Each token's word occurrence (index into the ``\\w+`` runs of ``text``), -1 for none; ``None`` when the
+    tokenizer gives no offsets or tokenizes ``text`` otherwise than ``ids``."""
+    if not getattr(tokenizer, "is_fast", False):
+        return None
+    try:
+        enc = tokenizer(text, return_offsets_mapping=True, truncation=True, max_length=max(len(ids), 2))
+    except (NotImplementedError, TypeError, ValueError):
+        return None
+    if list(enc["input_ids"]) != ids:
+        return None
+    spans = [m.span() for m in _WORD.finditer(text)]
+    starts = np.array([s for s, _ in spans], dtype=int)  # (W,)
+    owner = np.full(len(ids), -1)
+    for i, (start, end) in enumerate(enc["offset_mapping"]):
+        if special[i] or end <= start:
+            continue
+        k = int(np.searchsorted(starts, start, side="right")) - 1
+        if k >= 0 and start < spans[k][1]:
+            owner[i] = k
+    return owner
+
+
+def _owners_by_wordpiece(tokens, special) -> tuple[np.ndarray, list[str]]:
+    """The slow tokenizer's fallback: a ``##`` piece joins the word before it, a piece without a word character
+    is punctuation (no word)."""
+    owner, words = np.full(len(tokens), -1), []
+    for i, t in enumerate(tokens):
+        if special[i]:
+            continue
+        if t.startswith("##") and words and owner[i - 1] == len(words) - 1:
+            owner[i] = len(words) - 1
+            words[-1] += t[2:]
+        elif _WORD.search(t):
+            owner[i] = len(words)
+            words.append(t)
+    return owner, words
+
+
 # -- the model on the samples ---------------------------------------------------------------------------------
-def _evaluate(prepared: PreparedText, features: np.ndarray, z: np.ndarray, output: str, batch_size: int) -> np.ndarray:
-    """f(z) for each distinct row of ``z`` ``(U, d)``: the text with the tokens where z = 0 deleted, through the
-    model in padded batches; ``(U,)`` float64."""
+def _evaluate(prepared: PreparedText, groups: np.ndarray, z: np.ndarray, output: str, batch_size: int) -> np.ndarray:
+    """f(z) for each distinct row of ``z`` ``(U, d)``: the text with the pieces of the words where z = 0
+    deleted, through the model in padded batches; ``(U,)`` float64."""
     inputs, model = prepared.inputs, prepared.model
-    n = prepared.n_tokens
-    always = np.ones(n, dtype=bool)
-    always[features] = False  # the special tokens, always kept
+    always = ~groups.any(axis=0)  # (N,) the special tokens and the punctuation, always kept
     pad_id = getattr(prepared.tokenizer, "pad_token_id", None) or 0
     out = []
     for start in range(0, len(z), batch_size):
         rows = z[start:start + batch_size]  # (B, d)
-        kept = []
-        for row in rows:
-            keep = always.copy()
-            keep[features[row > 0]] = True
-            kept.append(torch.as_tensor(np.flatnonzero(keep), device=inputs["input_ids"].device))
+        keep = always | ((rows > 0).astype(int) @ groups.astype(int) > 0)  # (B, N)
+        kept = [torch.as_tensor(np.flatnonzero(k), device=inputs["input_ids"].device) for k in keep]
         longest = max(len(k) for k in kept)
         batch = {}
         for key, t in inputs.items():  # (1, N) each: ids, mask, token types
@@ -242,9 +342,9 @@ def _evaluate(prepared: PreparedText, features: np.ndarray, z: np.ndarray, outpu
 
 @in_float32("model")
 def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None, n_samples: int = 500,
-         kernel_width: float = 25.0, alpha: float = 1.0, seed: int = 0, output: str = "prob",
+         kernel_width: float = 25.0, alpha: float = 1.0, seed: int = 0, output: str = "prob", bow: bool = True,
          batch_size: int = 64) -> TokenScores:
-    """LIME token scores of one text (Ribeiro et al. 2016; notebook 04 section 4b).
+    """LIME word scores of one text (Ribeiro et al. 2016; notebook 04 section 4b).
 
     Args:
         model, tokenizer: a BERT-family sequence classifier and its tokenizer.
@@ -256,67 +356,87 @@ def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Tar
         alpha: the ridge penalty (>= 0; the package's 1.0).
         seed: the seed of the samples (an int in [0, 2**32 - 1]): the same seed, the same samples.
         output: ``"prob"`` (LIME's: the target's probability) or ``"logit"``.
+        bow: equal words are one feature (the package's default ``bow=True``); ``False``: each occurrence.
         batch_size: samples per forward pass.
 
     Returns:
-        :class:`~xaikit.text.tokens.TokenScores` (signed): each token's surrogate coefficient, 0 for
-        [CLS]/[SEP]; ``detail`` is a :class:`LimeDetail` (samples, outputs, weights, intercept, R^2).
+        :class:`~xaikit.text.tokens.TokenScores` (signed) over the model's tokens: every piece of a word shows
+        the word's surrogate coefficient, [CLS]/[SEP] and punctuation 0; ``detail`` is a :class:`LimeDetail`
+        (the words, their coefficients, samples, outputs, weights, intercept, R^2). :func:`word_scores` gives
+        the scores per word, as the package lists them.
     """
-    _check_options(n_samples, kernel_width, alpha, seed, output, batch_size)
+    _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow)
     prepared = prepare_text(model, tokenizer, text, target, method="lime")
     return _lime(prepared, n_samples=n_samples, kernel_width=kernel_width, alpha=alpha, seed=seed, output=output,
-                 batch_size=batch_size)
+                 bow=bow, batch_size=batch_size)
 
 
-def _check_options(n_samples, kernel_width, alpha, seed, output, batch_size) -> None:
+def _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow=True) -> None:
     check_int(n_samples, "n_samples", 2, hint="LIME needs the text and at least one perturbed copy, e.g. 500")
     _check_width(kernel_width)
     check_float(alpha, "alpha", 0.0, hint="the ridge penalty; LIME uses 1.0, 0 is plain least squares")
     check_seed(seed, "seed", _SEED_MAX)
     check_choice(output, "output", OUTPUTS)
     check_int(batch_size, "batch_size", 1, hint="samples per forward pass, e.g. 64")
+    if not isinstance(bow, bool):
+        raise TypeError(f"bow must be True (equal words are one feature, the lime package's default) or False, "
+                        f"got {type(bow).__name__} {bow!r}")
 
 
 def _lime(prepared: PreparedText, *, n_samples: int = 500, kernel_width: float = 25.0, alpha: float = 1.0,
-          seed: int = 0, output: str = "prob", batch_size: int = 64) -> TokenScores:
+          seed: int = 0, output: str = "prob", bow: bool = True, batch_size: int = 64) -> TokenScores:
     """:func:`lime` of a prepared text (its target resolved)."""
-    _check_options(n_samples, kernel_width, alpha, seed, output, batch_size)
+    _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow)
     special = prepared.special.numpy() if prepared.special is not None else np.zeros(prepared.n_tokens, dtype=bool)
-    features = np.flatnonzero(~special)  # (d,) positions of the removable tokens
-    if len(features) == 0:
-        raise ValueError("the text has no tokens besides the special ones, so LIME has nothing to remove; "
+    words, groups, grouping = word_groups(prepared.tokenizer, prepared.text, prepared.inputs["input_ids"][0].tolist(),
+                                          special, bow)
+    if len(words) == 0:
+        raise ValueError("the text has no words (runs of letters or digits), so LIME has nothing to remove; "
                          "pass a text with at least one word")
-    z = sample_presence(len(features), n_samples, seed)  # (S, d)
+    z = sample_presence(len(words), n_samples, seed)  # (S, d)
     unique, inverse = np.unique(z, axis=0, return_inverse=True)  # (U, d), (S,)
     with method_threads(prepared.model):
-        y = _evaluate(prepared, features, unique, output, batch_size)[inverse.reshape(-1)]  # (S,)
-    return _fit(prepared.tokens, prepared.target, features, z, y, kernel_width, alpha, seed, output, len(unique))
+        y = _evaluate(prepared, groups, unique, output, batch_size)[inverse.reshape(-1)]  # (S,)
+    return _fit(prepared.tokens, prepared.target, words, groups, z, y, kernel_width, alpha, seed, output, len(unique),
+                bow, grouping)
 
 
-def _fit(tokens, target, features, z, y, kernel_width, alpha, seed, output, n_evaluated) -> TokenScores:
+def _fit(tokens, target, words, groups, z, y, kernel_width, alpha, seed, output, n_evaluated, bow,
+         grouping) -> TokenScores:
     """Steps 3 and 4 on the samples ``z`` ``(S, d)`` and their outputs ``y`` ``(S,)``: the scores."""
     distances = cosine_distances(z)  # (S,)
     weights = kernel(distances, kernel_width)  # (S,)
     fit = fit_surrogate(z, y, weights, alpha)
-    scores = np.zeros(len(tokens))
-    scores[features] = fit.coef
-    detail = LimeDetail(z, y, distances, weights, features, fit.intercept, fit.r2, fit.prediction, float(y[0]),
-                        float(kernel_width), float(alpha), int(seed), output, int(n_evaluated))
+    scores = fit.coef @ groups.astype(float)  # (N,) each piece its word's coefficient, the rest 0
+    detail = LimeDetail(z, y, distances, weights, list(words), groups, fit.coef, fit.intercept, fit.r2,
+                        fit.prediction, float(y[0]), float(kernel_width), float(alpha), int(seed), output,
+                        int(n_evaluated), bool(bow), grouping)
     return TokenScores(list(tokens), scores, "LIME", target, signed=True, detail=detail)
+
+
+def word_scores(scores: TokenScores) -> TokenScores:
+    """A LIME result per word: one entry per feature (word), its coefficient, as the package lists them."""
+    d = _detail(scores)
+    return TokenScores(list(d.words), d.coef.copy(), "LIME", scores.target, signed=True, detail=d)
+
+
+def _detail(scores) -> LimeDetail:
+    d = getattr(scores, "detail", None)
+    if not isinstance(d, LimeDetail):
+        raise TypeError(f"scores must be a LIME result (xaikit.text.lime.lime), got {type(scores).__name__} "
+                        f"with detail {type(d).__name__}")
+    return d
 
 
 def refit(scores: TokenScores, *, kernel_width: float | None = None, alpha: float | None = None) -> TokenScores:
     """The same LIME samples and model outputs, fitted again with another kernel width or ridge penalty
     (``None``: as before); no forward pass. The LIME panel of notebook 04 refits on every move of its
     kernel-width slider."""
-    d = getattr(scores, "detail", None)
-    if not isinstance(d, LimeDetail):
-        raise TypeError(f"scores must be a LIME result (xaikit.text.lime.lime), got {type(scores).__name__} "
-                        f"with detail {type(d).__name__}")
+    d = _detail(scores)
     width = d.kernel_width if kernel_width is None else _check_width(kernel_width)
     alpha = d.alpha if alpha is None else check_float(alpha, "alpha", 0.0, hint="the ridge penalty, e.g. 1.0")
-    return _fit(scores.tokens, scores.target, d.features, d.samples, d.outputs, width, alpha, d.seed, d.output,
-                d.n_evaluated)
+    return _fit(scores.tokens, scores.target, d.words, d.groups, d.samples, d.outputs, width, alpha, d.seed,
+                d.output, d.n_evaluated, d.bow, d.grouping)
 
 
 # -- how much the scores move with the seed -------------------------------------------------------------------
@@ -339,12 +459,13 @@ class SeedSpread:
 
 
 def seed_spread(runs: list[TokenScores]) -> SeedSpread:
-    """How much the scores of the same text differ between runs (e.g. LIME with seeds 0, 1, 2, ...)."""
+    """How much the scores of the same text differ between runs (e.g. LIME with seeds 0, 1, 2, ...). LIME
+    results are compared per word (:func:`word_scores`), other results per token."""
     from scipy.stats import spearmanr
 
     if len(runs) < 2:
         raise ValueError(f"runs must hold at least two TokenScores of the same text, got {len(runs)}")
-    runs = [r.without() for r in runs]
+    runs = [word_scores(r) if isinstance(getattr(r, "detail", None), LimeDetail) else r.without() for r in runs]
     if any(r.tokens != runs[0].tokens for r in runs):
         raise ValueError("the runs are for different tokens; pass explanations of the same text")
     s = np.stack([r.scores for r in runs])  # (R, N)

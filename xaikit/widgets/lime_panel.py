@@ -27,7 +27,8 @@ class LimeView:
 
 
 class LimePanel(Panel):
-    """LIME on one sentence: bars of the surrogate's coefficients, the token heatmap, and the surrogate's
+    """LIME on one sentence: bars of the surrogate's coefficients (one per word, LIME's features), the token
+    heatmap (each piece of a word shaded by the word's coefficient), and the surrogate's
     g(z) against the model's f(z) on the samples, each point shaded by its kernel weight, with the weighted
     R^2 (notebook 04, section 4b).
 
@@ -76,13 +77,16 @@ class LimePanel(Panel):
         self.n_computed += computed
         scores = first if first.detail.kernel_width == kernel_width else refit(first, kernel_width=kernel_width)
         d = scores.detail
-        surrogate = d.intercept + d.samples @ scores.scores[d.features]  # (S,)
+        surrogate = d.intercept + d.samples @ d.coef  # (S,)
         return LimeView(scores.without() if self.drop_special else scores, surrogate, computed)
 
     def draw(self, fig, r: LimeView):
+        from xaikit.text.lime import word_scores
+
         d = r.scores.detail
         ax_bars, ax_fit = fig.subplots(1, 2, gridspec_kw=dict(width_ratios=(3, 2)))
-        r.scores.bar(ax_bars, title=f"LIME coefficients ({d.output}), {len(d.samples)} samples, seed {d.seed}")
+        word_scores(r.scores).bar(ax_bars, title=f"LIME coefficients per word ({d.output}), {len(d.samples)} "
+                                                 f"samples, seed {d.seed}")
         ax_bars.tick_params(axis="x", rotation=45)
         order = np.argsort(d.weights)  # heavy points on top
         points = ax_fit.scatter(d.outputs[order], r.surrogate[order], c=d.weights[order], cmap=SEQUENTIAL,
@@ -98,5 +102,5 @@ class LimePanel(Panel):
         fig.colorbar(points, ax=ax_fit, label="kernel weight")
         note = (f"<small>Surrogate: intercept {d.intercept:.3g}, g(sentence) = {d.prediction:.3g}, f(sentence) = "
                 f"{d.fx:.3g}; weighted R<sup>2</sup> = {d.r2:.3f} on its {len(d.samples)} samples "
-                f"({d.n_evaluated} distinct).</small>")
+                f"({d.n_evaluated} distinct of 2<sup>{len(d.words)}</sup> possible).</small>")
         return r.scores.html() + note
