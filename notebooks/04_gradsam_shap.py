@@ -602,8 +602,8 @@ lime_panel
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
-# Removing one of $d$ words already moves a sample $D = 100\,(1 - \sqrt{(d-1)/d})$ away, 13.4 for four
-# words. With $\sigma = 1$ its weight is $\sqrt{\exp(-13.4^2)} \approx e^{-90}$: every perturbed sample
+# Removing one of $d$ words already moves a sample $D = 100\,(1 - \sqrt{(d-1)/d})$ away, more than 10 for
+# a short sentence. With $\sigma = 1$ its weight is $\sqrt{\exp(-D^2)}$, below $e^{-50}$: every perturbed sample
 # weighs nothing, the fit sees the sentence alone, and the ridge penalty pulls every coefficient to
 # (almost) zero. The explanation is empty, however well $g$ "fits". With $\sigma = 100$ all samples weigh
 # nearly alike, also those with most words gone, so the line averages the model's behaviour over heavily
@@ -645,7 +645,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lime_of[s].html() + shap_pos[s].html() + gra
 # so a second run at the same budget returns the same numbers. That buys reproducibility (two SHAP
 # explanations that differ do so because the model or the text differs, never because of the draw); it does
 # not make the values "true": they still depend on the masker's choices (what a hidden token becomes, the
-# tree of token groups), which a rerun cannot reveal. (This cell takes about 10 s.)
+# tree of token groups), which a rerun cannot reveal. (This cell takes a while: several LIME runs.)
 
 # %%
 REVIEW = ("The acting is superb and the score is lovely, but the plot drags badly and the ending feels "
