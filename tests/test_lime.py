@@ -369,3 +369,12 @@ def test_the_shapley_kernel_turns_the_same_regression_into_shapley_values():
     np.testing.assert_allclose(fit.coef, shapley, atol=1e-5)
     lime_fit = L.fit_surrogate(z, f(z), L.kernel(L.cosine_distances(z), 25.0), alpha=0.0)
     assert np.abs(lime_fit.coef - shapley).max() > 0.1  # LIME's weighting gives other numbers
+
+
+def test_a_huge_sample_count_is_refused_before_any_work():
+    from xaikit.text import lime as lime_module
+
+    with pytest.raises(ValueError, match=r"n_samples must be an int <= 500000.*forward pass"):
+        lime_module._check_options(10**9, 25.0, 1.0, 0, "logit", 32)
+    with pytest.raises(ValueError, match="n_samples"):
+        lime_module.sample_presence(4, 10**9)

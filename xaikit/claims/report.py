@@ -111,5 +111,6 @@ def write(out: str | Path | None, names: list[str] | None = None) -> str:
         raise ValueError(f"claims report --out {out}: the file must end in .html or .md (got {got}), "
                          "e.g. --out claims.html")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return str(path)
+    from xaikit._files import write_export
+
+    return str(write_export(path, text, "claims report"))

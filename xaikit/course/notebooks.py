@@ -47,6 +47,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from xaikit._files import backup, write_export, write_text_atomic
+
 
 def project_root() -> Path:
     """The folder that holds ``notebooks/``: the checkout this package sits in (a clone or an editable
@@ -242,26 +244,6 @@ def ensure_folder(path: Path, what: str, make: bool = True) -> Path:
     if make:
         path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename: never half a file."""
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)
-
-
-def backup(path: Path) -> Path:
-    """Copy ``path`` to ``backup-<stem>-<YYYYmmdd-HHMMSS>.<suffix>`` beside it (a name no glob of
-    ``NN_*`` notebooks picks up) and return the copy's path."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    copy_path = path.with_name(f"backup-{path.stem}-{stamp}{path.suffix}")
-    n = 1
-    while copy_path.exists():
-        n += 1
-        copy_path = path.with_name(f"backup-{path.stem}-{stamp}-{n}{path.suffix}")
-    copy_path.write_bytes(path.read_bytes())
-    return copy_path
 
 
 @dataclass
@@ -589,8 +571,7 @@ def export_html(nb, path: Path) -> Path:
     exporter = HTMLExporter(mathjax_url=url, template_file="xaikit_page.html.j2",
                             extra_loaders=[jinja2.DictLoader({"xaikit_page.html.j2": _PAGE_TEMPLATE})])
     body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
-    path.write_text(body, encoding="utf-8")
-    return path
+    return write_export(path, body, "page")
 
 
 #: nbconvert's lab page without require.js, which it loads from a CDN for a widget manager that a page of

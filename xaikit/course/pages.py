@@ -206,8 +206,7 @@ def export_slides(nb, path: Path, student: bool = False) -> Path:
     exporter = SlidesExporter(mathjax_url=url, reveal_url_prefix=prefix, template_file="xaikit_slides.html.j2",
                               extra_loaders=[jinja2.DictLoader({"xaikit_slides.html.j2": _SLIDES_TEMPLATE})])
     body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": nbtools.page_title(nb)}})
-    path.write_text(body, encoding="utf-8")
-    return path
+    return nbtools.write_export(path, body, "slide show")
 
 
 class SlidesNotWritten(RuntimeError):

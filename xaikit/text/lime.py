@@ -130,11 +130,16 @@ class LimeDetail:
 
 
 # -- the steps, each on plain arrays -------------------------------------------------------------------------
+#: the most samples one explanation draws (100 times the package's default): each is one forward pass
+MAX_SAMPLES = 500_000
+
+
 def sample_presence(n_features: int, n_samples: int, seed: int = 0) -> np.ndarray:
     """``(n_samples, n_features)`` presence vectors: row 0 all ones, each other row with k ~ U{1..d} features
     removed, chosen without replacement (the draws of ``LimeTextExplainer`` with ``random_state=seed``)."""
     d = check_int(n_features, "n_features", 1, hint="the number of words that can be removed")
-    n = check_int(n_samples, "n_samples", 2, hint="LIME needs the text and at least one perturbed copy, e.g. 500")
+    n = check_int(n_samples, "n_samples", 2, MAX_SAMPLES, hint="LIME needs the text and at least one perturbed "
+                  "copy, e.g. 500")
     rng = np.random.RandomState(check_seed(seed, "seed", _SEED_MAX))
     removed = rng.randint(1, d + 1, n - 1)  # (S-1,) how many tokens each sample drops
     z = np.ones((n, d))  # (S, d)
@@ -372,7 +377,9 @@ def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Tar
 
 
 def _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow=True) -> None:
-    check_int(n_samples, "n_samples", 2, hint="LIME needs the text and at least one perturbed copy, e.g. 500")
+    check_int(n_samples, "n_samples", 2, MAX_SAMPLES,
+              hint="LIME needs the text and at least one perturbed copy; the package's default is 5000, and "
+                   f"each sample is one forward pass, so more than {MAX_SAMPLES:,} would run for hours")
     _check_width(kernel_width)
     check_float(alpha, "alpha", 0.0, hint="the ridge penalty; LIME uses 1.0, 0 is plain least squares")
     check_seed(seed, "seed", _SEED_MAX)
