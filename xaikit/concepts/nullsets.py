@@ -50,7 +50,7 @@ def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress
     def build(tmp):
         np.save(tmp / _NULL_FILE, np.stack(_draw_null_sets(size, seed, n_null)))
 
-    cache.ensure(folder, build, required=(_NULL_FILE,), what="rank test's random sets", progress=progress)
+    folder = cache.ensure(folder, build, required=(_NULL_FILE,), what="rank test's random sets", progress=progress)
     sets = np.load(folder / _NULL_FILE)
     return tuple(sets[k] for k in range(len(sets)))
 
