@@ -22,6 +22,10 @@ from torch import nn
 from xaikit._config import cache_dir, fast_mode, torch_threads, training_seed
 from xaikit._validate import check_float, check_int
 
+#: the version in a cached CNN's file name (``..._v1.safetensors``): a changed recipe gets a new one, and
+#: ``python -m xaikit cache prune`` removes files of the older ones
+FILE_VERSION = "v1"
+
 __all__ = ["DigitsClassifier", "DigitsData", "TrainedDigits", "load_digits", "digits_classifier", "digits_setup",
            "shuffled_labels"]
 
@@ -149,7 +153,7 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
     data = load_digits()
     train_y = shuffled_labels(data.train_y, seed) if shuffle_labels else data.train_y
     kind = "shuffled_" if shuffle_labels else ""
-    path = (cache_dir() / "toys" / f"digits_cnn_{kind}seed{seed}_epochs{epochs}_v1.safetensors" if disk_cache
+    path = (cache_dir() / "toys" / f"digits_cnn_{kind}seed{seed}_epochs{epochs}_{FILE_VERSION}.safetensors" if disk_cache
             else None)
     with torch.random.fork_rng(devices=[]):  # the layers' default initialisation draws from the global RNG;
         model = DigitsClassifier()  # _train re-initialises under the seed, so leave the caller's RNG alone
