@@ -200,6 +200,14 @@ def shared_twin(path: str | os.PathLike) -> Path | None:
     return shared / relative
 
 
+def located(path: str | os.PathLike) -> Path:
+    """``path`` (under the personal cache) if it exists, else its shared twin (:func:`shared_twin`) if that
+    exists, else ``path``: where a prepared file or folder is read from."""
+    path = Path(path)
+    twin = shared_twin(path)
+    return twin if not path.exists() and twin is not None and twin.exists() else path
+
+
 def in_caches(path: str | os.PathLike) -> str | None:
     """``"personal"`` or ``"shared"`` when ``path`` lies in the personal or the shared cache, else ``None``."""
     try:

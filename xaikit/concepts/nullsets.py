@@ -73,5 +73,7 @@ def _null_sets_folder(size: int, seed: int, n_null: int):
 def warm_null_sets(progress: bool = True):
     """Draw notebook 07's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
     there; called by ``python -m xaikit prepare``. Returns their folder."""
+    from xaikit._config import located
+
     null_sets_on_disk(50, 0, 100, progress=progress)
-    return _null_sets_folder(50, 0, 100)
+    return located(_null_sets_folder(50, 0, 100))

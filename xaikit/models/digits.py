@@ -192,10 +192,10 @@ def _sidecar(path: Path) -> Path:
 
 def _shared_file(path: Path) -> Path | None:
     """``path``'s twin in the shared cache (``$XAIKIT_SHARED_CACHE``) if that holds the file, else ``None``."""
-    from xaikit._config import shared_twin
+    from xaikit._config import located
 
-    twin = shared_twin(path)
-    return twin if twin is not None and twin.is_file() else None
+    found = located(path)
+    return found if found != path and found.is_file() else None
 
 
 def _load_checked(model: nn.Module, path: Path, shared: bool = False) -> bool:

@@ -272,11 +272,9 @@ def prepared_folder(seed: int | None = None, labels: str = "real") -> Path:
     if it is there, else its twin in the shared cache (``$XAIKIT_SHARED_CACHE``) if that one is there, else
     :func:`sentiment_folder` (not built yet). Whether it exists says whether the model is prepared; loading it
     checks its checksums (:func:`xaikit.models.cache.ensure`)."""
-    from xaikit._config import shared_twin
+    from xaikit._config import located
 
-    folder = sentiment_folder(seed, labels)
-    twin = shared_twin(folder)
-    return twin if not folder.exists() and twin is not None and twin.exists() else folder
+    return located(sentiment_folder(seed, labels))
 
 
 # --------------------------------------------------------------------------------------------- data
