@@ -214,3 +214,25 @@ def test_two_kernels_load_from_the_shared_cache_at_once(shared, tmp_path, monkey
     assert snapshot(shared) == before
     for name in ("ada", "bob"):  # nothing of the shared cache was copied into the personal ones
         assert not (tmp_path / name / "toys").exists() or not any((tmp_path / name / "toys").glob("*.safetensors"))
+
+
+def test_a_damaged_digits_cnn_in_the_shared_cache_is_reported_and_trained_in_the_personal_one(shared, tmp_path,
+                                                                                              monkeypatch, capsys):
+    from xaikit.models import digits
+
+    monkeypatch.setattr(_config, "_writable", lambda path: True)
+    monkeypatch.setenv("XAIKIT_CACHE", str(shared))
+    trained = digits.digits_classifier(seed=0, epochs=1, progress=False, force=True)
+    data = bytearray(trained.path.read_bytes())
+    data[-5] ^= 0x01  # one flipped bit in the weights
+    trained.path.write_bytes(bytes(data))
+    before = snapshot(shared)
+    personal = tmp_path / "student"
+    _student(monkeypatch, shared, personal)
+    digits._MEMORY.clear()
+    again = digits.digits_classifier(seed=0, epochs=1, progress=False)
+    assert not again.from_cache and again.path.is_relative_to(personal)
+    err = capsys.readouterr().err
+    assert str(trained.path) in err and "XAIKIT_SHARED_CACHE" in err and "instructor" in err
+    assert snapshot(shared) == before
+    assert again.accuracy == pytest.approx(trained.accuracy)  # the same seeded recipe, trained again
