@@ -131,3 +131,11 @@ def test_cache_list_prints_kinds_and_sizes(root, capsys):
 def test_dry_run_goes_with_prune_only(root):
     with pytest.raises(SystemExit):
         main(["cache", "list", "--dry-run"])
+
+
+def test_a_missing_shared_cache_is_named_without_a_traceback(root, monkeypatch, capsys):
+    monkeypatch.setenv("XAIKIT_SHARED_CACHE", str(root.parent / "not-mounted"))
+    for words in (["cache", "list"], ["cache", "prune"], ["prepare"], ["warm", "04"]):
+        with pytest.raises(SystemExit):
+            main(words)
+        assert "XAIKIT_SHARED_CACHE=" in capsys.readouterr().err

@@ -223,10 +223,11 @@ def _main(words: list[str]) -> int:
 
         if args.seed is not None and not 0 <= args.seed <= SEED_MAX:  # before any model trains
             parser.error(f"--seed must be a non-negative integer up to 2**63 - 1, got {args.seed}; e.g. --seed 1")
-        from xaikit._config import cache_dir, training_seed
+        from xaikit._config import cache_dir, shared_cache_dir, training_seed
 
-        try:  # $XAIKIT_SEED and $XAIKIT_CACHE checked before any model trains, named without a traceback
+        try:  # $XAIKIT_SEED, $XAIKIT_CACHE and $XAIKIT_SHARED_CACHE checked before any model trains, named without a traceback
             cache_dir(create=False)
+            shared_cache_dir()
             if args.seed is None:
                 training_seed()
         except ValueError as err:
@@ -234,9 +235,12 @@ def _main(words: list[str]) -> int:
         prepare(force=args.force, only=args.only, parallel=False if args.serial else None, seed=args.seed)
         return 0
     if args.command == "warm":
+        from xaikit._config import cache_dir, shared_cache_dir
         from xaikit.course import warm
 
         try:
+            cache_dir()
+            shared_cache_dir()
             warm.warm(args.names, args.model, timeout=args.timeout)
         except ValueError as err:
             parser.error(str(err))
@@ -245,11 +249,13 @@ def _main(words: list[str]) -> int:
             return 1
         return 0
     if args.command == "cache":
-        from xaikit._config import cache_dir
+        from xaikit._config import cache_dir, shared_cache_dir, training_seed
         from xaikit.models import stale
 
         try:
             root = cache_dir(create=False)
+            shared_cache_dir()
+            training_seed()
         except ValueError as err:
             parser.error(str(err))
         if args.dry_run and args.action != "prune":
