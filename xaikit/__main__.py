@@ -254,7 +254,7 @@ def _main(words: list[str]) -> int:
 
         try:
             root = cache_dir(create=False)
-            shared_cache_dir()
+            shared = shared_cache_dir()
             training_seed()
         except ValueError as err:
             parser.error(str(err))
@@ -262,6 +262,9 @@ def _main(words: list[str]) -> int:
             parser.error("--dry-run goes with `cache prune`")
         if args.action == "list":
             print(stale.report(stale.entries(root), root))
+            if shared is not None:
+                print(f"over the shared cache {shared} (XAIKIT_SHARED_CACHE, read-only here; its instructor lists and "
+                      f"prunes it with XAIKIT_CACHE={shared})")
             return 0
         removed = stale.prune(dry_run=args.dry_run, root=root)
         verb = "would remove" if args.dry_run else "removed"
