@@ -119,9 +119,9 @@ MODEL = "embedded"
 print(xaikit.models.lecture_costs("gradsam", "shap"))
 
 # %%
-from xaikit.models.sentiment import LECTURE_SENTENCES, sentiment_folder
+from xaikit.models.sentiment import LECTURE_SENTENCES, prepared_folder
 
-if MODEL == "embedded" and not sentiment_folder().exists():
+if MODEL == "embedded" and not prepared_folder().exists():
     print("The embedded model is not prepared (run `python -m xaikit prepare`); using a tiny random BERT.")
     MODEL = "tiny"
 if MODEL == "tiny":

@@ -114,9 +114,9 @@ MODEL = "embedded"
 print(xaikit.models.lecture_costs("lrp", "lab"))
 
 # %%
-from xaikit.models.sentiment import LECTURE_SENTENCES, load_movie_reviews, sentiment_folder
+from xaikit.models.sentiment import LECTURE_SENTENCES, load_movie_reviews, prepared_folder
 
-if MODEL == "embedded" and not sentiment_folder().exists():
+if MODEL == "embedded" and not prepared_folder().exists():
     print("The embedded model is not prepared (run `python -m xaikit prepare`); using a tiny random BERT.")
     MODEL = "tiny"
 if MODEL == "tiny":
@@ -841,12 +841,12 @@ import json
 from xaikit.models.sentiment import LABELS, ensure_subset_sentiment, n_batches
 
 if MODEL == "embedded":
-    if not all(sentiment_folder(labels=labels).exists() for labels in LABELS):  # a cache from before this test
+    if not all(prepared_folder(labels=labels).exists() for labels in LABELS):  # a cache from before this test
         print("the shuffled-label model or its control is not in the cache yet: training it now (minutes each, "
               "with a progress bar); `python -m xaikit prepare` builds them ahead of time")
     shuffled_model, _ = xaikit.models.load_sentiment("embedded-shuffled")  # from the cache (prepare built it)
     same_texts_model, _ = xaikit.models.load_sentiment(ensure_subset_sentiment())  # the control
-    built = {labels: json.loads((sentiment_folder(labels=labels) / "metrics.json").read_text())
+    built = {labels: json.loads((prepared_folder(labels=labels) / "metrics.json").read_text())
              for labels in LABELS}  # measured when each model was built
     fit, same = built["shuffled"], built["subset"]
     positive_share = np.mean([y for _, y in load_movie_reviews("test", progress=False)])

@@ -21,7 +21,7 @@ Public names, by the module that holds them::
 
 from __future__ import annotations
 
-from xaikit._config import cache_dir, device, fast_mode, pick, set_seed, training_seed
+from xaikit._config import cache_dir, device, fast_mode, pick, set_seed, shared_cache_dir, training_seed
 from xaikit._lazy import attach
 
 __version__ = "0.1.0"
@@ -62,6 +62,6 @@ _EXPORTS: dict[str, str] = {
 _SUBMODULES = {"tensor", "text", "attention", "concepts", "models", "widgets", "course", "plotting", "policies",
                "diagrams", "prepare"}
 
-__all__ = ["__version__", "cache_dir", "device", "fast_mode", "pick", "set_seed", "training_seed", *sorted(_EXPORTS)]
+__all__ = ["__version__", "cache_dir", "device", "fast_mode", "pick", "set_seed", "shared_cache_dir", "training_seed", *sorted(_EXPORTS)]
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS, _SUBMODULES)

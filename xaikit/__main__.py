@@ -1,8 +1,13 @@
-"""Command line: ``xaikit prepare | notebooks copy|build|check|run|slides|badges | homework build|nbgrader |
-claims report`` (also ``python -m xaikit ...``).
+"""Command line: ``xaikit prepare | warm | cache list|prune | notebooks copy|build|check|run|slides|badges |
+homework build|nbgrader | claims report`` (also ``python -m xaikit ...``).
 
 * ``prepare [--seed N]`` builds and caches the embedded default models (see :mod:`xaikit.prepare`),
   with training seed N (recorded as the cache's training seed; default the recorded one, 0 on a new cache).
+* ``warm NN ... [--model ID]`` fills, before class, every cache the live path of the named notebooks reads
+  and prints each live cell's time from the caches (see :mod:`xaikit.course.warm`).
+* ``cache list`` lists the folders of the model cache by kind (current, computed, stale, not xaikit's);
+  ``cache prune [--dry-run]`` removes the stale ones, folders of older recipes that xaikit built (see
+  :mod:`xaikit.models.stale`).
 * ``notebooks copy [DIR] [NN ...]`` copies the lecture notebooks into DIR (default: ``my-notebooks/`` of the
   checkout, or of the current folder) as the student's own ``.ipynb`` files, never over one its owner
   changed (see :mod:`xaikit.course.copies`). It works from a pip-installed xaikit, which carries the notebooks.
@@ -39,6 +44,8 @@ examples:
   xaikit notebooks copy my-notebooks     copy the lecture and lab notebooks into my-notebooks/, yours to
                                          run and edit (a copy you changed is never overwritten)
   xaikit prepare                         build the embedded models the notebooks use (once, minutes)
+  xaikit warm 04 05                      before class: fill the caches notebooks 04 and 05 read, time each cell
+  xaikit cache prune --dry-run           list the cache's folders of older recipes (without --dry-run: remove)
   jupyter lab my-notebooks               open them (needs: pip install "xaikit[notebooks]")
   xaikit homework build --out course 02  exercise and solution sheets of notebook 02 in course/
   xaikit homework nbgrader --out grading an nbgrader course folder of the graded notebooks
@@ -121,6 +128,22 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                       help="build one model after the other in this process (default: the ViTs train in a "
                            "second process while the sentiment model trains)")
 
+    wm = sub.add_parser("warm", help="before class: fill every cache the named notebooks read, time each cell",
+                        epilog="examples:\n  xaikit warm 04 05\n  xaikit warm 05 --model google/vit-base-patch16-224"
+                               "\n  xaikit warm 04 05 --model 05=/srv/models/vit-base",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    wm.add_argument("names", nargs="*", metavar="NN", help="notebook numbers or stems, e.g. 04 05")
+    wm.add_argument("--model", action="append", default=[], metavar="ID",
+                    help="the model the notebooks run (their MODEL): a hub id or a saved folder; NN=ID for one "
+                         "notebook; may be given more than once")
+    wm.add_argument("--timeout", type=int, default=1800, help="seconds allowed per cell")
+
+    ca = sub.add_parser("cache", help="list the model cache's folders; prune those of older recipes",
+                        epilog="examples:\n  xaikit cache list\n  xaikit cache prune --dry-run\n  xaikit cache prune",
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    ca.add_argument("action", choices=["list", "prune"])
+    ca.add_argument("--dry-run", action="store_true", help="with prune: list what would be removed, remove nothing")
+
     nb = sub.add_parser("notebooks", help="copy the lecture notebooks into a folder of yours; build, check or "
                                           "run them (in a checkout)",
                         epilog="examples:\n  xaikit notebooks copy my-notebooks\n  xaikit notebooks copy "
@@ -200,15 +223,55 @@ def _main(words: list[str]) -> int:
 
         if args.seed is not None and not 0 <= args.seed <= SEED_MAX:  # before any model trains
             parser.error(f"--seed must be a non-negative integer up to 2**63 - 1, got {args.seed}; e.g. --seed 1")
-        from xaikit._config import cache_dir, training_seed
+        from xaikit._config import cache_dir, shared_cache_dir, training_seed
 
-        try:  # $XAIKIT_SEED and $XAIKIT_CACHE checked before any model trains, named without a traceback
+        try:  # $XAIKIT_SEED, $XAIKIT_CACHE and $XAIKIT_SHARED_CACHE checked before any model trains, named without a traceback
             cache_dir(create=False)
+            shared_cache_dir()
             if args.seed is None:
                 training_seed()
         except ValueError as err:
             parser.error(str(err))
         prepare(force=args.force, only=args.only, parallel=False if args.serial else None, seed=args.seed)
+        return 0
+    if args.command == "warm":
+        from xaikit._config import cache_dir, shared_cache_dir
+        from xaikit.course import warm
+
+        try:
+            cache_dir()
+            shared_cache_dir()
+            warm.warm(args.names, args.model, timeout=args.timeout)
+        except ValueError as err:
+            parser.error(str(err))
+        except RuntimeError as err:
+            print(f"xaikit warm: {err}", file=sys.stderr)
+            return 1
+        return 0
+    if args.command == "cache":
+        from xaikit._config import cache_dir, shared_cache_dir, training_seed
+        from xaikit.models import stale
+
+        try:
+            root = cache_dir(create=False)
+            shared = shared_cache_dir()
+            training_seed()
+        except ValueError as err:
+            parser.error(str(err))
+        if args.dry_run and args.action != "prune":
+            parser.error("--dry-run goes with `cache prune`")
+        if args.action == "list":
+            print(stale.report(stale.entries(root), root))
+            if shared is not None:
+                print(f"over the shared cache {shared} (XAIKIT_SHARED_CACHE, read-only here; its instructor lists and "
+                      f"prunes it with XAIKIT_CACHE={shared})")
+            return 0
+        removed = stale.prune(dry_run=args.dry_run, root=root)
+        verb = "would remove" if args.dry_run else "removed"
+        for e in removed:
+            print(f"xaikit cache prune: {verb} {e.path} ({e.size / 1e6:.1f} MB): {e.why}")
+        print(f"xaikit cache prune: {verb} {len(removed)} stale item(s), {sum(e.size for e in removed) / 1e6:.1f} MB"
+              f" in {root}; folders of current recipes, computed caches and folders not built by xaikit are kept")
         return 0
     if args.command == "claims":
         from xaikit.claims import report

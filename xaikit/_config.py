@@ -11,6 +11,7 @@ from pathlib import Path
 
 FAST_ENV = "XAIKIT_FAST"
 CACHE_ENV = "XAIKIT_CACHE"
+SHARED_CACHE_ENV = "XAIKIT_SHARED_CACHE"
 DEVICE_ENV = "XAIKIT_DEVICE"
 MODEL_DTYPE_ENV = "XAIKIT_MODEL_DTYPE"  # read by xaikit.models.loaders
 SEED_ENV = "XAIKIT_SEED"
@@ -102,13 +103,17 @@ def pick(normal, fast):
 
 
 def cache_dir(create: bool = True) -> Path:
-    """Where prepared models and data live: ``$XAIKIT_CACHE`` or the user's cache directory.
+    """Where prepared models and data live, and where xaikit writes: ``$XAIKIT_CACHE`` or the user's cache
+    directory. On a course's JupyterHub this is the student's personal cache, layered over the instructor's
+    read-only one (:func:`shared_cache_dir`): lookups try this folder first, then the shared one, and every
+    write goes here (:func:`shared_twin`).
 
     ``$XAIKIT_CACHE`` is stripped of surrounding spaces, ``~`` expanded and a relative path made absolute
     against the current folder.
 
     A path that is a file, or a folder that cannot be made (under a file, no permission) or written, is a
-    ValueError naming ``XAIKIT_CACHE`` and the fix.
+    ValueError naming ``XAIKIT_CACHE`` and the fix (for a read-only prepared cache: name it in
+    ``XAIKIT_SHARED_CACHE`` instead).
     """
     from platformdirs import user_cache_dir
 
@@ -134,9 +139,89 @@ def cache_dir(create: bool = True) -> Path:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ValueError(f"{where} cannot be created ({err.strerror or err}); {fix}") from None
-        if not os.access(path, os.W_OK):
-            raise ValueError(f"{where} is not writable; {fix}")
+        if not _writable(path):
+            if os.environ.get(SHARED_CACHE_ENV, "").strip():
+                hint = (f"; the read-only prepared cache belongs in {SHARED_CACHE_ENV} "
+                        f"(now {os.environ[SHARED_CACHE_ENV].strip()!r}), and {CACHE_ENV} names your own")
+            else:
+                hint = (f". If it is a course's prepared, read-only cache, set {SHARED_CACHE_ENV}={path} and "
+                        f"{CACHE_ENV} to a folder of your own (or unset {CACHE_ENV} to use {default})")
+            raise ValueError(f"{where} is not writable; {fix}{hint}")
     return path
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write into the folder ``path`` (the one probe :func:`cache_dir` asks; the
+    tests, which run as root, replace it to stand for a read-only volume)."""
+    return os.access(path, os.W_OK)
+
+
+def shared_cache_dir() -> Path | None:
+    """The course's read-only prepared cache, ``$XAIKIT_SHARED_CACHE``, or ``None`` when it is unset (or names
+    the personal cache itself).
+
+    An instructor fills it once (``XAIKIT_CACHE=/srv/xaikit python -m xaikit prepare``) and every student's
+    server mounts it read-only; a model it holds is loaded from there, and whatever a kernel computes later
+    goes to the personal cache (:func:`cache_dir`). xaikit never writes into it, not even to mend a damaged
+    folder: it says so and builds its own copy in the personal cache (:func:`xaikit.models.cache.ensure`).
+
+    A path that does not exist or is a file is a ValueError naming ``XAIKIT_SHARED_CACHE`` and the fix.
+    """
+    env = os.environ.get(SHARED_CACHE_ENV, "").strip()
+    if not env:
+        return None
+    fix = (f"mount the prepared cache there, or set {SHARED_CACHE_ENV} to the folder it is mounted at, or unset "
+           f"{SHARED_CACHE_ENV} to build every model in your own cache")
+    try:
+        path = Path(env).expanduser().resolve()
+    except RuntimeError:
+        raise ValueError(f"{SHARED_CACHE_ENV}={env!r} starts with the home folder of a user this system does not "
+                         f"know; {fix}") from None
+    if not path.exists():
+        raise ValueError(f"{SHARED_CACHE_ENV}={path} does not exist; {fix}")
+    if not path.is_dir():
+        raise ValueError(f"{SHARED_CACHE_ENV}={path} is a file, not a folder; {fix}")
+    if path == cache_dir(create=False):
+        return None  # one cache, not two layers
+    return path
+
+
+def shared_twin(path: str | os.PathLike) -> Path | None:
+    """Where the shared cache (:func:`shared_cache_dir`) would hold ``path``, a file or folder under the
+    personal cache (:func:`cache_dir`); ``None`` without a shared cache or for a path outside the personal
+    one."""
+    shared = shared_cache_dir()
+    if shared is None:
+        return None
+    try:
+        relative = Path(path).relative_to(cache_dir(create=False))
+    except ValueError:
+        return None
+    return shared / relative
+
+
+def located(path: str | os.PathLike) -> Path:
+    """``path`` (under the personal cache) if it exists, else its shared twin (:func:`shared_twin`) if that
+    exists, else ``path``: where a prepared file or folder is read from."""
+    path = Path(path)
+    twin = shared_twin(path)
+    return twin if not path.exists() and twin is not None and twin.exists() else path
+
+
+def in_caches(path: str | os.PathLike) -> str | None:
+    """``"personal"`` or ``"shared"`` when ``path`` lies in the personal or the shared cache, else ``None``."""
+    try:
+        resolved = Path(path).resolve()
+    except OSError:
+        return None
+    for kind, root in (("personal", lambda: cache_dir(create=False)), ("shared", shared_cache_dir)):
+        try:
+            folder = root()
+        except ValueError:
+            continue
+        if folder is not None and resolved.is_relative_to(folder.resolve()):
+            return kind
+    return None
 
 
 def training_seed() -> int:
@@ -144,7 +229,8 @@ def training_seed() -> int:
 
     ``python -m xaikit prepare --seed N`` trains every embedded model (the sentiment model, the digits CNNs,
     both ViTs) with seed N and records N in ``cache_dir()/training-seed.json``, so that every later load from
-    that cache, in any kernel, serves those models. ``$XAIKIT_SEED`` overrides the file for one process (the
+    that cache, in any kernel, serves those models; a personal cache without that file over a shared one
+    (:func:`shared_cache_dir`) serves the shared cache's seed. ``$XAIKIT_SEED`` overrides the file for one process (the
     claims matrix and the tests use it). An instructor can thus hand each student group its own seed; the
     notebooks' asserted claims hold on every seed (``benchmarks/claims_matrix.py``).
     """
@@ -154,6 +240,9 @@ def training_seed() -> int:
     where = f"${SEED_ENV}"
     if not raw:
         path = cache_dir(create=False) / SEED_FILE
+        shared = shared_twin(path)
+        if not path.is_file() and shared is not None and shared.is_file():
+            path = shared  # a student's cache over the course's: the seed the instructor prepared
         if not path.is_file():
             return 0
         where = str(path)

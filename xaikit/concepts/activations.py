@@ -272,8 +272,8 @@ def _disk_kept(folder, compute, what: str = "TCAV activations") -> np.ndarray:
         np.save(tmp / _ACTS_FILE, made[0])
 
     try:
-        cache.ensure(folder, build, required=(_ACTS_FILE,), what=what, progress=False)
-        return made[0] if made else np.load(folder / _ACTS_FILE)
+        found = cache.ensure(folder, build, required=(_ACTS_FILE,), what=what, progress=False)
+        return made[0] if made else np.load(found / _ACTS_FILE)
     except OSError:  # a full disk or a read-only folder: the result still serves this call
         return made[0] if made else compute()
 

@@ -50,7 +50,7 @@ def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress
     def build(tmp):
         np.save(tmp / _NULL_FILE, np.stack(_draw_null_sets(size, seed, n_null)))
 
-    cache.ensure(folder, build, required=(_NULL_FILE,), what="rank test's random sets", progress=progress)
+    folder = cache.ensure(folder, build, required=(_NULL_FILE,), what="rank test's random sets", progress=progress)
     sets = np.load(folder / _NULL_FILE)
     return tuple(sets[k] for k in range(len(sets)))
 
@@ -73,5 +73,7 @@ def _null_sets_folder(size: int, seed: int, n_null: int):
 def warm_null_sets(progress: bool = True):
     """Draw notebook 07's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
     there; called by ``python -m xaikit prepare``. Returns their folder."""
+    from xaikit._config import located
+
     null_sets_on_disk(50, 0, 100, progress=progress)
-    return _null_sets_folder(50, 0, 100)
+    return located(_null_sets_folder(50, 0, 100))

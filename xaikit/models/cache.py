@@ -17,6 +17,12 @@
 
 :func:`ensure` puts the three together: ``ensure(folder, build)`` returns ``folder``, running
 ``build(tmp)`` first when the folder is missing, incomplete or corrupt (or with ``force=True``).
+
+* **A shared cache.** With ``$XAIKIT_SHARED_CACHE`` (a course's prepared cache, mounted read-only,
+  :func:`xaikit.shared_cache_dir`), :func:`ensure` looks in the personal cache first, then in the shared one
+  (:func:`shared_copy`), and builds in the personal one only when neither holds the folder intact. Nothing is
+  ever written into the shared cache: a damaged folder there is reported, once per process, with what differs
+  and that the instructor should rebuild it, and the build goes to the personal cache.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["MANIFEST", "CacheCorruptError", "sha256_file", "write_manifest", "problems", "is_built", "verify",
-           "weights_problem", "build_lock", "building", "ensure", "identity_problem"]
+           "weights_problem", "build_lock", "building", "ensure", "identity_problem", "shared_copy"]
 
 MANIFEST = "xaikit-manifest.json"
 #: what every embedded model folder must hold besides the manifest
@@ -44,6 +50,7 @@ _FIX = "python -m xaikit prepare --force"
 
 _verified: dict[str, tuple] = {}  # resolved folder -> the stamp of its files when they last matched
 _verified_lock = threading.Lock()
+_reported: set[str] = set()  # damaged shared folders already reported in this process
 
 
 class CacheCorruptError(RuntimeError):
@@ -166,6 +173,40 @@ def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_
             and all((folder / name).is_file() for name in required)):
         _adopt(folder, probe)
     return not problems(folder, required) and identity_problem(folder, identity) is None
+
+
+def shared_copy(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, identity=None,
+                what: str = "model") -> Path | None:
+    """The shared cache's copy of ``folder`` (a folder of the personal cache, :func:`xaikit.shared_cache_dir`)
+    when it is intact: its ``required`` files, every file matching the manifest's checksums and, with
+    ``identity``, the model its name stands for. ``None`` when there is no shared cache or it lacks the folder.
+
+    It only reads: a folder there without a manifest is not adopted (that would write one), and a damaged one
+    is not mended. Such a folder is reported once per process, naming it, what differs and that the instructor
+    should rebuild it, and ``None`` is returned so that the caller builds in the personal cache.
+    """
+    from xaikit._config import SHARED_CACHE_ENV, shared_cache_dir, shared_twin
+
+    twin = shared_twin(folder)
+    if twin is None or not twin.exists():
+        return None
+    found = problems(twin, required)
+    if not found:
+        wrong = identity_problem(twin, identity)
+        found = [wrong] if wrong else []
+    if not found:
+        return twin
+    key = str(twin)
+    if key not in _reported:
+        _reported.add(key)
+        print(f"xaikit: the {what} in the shared cache ({SHARED_CACHE_ENV}) at {twin} is damaged: {'; '.join(found)}. "
+              f"xaikit leaves it as it is (the shared cache is read-only): ask the instructor to rebuild it where the volume is "
+              f"writable (`XAIKIT_CACHE={shared_cache_dir()} python -m xaikit prepare --force` for the models, "
+              "attention and random sets; for TCAV activations, delete the folder and run `python -m xaikit warm` "
+              "again). "
+              f"Until then this kernel builds its own copy in your personal cache, {folder}", file=sys.stderr,
+              flush=True)
+    return None
 
 
 def identity_problem(folder: str | os.PathLike, identity=None) -> str | None:
@@ -469,6 +510,10 @@ def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIG
 
     The build runs under :func:`build_lock` into a temporary folder (see :func:`building`). A process that
     had to wait for the lock uses the model the other process just built, even with ``force``.
+
+    With a shared cache (``$XAIKIT_SHARED_CACHE``) and no intact ``folder`` in the personal cache, its intact
+    twin there is returned instead (:func:`shared_copy`): the caller reads from the folder returned, never
+    from ``folder`` itself.
     """
     from xaikit._validate import check_bool
 
@@ -476,6 +521,10 @@ def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIG
     folder = Path(folder)
     if not force and is_built(folder, required, probe, identity):
         return folder
+    if not force:
+        shared = shared_copy(folder, required, identity, what)
+        if shared is not None:
+            return shared
     with build_lock(folder, what, progress) as waited:
         if (waited or not force) and is_built(folder, required, probe, identity):
             return folder

@@ -11,6 +11,7 @@ beside the lecture's other toys.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,10 @@ from torch import nn
 
 from xaikit._config import cache_dir, fast_mode, torch_threads, training_seed
 from xaikit._validate import check_float, check_int
+
+#: the version in a cached CNN's file name (``..._v1.safetensors``): a changed recipe gets a new one, and
+#: ``python -m xaikit cache prune`` removes files of the older ones
+FILE_VERSION = "v1"
 
 __all__ = ["DigitsClassifier", "DigitsData", "TrainedDigits", "load_digits", "digits_classifier", "digits_setup",
            "shuffled_labels"]
@@ -148,14 +153,17 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
     data = load_digits()
     train_y = shuffled_labels(data.train_y, seed) if shuffle_labels else data.train_y
     kind = "shuffled_" if shuffle_labels else ""
-    path = (cache_dir() / "toys" / f"digits_cnn_{kind}seed{seed}_epochs{epochs}_v1.safetensors" if disk_cache
+    path = (cache_dir() / "toys" / f"digits_cnn_{kind}seed{seed}_epochs{epochs}_{FILE_VERSION}.safetensors" if disk_cache
             else None)
     with torch.random.fork_rng(devices=[]):  # the layers' default initialisation draws from the global RNG;
         model = DigitsClassifier()  # _train re-initialises under the seed, so leave the caller's RNG alone
     labelled = DigitsData(data.train_x, train_y, data.test_x, data.test_y)
     desc = "training the digits CNN on shuffled labels" if shuffle_labels else "training the digits CNN"
     lr = 3e-3 if shuffle_labels else 1e-2
-    if path is None:
+    shared = None if path is None or force or path.is_file() else _shared_file(path)
+    if shared is not None and _load_checked(model, shared, shared=True):
+        path, from_cache = shared, True  # the course's prepared cache holds it (read only)
+    elif path is None:
         _train(model, labelled, seed, epochs, progress, desc, lr=lr)
         from_cache = False
     else:
@@ -182,13 +190,23 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + ".sha256")
 
 
-def _load_checked(model: nn.Module, path: Path) -> bool:
+def _shared_file(path: Path) -> Path | None:
+    """``path``'s twin in the shared cache (``$XAIKIT_SHARED_CACHE``) if that holds the file, else ``None``."""
+    from xaikit._config import located
+
+    found = located(path)
+    return found if found != path and found.is_file() else None
+
+
+def _load_checked(model: nn.Module, path: Path, shared: bool = False) -> bool:
     """Load ``path`` into ``model`` if it is there, matches the SHA-256 recorded beside it when it was saved,
     and holds finite weights. False (with a message when a file was there) means: train it again.
 
     A NaN in ``head.weight`` would give NaN logits and chance accuracy, and one flipped byte a slightly
     different model, without a word. A file without its checksum file (saved by an older xaikit, or by a
-    save that was cut off) is trained again: seconds, and the same seeded weights.
+    save that was cut off) is trained again: seconds, and the same seeded weights. ``shared``: ``path`` is in
+    the course's read-only cache, so a damaged file is reported for the instructor and trained into the
+    personal cache instead.
     """
     if not path.is_file():
         return False
@@ -215,6 +233,14 @@ def _load_checked(model: nn.Module, path: Path) -> bool:
             problem = f"it cannot be read back ({type(err).__name__}: {err})"
     if problem is None:
         return True
+    if shared:
+        from xaikit._config import SHARED_CACHE_ENV
+
+        print(f"xaikit: the digits CNN in the shared cache ({SHARED_CACHE_ENV}) at {path} is damaged: {problem}. xaikit "
+              "leaves it as it is (the shared cache is read-only): ask the instructor to rebuild it (`python -m xaikit "
+              "prepare --force` with XAIKIT_CACHE set to the shared folder, where it is writable). Until then this "
+              "kernel trains its own copy in your personal cache (a few seconds)", file=sys.stderr, flush=True)
+        return False
     print(f"xaikit: the cached digits CNN {path} is not usable: {problem}; training it again (a few seconds)",
           flush=True)
     return False

@@ -200,15 +200,20 @@ def _check_folder(path: Path) -> None:
     if not any((path / f).is_file() for f in _WEIGHT_FILES):
         raise ValueError(f"folder {str(path)!r} has a config.json but no weights (looked for "
                          f"{', '.join(_WEIGHT_FILES)}); save the model with model.save_pretrained(folder)")
-    from xaikit._config import cache_dir
+    from xaikit._config import SHARED_CACHE_ENV, in_caches
     from xaikit.models import cache
 
     if (path / cache.MANIFEST).is_file():  # a folder xaikit built: its files must match their checksums
-        inside = path.resolve().is_relative_to(cache_dir(create=False).resolve())
-        cache.verify(path, required=(), what="model", fix=None if inside else (
+        where = in_caches(path)
+        fix = {"personal": None,
+               "shared": (f"This folder is in the shared cache ({SHARED_CACHE_ENV}), which xaikit never writes: ask "
+                          "the instructor to rebuild it (`python -m xaikit prepare --force` with XAIKIT_CACHE set to "
+                          "the shared folder, where it is writable), or load the embedded model by its name (e.g. "
+                          "'embedded'), which falls back to building it in your personal cache")}.get(where, (
             "This folder is outside xaikit's cache, so `prepare --force` cannot rebuild it: copy it again from "
             "where it came from, or load the embedded model by its name (e.g. 'embedded'), which xaikit "
             "checks and rebuilds in its cache"))
+        cache.verify(path, required=(), what="model", fix=fix)
         return
     for weights in sorted(path.glob("*.safetensors")):  # a folder of the user's: a file cut short by a copy
         try:
@@ -290,10 +295,10 @@ def _load_uncached(kind: str, source: str, local: bool, dev: str, dtype: str | N
 
 
 def _is_embedded_folder(source: str) -> bool:
-    from xaikit._config import cache_dir
+    from xaikit._config import in_caches
 
     try:
-        return Path(source).resolve().is_relative_to(cache_dir(create=False).resolve())
+        return in_caches(source) is not None
     except (OSError, ValueError):
         return False
 

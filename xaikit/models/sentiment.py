@@ -72,7 +72,7 @@ __all__ = [
     "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "SHUFFLED_FIT_TEXTS",
     "load_movie_reviews",
     "training_pairs", "shuffle_labels", "label_seed", "ensure_embedded_sentiment", "ensure_shuffled_sentiment",
-    "ensure_subset_sentiment", "n_batches", "logit_gaps",
+    "ensure_subset_sentiment", "n_batches", "logit_gaps", "prepared_folder",
     "sentiment_folder", "train_sentiment", "evaluate", "pretrained_encoder",
 ]
 
@@ -174,10 +174,13 @@ def _recipe_hash(seed: int | None = None, labels: str = "real") -> str:
 
 def is_built(seed: int | None = None, labels: str = "real") -> bool:
     """True when the cache holds a complete sentiment model for the current recipe (training seed and label
-    mode) whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
+    mode) whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`), in the
+    personal cache or in the shared one (``$XAIKIT_SHARED_CACHE``)."""
     from xaikit.models import cache
 
-    return cache.is_built(sentiment_folder(seed, labels), probe=probe, identity=identity(seed, labels))
+    folder, want = sentiment_folder(seed, labels), identity(seed, labels)
+    return (cache.is_built(folder, probe=probe, identity=want)
+            or cache.shared_copy(folder, identity=want, what=_MODES[labels][1]) is not None)
 
 
 def identity(seed: int | None = None, labels: str = "real"):
@@ -264,17 +267,32 @@ def sentiment_folder(seed: int | None = None, labels: str = "real") -> Path:
     return cache_dir() / f"{_MODES[labels][0]}-{RECIPE_VERSION}-{digest}"
 
 
+def prepared_folder(seed: int | None = None, labels: str = "real") -> Path:
+    """The folder the model of ``(seed, labels)`` is read from: :func:`sentiment_folder` in the personal cache
+    if it is there, else its twin in the shared cache (``$XAIKIT_SHARED_CACHE``) if that one is there, else
+    :func:`sentiment_folder` (not built yet). Whether it exists says whether the model is prepared; loading it
+    checks its checksums (:func:`xaikit.models.cache.ensure`)."""
+    from xaikit._config import located
+
+    return located(sentiment_folder(seed, labels))
+
+
 # --------------------------------------------------------------------------------------------- data
 
 def _data_file(name: str = "movies", progress: bool = True) -> Path:
-    """One ground-truth file of the VADER data ("movies" or "tweets"), fetched from the sdist on first use."""
-    from xaikit._config import cache_dir
+    """One ground-truth file of the VADER data ("movies" or "tweets"), fetched from the sdist on first use (read
+    from the shared cache, ``$XAIKIT_SHARED_CACHE``, when the personal one lacks it and the shared one has it)."""
+    from xaikit._config import cache_dir, shared_twin
     from xaikit.models.cache import sha256_file
 
     folder = cache_dir() / _DATA_DIR
+    for where in (folder, shared_twin(folder)):
+        if where is None:
+            continue
+        found = {key: where / Path(member).name for key, (member, _) in _MEMBERS.items()}
+        if all(p.is_file() and sha256_file(p) == _MEMBERS[k][1] for k, p in found.items()):
+            return found[name]
     wanted = {key: folder / Path(member).name for key, (member, _) in _MEMBERS.items()}
-    if all(p.is_file() and sha256_file(p) == _MEMBERS[k][1] for k, p in wanted.items()):
-        return wanted[name]
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="xaikit-vader-", dir=folder) as tmp:
         if progress:

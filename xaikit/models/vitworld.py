@@ -158,7 +158,9 @@ def is_built(world: str = "main", seed: int | None = None) -> bool:
     seed whose files match the SHA-256 recorded when it was built (see :mod:`xaikit.models.cache`)."""
     from xaikit.models import cache
 
-    return cache.is_built(model_folder(world, seed), probe=probe, identity=identity(world, seed))
+    folder, want = model_folder(world, seed), identity(world, seed)
+    return (cache.is_built(folder, probe=probe, identity=want)
+            or cache.shared_copy(folder, identity=want, what=f"embedded ViT ({world})") is not None)
 
 
 def identity(world: str = "main", seed: int | None = None):

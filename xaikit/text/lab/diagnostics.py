@@ -151,7 +151,7 @@ def _cached(model, tokenizer, pairs, layer, batch_size, progress, prints=None) -
                    tmp / _ATTENTION_FILE)
         built.append(data)
 
-    cache.ensure(folder, build, required=(_ATTENTION_FILE,), what="attention cache", progress=progress)
+    folder = cache.ensure(folder, build, required=(_ATTENTION_FILE,), what="attention cache", progress=progress)
     if built:
         return built[0]
     d = torch.load(folder / _ATTENTION_FILE, weights_only=True)
