@@ -11,7 +11,8 @@ import pytest
 from xaikit import _config
 from xaikit.__main__ import main
 from xaikit.concepts.nullsets import _null_sets_folder
-from xaikit.models import cache, digits, sentiment, stale, vitworld
+from xaikit.course import stale
+from xaikit.models import cache, digits, sentiment, vitworld
 
 
 def _model(tmp, metrics=None):

@@ -130,6 +130,7 @@ ONE_STR_OK = {
     ("xaikit.course.pages", "slides", "names"), ("xaikit.course.notebooks", "check_names", "names"),
     ("xaikit.claims.report", "rows", "names"), ("xaikit.claims.report", "markdown", "names"),
     ("xaikit.claims.report", "to_html", "names"), ("xaikit.claims.report", "write", "names"),
+    ("xaikit.course.warm", "warm", "names"),
 }
 #: not a sequence of names taken from the user: a label mode (one str), label arrays, internal steps
 NOT_NAMES = {
@@ -140,7 +141,7 @@ NOT_NAMES = {
     ("xaikit.text.lab.diagnostic_model", "evaluate_diagnostic", "labels"),
     ("xaikit.tensor.integrated", "shared_path", "rules"),  # gap_curves' helper, given checked rules
     ("xaikit.text.shaptext", "additivity_gaps", "texts"),  # the texts a SHAP explanation was computed on
-    ("xaikit.models.sentiment", "logit_gaps", "texts"),
+    ("xaikit.models.sentiment", "logit_gaps", "texts"), ("xaikit.models.sentiment", "prepared_folder", "labels"),
     ("xaikit.widgets.tcav", "TCAVPanel.compute", "concepts"),  # the panel's own call, with checked values
     ("xaikit.text.shaptext", "check_lengths", "sentences"),
     ("xaikit.concepts.significance", "tcav_significance", "concepts"),  # a mapping name -> images

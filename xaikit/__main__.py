@@ -7,7 +7,7 @@ homework build|nbgrader | claims report`` (also ``python -m xaikit ...``).
   and prints each live cell's time from the caches (see :mod:`xaikit.course.warm`).
 * ``cache list`` lists the folders of the model cache by kind (current, computed, stale, not xaikit's);
   ``cache prune [--dry-run]`` removes the stale ones, folders of older recipes that xaikit built (see
-  :mod:`xaikit.models.stale`).
+  :mod:`xaikit.course.stale`).
 * ``notebooks copy [DIR] [NN ...]`` copies the lecture notebooks into DIR (default: ``my-notebooks/`` of the
   checkout, or of the current folder) as the student's own ``.ipynb`` files, never over one its owner
   changed (see :mod:`xaikit.course.copies`). It works from a pip-installed xaikit, which carries the notebooks.
@@ -250,7 +250,7 @@ def _main(words: list[str]) -> int:
         return 0
     if args.command == "cache":
         from xaikit._config import cache_dir, shared_cache_dir, training_seed
-        from xaikit.models import stale
+        from xaikit.course import stale
 
         try:
             root = cache_dir(create=False)
