@@ -20,6 +20,7 @@ from torch import nn
 
 from xaikit._config import cache_dir, fast_mode, torch_threads, training_seed
 from xaikit._validate import check_float, check_int
+from xaikit.models import buildprogress
 
 __all__ = ["DigitsClassifier", "DigitsData", "TrainedDigits", "load_digits", "digits_classifier", "digits_setup",
            "shuffled_labels"]
@@ -279,6 +280,7 @@ def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqd
         model.train()
         bar = tqdm(total=epochs * steps_per_epoch, desc=desc, disable=not progress,
                    leave=False)
+        done = 0
         for _ in range(epochs):
             order = torch.randperm(len(data.train_y), generator=generator)
             for i in range(0, len(order), batch):
@@ -289,5 +291,7 @@ def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqd
                 opt.step()
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+                done += 1
+                buildprogress.step(done, epochs * steps_per_epoch, desc)  # for a process waiting for it
         bar.close()
     model.eval()
