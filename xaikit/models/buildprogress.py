@@ -51,6 +51,7 @@ def building(folder: str | os.PathLike, what: str):
     _stack().append(entry)
     try:
         _write(entry, 0, None, what)
+        entry["last"] = 0.0  # the first step is always written
         yield
     finally:
         _stack().remove(entry)
