@@ -268,8 +268,9 @@ def _built(root: Path) -> set[str]:
     return {p.name for p in root.iterdir() if p.is_dir() and (p / "done.txt").is_file()} if root.is_dir() else set()
 
 
-def test_prepare_background_stops_cleanly_on_sigterm_and_resumes(tmp_path):
+def test_prepare_background_stops_cleanly_on_sigterm_and_resumes(tmp_path, monkeypatch):
     root = tmp_path / "cache"
+    monkeypatch.setenv("XAIKIT_CACHE", str(root))
     script = tmp_path / "background.py"
     script.write_text(BACKGROUND)
     log = tmp_path / "artifacts" / "prepare.log"
@@ -281,9 +282,11 @@ def test_prepare_background_stops_cleanly_on_sigterm_and_resumes(tmp_path):
 
     proc = start(100, 0.05)
     _wait_for(lambda: (buildprogress.read(root / "sentiment") or {}).get("n", 0) >= 3)
+    assert buildprogress.background_builder() == proc.pid  # what notebooks 04 and 06 ask before a fallback
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=30)
     assert proc.returncode == 143, log.read_text()
+    assert buildprogress.background_builder() is None
     assert _built(root) == {"digits"}, "the model stopped mid-build was kept"
     assert not (root / "sentiment").exists() and _leftovers(root / "sentiment") == []
     assert "stopped" in log.read_text()

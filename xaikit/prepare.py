@@ -286,6 +286,8 @@ def run_in_background(log: str | os.PathLike | None = None, seed: int | None = N
     import contextlib
     import signal
 
+    from xaikit.models import buildprogress
+
     parent = os.getppid()
 
     def stop(signum, frame):
@@ -313,7 +315,8 @@ def run_in_background(log: str | os.PathLike | None = None, seed: int | None = N
         print(f"xaikit prepare --background: process {os.getpid()}, started {time.strftime('%H:%M:%S')}, "
               f"parent {parent}", flush=True)
         try:
-            prepare(parallel=False, background=True, seed=seed)
+            with buildprogress.announce_background():
+                prepare(parallel=False, background=True, seed=seed)
         except SystemExit as stopped:
             print(f"xaikit prepare --background: stopped at {time.strftime('%H:%M:%S')}; what was being built is "
                   "dropped, and the next start builds it again", flush=True)

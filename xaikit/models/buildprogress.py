@@ -21,7 +21,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["progress_file", "building", "step", "read", "wait"]
+__all__ = ["progress_file", "building", "step", "read", "wait", "BACKGROUND_FILE", "background_builder",
+           "announce_background"]
+
+#: the file in the cache that names the running ``prepare --background`` process
+BACKGROUND_FILE = ".prepare-background.pid"
 
 #: the fewest seconds between two writes of the progress file
 WRITE_EVERY = 0.25
@@ -120,3 +124,44 @@ def wait(folder: str | os.PathLike, holder: str, what: str, try_lock) -> None:
             time.sleep(POLL)
     finally:
         bar.close()
+
+
+def background_builder() -> int | None:
+    """The process id of the ``python -m xaikit prepare --background`` that is building this cache's models
+    now (``scripts/start.sh`` starts one behind JupyterLab), or ``None`` when none runs. A notebook whose
+    model is not in the cache yet loads it anyway while one runs: the load waits for the build, or builds it
+    itself when the builder has not got to it yet."""
+    from xaikit._config import cache_dir
+
+    try:
+        text = (cache_dir(create=False) / BACKGROUND_FILE).read_text().strip()
+    except (OSError, ValueError):
+        return None
+    if not text.isdigit():
+        return None
+    pid = int(text)
+    from xaikit.models.cache import _pid_alive
+
+    return pid if _pid_alive(pid) else None
+
+
+@contextmanager
+def announce_background():
+    """Name this process in the cache's :data:`BACKGROUND_FILE` for the block (:func:`background_builder`)."""
+    from xaikit._config import cache_dir
+
+    path = cache_dir() / BACKGROUND_FILE
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    try:
+        part.write_text(f"{os.getpid()}\n")
+        os.replace(part, path)
+    except OSError:
+        pass
+    try:
+        yield
+    finally:
+        try:
+            if path.read_text().strip() == str(os.getpid()):
+                path.unlink()
+        except OSError:
+            pass
