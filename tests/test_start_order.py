@@ -39,8 +39,14 @@ def fake(tmp_path):
     python.chmod(0o755)
     env = {**os.environ, "XAIKIT_PYTHON": str(python), "CALLS": str(tmp_path / "calls"),
            "LAB_CLOSES": str(tmp_path / "lab-closes")}
-    return type("Fake", (), {"repo": repo, "env": env, "calls": tmp_path / "calls",
-                             "closes": tmp_path / "lab-closes"})()
+    started: list[subprocess.Popen] = []
+    yield type("Fake", (), {"repo": repo, "env": env, "calls": tmp_path / "calls",
+                            "closes": tmp_path / "lab-closes", "started": started})()
+    (tmp_path / "lab-closes").touch()  # a failed test leaves nothing running
+    for proc in started:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
 
 
 def _calls(fake) -> list[str]:
@@ -52,8 +58,10 @@ def _words(fake) -> list[str]:
 
 
 def _start(fake, *args):
-    return subprocess.Popen(["bash", str(fake.repo / "scripts" / "start.sh"), *args], env=fake.env,
+    proc = subprocess.Popen(["bash", str(fake.repo / "scripts" / "start.sh"), *args], env=fake.env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    fake.started.append(proc)
+    return proc
 
 
 def _wait_for(predicate, timeout=30.0):

@@ -45,7 +45,7 @@ FAKE_BUILDER = textwrap.dedent("""
     from pathlib import Path
     from xaikit.models import buildprogress, cache, sentiment
 
-    source, release, steps = Path(os.environ["FAKE_SOURCE"]), Path(os.environ["FAKE_RELEASE"]), 400
+    source, release, steps = Path(os.environ["FAKE_SOURCE"]), Path(os.environ["FAKE_RELEASE"]), 2400
     sys.stdout = open(sys.argv[sys.argv.index("--log") + 1], "a", buffering=1)  # as prepare --background --log
 
     def build(tmp):
