@@ -140,9 +140,13 @@ def background_builder() -> int | None:
     if not text.isdigit():
         return None
     pid = int(text)
-    from xaikit.models.cache import _pid_alive
-
-    return pid if _pid_alive(pid) else None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except OSError:  # it exists but is not ours, or the platform cannot tell
+        pass
+    return pid
 
 
 @contextmanager
