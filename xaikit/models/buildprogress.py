@@ -140,6 +140,8 @@ def background_builder() -> int | None:
     if not text.isdigit():
         return None
     pid = int(text)
+    if os.name == "nt":  # os.kill(pid, 0) there sends Ctrl-C; a stale file only means the model is built here
+        return pid
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
