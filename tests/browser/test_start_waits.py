@@ -68,12 +68,21 @@ case "$*" in *"prepare --background"*) exec "{python}" "{builder}" "$@" ;; esac
 exec "{python}" "$@"
 """
 
-#: the tqdm bar of a process waiting for the build: its label, its bar's width and its counter text
-_BAR_JS = """() => { for (const box of document.querySelectorAll('.widget-hbox, .widget-inline-hbox')) {
-    if (!box.innerText.includes('waiting for process')) continue;
-    const bar = box.querySelector('.progress-bar');
-    return {text: box.innerText, width: bar ? parseFloat(bar.style.width || '0') : null}; }
+#: the output showing the tqdm bar of a process waiting for the build: its text (label and "n/total" counter)
+#: and its bar's width (percent), or null while there is none
+_BAR_JS = """() => { for (const out of document.querySelectorAll('.jp-OutputArea-output')) {
+    const text = out.innerText || '';
+    if (!text.includes('waiting for process')) continue;
+    const bar = out.querySelector('.progress-bar, .widget-progress [style*="width"]');
+    const counts = [...text.matchAll(/(\\d+)\\/(\\d+)/g)].map(m => [Number(m[1]), Number(m[2])]);
+    return {text: text, width: bar ? parseFloat(bar.style.width || 'NaN') : null,
+            n: counts.length ? counts[counts.length - 1][0] : null}; }
   return null; }"""
+
+#: what the outputs of the cells show around "waiting", for a failure message
+_WAITING_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
+    .filter(o => (o.innerText || '').includes('waiting') || (o.innerText || '').includes('building'))
+    .map(o => o.innerText.slice(0, 300) + ' || ' + o.innerHTML.slice(0, 1200))"""
 
 
 @pytest.fixture
@@ -159,11 +168,15 @@ def test_notebook_02_waits_for_the_background_build_with_a_moving_bar_then_runs(
     assert not lab.folder.exists(), "the sentiment model was there before the build"
     open_notebook(page, lab, NOTEBOOK)
     started = start_run_all(page)
-    page.wait_for_function(f"() => ({_BAR_JS})() !== null", timeout=600_000, polling=500)
+    try:
+        page.wait_for_function(f"() => ({_BAR_JS})() !== null", timeout=900_000, polling=500)
+    except Exception as err:
+        raise AssertionError(f"no waiting bar: {page.evaluate(_WAITING_JS)}") from err
     first = page.evaluate(_BAR_JS)
-    page.wait_for_timeout(3000)
+    page.wait_for_timeout(4000)
     second = page.evaluate(_BAR_JS)
-    assert first["width"] is not None and second["width"] > first["width"], (first, second)
+    assert second["n"] is not None and first["n"] is not None and second["n"] > first["n"], (first, second)
+    assert second["width"] is not None and second["width"] > first["width"], (first, second)  # the bar moves
     assert "training the embedded sentiment model" in second["text"], second
     assert not lab.folder.exists(), "the model appeared while its build still ran"
 
