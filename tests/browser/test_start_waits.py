@@ -71,7 +71,7 @@ exec "{python}" "$@"
 #: the output showing the tqdm bar of a process waiting for the build: its text (label and "n/total" counter)
 #: and its bar's width (percent), or null while there is none
 _BAR_JS = """() => { for (const out of document.querySelectorAll('.jp-OutputArea-output')) {
-    const text = out.innerText || '';
+    const text = (out.innerText || '').replace(/\\s+/g, ' ');  // tqdm writes U+2007 for its spaces
     if (!text.includes('waiting for process')) continue;
     const bar = out.querySelector('.progress-bar, .widget-progress [style*="width"]');
     const counts = [...text.matchAll(/(\\d+)\\/(\\d+)/g)].map(m => [Number(m[1]), Number(m[2])]);
@@ -81,7 +81,7 @@ _BAR_JS = """() => { for (const out of document.querySelectorAll('.jp-OutputArea
 
 #: what the outputs of the cells show around "waiting", for a failure message
 _WAITING_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
-    .filter(o => (o.innerText || '').includes('waiting') || (o.innerText || '').includes('building'))
+    .filter(o => /waiting|building/.test((o.innerText || '').replace(/\\s+/g, ' ')))
     .map(o => o.innerText.slice(0, 300) + ' || ' + o.innerHTML.slice(0, 1200))"""
 
 

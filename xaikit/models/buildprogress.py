@@ -109,6 +109,7 @@ def wait(folder: str | os.PathLike, holder: str, what: str, try_lock) -> None:
     in a notebook) whose label names ``holder``, the process that builds it."""
     from tqdm.auto import tqdm
 
+    holder = holder.split(" (", 1)[0]  # "process 1234": the message above the bar names its command
     bar = tqdm(total=None, desc=f"waiting for {holder}: {what}", unit="step", leave=False)
     try:
         while not try_lock():
