@@ -124,6 +124,8 @@ def wait(folder: str | os.PathLike, holder: str, what: str, try_lock) -> None:
                     bar.refresh()
             time.sleep(POLL)
     finally:
+        if bar.total:  # the wait is over: a notebook bar closed below its total stays on screen, red
+            bar.n = bar.total
         bar.close()
 
 
