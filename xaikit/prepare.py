@@ -289,6 +289,7 @@ def run_in_background(log: str | os.PathLike | None = None, seed: int | None = N
     from xaikit.models import buildprogress
 
     parent = os.getppid()
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' loading bars, not in the log
 
     def stop(signum, frame):
         raise SystemExit(128 + signum)
