@@ -347,3 +347,16 @@ def test_progress_file_is_json_beside_the_lock(tmp_path):
     assert buildprogress.read(folder) is None
     buildprogress.progress_file(folder).write_text("{not json")
     assert buildprogress.read(folder) is None
+
+
+def test_no_lecture_notebook_loads_a_lab_only_model():
+    """The shuffled-label sentiment model and its control serve lab 06 only: lectures 01-05 never ask for them,
+    so they never wait for them (they build last, or when the lab first needs them)."""
+    lab_only = ("embedded-shuffled", "embedded-subset", "ensure_shuffled_sentiment", "ensure_subset_sentiment",
+                "EMBEDDED_SHUFFLED", "EMBEDDED_SUBSET", 'labels="shuffled"', 'labels="subset"')
+    lectures = sorted((ROOT / "notebooks").glob("0[1-5]_*.py"))
+    assert len(lectures) == 5, lectures
+    for path in lectures:
+        source = path.read_text()
+        assert not [name for name in lab_only if name in source], path.name
+    assert "embedded-shuffled" in (ROOT / "notebooks" / "06_attention_lab.py").read_text()  # the check can fail
