@@ -119,9 +119,11 @@ MODEL = "embedded"
 print(xaikit.models.lecture_costs("gradsam", "shap"))
 
 # %%
+from xaikit.models.buildprogress import background_builder
 from xaikit.models.sentiment import LECTURE_SENTENCES, prepared_folder
 
-if MODEL == "embedded" and not prepared_folder().exists():
+# a model still building behind JupyterLab (start.sh) is waited for: the load shows the build's progress
+if MODEL == "embedded" and not prepared_folder().exists() and background_builder() is None:
     print("The embedded model is not prepared (run `python -m xaikit prepare`); using a tiny random BERT.")
     MODEL = "tiny"
 if MODEL == "tiny":

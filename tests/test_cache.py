@@ -289,7 +289,8 @@ def test_two_prepare_processes_train_once(tmp_path):
 # --- whole or nothing (item 5) -----------------------------------------------------------------------------
 
 def _siblings(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.parent.iterdir() if not p.name.endswith(".lock"))
+    # the lock file, and the killed builder's progress note (buildprogress), which the next build replaces
+    return sorted(p.name for p in folder.parent.iterdir() if not p.name.endswith((".lock", ".progress.json")))
 
 
 def test_interrupted_build_leaves_nothing(tmp_path):

@@ -127,6 +127,12 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     prep.add_argument("--serial", action="store_true",
                       help="build one model after the other in this process (default: the ViTs train in a "
                            "second process while the sentiment model trains)")
+    prep.add_argument("--background", action="store_true",
+                      help="build in one process without progress bars, stopping cleanly on SIGTERM or when "
+                           "its parent ends, as scripts/start.sh runs it behind JupyterLab; a notebook that "
+                           "needs a model still building waits for it and shows its progress")
+    prep.add_argument("--log", default=None, metavar="FILE",
+                      help="with --background: append what it prints to FILE")
 
     wm = sub.add_parser("warm", help="before class: fill every cache the named notebooks read, time each cell",
                         epilog="examples:\n  xaikit warm 04 05\n  xaikit warm 05 --model google/vit-base-patch16-224"
@@ -232,6 +238,15 @@ def _main(words: list[str]) -> int:
                 training_seed()
         except ValueError as err:
             parser.error(str(err))
+        if args.log is not None and not args.background:
+            parser.error("--log goes with --background, e.g. prepare --background --log artifacts/prepare.log")
+        if args.background:
+            if args.force or args.only:
+                parser.error("--background builds what is missing, in the notebooks' order: leave out "
+                             "--force and --only")
+            from xaikit.prepare import run_in_background
+
+            return run_in_background(args.log, seed=args.seed)
         prepare(force=args.force, only=args.only, parallel=False if args.serial else None, seed=args.seed)
         return 0
     if args.command == "warm":

@@ -41,7 +41,7 @@ _WORLDS = ("main", "control")
 
 
 def prepare(force: bool = False, only: str | None = None, progress: bool = True,
-            parallel: bool | None = None, seed: int | None = None) -> dict[str, Path]:
+            parallel: bool | None = None, seed: int | None = None, background: bool = False) -> dict[str, Path]:
     """Build whatever embedded model is missing (everything with ``force=True``) and return the folders.
 
     ``only``: ``"sentiment"`` (the sentiment model, its shuffled-label twin and that one's control) or
@@ -52,7 +52,14 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
     (default: the cache's, :func:`xaikit.training_seed`); once everything is built it becomes the cache's
     training seed. ``only`` with a new ``seed`` builds that family only and leaves the recorded seed as it
     was. Prints what it builds,
-    the time each step took and where it went. Returns ``{"sentiment": folder, "sentiment-shuffled": folder,
+    the time each step took and where it went.
+
+    The order is the one the notebooks need: the digits CNNs (notebooks 01 and 02), the sentiment model
+    (02-04), the ViTs (05), and only then what the labs alone read: the shuffled-label sentiment model and its
+    control, the attention diagnostics (06) and the rank test's random sets (07). ``background``: build in
+    this one process (no second one for the ViTs) and without progress bars, for :func:`run_in_background`,
+    which ``scripts/start.sh`` runs behind JupyterLab; a notebook that needs a model still building waits for
+    it and shows this build's progress (:mod:`xaikit.models.buildprogress`). Returns ``{"sentiment": folder, "sentiment-shuffled": folder,
     "sentiment-subset": folder,
     "attention": folder, "null-sets": folder, "vit-main": folder, "vit-control": folder}`` (the ViT and null-set entries are absent
     if the image-world module is missing).
@@ -64,6 +71,8 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
     if only is not None:
         check_choice(only, "only", _FAMILIES)
+    if not isinstance(background, bool):
+        raise TypeError(f"background must be True or False, got {type(background).__name__} {background!r}")
     if parallel is not None and not isinstance(parallel, bool):
         raise TypeError(f"parallel must be True, False or None, got {type(parallel).__name__} {parallel!r}")
     chosen = seed is not None
@@ -89,45 +98,49 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
                                                           for labels in sentiment.LABELS))
     if parallel is None:
         parallel = (os.cpu_count() or 1) >= 2
-    background = None
-    if parallel and sentiment_todo and vit_todo:
-        background = _VitProcess(vit_todo, force, progress, seed)
+    background_vits = None
+    if parallel and sentiment_todo and vit_todo and not background:
+        background_vits = _VitProcess(vit_todo, force, progress, seed)
+    bars = progress and not background  # a background build writes its log without tqdm's redraws
     try:
+        # the lectures' models first, in the order the notebooks need them: the digits CNNs (01, 02, seconds),
+        # the sentiment model (02-04), the ViTs (05; in the second process when there is one)
+        if only is None:
+            folders.update(_digits(say, seed, force, bars))
+        threads = background_vits.threads if background_vits is not None else None
         if want_sentiment:
-            threads = background.threads if background is not None else None
             folders["sentiment"] = _timed(say, "sentiment model", lambda: sentiment.ensure_embedded_sentiment(
-                force, progress, threads=threads, seed=seed))
-            # notebook 06's data randomisation test: the same recipe on shuffled labels (as long as the above)
-            folders["sentiment-shuffled"] = _timed(
-                say, "sentiment (shuffled)",
-                lambda: sentiment.ensure_shuffled_sentiment(force, progress, threads=threads, seed=seed))
-            # ... and its control: the same texts and steps with the real labels (a few minutes)
-            folders["sentiment-subset"] = _timed(
-                say, "sentiment (control)",
-                lambda: sentiment.ensure_subset_sentiment(force, progress, threads=threads, seed=seed))
-            # notebook 06's Wiegreffe & Pinter attention for the current mode's sentences, read while the
-            # ViTs still train in the second process
-            from xaikit.text.diagnostics import warm_notebook_cache
-
-            folders["attention"] = _timed(say, "attention (nb 06)",
-                                          lambda: warm_notebook_cache(progress, seed=seed))
-        if want_vit:  # notebook 07's rank test: its 100 random image sets, drawn while the ViTs train
-            from xaikit.concepts.nullsets import warm_null_sets
-
-            folders["null-sets"] = _timed(say, "random sets (nb 07)", lambda: warm_null_sets(progress=False))
-        if background is not None:
-            folders.update(background.join(say))
-        elif want_vit:
+                force, bars, threads=threads, seed=seed))
+        if want_vit and background_vits is None:
             for world in _WORLDS:
                 folders[f"vit-{world}"] = _timed(
                     say, f"ViT ({world} world)",
-                    lambda world=world: vitworld.ensure_embedded_vit(world, force=force, progress=progress,
-                                                                     seed=seed))
+                    lambda world=world: vitworld.ensure_embedded_vit(world, force=force, progress=bars, seed=seed))
+        # then what only the labs read (06, 07), never before a lecture's model: a lab that opens before it is
+        # built builds it itself (the loaders run the same ensure, under the same lock)
+        if want_sentiment:
+            # notebook 06's data randomisation test: the same recipe on shuffled labels (as long as the above)
+            folders["sentiment-shuffled"] = _timed(
+                say, "sentiment (shuffled)",
+                lambda: sentiment.ensure_shuffled_sentiment(force, bars, threads=threads, seed=seed))
+            # ... and its control: the same texts and steps with the real labels (a few minutes)
+            folders["sentiment-subset"] = _timed(
+                say, "sentiment (control)",
+                lambda: sentiment.ensure_subset_sentiment(force, bars, threads=threads, seed=seed))
+            # notebook 06's Wiegreffe & Pinter attention for the current mode's sentences
+            from xaikit.text.diagnostics import warm_notebook_cache
+
+            folders["attention"] = _timed(say, "attention (nb 06)", lambda: warm_notebook_cache(bars, seed=seed))
+        if want_vit:  # notebook 07's rank test: its 100 random image sets (while the ViTs train, in parallel)
+            from xaikit.concepts.nullsets import warm_null_sets
+
+            folders["null-sets"] = _timed(say, "random sets (nb 07)", lambda: warm_null_sets(progress=False))
+        if background_vits is not None:
+            folders.update(background_vits.join(say))
     finally:
-        if background is not None:
-            background.stop()
+        if background_vits is not None:
+            background_vits.stop()
     if only is None:
-        folders.update(_digits(say, seed, force, progress))
         if chosen:
             record_training_seed(seed)
             say(f"xaikit prepare: this cache now serves training seed {seed} (python -m xaikit prepare --seed 0 "
@@ -258,3 +271,55 @@ class _VitProcess:
         if self.proc.is_alive():  # only after an error in this process: do not leave a trainer behind
             self.proc.terminate()
             self.proc.join()
+
+
+def run_in_background(log: str | os.PathLike | None = None, seed: int | None = None) -> int:
+    """``python -m xaikit prepare --background``: :func:`prepare` as ``scripts/start.sh`` runs it behind
+    JupyterLab, in one process, and stopping cleanly.
+
+    SIGTERM and SIGHUP end it as an exception would: the model being built is dropped with its
+    temporary folder (:func:`xaikit.models.cache.building`), the lock is released, and the next run builds it
+    again from the start. It also ends when its parent process (``start.sh``) is gone, killed outright or not.
+    ``log``: append what it prints to that file instead. Returns the exit status (0 when everything is built,
+    143 when it was stopped).
+    """
+    import contextlib
+    import signal
+
+    from xaikit.models import buildprogress
+
+    parent = os.getppid()
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # transformers' loading bars, not in the log
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    for name in ("SIGTERM", "SIGHUP"):  # SIGINT (Ctrl-C) stays as it is: ignored behind start.sh, whose
+        # JupyterLab asks before a Ctrl-C shuts it down; KeyboardInterrupt when run by hand
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stop)
+
+    def watch():  # the parent is gone: stop as SIGTERM would (the handler runs in the main thread)
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="xaikit-parent-watch", daemon=True).start()
+    with contextlib.ExitStack() as stack:
+        if log is not None:
+            Path(log).parent.mkdir(parents=True, exist_ok=True)
+            out = stack.enter_context(open(log, "a", buffering=1, encoding="utf-8"))
+            stack.enter_context(contextlib.redirect_stdout(out))
+            stack.enter_context(contextlib.redirect_stderr(out))
+        print(f"xaikit prepare --background: process {os.getpid()}, started {time.strftime('%H:%M:%S')}, "
+              f"parent {parent}", flush=True)
+        try:
+            with buildprogress.announce_background():
+                prepare(parallel=False, background=True, seed=seed)
+        except SystemExit as stopped:
+            print(f"xaikit prepare --background: stopped at {time.strftime('%H:%M:%S')}; what was being built is "
+                  "dropped, and the next start builds it again", flush=True)
+            return int(stopped.code or 1)
+        return 0

@@ -195,12 +195,19 @@ def open_notebook(page, server: LabServer, name: str, timeout: float = 120) -> N
         timeout=timeout * 1000, polling=250)
 
 
-def run_all(page, timeout: float = 400) -> RunReport:
-    """Run every cell (Run > Run All Cells) and wait for the last one; report errors."""
+def start_run_all(page) -> float:
+    """Start Run > Run All Cells without waiting; :func:`run_all` with ``started=`` the returned time waits."""
     t0 = time.perf_counter()
     page.evaluate("""() => { window.__xkDone = null;
         window.jupyterapp.commands.execute('notebook:run-all-cells').then(
             ok => { window.__xkDone = {ok: ok}; }, err => { window.__xkDone = {error: String(err)}; }); }""")
+    return t0
+
+
+def run_all(page, timeout: float = 400, started: float | None = None) -> RunReport:
+    """Run every cell (Run > Run All Cells) and wait for the last one; report errors. ``started``: the run
+    was started by :func:`start_run_all` at that time; only wait for it."""
+    t0 = start_run_all(page) if started is None else started
     try:
         page.wait_for_function("() => window.__xkDone !== null", timeout=timeout * 1000, polling=500)
     except Exception as err:

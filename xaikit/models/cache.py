@@ -38,6 +38,8 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from xaikit.models import buildprogress
+
 __all__ = ["MANIFEST", "CacheCorruptError", "sha256_file", "write_manifest", "problems", "is_built", "verify",
            "weights_problem", "build_lock", "building", "ensure", "identity_problem", "shared_copy"]
 
@@ -409,7 +411,9 @@ def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = 
     Yields True when another process (or thread) held it and this one had to wait for it. The lock is
     released by the operating system if the holder dies, so a killed build never blocks the next one. The
     holder writes its process id and command line into the lock file, and a waiter says whom it waits for,
-    also with ``progress=False`` (prepare's ViT process, to stderr): a wait can last minutes.
+    also with ``progress=False`` (prepare's ViT process, to stderr): a wait can last minutes. With
+    ``progress`` the waiter also shows the holder's progress (:mod:`xaikit.models.buildprogress`, which the
+    holder's training loops report to while it holds the lock) in a progress bar.
     """
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -417,9 +421,13 @@ def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = 
     with open(path, "a+b") as fh:
         waited = not _try_lock(fh)
         if waited:
-            print(f"xaikit: {_holder_text(path)} is building the {what} in {folder}; waiting for it to finish "
+            holder = _holder_text(path)
+            print(f"xaikit: {holder} is building the {what} in {folder}; waiting for it to finish "
                   f"(lock file {path})", flush=True, file=sys.stdout if progress else sys.stderr)
-            _lock(fh)
+            if progress:  # the builder's progress (buildprogress.step) in a bar of this process's own
+                buildprogress.wait(folder, holder, what, lambda: _try_lock(fh))
+            else:
+                _lock(fh)
         try:
             fh.seek(0)
             fh.truncate()
@@ -428,7 +436,8 @@ def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = 
         except OSError:  # a lock file that cannot be written still locks
             pass
         try:
-            yield waited
+            with buildprogress.building(folder, what):
+                yield waited
         finally:
             _unlock(fh)
 

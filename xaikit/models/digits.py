@@ -21,6 +21,7 @@ from torch import nn
 
 from xaikit._config import cache_dir, fast_mode, torch_threads, training_seed
 from xaikit._validate import check_float, check_int
+from xaikit.models import buildprogress
 
 #: the version in a cached CNN's file name (``..._v1.safetensors``): a changed recipe gets a new one, and
 #: ``python -m xaikit cache prune`` removes files of the older ones
@@ -305,6 +306,7 @@ def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqd
         model.train()
         bar = tqdm(total=epochs * steps_per_epoch, desc=desc, disable=not progress,
                    leave=False)
+        done = 0
         for _ in range(epochs):
             order = torch.randperm(len(data.train_y), generator=generator)
             for i in range(0, len(order), batch):
@@ -315,5 +317,7 @@ def _train_loop(model, data, seed, epochs, progress, batch, steps_per_epoch, tqd
                 opt.step()
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+                done += 1
+                buildprogress.step(done, epochs * steps_per_epoch, desc)  # for a process waiting for it
         bar.close()
     model.eval()

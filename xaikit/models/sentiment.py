@@ -68,6 +68,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from xaikit.models import buildprogress
+
 __all__ = [
     "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "SHUFFLED_FIT_TEXTS",
     "load_movie_reviews",
@@ -543,7 +545,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
         used = {torch.get_num_threads()}
         t0, cpu0 = time.perf_counter(), time.process_time()
         bar = tqdm(batches, desc=_MODES[labels][2], unit="batch", disable=not progress)
-        for batch in bar:
+        for done, batch in enumerate(bar, 1):
             n = ask() if ask is not None else None
             if n is not None and n != torch.get_num_threads():
                 torch.set_num_threads(n)
@@ -558,6 +560,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
             sched.step()
             opt.zero_grad(set_to_none=True)
             bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)  # the bar redraws on its own clock
+            buildprogress.step(done, len(batches), _MODES[labels][2])  # for a process waiting for this build
         train_seconds, train_cpu = time.perf_counter() - t0, time.process_time() - cpu0
 
     model.eval()

@@ -32,6 +32,7 @@ import torch
 
 from xaikit._config import cache_dir, torch_threads
 from xaikit._validate import check_choice
+from xaikit.models import buildprogress
 
 __all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_embedded_vit", "train_vit", "model_folder",
            "to_pixels"]
@@ -249,6 +250,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     gen = torch.Generator().manual_seed(seed)
     model.train()
     bar = tqdm(total=steps, desc=f"training embedded ViT ({world})", disable=not progress, leave=False)
+    done = 0
     for _ in range(epochs):
         order = torch.randperm(n, generator=gen)
         for i in range(0, n, bs):
@@ -275,6 +277,8 @@ def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
             bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)  # the bar redraws on its own clock
             if counter is not None:
                 counter.value += 1
+            done += 1
+            buildprogress.step(done, steps, f"training embedded ViT ({world})")  # for a process waiting for it
     bar.close()
     model.eval()
     model.to("cpu")

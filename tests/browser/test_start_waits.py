@@ -1,0 +1,193 @@
+"""A student opens notebook 02 while ``start.sh``'s background build still trains the sentiment model.
+
+``scripts/start.sh`` opens JupyterLab first and builds the embedded models behind it. Here its background
+builder is a fake one (``XAIKIT_PYTHON`` is a wrapper that runs it for ``prepare --background``): it takes
+the sentiment model's build lock in an empty temporary cache, reports slow progress steps
+(:mod:`xaikit.models.buildprogress`), and when the test says so, finishes by copying the prepared model of
+the real cache into its temporary folder (the cache's own atomic rename puts it in place). The test checks
+that, in headless Chromium:
+
+* notebook 02, Run All, reaches section 8 and waits: a progress bar naming the builder's process appears
+  in the notebook and moves;
+* once the build ends the notebook loads the model and runs to the end without an error;
+* ``git status --porcelain`` of the repository stays empty, and the build's log is in the ignored
+  ``artifacts/``.
+
+Run:  .venv/bin/python -m pytest tests/browser/test_start_waits.py -m browser -q
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.request
+
+import pytest
+
+from tests.worktree import copy_worktree, git
+
+from .lab_driver import free_port, open_notebook, run_all, start_run_all
+from .test_start_lab import SERVER_CONFIG, USER_SETTINGS
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.notebook, pytest.mark.prepared]
+
+NOTEBOOK = "02_integrated_gradients.ipynb"
+
+FAKE_BUILDER = textwrap.dedent("""
+    import os, shutil, sys, time
+    from pathlib import Path
+    from xaikit.models import buildprogress, cache, sentiment
+
+    source, release, steps = Path(os.environ["FAKE_SOURCE"]), Path(os.environ["FAKE_RELEASE"]), 2400
+    sys.stdout = open(sys.argv[sys.argv.index("--log") + 1], "a", buffering=1)  # as prepare --background --log
+
+    def build(tmp):
+        for i in range(steps):
+            buildprogress.step(i + 1, steps, "training the embedded sentiment model")
+            if release.exists():
+                break
+            time.sleep(0.25)
+        for path in source.iterdir():
+            if path.is_file() and path.name != cache.MANIFEST:
+                shutil.copy2(path, tmp / path.name)
+
+    with buildprogress.announce_background():
+        cache.ensure(sentiment.sentiment_folder(), build, what="embedded sentiment model", progress=False)
+    print("fake builder: done", flush=True)
+""")
+
+WRAPPER = """#!/usr/bin/env bash
+case "$*" in *"prepare --background"*) exec "{python}" "{builder}" "$@" ;; esac
+exec "{python}" "$@"
+"""
+
+#: the output showing the tqdm bar of a process waiting for the build: its text (label and "n/total" counter)
+#: and its bar's width (percent), or null while there is none
+_BAR_JS = """() => { for (const out of document.querySelectorAll('.jp-OutputArea-output')) {
+    const text = (out.innerText || '').replace(/\\s+/g, ' ');  // tqdm writes U+2007 for its spaces
+    if (!text.includes('waiting for process')) continue;
+    const bar = out.querySelector('.progress-bar, .widget-progress [style*="width"]');
+    const counts = [...text.matchAll(/(\\d+)\\/(\\d+)/g)].map(m => [Number(m[1]), Number(m[2])]);
+    return {text: text, width: bar ? parseFloat(bar.style.width || 'NaN') : null,
+            n: counts.length ? counts[counts.length - 1][0] : null}; }
+  return null; }"""
+
+#: what the outputs of the cells show around "waiting", for a failure message
+_WAITING_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
+    .filter(o => /waiting|building/.test((o.innerText || '').replace(/\\s+/g, ' ')))
+    .map(o => o.innerText.slice(0, 300) + ' || ' + o.innerHTML.slice(0, 1200))"""
+
+
+@pytest.fixture
+def lab_page(browser_context):
+    """A page of the session's Chromium (not conftest's ``page``, which starts a LabServer of its own)."""
+    page = browser_context.new_page()
+    page.console_errors = []
+    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
+    yield page
+    page.close()
+
+
+@pytest.fixture
+def lab_with_a_build_running(tmp_path):
+    from xaikit.models.sentiment import sentiment_folder
+
+    source = sentiment_folder()  # the prepared model of the real cache, read only
+    if not (source / "model.safetensors").is_file():
+        pytest.skip("the embedded sentiment model is not prepared (python -m xaikit prepare)")
+    repo = copy_worktree(tmp_path / "repo", commit=True)
+    home = tmp_path / "home"
+    for sub in ("config", "data", "runtime", "ipython", "workspaces"):
+        (home / sub).mkdir(parents=True)
+    (home / "config" / "jupyter_server_config.py").write_text(SERVER_CONFIG)
+    settings = home / "user-settings"
+    for rel, values in USER_SETTINGS.items():
+        (settings / rel).parent.mkdir(parents=True, exist_ok=True)
+        (settings / rel).write_text(json.dumps(values))
+    cache_root = tmp_path / "cache"  # the digits CNNs and the data the notebook reads, not the sentiment model
+    cache_root.mkdir()
+    for entry in source.parent.iterdir():
+        if entry.is_dir() and "sentiment" not in entry.name and entry.name != "imageworld":
+            shutil.copytree(entry, cache_root / entry.name)
+    builder = tmp_path / "fake_builder.py"
+    builder.write_text(FAKE_BUILDER)
+    wrapper = tmp_path / "python"
+    wrapper.write_text(WRAPPER.format(python=sys.executable, builder=builder))
+    wrapper.chmod(0o755)
+    release = tmp_path / "release"
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "XAIKIT_PYTHON"))}
+    env.update(XAIKIT_PYTHON=str(wrapper), XAIKIT_CACHE=str(cache_root), FAKE_SOURCE=str(source),
+               FAKE_RELEASE=str(release), PYTHONPATH=str(repo), XAIKIT_FAST="1", HF_HUB_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1",
+               JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
+               JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"),
+               JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+    env.pop("MPLBACKEND", None)
+    log_path = tmp_path / "start.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(["bash", str(repo / "scripts" / "start.sh"), f"--port={port}", "--port-retries=0"],
+                                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"start.sh exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab did not answer:\n{log_path.read_text()[-4000:]}")
+            time.sleep(0.5)
+        yield type("Started", (), {"url": url, "repo": repo, "log": log_path, "release": release,
+                                   "folder": cache_root / source.name})()
+    finally:
+        release.touch()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
+
+
+def test_notebook_02_waits_for_the_background_build_with_a_moving_bar_then_runs(lab_with_a_build_running,
+                                                                                 lab_page):
+    lab, page = lab_with_a_build_running, lab_page
+    assert not lab.folder.exists(), "the sentiment model was there before the build"
+    open_notebook(page, lab, NOTEBOOK)
+    started = start_run_all(page)
+    try:
+        page.wait_for_function(f"() => ({_BAR_JS})() !== null", timeout=900_000, polling=500)
+    except Exception as err:
+        raise AssertionError(f"no waiting bar: {page.evaluate(_WAITING_JS)}") from err
+    first = page.evaluate(_BAR_JS)
+    page.wait_for_timeout(4000)
+    second = page.evaluate(_BAR_JS)
+    assert second["n"] is not None and first["n"] is not None and second["n"] > first["n"], (first, second)
+    assert second["width"] is not None and second["width"] > first["width"], (first, second)  # the bar moves
+    assert "training the embedded sentiment model" in second["text"], second
+    assert not lab.folder.exists(), "the model appeared while its build still ran"
+
+    lab.release.touch()  # the build ends: the notebook loads the model and goes on
+    report = run_all(page, timeout=900, started=started)
+    assert report.errors == [] and report.executed == report.code_cells, report
+    assert page.evaluate(_BAR_JS) is None, "the waiting bar stayed after the wait"
+    assert (lab.folder / "model.safetensors").is_file()
+    assert page.console_errors == [], page.console_errors[:3]
+
+    log = (lab.repo / "artifacts" / "prepare-background.log").read_text()
+    assert "fake builder: done" in log, log
+    status = git(lab.repo, "status", "--porcelain")
+    assert status == "", f"running a notebook changed the checkout:\n{status}"
