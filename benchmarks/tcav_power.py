@@ -175,9 +175,14 @@ def protocol_row(build: dict, size: int, k: int, sided: str) -> dict:
     return row
 
 
+#: the builds the rule needs measured, both models each, before a protocol can pass it
+REQUIRED = {(seed, "cpu") for seed in range(5)}
+
+
 def table(builds: list[dict]) -> list[dict]:
     import numpy as np
 
+    complete = REQUIRED <= {(b["seed"], b["build"]) for b in builds if len(b["models"]) == 2}
     rows = []
     for label, size, k, sided in PROTOCOLS:
         if any(k + 1 > POOL[size] for _ in builds):
@@ -195,7 +200,8 @@ def table(builds: list[dict]) -> list[dict]:
         r["calibrated"] = bool(np.nanmin(r["p_control"]) >= ALPHA and r["alarm_share"] <= nominal + 2 * np.sqrt(
             nominal * (1 - nominal) / r["n_alarm_sets"]))
         r["power"] = float(np.mean([p < ALPHA for p in r["p_main"]]))
-        r["passes"] = bool(r["power"] == 1.0 and r["calibrated"] and r["cost"] <= 2.0)
+        r["complete"] = complete
+        r["passes"] = bool(complete and r["power"] == 1.0 and r["calibrated"] and r["cost"] <= 2.0)
     return rows
 
 
@@ -208,9 +214,10 @@ def print_table(rows: list[dict], builds: list[dict]) -> None:
     print("-" * len(head))
     for r in rows:
         cells = " ".join(f"{pm:>5.3f}/{pc:<5.2f}" for pm, pc in zip(r["p_main"], r["p_control"], strict=True))
-        verdict = "PASS" if r["passes"] else "fail: " + ", ".join(
-            w for w, bad in (("power", r["power"] < 1), ("calibration", not r["calibrated"]),
-                             ("cost", r["cost"] > 2)) if bad)
+        failed = [w for w, bad in (("power", r["power"] < 1), ("calibration", not r["calibrated"]),
+                                   ("cost", r["cost"] > 2)) if bad]
+        verdict = "PASS" if r["passes"] else ("fail: " + ", ".join(failed) if failed else
+                                              "so far so good (seeds 0-4 not all measured)")
         print(f"{r['protocol']:<24} {cells} {r['power']:>6.0%} {r['alarm_share']:>7.1%} {r['seconds']:>8.1f} "
               f"{r['cost']:>4.1f}x  {verdict}")
     print(f"p: striped's corrected p for zebra (x{N_CONCEPTS}, alpha {ALPHA}) on the main / control model; power: "
@@ -238,10 +245,12 @@ def power_curve(builds: list[dict], path: Path) -> None:
         ax.plot(ks, np.minimum(1, N_CONCEPTS / (ks + 1)), "k:", label="smallest p, 3/(K+1)")
         ax.axhline(ALPHA, color="grey", lw=1)
         ax.set_yscale("log")
-        ax.set_xlabel("K, random sets posing as concepts (circles: 50 images a set; squares: 100)")
+        ax.set_xlabel("K, random sets posing as concepts")
         ax.set_title(f"{sided}-sided rank test, main models")
     axes[0].set_ylabel("striped's corrected p for zebra")
     axes[0].legend(fontsize=8)
+    fig.suptitle("circles: 50 images a set; squares: 100 images a set (K = 100); grey line: alpha = 0.05",
+                 fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"power curve saved to {path}")
