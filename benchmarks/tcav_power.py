@@ -89,17 +89,21 @@ def _p(value, null, sided: str) -> float:
     return min(1.0, N_CONCEPTS * p)
 
 
-def pool_sets(out: Path, size: int) -> list:
-    """The first ``POOL[size]`` random sets of ``size`` images, drawn once into ``out`` and read back. Sets of 50
-    are the first 50 images of the sets of 100 where those exist (``random_images`` draws image by image)."""
+def pool_sets(out: Path, size: int, draw: str = "lecture") -> list:
+    """The first ``POOL[size]`` random sets of ``size`` images, drawn once into ``out`` and read back.
+
+    ``draw="lecture"``: seeds ``POOL_SEED + k``; sets of 50 are the first 50 images of the sets of 100 where those
+    exist (``random_images`` draws image by image). ``draw="notebook"``: notebook 07's random concepts, seeds
+    ``900_000 + k`` (:func:`xaikit.concepts.nullsets.default_null_sets` with seed 0), continued past its 100."""
     import numpy as np
 
     from xaikit.models import imageworld as iw
 
-    path = out / f"pool-{size}x{POOL[size]}.npy"
+    path = out / f"pool{'' if draw == 'lecture' else '-' + draw}-{size}x{POOL[size]}.npy"
     if not path.is_file():
-        have = out / f"pool-100x{POOL[100]}.npy"
-        if size == 50 and have.is_file():
+        if draw == "notebook":
+            sets = [iw.random_images(size, seed=900_000 + k) for k in range(POOL[size])]
+        elif size == 50 and (have := out / f"pool-100x{POOL[100]}.npy").is_file():
             big = np.load(have)[:, :50]
             sets = [*big, *(iw.random_images(50, seed=POOL_SEED + k) for k in range(len(big), POOL[50]))]
         else:
@@ -112,7 +116,7 @@ def pool_sets(out: Path, size: int) -> list:
 
 def _measure(job: tuple[int, str, str, str, int]) -> dict:
     """One model of one build, every set size: the K x R tables and the concepts' R scores."""
-    seed, tag, world, out, R = job
+    seed, tag, world, out, R, draw, set_sizes = job
     import numpy as np
     import torch
     from transformers import ViTForImageClassification
@@ -127,12 +131,14 @@ def _measure(job: tuple[int, str, str, str, int]) -> dict:
     processor = vitworld.image_processor()
     model = ViTForImageClassification.from_pretrained(
         out / vitworld.RECIPE_VERSION / f"seed{seed}-{tag}-{world}", attn_implementation="eager").eval()
-    zebras = iw.class_images("zebra", N_CLASS_IMAGES, world, seed=200 + seed)
+    # the lecture_claims draw changes with the training seed; notebook 07's draw is the same for every model
+    first = {"lecture": (100 + seed, 200 + seed, (300 + seed) * 1000, 300 + seed), "notebook": (0, 0, 0, 0)}[draw]
+    zebras = iw.class_images("zebra", N_CLASS_IMAGES, world, seed=first[1])
     sizes = {}
-    for size in POOL:
-        nulls = pool_sets(out, size)
-        concepts = {c: iw.concept_images(c, size, seed=100 + seed) for c in CLAIM_CONCEPTS}
-        randoms = [iw.random_images(size, seed=(300 + seed) * 1000 + i) for i in range(R + 1)]
+    for size in set_sizes:
+        nulls = pool_sets(out, size, draw)
+        concepts = {c: iw.concept_images(c, size, seed=first[0]) for c in CLAIM_CONCEPTS}
+        randoms = [iw.random_images(size, seed=first[2] + i) for i in range(R + 1)]
         tables, seconds, scores = [], [], None
         for part in (nulls[:FIRST_CALL], nulls[FIRST_CALL:]):
             if not part:
@@ -140,13 +146,13 @@ def _measure(job: tuple[int, str, str, str, int]) -> dict:
             t0 = time.perf_counter()
             r = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=vitworld.TCAV_LAYER,
                                        random_sets=randoms, R=R, pooling=vitworld.TCAV_POOLING,
-                                       processor=processor, test="rank", null_sets=part, seed=300 + seed)
+                                       processor=processor, test="rank", null_sets=part, seed=first[3])
             seconds.append(time.perf_counter() - t0)
             tables.append(r.null_scores)
             scores = {c: r[c].scores.tolist() for c in CLAIM_CONCEPTS}
             tcav.clear_cache(model)  # the second call pays for its concepts' CAVs again, as a fresh call would
         sizes[str(size)] = {"null_scores": np.concatenate(tables).tolist(), "scores": scores, "seconds": seconds}
-    return {"seed": seed, "build": tag, "world": world, "R": R, "sizes": sizes}
+    return {"seed": seed, "build": tag, "world": world, "R": R, "draw": draw, "sizes": sizes}
 
 
 def protocol_row(build: dict, size: int, k: int, sided: str) -> dict:
@@ -185,7 +191,7 @@ def table(builds: list[dict]) -> list[dict]:
     complete = REQUIRED <= {(b["seed"], b["build"]) for b in builds if len(b["models"]) == 2}
     rows = []
     for label, size, k, sided in PROTOCOLS:
-        if any(k + 1 > POOL[size] for _ in builds):
+        if any(str(size) not in m["sizes"] for b in builds for m in b["models"].values()):
             continue
         per = [protocol_row(b, size, k, sided) for b in builds]
         alarms = [a for r in per for a in r["alarms"]]
@@ -241,7 +247,8 @@ def power_curve(builds: list[dict], path: Path) -> None:
             label = f"seed {b['seed']}" + ("" if b["build"] == "cpu" else f" ({b['build']})")
             ps = [protocol_row(b, 50, int(k), sided)["p_main"] for k in ks]
             ax.plot(ks, ps, "o-", color=colour, label=label, ms=4)
-            ax.plot([100], [protocol_row(b, 100, 100, sided)["p_main"]], "s", color=colour, ms=8, mfc="none")
+            if "100" in b["models"]["main"]["sizes"]:
+                ax.plot([100], [protocol_row(b, 100, 100, sided)["p_main"]], "s", color=colour, ms=8, mfc="none")
         ax.plot(ks, np.minimum(1, N_CONCEPTS / (ks + 1)), "k:", label="smallest p, 3/(K+1)")
         ax.axhline(ALPHA, color="grey", lw=1)
         ax.set_yscale("log")
@@ -263,29 +270,37 @@ def main() -> int:
     parser.add_argument("--builds", nargs="+", default=["cpu"], help="model folder tags, e.g. cpu cpu-avx2")
     parser.add_argument("--runs", type=int, default=10, help="R, runs per concept (default 10, as the lab)")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--draw", choices=("lecture", "notebook"), default="lecture",
+                        help="image sets drawn per training seed as lecture_claims draws them (default), or notebook "
+                             "07's own sets, the same for every model")
+    parser.add_argument("--sizes", type=int, nargs="+", default=sorted(POOL), choices=sorted(POOL),
+                        help="images per concept and random set")
     parser.add_argument("--figure", default=None, help="power curve file (default <out>/tcav_power.png)")
     args = parser.parse_args()
     from xaikit.models import vitworld
 
     out = Path(args.out)
-    for size in sorted(POOL, reverse=True):  # the sets of 100 first: those of 50 are their first halves
-        pool_sets(out, size)
+    for size in sorted(args.sizes, reverse=True):  # the sets of 100 first: those of 50 are their first halves
+        pool_sets(out, size, args.draw)
+    tail = f"R{args.runs}{'' if args.draw == 'lecture' else '-' + args.draw}"
+    if args.sizes != sorted(POOL):
+        tail += "-n" + "-".join(map(str, args.sizes))
     jobs, measured = [], {}
     for tag in args.builds:
         for seed in args.seeds:
             for world in ("main", "control"):
-                saved = out / f"power-seed{seed}-{tag}-{world}-R{args.runs}.json"
+                saved = out / f"power-seed{seed}-{tag}-{world}-{tail}.json"
                 if saved.is_file():
                     measured[seed, tag, world] = json.loads(saved.read_text())
                 elif (out / vitworld.RECIPE_VERSION / f"seed{seed}-{tag}-{world}" / "metrics.json").is_file():
-                    jobs.append((seed, tag, world, str(out), args.runs))
+                    jobs.append((seed, tag, world, str(out), args.runs, args.draw, args.sizes))
                 else:
                     print(f"seed {seed} {world} ({tag}): no trained model under {out / vitworld.RECIPE_VERSION}")
     import multiprocessing as mp
 
     with ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=mp.get_context("spawn")) as pool:
         for job, m in zip(jobs, pool.map(_measure, jobs), strict=True):
-            (out / f"power-seed{job[0]}-{job[1]}-{job[2]}-R{args.runs}.json").write_text(json.dumps(m))
+            (out / f"power-seed{job[0]}-{job[1]}-{job[2]}-{tail}.json").write_text(json.dumps(m))
             print(f"measured seed {job[0]} {job[2]} ({job[1]}): {[round(t) for t in m['sizes']['50']['seconds']]} s",
                   flush=True)
             measured[job[:3]] = m
@@ -297,10 +312,10 @@ def main() -> int:
         return 1
     builds.sort(key=lambda b: (b["build"], b["seed"]))
     rows = table(builds)
-    print(f"\nRank test of striped for zebra, R = {args.runs}, {len(builds)} builds:")
+    print(f"\nRank test of striped for zebra, R = {args.runs}, {len(builds)} builds, {args.draw}'s image sets:")
     print_table(rows, builds)
-    (out / "tcav_power.json").write_text(json.dumps(rows, indent=1))
-    power_curve(builds, Path(args.figure) if args.figure else out / "tcav_power.png")
+    (out / f"tcav_power-{tail}.json").write_text(json.dumps(rows, indent=1))
+    power_curve(builds, Path(args.figure) if args.figure else out / f"tcav_power-{tail}.png")
     passing = [r for r in rows if r["passes"]]
     print("\nprotocols that pass the rule:", ", ".join(r["protocol"] for r in passing) or "none")
     return 0
