@@ -39,6 +39,12 @@ before a one-sided one at equal cost. If none passes, the default stays.
 
     python benchmarks/tcav_robustness.py --out artifacts/power --seeds 0 1 2 3 4   # train the pairs first
     python benchmarks/tcav_power.py --out artifacts/power                          # table and power curve
+    python benchmarks/tcav_power.py --out artifacts/power --draw notebook --sizes 50  # notebook 07's own sets
+
+``--draw notebook`` puts every model through notebook 07's own image sets instead (concepts, zebras and
+counterparts with seed 0, its random concepts ``900_000 + k`` continued past its 100): the same images for every
+model, as the notebook shows them, so that the table separates what the training seed does from what one draw
+of images does. Results are kept per model in ``--out`` and reused; ``--jobs`` models are measured at once.
 """
 
 from __future__ import annotations
