@@ -165,3 +165,24 @@ def test_cross_attention_bad_input_is_named(kwargs, words):
     with pytest.raises(ValueError) as err:
         A.cross_attention(**args)
     assert words in str(err.value)
+
+
+def test_a_query_that_may_attend_to_no_key_is_named():
+    from xaikit.attention.scratch import scaled_dot_product_attention
+
+    q, k, v = torch.randn(4, 3), torch.randn(5, 3), torch.randn(5, 2)
+    mask = torch.ones(4, 5, dtype=torch.bool)
+    mask[2] = False  # query 2 may look at nothing
+    with pytest.warns(UserWarning, match=r"mask: 1 query row\(s\) may attend to no key"):
+        _, weights = scaled_dot_product_attention(q, k, v, mask=mask)
+    assert torch.isnan(weights[2]).all() and torch.isfinite(weights[[0, 1, 3]]).all()  # as torch gives them
+
+
+def test_scores_that_overflow_or_no_keys_are_refused():
+    from xaikit.attention.scratch import scaled_dot_product_attention
+
+    q, k, v = torch.randn(4, 3), torch.randn(5, 3), torch.randn(5, 2)
+    with pytest.raises(ValueError, match="not finite"):
+        scaled_dot_product_attention(q * 1e30, k * 1e30, v)
+    with pytest.raises(ValueError, match="no keys"):
+        scaled_dot_product_attention(q, k[:0], v[:0])

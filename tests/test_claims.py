@@ -316,3 +316,9 @@ def test_shown_claims_ask_or_describe_and_never_assert():
     bad = [(c.id, c.sentence) for c in claims.LEDGER.values()
            if c.kind == "shown" and shown_sentence_asserts(c.sentence)]
     assert not bad, bad
+
+
+def test_a_number_written_as_text_is_refused():
+    some_id = next(iter(claims.LEDGER))
+    with pytest.raises(TypeError, match="must be one number"):
+        claims.claim(some_id, "0.5")

@@ -225,3 +225,12 @@ def test_options_in_any_order(tmp_path):
     assert [p.name for p in (a / "source").iterdir()] == ["02_integrated_gradients"]
     with pytest.raises(SystemExit):
         main(["homework", "nbgrader", "--nope", "02"])
+
+
+def test_an_empty_folder_name_is_refused_not_read_as_here(tmp_path, monkeypatch):
+    from xaikit.course.copies import copy_notebooks
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match="folder to copy into is empty"):
+        copy_notebooks("", ["01"], verbose=False)
+    assert list(tmp_path.iterdir()) == []

@@ -36,6 +36,7 @@ are computed in their common dtype (``torch.promote_types``), as :func:`additive
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -152,10 +153,20 @@ def _apply_mask(scores: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor
 def _weigh(scores: torch.Tensor, v: torch.Tensor, mask) -> tuple[torch.Tensor, torch.Tensor]:
     """The step every attention shares once its (..., T_q, T_k) scores exist: mask, softmax over the keys,
     weighted sum of the values. Returns ``(out, weights)``."""
+    if scores.shape[-1] == 0:
+        raise ValueError("k has no keys (T_k = 0): each query needs at least one key to attend to")
+    if not bool(torch.isfinite(scores).all()):
+        raise ValueError("the scores are not finite (inf or NaN): q or k holds NaN or inf, or their products "
+                         "overflow float32; check the inputs, or scale q and k down (e.g. q / q.abs().max())")
     if mask is not None:
         mask = _check_mask(mask, tuple(scores.shape))
     scores = _apply_mask(scores, mask)  # (..., T_q, T_k)
     weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), rows sum to 1
+    empty = int(torch.isneginf(scores).all(-1).sum())
+    if empty:
+        warnings.warn(f"mask: {empty} query row(s) may attend to no key, so their weights and outputs are NaN "
+                      "(as in torch); let every query see at least one key (a causal mask keeps the diagonal)",
+                      stacklevel=3)
     out = weights @ v  # (..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)
     return out, weights
 

@@ -211,6 +211,9 @@ def _as_float(value, claim_id: str) -> float:
             value = value.detach().cpu()
     except ImportError:  # pragma: no cover - torch is a hard dependency
         pass
+    if isinstance(value, (str, bytes)):  # float("0.5") would pass: a claim checks a computed number, not text
+        raise TypeError(f"claim({claim_id!r}, value): value must be one number (a float, an int, a bool or a "
+                        f"one-element tensor/array), got the {type(value).__name__} {value!r}")
     try:
         return float(value)
     except (TypeError, ValueError) as err:

@@ -174,6 +174,9 @@ def copy_notebooks(dest: str | Path, names: list[str] | None = None, force: bool
     ``.ipynb`` files, never overwriting one its owner changed (see the module docstring)."""
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")
+    if not str(dest).strip():  # "" from an unset shell variable would mean the current folder
+        raise ValueError("the folder to copy into is empty (an unset shell variable?); name it, e.g. "
+                         "`xaikit notebooks copy my-notebooks 01`")
     dest = Path(dest).expanduser()
     if dest.exists() and not dest.is_dir():
         raise NotADirectoryError(f"{dest} is a file, not a folder: name a folder to copy the notebooks into")
