@@ -363,8 +363,9 @@ fig
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
-# In the bar charts `[CLS]` is on top in most of the five sentences (counted in the next cell's printout),
-# whatever the sentence says; the lecture's BERT-base put it first in all three rankings it prints.
+# In the bar charts `[CLS]` is on top in several of the five sentences, far more often than a token drawn
+# at random would be (both counted in the next cell's printout), whatever the sentence says; the lecture's
+# BERT-base put it first in all three rankings it prints.
 # "Always" is too strong for this model: the count is this model's, and it changes when the model is
 # trained with another random seed. "Importance" here is not "this word changed the
 # prediction": a Grad-SAM score sums the token's own **query row**, the attention the token pays, where
@@ -392,9 +393,11 @@ for s, r in grad_sam.items():
           f"column (attention it receives) top {r.tokens[int(received[s].argmax())]!r}")
 cls_pays = sum(int(np.argmax(r.scores)) == 0 for r in grad_sam.values())
 cls_receives = sum(int(received[s].argmax()) == 0 for s in grad_sam)
+# the control: a token drawn at random from a sentence of n tokens is [CLS] with probability 1/n
+cls_by_chance = sum(1 / len(r.tokens) for r in grad_sam.values())
 print(f"[CLS] tops the rows in {cls_pays} of 5 sentences, the columns in {cls_receives}")
-if MODEL == "embedded":  # [CLS] is on top for what it pays (printed), never for what it gets
-    claim("04.3-cls-tops-rows", cls_pays, note="of 5 sentences")
+if MODEL == "embedded":  # [CLS] is on top for what it pays, never for what it gets
+    claim("04.3-cls-tops-rows", cls_pays, note=f"of 5 sentences; a token drawn at random: {cls_by_chance:.2f}")
     claim("04.3-cls-never-tops-columns", cls_receives, note="of 5 sentences")
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-4", "locked": false, "points": 0, "schema_version": 3, "solution": true}
@@ -489,8 +492,11 @@ for i, expected_word in ((1, "hates"), (2, "boring"), (3, "cannot"), (4, "confus
     k = int(np.argmax(np.abs(explanation.values[i])))
     print(f"{sentences[i]!r:32} largest |SHAP|: {words[k]!r} ({explanation.values[i][k]:+.2f})")
     pulls_down += words[k] == expected_word and explanation.values[i][k] < 0
+# the control: random scores put the largest |score| on the word with probability 1/n (n tokens, [CLS] and
+# [SEP] included) and make it negative half the time
+by_chance = sum(1 / (2 * len(explanation.data[i])) for i in (1, 2, 3, 4))
 if MODEL == "embedded":
-    claim("04.4-shap-top-word-pulls-down", pulls_down, note="of 4 sentences")  # printed
+    claim("04.4-shap-top-word-pulls-down", pulls_down, note=f"of 4 sentences; random scores: {by_chance:.2f}")
 
 # %% [markdown]
 # **What SHAP gives `[CLS]` and `[SEP]`.** The text masker keeps them in every masked variant, so hiding

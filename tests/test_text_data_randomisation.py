@@ -166,6 +166,9 @@ def _small_training(monkeypatch) -> tuple[dict, list]:
 
     pairs = [(f"the film number {i} was {'good' if i % 3 else 'bad'}", int(i % 3 > 0)) for i in range(40)]
     monkeypatch.setattr(sentiment, "SHUFFLED_FIT_TEXTS", 16)
+    # the recipe's steps alone: two steps fit few of 16 shuffled labels, and the extra epochs a model short of
+    # its quality target trains are tests/test_sentiment_quality.py's
+    monkeypatch.setattr(sentiment, "QUALITY_TARGETS", {})
     monkeypatch.setattr(sentiment, "training_pairs", lambda progress=True: list(pairs))
     monkeypatch.setattr(sentiment, "load_movie_reviews", lambda split="train", progress=True: pairs[:8])
     tok = AutoTokenizer.from_pretrained(get_model_path())
