@@ -174,17 +174,38 @@ def pool_mask(mask: np.ndarray, grid: int) -> np.ndarray:
 
 
 def localisation(rmap: np.ndarray, mask: np.ndarray) -> float:
-    """Share of the positive relevance that lies on ``mask`` (pixels; pooled to the map's grid)."""
+    """Share of the positive relevance that lies on ``mask`` (pixels; pooled to the map's grid).
+
+    NaN when the map has no positive relevance at all (nothing to share out). A map holding NaN or inf and
+    an empty mask are refused: the share would be NaN, or 0 whatever the map."""
+    rmap, frac = _map_and_mask(rmap, mask, "localisation")
     pos = np.clip(rmap, 0, None)
     total = pos.sum()
     if total <= 0:
         return float("nan")
-    return float((pos * pool_mask(mask, rmap.shape[0])).sum() / total)
+    return float((pos * frac).sum() / total)
+
+
+def _map_and_mask(rmap, mask, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """A finite square relevance map and the mask pooled to its grid, the mask holding at least one pixel."""
+    rmap = np.asarray(rmap, dtype=np.float64)
+    if rmap.ndim != 2 or rmap.shape[0] != rmap.shape[1] or rmap.size == 0:
+        raise ValueError(f"{method}: rmap must be a square (grid, grid) relevance map, got shape {rmap.shape}")
+    if not np.isfinite(rmap).all():
+        raise ValueError(f"{method}: rmap holds NaN or inf (first at {tuple(int(i) for i in np.argwhere(~np.isfinite(rmap))[0])}), "
+                         "so the share of relevance on the mask is undefined; the map came from a failed "
+                         "computation (check the image for NaN pixels) or pass a finite map")
+    frac = pool_mask(mask, rmap.shape[0])
+    if not (np.asarray(mask) != 0).any():
+        raise ValueError(f"{method}: mask is empty (no pixel set), so no relevance can lie on it and the score "
+                         "would say the map missed the object, whatever the map; pass the object's mask, e.g. "
+                         "scene.masks()['body']")
+    return rmap, frac
 
 
 def pointing_game(rmap: np.ndarray, mask: np.ndarray) -> bool:
     """Whether the patch of highest relevance lies on ``mask``: at least half its pixels in it."""
-    frac = pool_mask(mask, rmap.shape[0])
+    rmap, frac = _map_and_mask(rmap, mask, "pointing_game")
     return bool(frac.ravel()[int(np.argmax(rmap))] >= 0.5)
 
 
