@@ -26,7 +26,7 @@ from contextlib import contextmanager
 import torch
 
 from xaikit._validate import check_callable, check_finite, check_float, check_int, check_same_shape
-from xaikit.policies import float64_device
+from xaikit.policies import check_thread_setting, float64_device
 
 
 def as_input(x, name: str = "x") -> torch.Tensor:
@@ -484,6 +484,7 @@ def select(out: torch.Tensor, target: int | None) -> torch.Tensor:
 def setup(f, x, target, method: str):
     """Common entry of every method: returns ``(x on f's device, resolved target, device)``."""
     check_callable(f, "f")
+    check_thread_setting()  # XAIKIT_THREADS is read (and a bad value refused) by every method
     ensure_eval(f, method)
     x = as_input(x, "x")
     dev = model_device(f)
