@@ -163,8 +163,10 @@ class GradientSaturationPanel(ToyPanel):
     figsize = (8.4, 3.4)
 
     def __init__(self, x1: float = 1.0, x2: float = 1.0, ig_steps: int = 64):
+        from xaikit._validate import check_int
+
         self.f = toys.saturating
-        self.ig_steps = ig_steps
+        self.ig_steps = check_int(ig_steps, "ig_steps", 1, hint="the IG preview's steps, e.g. ig_steps=64")
         self.methods = ("gradient", "gradient x input", "occlusion (to 0)", f"IG preview ({ig_steps} steps)")
         super().__init__({"x1": slider("x1", x1, 0.0, 1.5, 0.05), "x2": slider("x2", x2, 0.0, 1.5, 0.05)})
 
@@ -223,6 +225,13 @@ class ThresholdPanel(ToyPanel):
     figsize = (8.4, 3.2)
 
     def __init__(self, x: float = 10.5, beta: float = 1.0, lo: float = 5.0, hi: float = 15.0):
+        from xaikit._validate import check_float
+
+        lo = check_float(lo, "lo", hint="the left end of the x axis, e.g. 5.0")
+        hi = check_float(hi, "hi", hint="the right end of the x axis, e.g. 15.0")
+        if not lo < hi:
+            raise ValueError(f"lo must be below hi (the x axis runs from lo to hi), got lo={lo:g}, hi={hi:g}; "
+                             f"e.g. lo=5.0, hi=15.0 (the threshold is at 10)")
         self.grid = torch.linspace(lo, hi, 401)
         super().__init__({"x": slider("x", x, lo, hi, 0.1), "beta": log_slider("beta", beta, -0.5, 2.0)})
 
