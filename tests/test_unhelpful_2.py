@@ -404,3 +404,30 @@ def test_lime_refuses_a_long_text_as_shap_does(tmp_path):
 
     panel = MethodComparisonPanel(model, tok, text=text, a="Grad-SAM", b="LIME")
     assert panel.error is not None and "allow_long" in str(panel.error)
+
+
+def test_gradient_panel_takes_any_function_of_two_inputs():
+    """``GradientPanel(f=lambda b: b.sum(1))`` showed ``AttributeError: 'function' object has no attribute
+    'formula'`` in its status line."""
+    from xaikit.widgets import GradientPanel
+
+    panel = GradientPanel(f=lambda b: b.sum(1))
+    assert panel.error is None and panel.result.attributions["gradient"].tolist() == [1.0, 1.0]
+
+
+def test_set_seed_names_a_str():
+    with pytest.raises(ValueError, match=r"seed must be a non-negative int, got str '1'; write it as a number, "
+                                         r"set_seed\(1\)"):
+        xaikit.set_seed("1")
+
+
+def test_text_methods_take_a_class_name_as_target(tok):
+    """``gradsam(..., target='positive')`` was refused as not an int although the labels were listed."""
+    bert = tiny_bert(seed=2).eval()
+    bert.config.id2label, bert.config.label2id = {0: "NEGATIVE", 1: "POSITIVE"}, {"NEGATIVE": 0, "POSITIVE": 1}
+    by_name = xaikit.gradsam(bert, tok, "i like the movie", target="positive")
+    assert by_name.target == 1
+    assert torch.allclose(torch.as_tensor(by_name.scores),
+                          torch.as_tensor(xaikit.gradsam(bert, tok, "i like the movie", target=1).scores))
+    with pytest.raises(ValueError, match=r"target 'neutral' is not a class name of this model.*1=POSITIVE"):
+        xaikit.gradsam(bert, tok, "i like the movie", target="neutral")

@@ -25,7 +25,9 @@ def set_seed(seed: int = 0) -> int:
     which it always is in a full install.
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        shown = f"{type(seed).__name__} {seed!r}" if not isinstance(seed, int) or isinstance(seed, bool) else repr(seed)
+        hint = f"; write it as a number, set_seed({seed.strip()})" if isinstance(seed, str) and seed.strip().isdigit() else ""
+        raise ValueError(f"seed must be a non-negative int, got {shown}{hint}")
     from xaikit._validate import check_seed
 
     seed = check_seed(seed)  # at most 2**63 - 1: torch overflows above it

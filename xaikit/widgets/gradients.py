@@ -93,6 +93,12 @@ class _Bars:
 
 
 # -- §1 -----------------------------------------------------------------------------------------------------
+def _name_of(f) -> str:
+    """A function's name for a title: its ``__name__`` unless a lambda, a module's class name, else ``f``."""
+    name = getattr(f, "__name__", None) or (type(f).__name__ if isinstance(f, torch.nn.Module) else None)
+    return "f" if not name or name == "<lambda>" else name
+
+
 class GradientPanel(ToyPanel):
     """§1: gradient and gradient x input of a smooth model of two inputs at the point (x1, x2)."""
 
@@ -101,9 +107,11 @@ class GradientPanel(ToyPanel):
     methods = ("gradient", "gradient x input")
 
     def __init__(self, f: toys.Toy = toys.smooth_model, x1: float = 1.0, x2: float = -0.5, lim: float = 3.0):
-        from xaikit._validate import check_float
+        from xaikit._validate import check_callable, check_float
 
-        self.f = f
+        self.f = check_callable(f, "f")
+        # a toy names its formula; any other f of two inputs (a lambda, a module) is titled by its name
+        self._formula = getattr(f, "formula", None) or f"{_name_of(f)}(x1, x2)"
         lim = self.lim = check_float(lim, "lim", 0.0, strict_min=True,
                                      hint="the half-width of the square the panel draws, e.g. lim=3.0")
         grid = np.linspace(-lim, lim, 81)
@@ -143,7 +151,7 @@ class GradientPanel(ToyPanel):
         self._arrow.set_offsets(x[None])
         length = 0.3 * self.lim / max(float(np.linalg.norm(g)), 1e-9)  # the arrow shows the direction
         self._arrow.set_UVC(g[0] * length, g[1] * length)
-        self._ax.set_title(f"f = {self.f.formula}\nf(x) = {r.value:.3f}, arrow: gradient direction", fontsize=9)
+        self._ax.set_title(f"f = {self._formula}\nf(x) = {r.value:.3f}, arrow: gradient direction", fontsize=9)
         if self._bars.set([r.attributions[m].numpy() for m in self.methods], adapt=True):
             self.invalidate()  # the bar axis was rescaled: its ticks are part of the background
 
