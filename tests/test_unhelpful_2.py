@@ -431,3 +431,16 @@ def test_text_methods_take_a_class_name_as_target(tok):
                           torch.as_tensor(xaikit.gradsam(bert, tok, "i like the movie", target=1).scores))
     with pytest.raises(ValueError, match=r"target 'neutral' is not a class name of this model.*1=POSITIVE"):
         xaikit.gradsam(bert, tok, "i like the movie", target="neutral")
+
+
+def test_vit_relevance_takes_a_class_name_as_target():
+    """``relevance(vit, pixels, method, target='zebra')`` was refused as not an int (tcav takes names)."""
+    from xaikit.concepts import vit_relevance as vr
+    from xaikit.models.tiny import tiny_vit
+
+    vit = tiny_vit(seed=0)
+    pixels = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    rmap, target = vr.relevance(vit, pixels, "attention", target="horse")
+    assert target == 1 and np.allclose(rmap, vr.relevance(vit, pixels, "attention", target=1)[0])
+    with pytest.raises(ValueError, match=r"target 'zebras' is not a class of this model.*Close matches: 'zebra'"):
+        vr.relevance(vit, pixels, "attention", target="zebras")

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from xaikit._validate import check_choice, check_int, check_names
-from xaikit.concepts.images import check_pixels
+from xaikit.concepts.images import check_pixels, resolve_class
 
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
            "PerturbationResult", "rollout_from", "chefer_from", "MethodRow", "compare_methods"]
@@ -82,8 +82,8 @@ def chefer_from(atts: list[torch.Tensor], grads: list[torch.Tensor]) -> torch.Te
 
 def relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = None, steps: int = 16,
               block: int | None = None):
-    """The (grid, grid) relevance map of ``method`` (see :data:`METHODS`) for class ``target`` (None: the
-    predicted class) of one image ``pixels`` (1, 3, H, W), normalised as :func:`xaikit.models.vitworld.to_pixels`
+    """The (grid, grid) relevance map of ``method`` (see :data:`METHODS`) for class ``target`` (an index, or a
+    class name such as "zebra"; None: the predicted class) of one image ``pixels`` (1, 3, H, W), normalised as :func:`xaikit.models.vitworld.to_pixels`
     makes it. Returns ``(map, target)``; the map is a float64 NumPy array.
 
     ``block`` (default: the last) is the attention block read by ``"attention"`` and ``"grad_attention"``,
@@ -102,7 +102,9 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
     n_blocks = model.config.num_hidden_layers
     block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1)
     pixels = check_pixels(model, pixels)
-    if target is not None:
+    if isinstance(target, str):  # a class name, as tcav takes it ("zebra")
+        target = resolve_class(model, target)[0]
+    elif target is not None:
         target = check_int(target, "target", 0, model.config.num_labels - 1,
                            hint=f"the model has {model.config.num_labels} classes")
     g = _grid(model)
@@ -229,8 +231,8 @@ def perturbation_curve(model, pixels: torch.Tensor, order: np.ndarray, target: i
     patches by decreasing relevance, the negative by increasing, the control a random permutation."""
     g = _grid(model)
     p = model.config.patch_size
-    target = check_int(target, "target", 0, model.config.num_labels - 1,
-                       hint=f"the model has {model.config.num_labels} classes")
+    target = resolve_class(model, target)[0] if isinstance(target, str) else check_int(
+        target, "target", 0, model.config.num_labels - 1, hint=f"the model has {model.config.num_labels} classes")
     order = np.array(order, dtype=np.int64)
     if sorted(order.tolist()) != list(range(g * g)):
         raise ValueError(f"order must be a permutation of the {g * g} patch indices")
