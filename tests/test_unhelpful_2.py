@@ -444,3 +444,16 @@ def test_vit_relevance_takes_a_class_name_as_target():
     assert target == 1 and np.allclose(rmap, vr.relevance(vit, pixels, "attention", target=1)[0])
     with pytest.raises(ValueError, match=r"target 'zebras' is not a class of this model.*Close matches: 'zebra'"):
         vr.relevance(vit, pixels, "attention", target="zebras")
+
+
+def test_check_attention_reads_torchs_own_function():
+    """``check_attention(torch.nn.functional.scaled_dot_product_attention)``: a builtin with no signature was
+    called as ``fn(x, w_q, w_k, w_v)`` and failed with "mat1 and mat2 shapes cannot be multiplied"."""
+    result = xaikit.check_attention(torch.nn.functional.scaled_dot_product_attention, verbose=False)
+    assert result.passed and not any("raised" in line for line in result.lines)
+
+
+def test_embedding_integrated_gradients_is_a_top_level_name():
+    from xaikit.text.text_ig import embedding_integrated_gradients
+
+    assert xaikit.embedding_integrated_gradients is embedding_integrated_gradients
