@@ -457,3 +457,17 @@ def test_embedding_integrated_gradients_is_a_top_level_name():
     from xaikit.text.text_ig import embedding_integrated_gradients
 
     assert xaikit.embedding_integrated_gradients is embedding_integrated_gradients
+
+
+def test_a_grown_cache_file_is_not_called_truncated(tmp_path):
+    """An edited (longer) ``config.json`` in a cached model was reported as "(truncated?)"."""
+    from tests.test_cache import Counter
+    from xaikit.models import cache
+
+    folder = tmp_path / "m"
+    cache.ensure(folder, Counter(), progress=False)
+    metrics = folder / "metrics.json"
+    metrics.write_text(metrics.read_text() + " ", encoding="utf-8")
+    assert "edited or replaced since" in cache.problems(folder)[0]
+    metrics.write_text(metrics.read_text()[:5], encoding="utf-8")
+    assert "truncated?" in cache.problems(folder)[0]
