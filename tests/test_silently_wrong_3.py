@@ -228,3 +228,112 @@ def test_set_seed_too_large_is_named():
 
     with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*63 - 1, got 2\*\*70"):
         xaikit.set_seed(2 ** 70)
+
+
+# == issue 42, the adversarial round's left-overs (/tmp/adv/cases.md) =========================================
+def test_attributions_that_overflow_are_refused_naming_the_scale():
+    """``grad_times_input`` at x = 3e38 returned ``[inf, -inf]``: the gradient (10, -10) is finite, the product
+    overflows float32. The output of ``(b ** 2).sum(1)`` at 1e38 overflows too, and is named as such."""
+    f = lambda b: 10 * (b[:, 0] - b[:, 1])  # noqa: E731 - F(x) = 0 here, dF/dx = (10, -10)
+    x = [3e38, 3e38]
+    assert torch.equal(G.gradient(f, x), torch.tensor([10.0, -10.0]))
+    with pytest.raises(ValueError, match=r"grad_times_input: the attributions are not finite.*largest magnitude is "
+                                         r"3e\+38.*Rescale x"):
+        G.grad_times_input(f, x)
+    with pytest.raises(ValueError, match=r"f returned NaN or inf.*largest magnitude is 1e\+38"):
+        G.grad_times_input(lambda b: (b ** 2).sum(1), [1e38, 1e38])
+    from xaikit.tensor.integrated import integrated_gradients
+
+    with pytest.raises(ValueError, match=r"Integrated Gradients: the attributions are not finite"):
+        integrated_gradients(f, x, steps=4)
+    assert torch.allclose(G.grad_times_input(f, [3.0, 1.0]), torch.tensor([30.0, -10.0]))
+
+
+def test_occlusion_refuses_a_channels_last_image():
+    """An (8, 8, 3) uint8 NumPy image was read as 8 channels of 8x3 and occluded in strips, with no word."""
+    f = lambda b: b.flatten(1).sum(1)  # noqa: E731 - takes any shape
+    hwc = (np.random.default_rng(0).random((8, 8, 3)) * 255).astype(np.uint8)
+    with pytest.raises(ValueError, match=r"channels-last image \(H, W, C\) = \(8, 8, 3\) of uint8.*"
+                                         r"permute\(2, 0, 1\)\.float\(\) / 255"):
+        G.occlusion(f, hwc, window=2)
+    chw = torch.as_tensor(hwc).permute(2, 0, 1).float() / 255
+    assert G.occlusion(f, chw, window=2).shape == (3, 8, 8)
+    assert G.occlusion(f, hwc.astype(np.float32), window=(2, 2, 3)).shape == (8, 8, 3)  # the caller chose
+
+
+def test_embedding_ig_refuses_a_mask_that_attends_to_no_token():
+    from xaikit.models.tiny import tiny_bert
+    from xaikit.text.text_ig import embedding_integrated_gradients
+
+    model = tiny_bert(seed=2)
+    ids = torch.tensor([[2, 40, 41, 42, 3]])
+    with pytest.raises(ValueError, match=r"attention_mask is all 0: no token is attended to"):
+        embedding_integrated_gradients(model, ids, attention_mask=torch.zeros_like(ids), steps=4)
+    ones = embedding_integrated_gradients(model, ids, attention_mask=torch.ones(5), steps=4)  # float 0/1 reads
+    assert torch.allclose(ones.attributions, embedding_integrated_gradients(model, ids, steps=4).attributions)
+
+
+def test_row_entropy_refuses_rows_that_are_not_distributions():
+    """``row_entropy([[2, -1]])`` was -70 nats; rows not summing to 1 gave a number with no meaning."""
+    with pytest.raises(ValueError, match=r"row_entropy: weights holds a negative value.*torch.softmax"):
+        A.row_entropy(torch.tensor([[2.0, -1.0]]))
+    with pytest.raises(ValueError, match=r"row_entropy: a row of weights sums to 0.4, not 1"):
+        A.row_entropy(torch.tensor([[0.2, 0.2]]))
+    assert float(A.row_entropy(torch.tensor([[0.5, 0.5]]))) == pytest.approx(np.log(2))
+    nan_row = A.row_entropy(torch.tensor([[0.5, 0.5], [float("nan"), float("nan")]]))  # a query with no key
+    assert nan_row[0] == pytest.approx(np.log(2)) and torch.isnan(nan_row[1])
+
+
+def test_localisation_refuses_an_empty_mask_and_a_nan_map():
+    from xaikit.concepts import vit_relevance as vr
+
+    body = np.zeros((32, 32), bool)
+    body[:16] = True
+    with pytest.raises(ValueError, match=r"localisation: mask is empty"):
+        vr.localisation(np.ones((4, 4)), np.zeros((32, 32), bool))  # was 0.0
+    with pytest.raises(ValueError, match=r"localisation: rmap holds NaN or inf"):
+        vr.localisation(np.full((4, 4), np.nan), body)  # was nan
+    with pytest.raises(ValueError, match=r"pointing_game: mask is empty"):
+        vr.pointing_game(np.ones((4, 4)), np.zeros((32, 32), bool))
+    assert vr.localisation(np.ones((4, 4)), body) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
+def test_a_bad_thread_setting_is_refused_by_the_plain_tensor_methods(monkeypatch, value):
+    """``XAIKIT_THREADS=abc`` was refused by the model methods and ignored by ``smoothgrad`` on a function."""
+    monkeypatch.setenv("XAIKIT_THREADS", value)
+    with pytest.raises(ValueError, match=r"XAIKIT_THREADS must be a positive integer or 'auto', got"):
+        G.smoothgrad(lambda b: (b ** 2).sum(1), [1.0, 2.0], seed=0)
+    with pytest.raises(ValueError, match=r"XAIKIT_THREADS must be"):
+        G.gradient(lambda b: (b ** 2).sum(1), [1.0, 2.0])
+    monkeypatch.setenv("XAIKIT_THREADS", "1")
+    assert G.gradient(lambda b: (b ** 2).sum(1), [1.0, 2.0]).tolist() == [2.0, 4.0]
+
+
+def test_fast_mode_refuses_an_unknown_value(monkeypatch):
+    """``XAIKIT_FAST=maybe`` was read as off, with no word."""
+    import xaikit
+
+    for value, expected in (("ON", True), ("Yes", True), ("off", False), ("No", False), ("FALSE", False)):
+        monkeypatch.setenv("XAIKIT_FAST", value)
+        assert xaikit.fast_mode() is expected
+    for value in ("maybe", "2"):
+        monkeypatch.setenv("XAIKIT_FAST", value)
+        with pytest.raises(ValueError, match=rf"XAIKIT_FAST must be one of 1, true, yes, on .*got '{value}'"):
+            xaikit.pick(50, 5)
+
+
+def test_concept_panels_read_a_negative_layer_as_tcav_does():
+    """``TCAVPanel(layer=-1)`` was clamped to layer 0 while ``tcav(layer=-1)`` reads the last block."""
+    from tests.test_tcav import ToyViT, _colour_images
+    from xaikit.widgets import TCAVPanel
+
+    model = ToyViT().eval()
+    concepts = {"red": _colour_images((0.9, 0.1, 0.1), 8, 0), "blue": _colour_images((0.1, 0.1, 0.9), 8, 1)}
+    zebras = {"zebra": _colour_images((0.6, 0.3, 0.3), 8, 2)}
+    randoms = [_colour_images((0.5, 0.5, 0.5), 8, 10 + i) for i in range(3)]
+    panel = TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, layer=-1,
+                      pooling="mean")
+    assert panel.values["layer"] == 1 and panel.result.layer == 1  # the last of 2 blocks
+    with pytest.raises(ValueError, match=r"layer must be an int >= -2.*use 0..1 \(or -1 for the last\)"):
+        TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, layer=-3)

@@ -143,7 +143,7 @@ NOT_NAMES = {
     ("xaikit.text.shaptext", "additivity_gaps", "texts"),  # the texts a SHAP explanation was computed on
     ("xaikit.models.sentiment", "logit_gaps", "texts"), ("xaikit.models.sentiment", "prepared_folder", "labels"),
     ("xaikit.widgets.tcav", "TCAVPanel.compute", "concepts"),  # the panel's own call, with checked values
-    ("xaikit.text.shaptext", "check_lengths", "sentences"),
+    ("xaikit.text.shaptext", "check_lengths", "sentences"), ("xaikit.text.lime", "check_lengths", "sentences"),
     ("xaikit.concepts.significance", "tcav_significance", "concepts"),  # a mapping name -> images
     ("xaikit.concepts.tcav", "layer_sweep", "concepts"),  # a mapping name -> images
     ("xaikit.models.tiny", "tiny_tokenizer", "words"), ("xaikit.models.tiny", "tiny_vit", "labels"),

@@ -289,3 +289,185 @@ def test_one_pair_where_a_list_of_pairs_belongs_is_named():
                                                                                              "dotted"))
     with pytest.raises(ValueError, match=r"pairs must be a list of \(concept, counterpart\) pairs"):
         pair_scores(None, {"striped": None}, None, target=0, layer=0, pairs="striped")
+
+
+# == issue 42, the adversarial round's unhelpful cases (/tmp/adv/cases.md) =====================================
+def test_gradient_names_a_nan_output_complex_and_meta_inputs():
+    from xaikit.tensor import gradients as G
+
+    with pytest.raises(ValueError, match=r"f returned NaN or inf"):  # was "f gave different outputs ... eval()"
+        G.gradient(lambda b: (b * float("nan")).sum(1), [1.0, 2.0])
+    with pytest.raises(TypeError, match=r"x is complex \(complex64\).*x\.real"):  # was a cast with a torch warning
+        G.gradient(lambda b: (b ** 2).sum(1), torch.tensor([1 + 1j, 2]))
+    with pytest.raises(ValueError, match=r"x is on the meta device"):  # was Tensor.item() from torch
+        G.gradient(lambda b: (b ** 2).sum(1), torch.zeros(2, device="meta"))
+    img = torch.rand(3, 8, 8, generator=torch.Generator().manual_seed(0))
+    f = lambda b: b.flatten(1).sum(1)  # noqa: E731
+    assert torch.equal(G.occlusion(f, img, window=np.int64(2)), G.occlusion(f, img, window=2))
+
+
+def test_embedding_ig_names_bad_ids_masks_and_zero_rows(bert):
+    from xaikit.text.text_ig import embedding_integrated_gradients as eig
+
+    ids = torch.tensor([[2, 40, 41, 42, 3]])
+    with pytest.raises(ValueError, match=r"input_ids is empty"):
+        eig(bert, torch.zeros(1, 0, dtype=torch.long), steps=4)
+    with pytest.raises(ValueError, match=r"zero_rows holds position 99, outside the 5 tokens"):
+        eig(bert, ids, zero_rows=[99], steps=4)
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of input_ids"):
+        eig(bert, ids, attention_mask=torch.ones(3), steps=4)
+    with pytest.raises(ValueError, match=r"attention_mask must hold only 0"):
+        eig(bert, ids, attention_mask=torch.full((5,), 0.5), steps=4)
+    by_position = eig(bert, ids, zero_rows=[1, 2], steps=4)
+    by_mask = eig(bert, ids, zero_rows=torch.tensor([False, True, True, False, False]), steps=4)
+    assert torch.allclose(by_position.attributions, by_mask.attributions)
+
+
+def test_padding_mask_refuses_a_str():
+    from xaikit.attention import scratch as A
+
+    with pytest.raises(TypeError, match=r"attention_mask must be a tensor or a list of 0s and 1s, got str '1101'"):
+        A.padding_mask("1101")
+
+
+def test_panels_name_lo_hi_ig_steps_and_head():
+    from xaikit.widgets import GradientSaturationPanel, ThresholdPanel
+
+    with pytest.raises(ValueError, match=r"lo must be below hi.*lo=15, hi=5"):  # was a TraitError
+        ThresholdPanel(lo=15, hi=5)
+    with pytest.raises(ValueError, match=r"ig_steps must be an int >= 1, got 0"):  # it said "steps"
+        GradientSaturationPanel(ig_steps=0)
+
+
+def test_explorer_head_names_mean(bert, tok):
+    from xaikit.widgets import AttentionExplorer
+
+    with pytest.raises(ValueError, match=r"head must be an int 0..3 \(one head\) or 'mean'.*got 'all'"):
+        AttentionExplorer(bert, tok, text="i like the movie", head="all")
+
+
+def test_check_ig_riemann_takes_the_result_object():
+    from xaikit.course.checks import check_ig_riemann
+    from xaikit.tensor.integrated import integrated_gradients
+
+    def mine(f, x, b, steps):
+        return integrated_gradients(f, x, b, steps, "riemann_right")
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = check_ig_riemann(mine, verbose=False)
+    assert not any("got None" in line for line in result.lines)
+
+
+def test_tcav_images_may_be_file_names(tmp_path):
+    from PIL import Image
+
+    from xaikit.concepts.images import prepare_images
+
+    for i in range(2):
+        Image.fromarray(np.full((8, 8, 3), 40 * i, np.uint8)).save(tmp_path / f"{i}.png")
+    got = prepare_images([str(tmp_path / "0.png"), tmp_path / "1.png"])
+    assert [int(a.max()) for a in got] == [0, 40]
+    with pytest.raises(FileNotFoundError, match=r"images\[0\] is the file name '/nope/a.png', but there is no such"):
+        prepare_images(["/nope/a.png", str(tmp_path / "0.png")])
+
+
+def test_notebooks_copy_names_a_folder_it_may_not_write(tmp_path, monkeypatch, capsys):
+    from xaikit.__main__ import main
+    from xaikit.course import copies
+    from xaikit.course import notebooks as _nbtools
+
+    def refuse(path, text):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(_nbtools, "write_text_atomic", refuse)
+    with pytest.raises(PermissionError, match=r"cannot write into the folder .*ro: permission denied"):
+        copies.copy_notebooks(tmp_path / "ro", ["01"], verbose=False)
+    assert main(["notebooks", "copy", str(tmp_path / "ro"), "01"]) == 1
+    assert "cannot write into the folder" in capsys.readouterr().err
+
+
+def test_lime_refuses_a_long_text_as_shap_does(tmp_path):
+    from xaikit.text.lime import lime
+
+    model = tiny_bert(seed=2, max_position_embeddings=512).eval()
+    tok = tiny_tokenizer(tmp_path)
+    tok.model_max_length = 512
+    text = "i like the movie " * 60  # 240 words
+    with pytest.raises(ValueError, match=r"text has \d+ tokens; LIME would run n_samples=20 forward passes.*"
+                                         r"allow_long=True"):
+        lime(model, tok, text, n_samples=20)
+    assert len(lime(model, tok, text, n_samples=4, allow_long=True).tokens) > 200
+    from xaikit.widgets import MethodComparisonPanel
+
+    panel = MethodComparisonPanel(model, tok, text=text, a="Grad-SAM", b="LIME")
+    assert panel.error is not None and "allow_long" in str(panel.error)
+
+
+def test_gradient_panel_takes_any_function_of_two_inputs():
+    """``GradientPanel(f=lambda b: b.sum(1))`` showed ``AttributeError: 'function' object has no attribute
+    'formula'`` in its status line."""
+    from xaikit.widgets import GradientPanel
+
+    panel = GradientPanel(f=lambda b: b.sum(1))
+    assert panel.error is None and panel.result.attributions["gradient"].tolist() == [1.0, 1.0]
+
+
+def test_set_seed_names_a_str():
+    with pytest.raises(ValueError, match=r"seed must be a non-negative int, got str '1'; write it as a number, "
+                                         r"set_seed\(1\)"):
+        xaikit.set_seed("1")
+
+
+def test_text_methods_take_a_class_name_as_target(tok):
+    """``gradsam(..., target='positive')`` was refused as not an int although the labels were listed."""
+    bert = tiny_bert(seed=2).eval()
+    bert.config.id2label, bert.config.label2id = {0: "NEGATIVE", 1: "POSITIVE"}, {"NEGATIVE": 0, "POSITIVE": 1}
+    by_name = xaikit.gradsam(bert, tok, "i like the movie", target="positive")
+    assert by_name.target == 1
+    assert torch.allclose(torch.as_tensor(by_name.scores),
+                          torch.as_tensor(xaikit.gradsam(bert, tok, "i like the movie", target=1).scores))
+    with pytest.raises(ValueError, match=r"target 'neutral' is not a class name of this model.*1=POSITIVE"):
+        xaikit.gradsam(bert, tok, "i like the movie", target="neutral")
+
+
+def test_vit_relevance_takes_a_class_name_as_target():
+    """``relevance(vit, pixels, method, target='zebra')`` was refused as not an int (tcav takes names)."""
+    from xaikit.concepts import vit_relevance as vr
+    from xaikit.models.tiny import tiny_vit
+
+    vit = tiny_vit(seed=0)
+    pixels = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    rmap, target = vr.relevance(vit, pixels, "attention", target="horse")
+    assert target == 1 and np.allclose(rmap, vr.relevance(vit, pixels, "attention", target=1)[0])
+    with pytest.raises(ValueError, match=r"target 'zebras' is not a class of this model.*Close matches: 'zebra'"):
+        vr.relevance(vit, pixels, "attention", target="zebras")
+
+
+def test_check_attention_reads_torchs_own_function():
+    """``check_attention(torch.nn.functional.scaled_dot_product_attention)``: a builtin with no signature was
+    called as ``fn(x, w_q, w_k, w_v)`` and failed with "mat1 and mat2 shapes cannot be multiplied"."""
+    result = xaikit.check_attention(torch.nn.functional.scaled_dot_product_attention, verbose=False)
+    assert result.passed and not any("raised" in line for line in result.lines)
+
+
+def test_embedding_integrated_gradients_is_a_top_level_name():
+    from xaikit.text.text_ig import embedding_integrated_gradients
+
+    assert xaikit.embedding_integrated_gradients is embedding_integrated_gradients
+
+
+def test_a_grown_cache_file_is_not_called_truncated(tmp_path):
+    """An edited (longer) ``config.json`` in a cached model was reported as "(truncated?)"."""
+    from tests.test_cache import Counter
+    from xaikit.models import cache
+
+    folder = tmp_path / "m"
+    cache.ensure(folder, Counter(), progress=False)
+    metrics = folder / "metrics.json"
+    metrics.write_text(metrics.read_text() + " ", encoding="utf-8")
+    assert "edited or replaced since" in cache.problems(folder)[0]
+    metrics.write_text(metrics.read_text()[:5], encoding="utf-8")
+    assert "truncated?" in cache.problems(folder)[0]

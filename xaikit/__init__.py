@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "integrated_gradients": "tensor.integrated",
     "steps_for_tolerance": "tensor.integrated",
     "text_integrated_gradients": "text.text_ig",
+    "embedding_integrated_gradients": "text.text_ig",
     # notebook 03
     "scaled_dot_product_attention": "attention.scratch",
     "multi_head_attention": "attention.scratch",

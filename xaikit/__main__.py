@@ -351,7 +351,11 @@ def _main(words: list[str]) -> int:
                          f"`xaikit notebooks copy {folder} {' '.join(rest)}` (or ./{names[0]} for a "
                          "folder of that name)")
         dest = Path(names.pop(0)) if names else _nbtools.ROOT / copies.DEFAULT_DIR
-        copies.copy_notebooks(dest, names or None, force=args.force)
+        try:
+            copies.copy_notebooks(dest, names or None, force=args.force)
+        except PermissionError as err:
+            print(f"xaikit notebooks copy: {err}", file=sys.stderr)
+            return 1
         return 0
     if not _nbtools.in_checkout():
         print(_nbtools.not_in_checkout(f"notebooks {args.action}"), file=sys.stderr)

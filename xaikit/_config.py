@@ -25,7 +25,9 @@ def set_seed(seed: int = 0) -> int:
     which it always is in a full install.
     """
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        shown = f"{type(seed).__name__} {seed!r}" if not isinstance(seed, int) or isinstance(seed, bool) else repr(seed)
+        hint = f"; write it as a number, set_seed({seed.strip()})" if isinstance(seed, str) and seed.strip().isdigit() else ""
+        raise ValueError(f"seed must be a non-negative int, got {shown}{hint}")
     from xaikit._validate import check_seed
 
     seed = check_seed(seed)  # at most 2**63 - 1: torch overflows above it
@@ -93,8 +95,21 @@ def device(prefer: str | None = None):
 
 
 def fast_mode() -> bool:
-    """True when ``XAIKIT_FAST`` is set to 1/true/yes: CI's switch that shrinks sample counts."""
-    return os.environ.get(FAST_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    """True when ``XAIKIT_FAST`` is set to 1/true/yes/on (any case): CI's switch that shrinks sample counts.
+
+    0/false/no/off and an empty or unset variable mean off; any other value (``maybe``, ``2``) is a
+    ``ValueError`` naming the variable, rather than read silently as off."""
+    value = os.environ.get(FAST_ENV, "").strip().lower()
+    if value in _FAST_ON:
+        return True
+    if value in _FAST_OFF:
+        return False
+    raise ValueError(f"{FAST_ENV} must be one of 1, true, yes, on (fast: small sample counts) or 0, false, no, "
+                     f"off (the full counts), or unset; got {os.environ.get(FAST_ENV)!r}. e.g. {FAST_ENV}=1")
+
+
+_FAST_ON = frozenset({"1", "true", "yes", "on"})
+_FAST_OFF = frozenset({"", "0", "false", "no", "off"})
 
 
 def pick(normal, fast):

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 import torch
 
 from xaikit._validate import check_callable, check_finite, check_float, check_int, check_same_shape
-from xaikit.policies import float64_device
+from xaikit.policies import check_thread_setting, float64_device
 
 
 def as_input(x, name: str = "x") -> torch.Tensor:
@@ -38,6 +38,13 @@ def as_input(x, name: str = "x") -> torch.Tensor:
             t = torch.as_tensor(x)
         except (TypeError, ValueError, RuntimeError) as err:
             raise TypeError(f"{name} must be a tensor or array of numbers, got {type(x).__name__}") from err
+    if t.is_complex():
+        raise TypeError(f"{name} is complex ({_dtype_name(t.dtype)}); attributions are defined for real inputs, "
+                        f"and a cast to a real dtype would drop the imaginary part. Pass {name}.real, {name}.abs(), "
+                        f"or the real and imaginary parts as two real inputs")
+    if t.device.type == "meta":
+        raise ValueError(f"{name} is on the meta device: it has a shape but no values, so nothing can be "
+                         f"computed from it. Pass a tensor with data (e.g. torch.zeros({tuple(t.shape)}))")
     if t.ndim == 0:
         raise ValueError(f"{name} must have at least one dimension (one input, no batch), got a scalar; "
                          f"wrap it as [{float(t)}]")
@@ -295,6 +302,7 @@ def check_deterministic(f, batch: torch.Tensor, out: torch.Tensor) -> None:
     two are compared (within float rounding). An error, not a warning: xaikit cannot make such an ``f``
     deterministic, only its author can (``model.eval()``, or a fixed seed inside ``f``).
     """
+    check_finite_outputs(out, batch)
     again = call(f, batch)
     if again.shape == out.shape and torch.allclose(again.float(), out.float(), rtol=1e-4, atol=1e-6):
         return
@@ -303,6 +311,36 @@ def check_deterministic(f, batch: torch.Tensor, out: torch.Tensor) -> None:
         f"f gave different outputs for the same input (largest difference {diff:.3g}): attributions of a random "
         "function change on every call. If f calls a model, call model.eval() first (dropout is on in "
         "training mode); if f adds noise, fix its seed inside f or take the noise out")
+
+
+def check_finite_outputs(out: torch.Tensor, batch: torch.Tensor, name: str = "f") -> None:
+    """Refuse NaN or inf in ``f``'s output on an input that is itself finite: no attribution of such an output
+    means anything, and two NaN outputs compare unequal, which would read as a random ``f``."""
+    bad = ~torch.isfinite(out.detach().float())
+    if bool(bad.any()):
+        where = tuple(int(i) for i in bad.nonzero()[0])
+        raise ValueError(
+            f"{name} returned NaN or inf (first at output index {where}) on a finite input whose largest magnitude "
+            f"is {float(batch.detach().abs().max()):.3g}: nothing can be attributed to a non-finite output. Check "
+            f"{name} (a division by zero, a log of 0, a NaN weight) or rescale the input")
+
+
+def check_finite_attributions(a: torch.Tensor, x: torch.Tensor, method: str) -> torch.Tensor:
+    """Refuse attributions with NaN or inf computed from a finite ``x``, naming ``x``'s scale.
+
+    At inputs near float32's limit (about 3.4e38) a gradient or a product ``x * dF/dx`` overflows to inf: the
+    map would look like "everything infinitely important". Returns ``a`` unchanged when it is finite."""
+    bad = ~torch.isfinite(a)
+    if bool(bad.any()):
+        where = tuple(int(i) for i in bad.nonzero()[0])
+        scale = float(x.detach().abs().max())
+        limit = torch.finfo(a.dtype).max if a.is_floating_point() else float("inf")
+        raise ValueError(
+            f"{method}: the attributions are not finite (NaN or inf, first at index {where}) although x is: x's "
+            f"largest magnitude is {scale:.3g}, and f's gradients or their products with x overflow "
+            f"{_dtype_name(a.dtype)} (largest number {limit:.3g}). Rescale x (e.g. standardise it, or divide it by "
+            f"{scale:.3g}), or pass x as float64 if f computes in float64")
+    return a
 
 
 def call(f, batch: torch.Tensor) -> torch.Tensor:
@@ -446,6 +484,7 @@ def select(out: torch.Tensor, target: int | None) -> torch.Tensor:
 def setup(f, x, target, method: str):
     """Common entry of every method: returns ``(x on f's device, resolved target, device)``."""
     check_callable(f, "f")
+    check_thread_setting()  # XAIKIT_THREADS is read (and a bad value refused) by every method
     ensure_eval(f, method)
     x = as_input(x, "x")
     dev = model_device(f)

@@ -197,6 +197,13 @@ def check_target(model, target, predicted: int) -> int:
     if target is None:
         return int(predicted)
     c = n_classes(model)
+    if isinstance(target, str):  # a class name, as the model's config labels it ('positive' for POSITIVE)
+        id2label = getattr(model.config, "id2label", None) or {}
+        hits = [int(k) for k, v in id2label.items() if str(v).lower() == target.strip().lower()]
+        if len(hits) == 1:
+            return hits[0]
+        raise ValueError(f"target {target!r} is not a class name of this model; the model has {c} classes "
+                         f"({_labels(model)}): pass the index or the name, or None for the predicted class")
     return check_int(target, "target", 0, c - 1,
                      hint=f"the model has {c} classes ({_labels(model)}); use None for the predicted class")
 

@@ -154,21 +154,40 @@ def method_thread_count(model=None, heavy: bool = False) -> int | None:
     4.2-4.8 s / 2.8-3.5 s."""
     if _method_threads_set:
         return _method_threads
-    value = os.environ.get(THREADS_ENV, "").strip()
-    if not value:
+    value = env_threads()
+    if value is None:
         if heavy or (model is not None and weights_outside_embeddings(model) >= LARGE_MODEL_PARAMETERS):
             idle = idle_cores()
             return None if idle is None else max(1, min(_torch_default_threads(), idle))
         return DEFAULT_METHOD_THREADS
-    if value.lower() == "auto":
+    return None if value == "auto" else value
+
+
+def env_threads() -> int | str | None:
+    """The one reader of ``XAIKIT_THREADS``: ``None`` when unset or empty, ``"auto"`` (torch's own default), or
+    a positive integer (capped at the cores, :func:`capped_threads`). Anything else (``abc``, ``0``, ``-2``,
+    ``1.5``) is a ``ValueError`` naming the variable. Every method reads the variable through this function
+    at its start (:func:`check_thread_setting`), so a bad value is refused by each, not only by those that
+    set threads."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
         return None
+    if value.lower() == "auto":
+        return "auto"
     try:
         n = int(value)
     except ValueError:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}") from None
+        n = 0
     if n < 1:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}")
+        raise ValueError(f"{THREADS_ENV} must be a positive integer or 'auto', got {value!r}: e.g. "
+                         f"{THREADS_ENV}=1 (one thread, best on a busy machine), or unset it for xaikit's default")
     return capped_threads(n, THREADS_ENV)
+
+
+def check_thread_setting() -> None:
+    """Refuse a bad ``XAIKIT_THREADS`` (see :func:`env_threads`) unless :func:`set_method_threads` overrides it."""
+    if not _method_threads_set:
+        env_threads()
 
 
 def idle_cores(interval: float = 0.1) -> int | None:

@@ -537,7 +537,16 @@ def padding_mask(attention_mask) -> torch.Tensor:
     """From a tokenizer's ``attention_mask`` (``(B, T)`` or ``(T,)``, 1 = real token, 0 = padding) to a
     boolean key mask ``(B, 1, T)`` that broadcasts over queries (and over heads in
     :func:`multi_head_attention`): no query attends to a padding token."""
-    m = attention_mask if isinstance(attention_mask, torch.Tensor) else torch.as_tensor(attention_mask)
+    if isinstance(attention_mask, (str, bytes)):
+        raise TypeError(f"attention_mask must be a tensor or a list of 0s and 1s, got {type(attention_mask).__name__} "
+                        f"{attention_mask!r}; write it as a list, e.g. [1, 1, 0, 1], or take the tokenizer's "
+                        f"inputs['attention_mask']")
+    try:
+        m = attention_mask if isinstance(attention_mask, torch.Tensor) else torch.as_tensor(attention_mask)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"attention_mask must be a tensor or a list of 0s and 1s, got "
+                        f"{type(attention_mask).__name__}; e.g. [1, 1, 0, 1], or the tokenizer's "
+                        f"inputs['attention_mask']") from err
     if m.dim() == 1:
         m = m.unsqueeze(0)  # (1, T)
     if m.dim() != 2:
@@ -612,8 +621,32 @@ def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tenso
 # -- saturation -------------------------------------------------------------------------------------------
 def row_entropy(weights: torch.Tensor) -> torch.Tensor:
     """Entropy in nats of each attention row, ``(..., T_q)``: log(T_k) for uniform rows, 0 for one-hot."""
-    w = _as_tensor(weights, "weights")
+    w = _check_weight_rows(_as_tensor(weights, "weights"), "row_entropy")
     return -(w * torch.log(w.clamp_min(1e-30))).sum(-1)  # (..., T_q); 0 * log 0 taken as 0
+
+
+def _check_weight_rows(w: torch.Tensor, method: str) -> torch.Tensor:
+    """Refuse rows that are not probability distributions (a negative weight, or a row not summing to 1):
+    an entropy of such a row is a number with no meaning (``[2, -1]`` gives -70 nats). A row that is all NaN
+    (a query that sees no key, see :func:`scaled_dot_product_attention`) is let through and gives NaN."""
+    if w.dim() == 0:
+        raise ValueError(f"{method}: weights must have at least one dimension (..., T_q, T_k), got a scalar")
+    finite_rows = torch.isfinite(w).all(-1)  # (...,)
+    rows = w[finite_rows]  # (n, T_k)
+    if rows.numel() == 0:
+        return w
+    tol = 1e-3 if w.dtype in (torch.float16, torch.bfloat16) else 1e-5
+    if bool((rows < -tol).any()):
+        raise ValueError(f"{method}: weights holds a negative value ({float(rows.min()):.4g}); attention weights are "
+                         f"a softmax, each row a probability distribution. Pass the weights "
+                         f"(torch.softmax(scores, -1)), not the scores")
+    sums = rows.double().sum(-1)
+    worst = float((sums - 1).abs().max())
+    if worst > max(tol, 1e-6 * rows.shape[-1]) * 10:
+        raise ValueError(f"{method}: a row of weights sums to {float(sums[(sums - 1).abs().argmax()]):.4g}, not 1; "
+                         f"each row of attention weights is a probability distribution over the keys. Pass the "
+                         f"softmax weights, or normalise the rows (w / w.sum(-1, keepdim=True))")
+    return w
 
 
 def max_weight(weights: torch.Tensor) -> torch.Tensor:

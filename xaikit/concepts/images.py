@@ -8,6 +8,7 @@ name. Used by :mod:`xaikit.concepts.activations`, :mod:`xaikit.concepts.signific
 from __future__ import annotations
 
 import difflib
+import os
 import warnings
 from collections.abc import Sequence
 
@@ -60,6 +61,8 @@ def prepare_images(images, name: str = "images", min_count: int = 2) -> list[np.
 
 
 def _one_image(item, name: str) -> tuple[np.ndarray, str]:
+    if isinstance(item, (str, os.PathLike)):  # a file name: opened with PIL, then read like a PIL image
+        item = _open_image(item, name)
     if hasattr(item, "convert") and hasattr(item, "mode"):  # a PIL image
         mode = item.mode
         if mode == "RGB":
@@ -88,6 +91,22 @@ def _one_image(item, name: str) -> tuple[np.ndarray, str]:
         return a, ""
     raise ValueError(f"{name} has shape {a.shape}; an image must be (H, W, 3) RGB, (H, W, 4) RGBA or (H, W) "
                      "grayscale (channels last)")
+
+
+def _open_image(path, name: str):
+    """The image file ``path`` as a PIL image, or an error naming ``name`` and the file."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as image:
+            image.load()
+            return image
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{name} is the file name {str(path)!r}, but there is no such file; pass image "
+                                f"files that exist, or the images themselves (arrays or PIL images)") from None
+    except (UnidentifiedImageError, OSError) as err:
+        raise ValueError(f"{name} is the file {str(path)!r}, which PIL cannot read as an image ({err}); pass a "
+                         f"PNG or JPEG file, or the image itself (an array or PIL image)") from None
 
 
 def check_pixels(model, pixels):

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from xaikit._validate import check_choice, check_int, check_names
-from xaikit.concepts.images import check_pixels
+from xaikit.concepts.images import check_pixels, resolve_class
 
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
            "PerturbationResult", "rollout_from", "chefer_from", "MethodRow", "compare_methods"]
@@ -82,8 +82,8 @@ def chefer_from(atts: list[torch.Tensor], grads: list[torch.Tensor]) -> torch.Te
 
 def relevance(model, pixels: torch.Tensor, method: str, *, target: int | None = None, steps: int = 16,
               block: int | None = None):
-    """The (grid, grid) relevance map of ``method`` (see :data:`METHODS`) for class ``target`` (None: the
-    predicted class) of one image ``pixels`` (1, 3, H, W), normalised as :func:`xaikit.models.vitworld.to_pixels`
+    """The (grid, grid) relevance map of ``method`` (see :data:`METHODS`) for class ``target`` (an index, or a
+    class name such as "zebra"; None: the predicted class) of one image ``pixels`` (1, 3, H, W), normalised as :func:`xaikit.models.vitworld.to_pixels`
     makes it. Returns ``(map, target)``; the map is a float64 NumPy array.
 
     ``block`` (default: the last) is the attention block read by ``"attention"`` and ``"grad_attention"``,
@@ -102,7 +102,9 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
     n_blocks = model.config.num_hidden_layers
     block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1)
     pixels = check_pixels(model, pixels)
-    if target is not None:
+    if isinstance(target, str):  # a class name, as tcav takes it ("zebra")
+        target = resolve_class(model, target)[0]
+    elif target is not None:
         target = check_int(target, "target", 0, model.config.num_labels - 1,
                            hint=f"the model has {model.config.num_labels} classes")
     g = _grid(model)
@@ -174,17 +176,38 @@ def pool_mask(mask: np.ndarray, grid: int) -> np.ndarray:
 
 
 def localisation(rmap: np.ndarray, mask: np.ndarray) -> float:
-    """Share of the positive relevance that lies on ``mask`` (pixels; pooled to the map's grid)."""
+    """Share of the positive relevance that lies on ``mask`` (pixels; pooled to the map's grid).
+
+    NaN when the map has no positive relevance at all (nothing to share out). A map holding NaN or inf and
+    an empty mask are refused: the share would be NaN, or 0 whatever the map."""
+    rmap, frac = _map_and_mask(rmap, mask, "localisation")
     pos = np.clip(rmap, 0, None)
     total = pos.sum()
     if total <= 0:
         return float("nan")
-    return float((pos * pool_mask(mask, rmap.shape[0])).sum() / total)
+    return float((pos * frac).sum() / total)
+
+
+def _map_and_mask(rmap, mask, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """A finite square relevance map and the mask pooled to its grid, the mask holding at least one pixel."""
+    rmap = np.asarray(rmap, dtype=np.float64)
+    if rmap.ndim != 2 or rmap.shape[0] != rmap.shape[1] or rmap.size == 0:
+        raise ValueError(f"{method}: rmap must be a square (grid, grid) relevance map, got shape {rmap.shape}")
+    if not np.isfinite(rmap).all():
+        raise ValueError(f"{method}: rmap holds NaN or inf (first at {tuple(int(i) for i in np.argwhere(~np.isfinite(rmap))[0])}), "
+                         "so the share of relevance on the mask is undefined; the map came from a failed "
+                         "computation (check the image for NaN pixels) or pass a finite map")
+    frac = pool_mask(mask, rmap.shape[0])
+    if not (np.asarray(mask) != 0).any():
+        raise ValueError(f"{method}: mask is empty (no pixel set), so no relevance can lie on it and the score "
+                         "would say the map missed the object, whatever the map; pass the object's mask, e.g. "
+                         "scene.masks()['body']")
+    return rmap, frac
 
 
 def pointing_game(rmap: np.ndarray, mask: np.ndarray) -> bool:
     """Whether the patch of highest relevance lies on ``mask``: at least half its pixels in it."""
-    frac = pool_mask(mask, rmap.shape[0])
+    rmap, frac = _map_and_mask(rmap, mask, "pointing_game")
     return bool(frac.ravel()[int(np.argmax(rmap))] >= 0.5)
 
 
@@ -208,8 +231,8 @@ def perturbation_curve(model, pixels: torch.Tensor, order: np.ndarray, target: i
     patches by decreasing relevance, the negative by increasing, the control a random permutation."""
     g = _grid(model)
     p = model.config.patch_size
-    target = check_int(target, "target", 0, model.config.num_labels - 1,
-                       hint=f"the model has {model.config.num_labels} classes")
+    target = resolve_class(model, target)[0] if isinstance(target, str) else check_int(
+        target, "target", 0, model.config.num_labels - 1, hint=f"the model has {model.config.num_labels} classes")
     order = np.array(order, dtype=np.int64)
     if sorted(order.tolist()) != list(range(g * g)):
         raise ValueError(f"order must be a permutation of the {g * g} patch indices")

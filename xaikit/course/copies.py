@@ -182,12 +182,20 @@ def copy_notebooks(dest: str | Path, names: list[str] | None = None, force: bool
         raise NotADirectoryError(f"{dest} is a file, not a folder: name a folder to copy the notebooks into")
     todo = lectures(names)
     made = not dest.exists()
-    dest.mkdir(parents=True, exist_ok=True)
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+    except PermissionError:
+        raise PermissionError(f"cannot make the folder {dest}: permission denied; name a folder you may write to, "
+                              f"e.g. one in your home folder (`xaikit notebooks copy ~/my-notebooks`)") from None
     try:
         done = _copy_each(dest, todo, force, verbose)
-    except BaseException:
+    except BaseException as err:
         if made and not any(dest.iterdir()):
             dest.rmdir()  # made here for copies none of which was written: no empty folder is left
+        if isinstance(err, PermissionError):
+            raise PermissionError(f"cannot write into the folder {dest}: permission denied (it is read-only, or "
+                                  f"not yours); nothing was changed there for the notebook that failed. Name a "
+                                  f"folder you may write to, e.g. `xaikit notebooks copy ~/my-notebooks`") from None
         raise
     if verbose:
         words = {"written": "new", "updated": "updated to the new lecture", "current": "up to date",

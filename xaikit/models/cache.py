@@ -149,7 +149,8 @@ def problems(folder: str | os.PathLike, required: tuple[str, ...] = ()) -> list[
             continue
         size = path.stat().st_size
         if size != entry["size"]:
-            found.append(f"{name} has {size:,} bytes but had {entry['size']:,} when it was built (truncated?)")
+            why = "truncated?" if size < entry["size"] else "edited or replaced since"
+            found.append(f"{name} has {size:,} bytes but had {entry['size']:,} when it was built ({why})")
         elif sha256_file(path) != entry["sha256"]:
             found.append(f"{name} does not have the SHA-256 recorded when it was built (changed or corrupt)")
     with _verified_lock:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from dataclasses import dataclass
 
 import torch
@@ -93,7 +94,7 @@ def gradient(f: ModelFn, x: Input, *, target: Target = None) -> torch.Tensor:
     tensor([ 2., -4.])
     """
     x, target, _ = _fn.setup(f, x, target, "gradient")
-    return batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
+    return _fn.check_finite_attributions(batch_gradients(f, x.unsqueeze(0), target)[0], x, "gradient").cpu()
 
 
 @_fn.in_float32()
@@ -103,7 +104,8 @@ def grad_times_input(f: ModelFn, x: Input, *, target: Target = None) -> torch.Te
     For a linear model F(x) = w.x + b it is exactly each input's share w_i x_i of F(x) - F(0). Notebook 01.
     """
     x, target, _ = _fn.setup(f, x, target, "grad_times_input")
-    return (x * batch_gradients(f, x.unsqueeze(0), target)[0]).cpu()
+    return _fn.check_finite_attributions(x * batch_gradients(f, x.unsqueeze(0), target)[0], x,
+                                         "grad_times_input").cpu()
 
 
 # -- occlusion -------------------------------------------------------------------------------------------
@@ -133,6 +135,7 @@ def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 
     Returns:
         A tensor shaped like ``x``. On a linear model with ``window=1`` it is ``w * (x - baseline)``.
     """
+    _check_image_layout(x, window)
     x, target, _ = _fn.setup(f, x, target, "occlusion")
     shape = tuple(x.shape)
     win = _window(window, shape, "window")
@@ -161,7 +164,33 @@ def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 
             m = mask.to(x.dtype)
             total += (m * drop.view(-1, *([1] * len(shape)))).sum(0)
             count += m.sum(0)
-    return torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total)).cpu()
+    result = torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total))
+    return _fn.check_finite_attributions(result, x, "occlusion").cpu()
+
+
+_CHANNELS = (1, 3, 4)  # grey, RGB, RGBA
+
+
+def _check_image_layout(x, window) -> None:
+    """Refuse a channels-last image ``(H, W, C)`` where occlusion reads a 3-D ``x`` as ``(C, H, W)``.
+
+    A NumPy or PIL image is ``(H, W, 3)``: read as ``(C, H, W)`` its rows become "channels", and an int
+    ``window`` occludes a strip of rows across every column instead of a square patch, with no error when
+    ``f`` accepts any shape. A window given per dimension (a 3-tuple) says the caller chose the layout."""
+    shape = tuple(getattr(x, "shape", ()))
+    if len(shape) != 3 or shape[-1] not in _CHANNELS or shape[0] in _CHANNELS:
+        return
+    if isinstance(window, (tuple, list)) and len(window) == 3:
+        return
+    dtype = str(getattr(x, "dtype", ""))
+    integer = "uint8" in dtype or "int" in dtype
+    scale = " / 255" if integer else ""
+    raise ValueError(
+        f"x looks like a channels-last image (H, W, C) = {shape}{' of ' + dtype.replace('torch.', '') if integer else ''}, "
+        f"but occlusion reads a 3-D x as (C, H, W) (channels first, as torch models take images), so its "
+        f"{shape[0]} rows would be taken for channels. Pass the image channels first, as floats if the model "
+        f"takes floats: torch.as_tensor(x).permute(2, 0, 1).float(){scale} (NumPy: x.transpose(2, 0, 1)); "
+        f"or give window one size per dimension, e.g. window=(k, k, {shape[-1]}), if f really takes (H, W, C)")
 
 
 def _window(value, shape: tuple[int, ...], name: str,
@@ -170,7 +199,8 @@ def _window(value, shape: tuple[int, ...], name: str,
     d = len(shape)
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an int or a tuple of ints, got {value!r}")
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral):  # an int, or a NumPy / torch integer scalar
+        value = int(value)
         if d <= 2:
             sizes = (value,) * d
         elif d == 3:  # (C, H, W): every channel at once
@@ -178,7 +208,7 @@ def _window(value, shape: tuple[int, ...], name: str,
         else:
             raise ValueError(f"{name} must be a tuple with one size per dimension for an x of shape {shape}")
     elif isinstance(value, (tuple, list)):
-        sizes = tuple(value)
+        sizes = tuple(int(s) if isinstance(s, numbers.Integral) and not isinstance(s, bool) else s for s in value)
         if d == 3 and len(sizes) == 2:
             sizes = (shape[0] if full_leading is None else 1, *sizes)
         if len(sizes) != d:
@@ -260,6 +290,9 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
     grads = [g.cpu() for _, _, g in gradient_batches(
         f, n, lambda i, j: x.unsqueeze(0) + noise[i:j].to(x.device), target, batch_size, progress, "smoothgrad")]
     plain = batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
+    _fn.check_finite_attributions(plain, x, "smoothgrad")
+    for g in grads:
+        _fn.check_finite_attributions(g, x, "smoothgrad")
     return NoisyGradients(x=x.cpu(), grads=torch.cat(grads), noise_std=noise_std, sigma=sigma, target=target,
                           gradient=plain, example=x.cpu() + noise[0])
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from xaikit import _aliases
-from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, warn
+from xaikit._fn import as_baseline, call, check_finite_attributions, in_float32, select, setup, to_cpu, warn
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_names
 from xaikit.tensor.gradients import gradient_batches
@@ -285,7 +285,7 @@ def integrate_path(f, x, b, alphas, weights, target, batch_size, rule, progress=
         outputs, grads = cache.evaluate(alphas, lambda idx: b + a[idx] * diff)
         weighted = (w * grads).sum(0)
     _check_path(alphas, outputs, grads if grads is not None else node_sums)
-    attributions = diff * weighted  # (...)
+    attributions = check_finite_attributions(diff * weighted, x, "Integrated Gradients")  # (...)
     # F at the ends: reuse the path's own evaluations when the rule includes alpha = 0 or 1.
     ends = {} if ends is None else {0.0: float(ends[0]), 1.0: float(ends[1])}
     for value in (0.0, 1.0):

@@ -348,7 +348,7 @@ def _evaluate(prepared: PreparedText, groups: np.ndarray, z: np.ndarray, output:
 @in_float32("model")
 def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None, n_samples: int = 500,
          kernel_width: float = 25.0, alpha: float = 1.0, seed: int = 0, output: str = "prob", bow: bool = True,
-         batch_size: int = 64) -> TokenScores:
+         batch_size: int = 64, allow_long: bool = False) -> TokenScores:
     """LIME word scores of one text (Ribeiro et al. 2016; notebook 04 section 4b).
 
     Args:
@@ -363,6 +363,8 @@ def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Tar
         output: ``"prob"`` (LIME's: the target's probability) or ``"logit"``.
         bow: equal words are one feature (the package's default ``bow=True``); ``False``: each occurrence.
         batch_size: samples per forward pass.
+        allow_long: explain a text of more than :data:`LONG_TEXT` tokens (refused by default, as SHAP refuses
+            it: each of the ``n_samples`` forward passes runs at that length; 600 tokens took minutes).
 
     Returns:
         :class:`~xaikit.text.tokens.TokenScores` (signed) over the model's tokens: every piece of a word shows
@@ -373,7 +375,35 @@ def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Tar
     _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow)
     prepared = prepare_text(model, tokenizer, text, target, method="lime")
     return _lime(prepared, n_samples=n_samples, kernel_width=kernel_width, alpha=alpha, seed=seed, output=output,
-                 bow=bow, batch_size=batch_size)
+                 bow=bow, batch_size=batch_size, allow_long=allow_long)
+
+
+#: the most tokens LIME explains without ``allow_long=True`` (SHAP's limit,
+#: :data:`xaikit.text.shaptext.LONG_TEXT`)
+LONG_TEXT = 200
+
+
+def _refuse_long(name: str, n: int, n_samples: int, allow_long, keyword: str = "n_samples",
+                 where: str = "allow_long=True") -> None:
+    """A ValueError for a text of ``n`` tokens over :data:`LONG_TEXT` unless ``allow_long``, with the cost."""
+    if not isinstance(allow_long, bool):  # bool('False') is True
+        raise TypeError(f"allow_long must be True or False, got {type(allow_long).__name__} {allow_long!r}")
+    if n > LONG_TEXT and not allow_long:
+        raise ValueError(
+            f"{name} has {n} tokens; LIME would run {keyword}={n_samples} forward passes of up to {n} tokens "
+            f"(a 600-token text took over 6 minutes on 2 CPU cores). Pass {where} to run it anyway, fewer "
+            f"{keyword}, or explain a shorter text (at most {LONG_TEXT} tokens run without asking)")
+
+
+def check_lengths(model, tokenizer, sentences: list[str], cost: int, keyword: str = "n_samples") -> None:
+    """Refuse, before any work, a sentence too long for LIME without ``allow_long`` (as cut to the model): the
+    faithfulness lab's check over all its sentences (``keyword``: the lab's name of ``n_samples``)."""
+    from xaikit._text_input import max_tokens
+
+    limit = max_tokens(model, tokenizer)
+    for i, text in enumerate(sentences):
+        n = min(len(tokenizer(text, verbose=False)["input_ids"]), limit)
+        _refuse_long(f"sentences[{i}]", n, cost, False, keyword, "run_lab(..., allow_long=True)")
 
 
 def _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow=True) -> None:
@@ -391,9 +421,11 @@ def _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow
 
 
 def _lime(prepared: PreparedText, *, n_samples: int = 500, kernel_width: float = 25.0, alpha: float = 1.0,
-          seed: int = 0, output: str = "prob", bow: bool = True, batch_size: int = 64) -> TokenScores:
+          seed: int = 0, output: str = "prob", bow: bool = True, batch_size: int = 64,
+          allow_long: bool = False) -> TokenScores:
     """:func:`lime` of a prepared text (its target resolved)."""
     _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow)
+    _refuse_long("text", prepared.n_tokens, n_samples, allow_long)
     special = prepared.special.numpy() if prepared.special is not None else np.zeros(prepared.n_tokens, dtype=bool)
     words, groups, grouping = word_groups(prepared.tokenizer, prepared.text, prepared.inputs["input_ids"][0].tolist(),
                                           special, bow)
@@ -486,4 +518,5 @@ def seed_spread(runs: list[TokenScores]) -> SeedSpread:
 
 
 register(TextMethod("LIME", _lime, signed=True, order=10, cost="n_samples", cost_keyword="lime_samples", cost_min=2,
-                    cost_hint="LIME's perturbed samples, e.g. 500"))
+                    cost_hint="LIME's perturbed samples, e.g. 500", long_option="allow_long",
+                    check_long=check_lengths))

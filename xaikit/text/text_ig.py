@@ -124,7 +124,7 @@ def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_i
             zero path (every attribution 0) unless ``zero_rows`` is set.
         attention_mask: ``(T,)`` or ``(1, T)``; default all ones.
         target: the class (``None``: the predicted class).
-        zero_rows: boolean ``(T,)``: rows of the baseline's embedding output set to zero (the zero baseline).
+        zero_rows: boolean ``(T,)`` or a list of token positions: rows of the baseline's embedding output set to zero (the zero baseline).
         fast_attention: compute with SDPA attention while IG runs (same function, faster; see
             :func:`_fast_attention`); the model is switched back afterwards.
         batch_size: path points per forward/backward pass; ``None`` bounds the memory
@@ -164,7 +164,9 @@ def _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, *, targe
             raise ValueError(f"{name} holds token id {int(t.max()) if int(t.max()) >= rows else int(t.min())}, "
                              f"outside the model's {rows:,} embedding rows: the ids come from another model's "
                              "tokenizer; tokenize with the tokenizer saved with the model")
-    mask = torch.ones_like(ids) if attention_mask is None else _as_ids(attention_mask, "attention_mask").to(dev)
+    mask = torch.ones_like(ids) if attention_mask is None else _as_mask(attention_mask, ids).to(dev)
+    if zero_rows is not None:
+        zero_rows = _as_zero_rows(zero_rows, ids.shape[1]).to(dev)
     swap = _EmbeddingSwap(model, ids, mask)
     with _fast_attention(model, fast_attention):
         return _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress, method)
@@ -179,7 +181,7 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
     target = check_int(target, "target", 0, n_classes - 1, hint=f"the model has {n_classes} classes")
     x, b = emb[0], emb[1].clone()  # (T, H) each
     if zero_rows is not None:
-        b[torch.as_tensor(zero_rows, dtype=torch.bool, device=b.device)] = 0.0
+        b[zero_rows.to(device=b.device, dtype=torch.bool)] = 0.0
         ends = None
     else:
         ends = (float(logits[1, target]), float(logits[0, target]))
@@ -281,14 +283,74 @@ def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text:
 
 
 def _as_ids(ids, name: str) -> torch.Tensor:
-    t = torch.as_tensor(ids)
-    if t.dtype.is_floating_point:
+    if isinstance(ids, (str, bytes)):
+        raise TypeError(f"{name} must be token ids (a tensor or list of ints), got str {ids!r}; tokenize the text "
+                        f"first: tokenizer(text, return_tensors='pt')['input_ids']")
+    try:
+        t = torch.as_tensor(ids)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"{name} must be token ids (a tensor or list of ints), got {type(ids).__name__}") from err
+    if t.dtype.is_floating_point or t.dtype == torch.bool or t.is_complex():
         raise TypeError(f"{name} must hold integer token ids, got dtype {t.dtype}")
     if t.ndim == 1:
         t = t[None]
     if t.ndim != 2 or t.shape[0] != 1:
         raise ValueError(f"{name} must be one row of ids, shape (T,) or (1, T); got {tuple(t.shape)}")
+    if t.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {tuple(t.shape)}): there is no token to attribute to; tokenize a "
+                         f"non-empty text, e.g. tokenizer('I like the movie', return_tensors='pt')['input_ids']")
     return t.long()
+
+
+def _as_mask(mask, ids: torch.Tensor) -> torch.Tensor:
+    """The attention mask ``(1, T)`` as integers: 1 for a token the model attends to, 0 for padding. Bool and
+    float masks holding only 0 and 1 are read as such; it must match ``input_ids`` and keep one token."""
+    if isinstance(mask, (str, bytes)):
+        raise TypeError(f"attention_mask must be a tensor or list of 0s and 1s, got str {mask!r}")
+    try:
+        t = torch.as_tensor(mask)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"attention_mask must be a tensor or list of 0s and 1s, got {type(mask).__name__}") from err
+    if t.ndim == 1:
+        t = t[None]
+    if tuple(t.shape) != tuple(ids.shape):
+        raise ValueError(f"attention_mask must have the shape of input_ids, {tuple(ids.shape)} (or "
+                         f"({ids.shape[1]},)), one 0 or 1 per token; got {tuple(torch.as_tensor(mask).shape)}. Pass "
+                         f"the tokenizer's inputs['attention_mask'] for the same text, or None (every token)")
+    if t.is_complex() or not bool(((t == 0) | (t == 1)).all()):
+        raise ValueError("attention_mask must hold only 0 (padding) and 1 (a token the model attends to), as the "
+                         "tokenizer's inputs['attention_mask'] does")
+    if not bool((t == 1).any()):
+        raise ValueError("attention_mask is all 0: no token is attended to, so the model's output depends on no "
+                         "token and every attribution would be meaningless. Pass 1 for the real tokens (the "
+                         "tokenizer's inputs['attention_mask']), or None (every token)")
+    return t.long()
+
+
+def _as_zero_rows(zero_rows, n_tokens: int) -> torch.Tensor:
+    """``zero_rows`` as a boolean mask over the ``n_tokens`` positions: a boolean mask of that length, or
+    integer positions ``0..T-1``."""
+    try:
+        t = torch.as_tensor(zero_rows)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"zero_rows must be a boolean mask over the {n_tokens} tokens or a list of token "
+                        f"positions, got {type(zero_rows).__name__}") from err
+    hint = (f"zero_rows is a boolean mask of length {n_tokens} (True: that token's baseline row is the zero "
+            f"vector) or a list of positions 0..{n_tokens - 1}")
+    if t.dtype == torch.bool:
+        if tuple(t.reshape(-1).shape) != (n_tokens,):
+            raise ValueError(f"zero_rows has {t.numel()} entries but input_ids has {n_tokens} tokens; {hint}")
+        return t.reshape(-1)
+    if t.dtype.is_floating_point or t.is_complex() or t.ndim > 1:
+        raise TypeError(f"zero_rows must be booleans or integer positions, got dtype {t.dtype}, shape "
+                        f"{tuple(t.shape)}; {hint}")
+    positions = t.reshape(-1).long()
+    if positions.numel() and (int(positions.min()) < 0 or int(positions.max()) >= n_tokens):
+        bad = int(positions.max()) if int(positions.max()) >= n_tokens else int(positions.min())
+        raise ValueError(f"zero_rows holds position {bad}, outside the {n_tokens} tokens of input_ids; {hint}")
+    rows = torch.zeros(n_tokens, dtype=torch.bool)
+    rows[positions] = True
+    return rows
 
 
 def _ig_entry(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",

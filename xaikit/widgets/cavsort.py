@@ -13,7 +13,7 @@ from xaikit.concepts.cav import CAV
 from xaikit.concepts.sorting import CAVSort
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
-from xaikit.widgets.tcav import ImageSets, class_labels, layer_count
+from xaikit.widgets.tcav import ImageSets, class_labels, layer_count, panel_layer
 
 __all__ = ["CAVSortPanel", "CAVSortView"]
 
@@ -79,7 +79,7 @@ class CAVSortPanel(Panel):
             "concept": dropdown("concept", names, concept),
             "negative": dropdown("vs", ["random", *names], "random"),
             "target": dropdown("class", options, target),
-            "layer": int_slider("layer", layer, 0, layer_count(model) - 1),
+            "layer": int_slider("layer", panel_layer(model, layer), 0, layer_count(model) - 1),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
             "k": int_slider("k", k, 1, self.max_k),
         }

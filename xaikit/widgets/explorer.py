@@ -53,6 +53,9 @@ class AttentionExplorer(Panel):
         self._capture_fn = capture_attention
         n_layers, n_heads = arch.n_layers(model), arch.n_heads(model)
         layer = arch.check_layer(model, layer)
+        if isinstance(head, str) and head != "mean":
+            raise ValueError(f"head must be an int 0..{n_heads - 1} (one head) or 'mean' (the average over the "
+                             f"{n_heads} heads), got {head!r}; for every head at once pass head='mean'")
         if head != "mean":
             from xaikit._validate import check_int
 

@@ -93,6 +93,12 @@ class _Bars:
 
 
 # -- §1 -----------------------------------------------------------------------------------------------------
+def _name_of(f) -> str:
+    """A function's name for a title: its ``__name__`` unless a lambda, a module's class name, else ``f``."""
+    name = getattr(f, "__name__", None) or (type(f).__name__ if isinstance(f, torch.nn.Module) else None)
+    return "f" if not name or name == "<lambda>" else name
+
+
 class GradientPanel(ToyPanel):
     """§1: gradient and gradient x input of a smooth model of two inputs at the point (x1, x2)."""
 
@@ -101,9 +107,11 @@ class GradientPanel(ToyPanel):
     methods = ("gradient", "gradient x input")
 
     def __init__(self, f: toys.Toy = toys.smooth_model, x1: float = 1.0, x2: float = -0.5, lim: float = 3.0):
-        from xaikit._validate import check_float
+        from xaikit._validate import check_callable, check_float
 
-        self.f = f
+        self.f = check_callable(f, "f")
+        # a toy names its formula; any other f of two inputs (a lambda, a module) is titled by its name
+        self._formula = getattr(f, "formula", None) or f"{_name_of(f)}(x1, x2)"
         lim = self.lim = check_float(lim, "lim", 0.0, strict_min=True,
                                      hint="the half-width of the square the panel draws, e.g. lim=3.0")
         grid = np.linspace(-lim, lim, 81)
@@ -143,7 +151,7 @@ class GradientPanel(ToyPanel):
         self._arrow.set_offsets(x[None])
         length = 0.3 * self.lim / max(float(np.linalg.norm(g)), 1e-9)  # the arrow shows the direction
         self._arrow.set_UVC(g[0] * length, g[1] * length)
-        self._ax.set_title(f"f = {self.f.formula}\nf(x) = {r.value:.3f}, arrow: gradient direction", fontsize=9)
+        self._ax.set_title(f"f = {self._formula}\nf(x) = {r.value:.3f}, arrow: gradient direction", fontsize=9)
         if self._bars.set([r.attributions[m].numpy() for m in self.methods], adapt=True):
             self.invalidate()  # the bar axis was rescaled: its ticks are part of the background
 
@@ -163,8 +171,10 @@ class GradientSaturationPanel(ToyPanel):
     figsize = (8.4, 3.4)
 
     def __init__(self, x1: float = 1.0, x2: float = 1.0, ig_steps: int = 64):
+        from xaikit._validate import check_int
+
         self.f = toys.saturating
-        self.ig_steps = ig_steps
+        self.ig_steps = check_int(ig_steps, "ig_steps", 1, hint="the IG preview's steps, e.g. ig_steps=64")
         self.methods = ("gradient", "gradient x input", "occlusion (to 0)", f"IG preview ({ig_steps} steps)")
         super().__init__({"x1": slider("x1", x1, 0.0, 1.5, 0.05), "x2": slider("x2", x2, 0.0, 1.5, 0.05)})
 
@@ -223,6 +233,13 @@ class ThresholdPanel(ToyPanel):
     figsize = (8.4, 3.2)
 
     def __init__(self, x: float = 10.5, beta: float = 1.0, lo: float = 5.0, hi: float = 15.0):
+        from xaikit._validate import check_float
+
+        lo = check_float(lo, "lo", hint="the left end of the x axis, e.g. 5.0")
+        hi = check_float(hi, "hi", hint="the right end of the x axis, e.g. 15.0")
+        if not lo < hi:
+            raise ValueError(f"lo must be below hi (the x axis runs from lo to hi), got lo={lo:g}, hi={hi:g}; "
+                             f"e.g. lo=5.0, hi=15.0 (the threshold is at 10)")
         self.grid = torch.linspace(lo, hi, 401)
         super().__init__({"x": slider("x", x, lo, hi, 0.1), "beta": log_slider("beta", beta, -0.5, 2.0)})
 

@@ -204,6 +204,15 @@ class ConceptGalleryPanel(Panel):
         return None
 
 
+def panel_layer(model, layer) -> int:
+    """A concept panel's ``layer`` as the concept functions read it (:func:`xaikit.models.arch.check_layer`):
+    ``0..L-1``, or a negative index from the end (``-1``: the last block), resolved to the block it names and
+    shown on the slider; anything outside ``-L..L-1`` is refused with the range."""
+    from xaikit.models.arch import check_layer
+
+    return check_layer(model, layer)
+
+
 def layer_count(model) -> int:
     from xaikit.models.arch import n_layers
 
@@ -257,7 +266,7 @@ class TCAVPanel(Panel):
             "concepts": widgets.SelectMultiple(options=names, value=concepts, description="concepts",
                                                rows=min(5, len(names))),
             "negative": dropdown("vs", ["random", *names], "random"),
-            "layer": int_slider("layer", layer, 0, layer_count(model) - 1),
+            "layer": int_slider("layer", panel_layer(model, layer), 0, layer_count(model) - 1),
             "pooling": toggle("pooling", ["cls", "mean", "flatten"], pooling),
             "classifier": toggle("CAV", ["logistic", "hinge"]),
             # only values that work: with given random sets, R can use at most len(random_sets) - 1 of them

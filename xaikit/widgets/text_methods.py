@@ -55,7 +55,7 @@ class MethodComparisonPanel(Panel):
     what computing it cost, marked "cached". The two methods never share a pass here (each runs on its own).
     A text longer than the
     model takes is cut the same way for both methods (noted in the panel); a method with a length limit
-    (SHAP: ``xaikit.text.shaptext.LONG_TEXT`` tokens) refuses longer texts unless ``allow_long=True``. The menus
+    (SHAP and LIME: 200 tokens, ``LONG_TEXT``) refuses longer texts unless ``allow_long=True``. The menus
     list every registered method (:mod:`xaikit.text.registry`), read when the panel is built.
     """
 

@@ -145,6 +145,9 @@ def _tensor(value, dtype=torch.float64) -> torch.Tensor | None:
     """A student's answer as a CPU tensor (their function may compute on a GPU), or None."""
     if value is None:
         return None
+    if not isinstance(value, (torch.Tensor, np.ndarray)) and isinstance(getattr(value, "attributions", None),
+                                                                         (torch.Tensor, np.ndarray)):
+        value = value.attributions  # a result object (xaikit's IGResult, Captum-style): its attributions
     if isinstance(value, torch.Tensor):
         return value.detach().cpu().to(dtype)
     try:

@@ -39,8 +39,8 @@ def check_attention(student_fn, verbose: bool = True) -> CheckResult:
     try:
         n_params = len([p for p in inspect.signature(student_fn).parameters.values()
                         if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)])
-    except (TypeError, ValueError):
-        n_params = 4
+    except (TypeError, ValueError):  # a builtin with no signature (torch's own scaled_dot_product_attention)
+        n_params = 4 if _fails_on_qkv(student_fn) else 3
     from_inputs = n_params >= 4
 
     def cases():
@@ -56,6 +56,18 @@ def check_attention(student_fn, verbose: bool = True) -> CheckResult:
             yield args, (label, v, d_k, scores, weights, out)
 
     return _run_check("check_attention", student_fn, cases(), _grade_attention, verbose)
+
+
+def _fails_on_qkv(fn) -> bool:
+    """Whether ``fn``, whose signature cannot be read, fails when called as ``fn(q, k, v)``: then it is taken to
+    be ``fn(x, w_q, w_k, w_v)``. ``torch.nn.functional.scaled_dot_product_attention`` takes ``(q, k, v)``."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(3, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    try:
+        fn(q, k, v)
+    except Exception:  # noqa: BLE001 - any failure: not the (q, k, v) form
+        return True
+    return False
 
 
 def _grade_attention(result: CheckResult, got, label: str, v: torch.Tensor, d_k: int, scores: torch.Tensor,
