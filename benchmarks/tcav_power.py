@@ -122,7 +122,7 @@ def pool_sets(out: Path, size: int, draw: str = "lecture") -> list:
 
 def _measure(job: tuple[int, str, str, str, int]) -> dict:
     """One model of one build, every set size: the K x R tables and the concepts' R scores."""
-    seed, tag, world, out, R, draw, set_sizes = job
+    seed, tag, world, out, R, draw, set_sizes, max_k = job
     import numpy as np
     import torch
     from transformers import ViTForImageClassification
@@ -146,7 +146,7 @@ def _measure(job: tuple[int, str, str, str, int]) -> dict:
         concepts = {c: iw.concept_images(c, size, seed=first[0]) for c in CLAIM_CONCEPTS}
         randoms = [iw.random_images(size, seed=first[2] + i) for i in range(R + 1)]
         tables, seconds, scores = [], [], None
-        for part in (nulls[:FIRST_CALL], nulls[FIRST_CALL:]):
+        for part in (nulls[:FIRST_CALL], nulls[FIRST_CALL:max_k + 1]):
             if not part:
                 continue
             t0 = time.perf_counter()
@@ -158,7 +158,8 @@ def _measure(job: tuple[int, str, str, str, int]) -> dict:
             scores = {c: r[c].scores.tolist() for c in CLAIM_CONCEPTS}
             tcav.clear_cache(model)  # the second call pays for its concepts' CAVs again, as a fresh call would
         sizes[str(size)] = {"null_scores": np.concatenate(tables).tolist(), "scores": scores, "seconds": seconds}
-    return {"seed": seed, "build": tag, "world": world, "R": R, "draw": draw, "sizes": sizes}
+    return {"seed": seed, "build": tag, "world": world, "R": R, "draw": draw, "sizes": sizes,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
 
 
 def protocol_row(build: dict, size: int, k: int, sided: str) -> dict:
@@ -197,7 +198,8 @@ def table(builds: list[dict]) -> list[dict]:
     complete = REQUIRED <= {(b["seed"], b["build"]) for b in builds if len(b["models"]) == 2}
     rows = []
     for label, size, k, sided in PROTOCOLS:
-        if any(str(size) not in m["sizes"] for b in builds for m in b["models"].values()):
+        if any(str(size) not in m["sizes"] or len(m["sizes"][str(size)]["null_scores"]) < k + 1
+               for b in builds for m in b["models"].values()):
             continue
         per = [protocol_row(b, size, k, sided) for b in builds]
         alarms = [a for r in per for a in r["alarms"]]
@@ -250,6 +252,8 @@ def power_curve(builds: list[dict], path: Path) -> None:
     import numpy as np
 
     ks = np.array([25, 50, 75, 100, 150, 200, 250, 300])
+    have = min(len(m["sizes"]["50"]["null_scores"]) for b in builds for m in b["models"].values())
+    ks = ks[ks < have]  # the random sets each model was measured against
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     colours = plt.get_cmap("viridis")(np.linspace(0, 0.85, len(builds)))
     for ax, sided in zip(axes, ("two", "one"), strict=True):
@@ -285,6 +289,8 @@ def main() -> int:
                              "07's own sets, the same for every model")
     parser.add_argument("--sizes", type=int, nargs="+", default=sorted(POOL), choices=sorted(POOL),
                         help="images per concept and random set")
+    parser.add_argument("--max-k", type=int, default=max(POOL.values()) - 1, choices=(100, 300),
+                        help="the most random sets a protocol ranks against (100: the first call only)")
     parser.add_argument("--figure", default=None, help="power curve file (default <out>/tcav_power.png)")
     args = parser.parse_args()
     from xaikit.models import vitworld
@@ -295,6 +301,8 @@ def main() -> int:
     tail = f"R{args.runs}{'' if args.draw == 'lecture' else '-' + args.draw}"
     if args.sizes != sorted(POOL):
         tail += "-n" + "-".join(map(str, args.sizes))
+    if args.max_k < max(POOL.values()) - 1:
+        tail += f"-K{args.max_k}"
     jobs, measured = [], {}
     for tag in args.builds:
         for seed in args.seeds:
@@ -303,7 +311,7 @@ def main() -> int:
                 if saved.is_file():
                     measured[seed, tag, world] = json.loads(saved.read_text())
                 elif (out / vitworld.RECIPE_VERSION / f"seed{seed}-{tag}-{world}" / "metrics.json").is_file():
-                    jobs.append((seed, tag, world, str(out), args.runs, args.draw, args.sizes))
+                    jobs.append((seed, tag, world, str(out), args.runs, args.draw, args.sizes, args.max_k))
                 else:
                     print(f"seed {seed} {world} ({tag}): no trained model under {out / vitworld.RECIPE_VERSION}")
     import multiprocessing as mp
