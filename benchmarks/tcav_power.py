@@ -81,11 +81,11 @@ PROTOCOLS = (
 
 def rank_p_greater(value: float, null) -> float:
     """One-sided Monte Carlo p-value: ``(1 + #{k: null_k >= value}) / (K + 1)`` (Davison & Hinkley 1997,
-    section 4.2); exact when ``value`` and the K null values are exchangeable."""
-    import numpy as np
+    section 4.2), :func:`xaikit.concepts.significance.rank_p` with ``alternative="greater"``; exact when ``value``
+    and the K null values are exchangeable."""
+    from xaikit.concepts.significance import rank_p
 
-    null = np.asarray(null, float)
-    return (1 + int((null >= value - 1e-12).sum())) / (len(null) + 1)
+    return rank_p(value, null, alternative="greater")
 
 
 def _p(value, null, sided: str) -> float:

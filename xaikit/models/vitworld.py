@@ -294,7 +294,7 @@ def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     while train_acc < target and extra + recipe["extra_epochs"] <= recipe["max_extra_epochs"]:
         more = recipe["extra_epochs"]
         message = (f"embedded ViT ({world}, training seed {seed}): training accuracy {train_acc:.3f} is below the "
-                   f"recipe's {target:.2f}; training {more} more epochs")
+                   f"recipe's {target:.2f}; training {more} more epoch{'s' if more != 1 else ''}")
         if progress:
             tqdm.write(message)
         buildprogress.step(state["done"], state["total"], message)
