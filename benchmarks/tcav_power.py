@@ -41,6 +41,17 @@ before a one-sided one at equal cost. If none passes, the default stays.
     python benchmarks/tcav_power.py --out artifacts/power                          # table and power curve
     python benchmarks/tcav_power.py --out artifacts/power --draw notebook --sizes 50  # notebook 07's own sets
 
+The AVX2 builds (models trained by ``tcav_robustness.py --kernels avx2`` into folders tagged ``cpu-avx2``) are
+measured with the same variables set, so that their scores come from the kernels a student's older CPU uses, and
+the table labels them ``s0/cpu-avx2``:
+
+    python benchmarks/tcav_robustness.py --out DIR --seeds 0 1 --kernels avx2 --train-only
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+        python benchmarks/tcav_power.py --out DIR --seeds 0 1 --builds cpu-avx2 --draw notebook --sizes 50 --max-k 100
+    python benchmarks/tcav_power.py --out DIR --builds cpu cpu-avx2 --draw notebook --sizes 50 --max-k 100  # the table
+
+``--max-k 100`` measures the first call only (the protocols with K = 100, a third of the time).
+
 ``--draw notebook`` puts every model through notebook 07's own image sets instead (concepts, zebras and
 counterparts with seed 0, its random concepts ``900_000 + k`` continued past its 100): the same images for every
 model, as the notebook shows them, so that the table separates what the training seed does from what one draw

@@ -110,4 +110,10 @@ CLAIMS = [
           "by a clear margin (their mean minus dotted's).", "empirical", lower=0.1,
           why="the random CAVs are the control; 0.1 is the margin benchmarks/cav_sort_robustness.py was run "
               "against (seeds 0-4, three draws each, gave 0.19-0.50); lab 07's section 3 reads this value again"),
+    # -- 5. the rank test among random concepts, one-sided in the direction the intervention measured --
+    Claim("05.5-rank-main-striped", "Do stripes raise 'zebra' beyond every random image set? One-sided rank test "
+          "among 100 random concepts, direction from the intervention (corrected p).", "shown",
+          why="PENDING"),
+    Claim("05.5-rank-control-striped", "On the control, the same one-sided test does not find stripes (corrected p).",
+          "shown", why="PENDING"),
 ]

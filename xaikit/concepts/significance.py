@@ -141,7 +141,6 @@ def t_test(a, b, alternative: str = "two-sided") -> tuple[float, float]:
     """Two-sample Student t-test with pooled variance (as ``scipy.stats.ttest_ind``, which the original TCAV
     code calls, with its ``alternative``). Returns ``(t, p)``; two constant samples give p = 1 if equal else 0
     (one-sided: 0 only when ``a`` lies on the alternative's side)."""
-    from scipy.special import stdtr
 
     check_choice(alternative, "alternative", ALTERNATIVES)
     a, b = np.asarray(a, float), np.asarray(b, float)
