@@ -1,4 +1,4 @@
-"""How much power has the rank test of TCAV's significance (Kim et al. 2018; notebook 05 section 5, notebook 07
+r"""How much power has the rank test of TCAV's significance (Kim et al. 2018; notebook 05 section 5, notebook 07
 section 1), and which protocol would give it more, calibrated, at what cost?
 
 The rank test (:func:`xaikit.concepts.significance.tcav_significance` with ``test="rank"``) ranks a concept's mean
