@@ -65,8 +65,10 @@ RECIPE = {
     # of `extra_epochs` epochs, each a fresh warm-up and cosine decay from `extra_lr_fraction` of the learning
     # rate (a warm restart, Loshchilov & Hutter 2017, "SGDR"), until it reaches the target or has trained
     # `max_extra_epochs` more. A model that reaches the target after its epochs is the v7 model unchanged.
-    # Under v7, training seed 4's main model ended at 0.90 on its training images (0.84 held out).
-    "target_train_accuracy": 0.97, "target_train_accuracy_control": 0.95,
+    # Under v7, training seed 4's main model ended at 0.90 on its training images (0.84 held out); at a target
+    # of 0.97 it stopped at 0.978 after one round (0.90 on notebook 05's 200 held-out images), where the other
+    # main models fit their training images completely: a main model must fit 0.99 of them
+    "target_train_accuracy": 0.99, "target_train_accuracy_control": 0.95,
     "extra_epochs": 4, "max_extra_epochs": 12, "extra_lr_fraction": 0.5,
     # what the lecture states of every build's held-out accuracy (notebook 05): well above the 0.2 of
     # guessing one of five classes, checked against each training run of the recipe
