@@ -344,6 +344,16 @@ def main() -> int:
     print(f"\nRank test of striped for zebra, R = {args.runs}, {len(builds)} builds, {args.draw}'s image sets:")
     print_table(rows, builds)
     (out / f"tcav_power-{tail}.json").write_text(json.dumps(rows, indent=1))
+    print("\nthe models (held-out accuracy on 600 images / training accuracy, epochs; recipe "
+          f"{vitworld.RECIPE_VERSION}):")
+    for b in builds:
+        cells = []
+        for world in ("main", "control"):
+            path = out / vitworld.RECIPE_VERSION / f"seed{b['seed']}-{b['build']}-{world}" / "metrics.json"
+            if path.is_file():
+                m = json.loads(path.read_text())
+                cells.append(f"{world} {m['test_accuracy']:.3f}/{m['train_accuracy']:.3f}, {m['epochs']} epochs")
+        print(f"  s{b['seed']}{'' if b['build'] == 'cpu' else '/' + b['build']}: " + "; ".join(cells))
     power_curve(builds, Path(args.figure) if args.figure else out / f"tcav_power-{tail}.png")
     passing = [r for r in rows if r["passes"]]
     print("\nprotocols that pass the rule:", ", ".join(r["protocol"] for r in passing) or "none")
