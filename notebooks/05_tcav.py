@@ -494,8 +494,8 @@ if MODEL.startswith("embedded"):
 # set against the others, xaikit draws a new pair of random sets for every baseline run (see
 # `xaikit.concepts.significance`). R = 10 keeps the notebook quick.
 #
-# The cell checks what holds for any training run of this recipe: "striped" lies above the random CAVs on
-# average, and "dotted" lies clearly below them, as the mark of two other classes should (the test is
+# The cell checks what holds for any training run of this recipe: stripes raise "zebra" for more than half
+# of the zebras, "striped" lies above the random CAVs on average, and "dotted" lies clearly below them, as the mark of two other classes should (the test is
 # two-sided, so a concept far *below* the random CAVs counts as significant too). Do not read "bubbly" as
 # the foam: the intervention said the main model hardly uses the foam, and the bubbly CAV is trained on
 # bubble textures, not on puddles beside an animal. Read the CAV accuracies in the summary too: the random

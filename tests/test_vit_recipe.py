@@ -52,3 +52,10 @@ def test_each_world_has_its_own_target():
 def test_the_held_out_bound_lies_below_the_training_target(world):
     # the recipe's stated held-out bound is a claim about unseen images; the target is about the training ones
     assert 0.2 < vitworld.RECIPE["held_out_bound"] <= vitworld.target_train_accuracy(world)
+
+
+def test_notebook_05_asserts_the_recipes_held_out_bound():
+    from xaikit.claims import LEDGER
+
+    entry = LEDGER["05.1-held-out-accuracy"]
+    assert entry.kind == "empirical" and entry.lower == vitworld.RECIPE["held_out_bound"]

@@ -15,7 +15,10 @@ one (the control model also trains on texture twins, so it takes about twice as 
 
 :func:`ensure_embedded_vit` builds the model once and caches it under
 ``xaikit.cache_dir()/vit-<world>-<RECIPE_VERSION>/`` as safetensors plus a ``ViTImageProcessor`` whose
-size, mean and std match training, and a ``metrics.json`` with the held-out accuracy. The folder loads
+size, mean and std match training, and a ``metrics.json`` with the held-out accuracy, the training accuracy,
+the recipe's target for it and the epochs trained (a model below the target after the recipe's epochs trains
+on in capped rounds of extra epochs, see ``RECIPE``; notebook 05 asserts the held-out accuracy against the
+recipe's ``held_out_bound``). The folder loads
 with ``ViTForImageClassification.from_pretrained(folder, attn_implementation="eager")``; normally
 through ``xaikit.models.load_vit("embedded")``.
 """
