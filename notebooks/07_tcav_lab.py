@@ -337,8 +337,8 @@ if MODEL.startswith("embedded"):
                                                      direction["striped"]))}
     assert np.isclose(curves["two-sided"][-1], main_rank["striped"].p_corrected)  # K = 100: the test's own p
     fig, ax = plt.subplots(figsize=(6.5, 4), layout="constrained")
-    for (label, ps), colour, marker in zip(curves.items(), plotting.OKABE_ITO, "os", strict=False):
-        ax.plot(ks, ps, marker=marker, color=colour, ms=4, label=label)
+    for (label, ps), colour, style in zip(curves.items(), plotting.OKABE_ITO, ("o-", "s--"), strict=False):
+        ax.plot(ks, ps, style, color=colour, ms=7 if style == "o-" else 4, label=label)  # both seen where equal
     ax.plot(ks, np.minimum(1.0, n_tested / (ks + 1)), "k:", label=f"smallest p, {n_tested}/(K+1)")
     ax.axhline(0.05, color="0.5", lw=1, label="alpha = 0.05")
     ax.set_yscale("log")
