@@ -56,6 +56,16 @@ the table labels them ``s0/cpu-avx2``:
 counterparts with seed 0, its random concepts ``900_000 + k`` continued past its 100): the same images for every
 model, as the notebook shows them, so that the table separates what the training seed does from what one draw
 of images does. Results are kept per model in ``--out`` and reused; ``--jobs`` models are measured at once.
+
+Measured with recipe v8 (``--draw notebook --sizes 50 --max-k 100``, R = 10; seeds 0-4 with this machine's
+AVX-512 kernels, seeds 0-1 with AVX2), striped's corrected p on main / control:
+
+    protocol                s0         s1         s2         s3         s4         s0/avx2    s1/avx2    power alarms
+    n=50, K=100 two-sided   0.030/1.00 0.059/1.00 0.089/0.30 0.030/1.00 0.059/1.00 0.030/1.00 0.059/1.00  43%  0.9%
+    n=50, K=100 one-sided   0.030/1.00 0.030/0.74 0.030/0.18 0.030/1.00 0.030/1.00 0.030/1.00 0.030/0.83 100%  1.0%
+
+The one-sided test passes the rule on all seven builds; notebook 05 runs it with each concept's direction taken
+from its intervention (``alternative=``), and lab 07 draws its power curve against K.
 """
 
 from __future__ import annotations
