@@ -1,4 +1,4 @@
-"""How much power has the rank test of TCAV's significance (Kim et al. 2018; notebook 05 section 5, notebook 07
+r"""How much power has the rank test of TCAV's significance (Kim et al. 2018; notebook 05 section 5, notebook 07
 section 1), and which protocol would give it more, calibrated, at what cost?
 
 The rank test (:func:`xaikit.concepts.significance.tcav_significance` with ``test="rank"``) ranks a concept's mean
@@ -41,10 +41,31 @@ before a one-sided one at equal cost. If none passes, the default stays.
     python benchmarks/tcav_power.py --out artifacts/power                          # table and power curve
     python benchmarks/tcav_power.py --out artifacts/power --draw notebook --sizes 50  # notebook 07's own sets
 
+The AVX2 builds (models trained by ``tcav_robustness.py --kernels avx2`` into folders tagged ``cpu-avx2``) are
+measured with the same variables set, so that their scores come from the kernels a student's older CPU uses, and
+the table labels them ``s0/cpu-avx2``:
+
+    python benchmarks/tcav_robustness.py --out DIR --seeds 0 1 --kernels avx2 --train-only
+    ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \
+        python benchmarks/tcav_power.py --out DIR --seeds 0 1 --builds cpu-avx2 --draw notebook --sizes 50 --max-k 100
+    python benchmarks/tcav_power.py --out DIR --builds cpu cpu-avx2 --draw notebook --sizes 50 --max-k 100  # the table
+
+``--max-k 100`` measures the first call only (the protocols with K = 100, a third of the time).
+
 ``--draw notebook`` puts every model through notebook 07's own image sets instead (concepts, zebras and
 counterparts with seed 0, its random concepts ``900_000 + k`` continued past its 100): the same images for every
 model, as the notebook shows them, so that the table separates what the training seed does from what one draw
 of images does. Results are kept per model in ``--out`` and reused; ``--jobs`` models are measured at once.
+
+Measured with recipe v8 (``--draw notebook --sizes 50 --max-k 100``, R = 10; seeds 0-4 with this machine's
+AVX-512 kernels, seeds 0-1 with AVX2), striped's corrected p on main / control:
+
+    protocol                s0         s1         s2         s3         s4         s0/avx2    s1/avx2    power alarms
+    n=50, K=100 two-sided   0.030/1.00 0.059/1.00 0.089/0.30 0.030/1.00 0.059/1.00 0.030/1.00 0.059/1.00  43%  0.9%
+    n=50, K=100 one-sided   0.030/1.00 0.030/0.74 0.030/0.18 0.030/1.00 0.030/1.00 0.030/1.00 0.030/0.83 100%  1.0%
+
+The one-sided test passes the rule on all seven builds; notebook 05 runs it with each concept's direction taken
+from its intervention (``alternative=``), and lab 07 draws its power curve against K.
 """
 
 from __future__ import annotations
@@ -81,11 +102,11 @@ PROTOCOLS = (
 
 def rank_p_greater(value: float, null) -> float:
     """One-sided Monte Carlo p-value: ``(1 + #{k: null_k >= value}) / (K + 1)`` (Davison & Hinkley 1997,
-    section 4.2); exact when ``value`` and the K null values are exchangeable."""
-    import numpy as np
+    section 4.2), :func:`xaikit.concepts.significance.rank_p` with ``alternative="greater"``; exact when ``value``
+    and the K null values are exchangeable."""
+    from xaikit.concepts.significance import rank_p
 
-    null = np.asarray(null, float)
-    return (1 + int((null >= value - 1e-12).sum())) / (len(null) + 1)
+    return rank_p(value, null, alternative="greater")
 
 
 def _p(value, null, sided: str) -> float:
@@ -122,7 +143,7 @@ def pool_sets(out: Path, size: int, draw: str = "lecture") -> list:
 
 def _measure(job: tuple[int, str, str, str, int]) -> dict:
     """One model of one build, every set size: the K x R tables and the concepts' R scores."""
-    seed, tag, world, out, R, draw, set_sizes = job
+    seed, tag, world, out, R, draw, set_sizes, max_k = job
     import numpy as np
     import torch
     from transformers import ViTForImageClassification
@@ -146,7 +167,7 @@ def _measure(job: tuple[int, str, str, str, int]) -> dict:
         concepts = {c: iw.concept_images(c, size, seed=first[0]) for c in CLAIM_CONCEPTS}
         randoms = [iw.random_images(size, seed=first[2] + i) for i in range(R + 1)]
         tables, seconds, scores = [], [], None
-        for part in (nulls[:FIRST_CALL], nulls[FIRST_CALL:]):
+        for part in (nulls[:FIRST_CALL], nulls[FIRST_CALL:max_k + 1]):
             if not part:
                 continue
             t0 = time.perf_counter()
@@ -158,7 +179,8 @@ def _measure(job: tuple[int, str, str, str, int]) -> dict:
             scores = {c: r[c].scores.tolist() for c in CLAIM_CONCEPTS}
             tcav.clear_cache(model)  # the second call pays for its concepts' CAVs again, as a fresh call would
         sizes[str(size)] = {"null_scores": np.concatenate(tables).tolist(), "scores": scores, "seconds": seconds}
-    return {"seed": seed, "build": tag, "world": world, "R": R, "draw": draw, "sizes": sizes}
+    return {"seed": seed, "build": tag, "world": world, "R": R, "draw": draw, "sizes": sizes,
+            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
 
 
 def protocol_row(build: dict, size: int, k: int, sided: str) -> dict:
@@ -197,7 +219,8 @@ def table(builds: list[dict]) -> list[dict]:
     complete = REQUIRED <= {(b["seed"], b["build"]) for b in builds if len(b["models"]) == 2}
     rows = []
     for label, size, k, sided in PROTOCOLS:
-        if any(str(size) not in m["sizes"] for b in builds for m in b["models"].values()):
+        if any(str(size) not in m["sizes"] or len(m["sizes"][str(size)]["null_scores"]) < k + 1
+               for b in builds for m in b["models"].values()):
             continue
         per = [protocol_row(b, size, k, sided) for b in builds]
         alarms = [a for r in per for a in r["alarms"]]
@@ -250,6 +273,8 @@ def power_curve(builds: list[dict], path: Path) -> None:
     import numpy as np
 
     ks = np.array([25, 50, 75, 100, 150, 200, 250, 300])
+    have = min(len(m["sizes"]["50"]["null_scores"]) for b in builds for m in b["models"].values())
+    ks = ks[ks < have]  # the random sets each model was measured against
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     colours = plt.get_cmap("viridis")(np.linspace(0, 0.85, len(builds)))
     for ax, sided in zip(axes, ("two", "one"), strict=True):
@@ -285,6 +310,8 @@ def main() -> int:
                              "07's own sets, the same for every model")
     parser.add_argument("--sizes", type=int, nargs="+", default=sorted(POOL), choices=sorted(POOL),
                         help="images per concept and random set")
+    parser.add_argument("--max-k", type=int, default=max(POOL.values()) - 1, choices=(100, 300),
+                        help="the most random sets a protocol ranks against (100: the first call only)")
     parser.add_argument("--figure", default=None, help="power curve file (default <out>/tcav_power.png)")
     args = parser.parse_args()
     from xaikit.models import vitworld
@@ -295,6 +322,8 @@ def main() -> int:
     tail = f"R{args.runs}{'' if args.draw == 'lecture' else '-' + args.draw}"
     if args.sizes != sorted(POOL):
         tail += "-n" + "-".join(map(str, args.sizes))
+    if args.max_k < max(POOL.values()) - 1:
+        tail += f"-K{args.max_k}"
     jobs, measured = [], {}
     for tag in args.builds:
         for seed in args.seeds:
@@ -303,7 +332,7 @@ def main() -> int:
                 if saved.is_file():
                     measured[seed, tag, world] = json.loads(saved.read_text())
                 elif (out / vitworld.RECIPE_VERSION / f"seed{seed}-{tag}-{world}" / "metrics.json").is_file():
-                    jobs.append((seed, tag, world, str(out), args.runs, args.draw, args.sizes))
+                    jobs.append((seed, tag, world, str(out), args.runs, args.draw, args.sizes, args.max_k))
                 else:
                     print(f"seed {seed} {world} ({tag}): no trained model under {out / vitworld.RECIPE_VERSION}")
     import multiprocessing as mp
@@ -325,6 +354,16 @@ def main() -> int:
     print(f"\nRank test of striped for zebra, R = {args.runs}, {len(builds)} builds, {args.draw}'s image sets:")
     print_table(rows, builds)
     (out / f"tcav_power-{tail}.json").write_text(json.dumps(rows, indent=1))
+    print("\nthe models (held-out accuracy on 600 images / training accuracy, epochs; recipe "
+          f"{vitworld.RECIPE_VERSION}):")
+    for b in builds:
+        cells = []
+        for world in ("main", "control"):
+            path = out / vitworld.RECIPE_VERSION / f"seed{b['seed']}-{b['build']}-{world}" / "metrics.json"
+            if path.is_file():
+                m = json.loads(path.read_text())
+                cells.append(f"{world} {m['test_accuracy']:.3f}/{m['train_accuracy']:.3f}, {m['epochs']} epochs")
+        print(f"  s{b['seed']}{'' if b['build'] == 'cpu' else '/' + b['build']}: " + "; ".join(cells))
     power_curve(builds, Path(args.figure) if args.figure else out / f"tcav_power-{tail}.png")
     passing = [r for r in rows if r["passes"]]
     print("\nprotocols that pass the rule:", ", ".join(r["protocol"] for r in passing) or "none")

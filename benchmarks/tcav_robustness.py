@@ -13,6 +13,12 @@ claims at every block and pooling (the sweep notebook 07 shows beside the chosen
     python benchmarks/tcav_robustness.py --jobs 8 --sweep   # on a bigger machine, every layer too
     python benchmarks/tcav_robustness.py --device cuda --seeds 0  # one more pair trained on a GPU
     python benchmarks/tcav_robustness.py --fixed-random 60  # is the t-test calibrated on these models?
+    python benchmarks/tcav_robustness.py --kernels avx2 --seeds 0 1 --train-only  # the AVX2 builds' models
+
+``--kernels avx2`` trains and evaluates with the AVX2 kernels a student's older CPU gets (``ATEN_CPU_CAPABILITY=avx2
+ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2``, set before any worker process imports torch) into folders
+tagged ``cpu-avx2`` (``benchmarks/tcav_power.py --builds cpu cpu-avx2`` reads both); each model's ``metrics.json``
+records the kernels torch used. ``--train-only`` stops after training.
 
 ``--fixed-random K`` scores K fixed random image sets as if they were concepts, on each seed's main and control
 model: a calibrated test calls 5% of them significant. It also ranks "striped" among them (p = (1 + number of
@@ -42,19 +48,26 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 
+#: the variables that make torch, oneDNN and MKL use AVX2 kernels on a CPU that has more
+AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+
+
 def _train_one(job: tuple[int, str, str, str, bool]) -> dict:
-    seed, world, device, out, retrain = job
+    seed, world, device, out, retrain, tag = job
     import torch
 
     from xaikit.models import vitworld
 
-    folder = Path(out) / f"seed{seed}-{device}-{world}"
+    folder = Path(out) / f"seed{seed}-{tag}-{world}"
     if (folder / "metrics.json").is_file() and not retrain:
         return json.loads((folder / "metrics.json").read_text())
     from xaikit.models import cache
 
     torch.set_num_threads(1)
     model, metrics = vitworld.train_vit(world, progress=False, device=device, seed=seed)
+    metrics["cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    if tag.endswith("avx2") and metrics["cpu_capability"] != "AVX2":
+        raise RuntimeError(f"seed {seed} {world}: torch used {metrics['cpu_capability']} kernels, not AVX2")
     with cache.building(folder) as tmp:  # a temporary folder renamed into place, as prepare builds
         model.save_pretrained(tmp, safe_serialization=True)
         (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2))
@@ -62,7 +75,7 @@ def _train_one(job: tuple[int, str, str, str, bool]) -> dict:
 
 
 def _evaluate(job: tuple[int, str, str, list[tuple[int, str]]]) -> list[dict]:
-    seed, device, out, settings = job
+    seed, device, out, settings = job  # device: the folders' tag
     import torch
     from transformers import ViTForImageClassification
 
@@ -150,11 +163,20 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="model folder (default <xaikit cache>/robustness)")
     parser.add_argument("--sweep", action="store_true", help="also every block with each pooling")
     parser.add_argument("--retrain", action="store_true")
+    parser.add_argument("--kernels", choices=("native", "avx2"), default="native",
+                        help="the CPU's own kernels (default) or AVX2 ones, as on an older CPU (folders tagged cpu-avx2)")
+    parser.add_argument("--train-only", action="store_true", help="train the models, check no claims")
     parser.add_argument("--json", default=None, help="write every row to this file")
     parser.add_argument("--fixed-random", type=int, default=0, metavar="K",
                         help="also score K fixed random image sets as if they were concepts (the t-test's false "
                              "alarms, and striped's rank among them); 60 or more for a rank p below 0.05/3")
     args = parser.parse_args()
+    tag = args.device
+    if args.kernels == "avx2":  # before any worker process starts, so before its torch is imported
+        if args.device != "cpu":
+            parser.error("--kernels avx2 is a CPU build; leave --device at cpu")
+        os.environ.update(AVX2)
+        tag = "cpu-avx2"
 
     from xaikit._config import cache_dir
     from xaikit.concepts import claims as tcav_claims
@@ -165,22 +187,25 @@ def main() -> int:
     print(f"recipe {vitworld.RECIPE_VERSION}, seeds {args.seeds}, training on {args.device}, {args.jobs} "
           f"process(es), models in {out}", flush=True)
     t0 = time.perf_counter()
-    jobs = [(s, w, args.device, str(out), args.retrain) for s in args.seeds for w in ("main", "control")]
+    jobs = [(s, w, args.device, str(out), args.retrain, tag) for s in args.seeds for w in ("main", "control")]
     workers = args.jobs
     import multiprocessing as mp
 
     with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as pool:
         for (s, w, *_), m in zip(jobs, pool.map(_train_one, jobs), strict=True):
-            print(f"  trained seed {s} {w:>7}: test accuracy {m['test_accuracy']:.3f} "
-                  f"({m['seconds_total']:.0f} s on {m.get('device', 'cpu')})", flush=True)
+            print(f"  trained seed {s} {w:>7} ({tag}): held-out accuracy {m['test_accuracy']:.3f}, training "
+                  f"{m['train_accuracy']:.3f}, {m['epochs']} epochs ({m['seconds_total']:.0f} s on "
+                  f"{m.get('device', 'cpu')}, {m.get('cpu_capability', '?')} kernels)", flush=True)
     t_train = time.perf_counter() - t0
+    if args.train_only:
+        return 0
     settings = [(vitworld.TCAV_LAYER, vitworld.TCAV_POOLING)]
     if args.sweep:
         n = vitworld.RECIPE["num_hidden_layers"]
         settings += [(layer, pool) for pool in ("mean", "flatten", "cls") for layer in range(n)
                      if (layer, pool) != settings[0]]
     with ProcessPoolExecutor(max_workers=min(args.jobs, len(args.seeds)), mp_context=mp.get_context("spawn")) as pool:
-        per_seed = list(pool.map(_evaluate, [(s, args.device, str(out), settings) for s in args.seeds]))
+        per_seed = list(pool.map(_evaluate, [(s, tag, str(out), settings) for s in args.seeds]))
     rows = [r for seed_rows in per_seed for r in seed_rows]
     default = [r for r in rows if (r["layer"], r["pooling"]) == settings[0]]
     print(f"\nNotebook 05's claims at the default layer {settings[0][0]}, pooling {settings[0][1]!r} "
@@ -208,7 +233,7 @@ def main() -> int:
         print(f"\nFixed random sets as concepts (K={args.fixed_random}, Bonferroni x3 as in the claims; a calibrated "
               "test flags 5%):")
         with ProcessPoolExecutor(max_workers=min(args.jobs, len(args.seeds)), mp_context=mp.get_context("spawn")) as pool:
-            for lines in pool.map(_calibrate, [(s, args.device, str(out), args.fixed_random) for s in args.seeds]):
+            for lines in pool.map(_calibrate, [(s, tag, str(out), args.fixed_random) for s in args.seeds]):
                 print("\n".join(lines), flush=True)
     held = sum(r["checks"]["asserted"] for r in default)
     print(f"{held} of {len(default)} seeds keep every asserted claim (tcav_claims.ASSERTED_CLAIMS)")

@@ -494,8 +494,8 @@ if MODEL.startswith("embedded"):
 # set against the others, xaikit draws a new pair of random sets for every baseline run (see
 # `xaikit.concepts.significance`). R = 10 keeps the notebook quick.
 #
-# The cell checks what holds for any training run of this recipe: "striped" lies above the random CAVs on
-# average, and "dotted" lies clearly below them, as the mark of two other classes should (the test is
+# The cell checks what holds for any training run of this recipe: stripes raise "zebra" for more than half
+# of the zebras, "striped" lies above the random CAVs on average, and "dotted" lies clearly below them, as the mark of two other classes should (the test is
 # two-sided, so a concept far *below* the random CAVs counts as significant too). Do not read "bubbly" as
 # the foam: the intervention said the main model hardly uses the foam, and the bubbly CAV is trained on
 # bubble textures, not on puddles beside an animal. Read the CAV accuracies in the summary too: the random
@@ -567,8 +567,8 @@ print(f"striped, R = {R}: spread of the scores (standard deviation) {sd:.3f}, st
 # at most $\alpha$, on any model: the test's false-alarm rate is known by construction. A concept is
 # significant when its Bonferroni-corrected p is strictly below 0.05 ($p < 0.05$). The price
 # is power: the smallest p is $1/(K+1)$, so with three concepts a concept needs at least 60 random sets
-# before it can be significant at all (the cell after the exercise prints the verdict for each K). Lab 07
-# runs it with K = 100 on both models.
+# before it can be significant at all (the cell after the exercise prints the verdict for each K). The
+# last cell of this section runs it with K = 100 on both models.
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "my_rank_p-task", "locked": true, "schema_version": 3, "solution": false}
 # **Exercise (10 min, ★★☆).** Write the rank test's p-value: given the concept's mean score `value` and the
@@ -613,11 +613,23 @@ assert np.isclose(my_rank_p(1.0, np.linspace(0.3, 0.7, 100)), 1 / 101)  # closed
 # derivative measures how the logit *would* move if the activations moved towards the concept, and a model
 # can be sensitive to a direction it never needed: on the control the zebra logit can still rise along a
 # striped CAV for many zebras, and the t-test, which takes the shift that the shared concept images give
-# every run for a signal, can call that significant on some training runs. In lab 07 the rank test among
-# 100 random image sets does not find stripes significant on the control (the lab checks it), and prints
-# where stripes rank on the main model. So a significant TCAV score says "this direction moves the class logit
-# more than random directions do", not "the model was trained to use this concept"; a ground-truth control,
-# checked against random image sets posing as concepts, is how to tell the two apart.
+# every run for a signal, can call that significant on some training runs. So a significant TCAV score says
+# "this direction moves the class logit more than random directions do", not "the model was trained to use
+# this concept"; a ground-truth control, checked against random image sets posing as concepts, is how to
+# tell the two apart.
+#
+# Then the rank test among K = 100 random sets, on both models. Kim et al. test two-sided, because a concept
+# may raise a class or lower it and nobody can say which before looking. Here we can: section 4 painted
+# stripes, dots and bubbles onto the zebras and measured the logit before any TCAV score was computed, so
+# each concept's direction is fixed in advance, and the cell takes it from that table (stripes raise
+# "zebra", dots and bubbles lower it) and passes it to the test. The question becomes "does the concept's
+# mean score lie beyond every random set's *on the side the intervention predicts*?", with
+# $p = (1 + \#\{k : m_k \ge m_C\}) / (K + 1)$ for "raises" (and $\le$ for "lowers"). Its false-alarm
+# rate is still at most alpha by construction, but a random set that lands far out on the *other* side no
+# longer takes the verdict away: that is where the two-sided test lost its power. The direction must come
+# from outside the scores; choosing it after seeing them would double the false-alarm rate. The cell prints
+# the p-value of "striped" on each model: a test that finds stripes on the model that uses them and not on
+# the control is a test that can tell use from sensitivity.
 
 # %%
 if MODEL.startswith("embedded"):  # the control lives in the embedded world, read at the main model's block
@@ -632,6 +644,22 @@ if MODEL.startswith("embedded"):  # the control lives in the embedded world, rea
               f"({'significant' if s.significant else 'not significant'})")
     print(f"the intervention on the control: a striped body moves its zebra logit by "
           f"{truth['control'].texture_effect('striped'):+.2f} against the average texture")
+    # each concept's direction, fixed by section 4's intervention on the main model before any TCAV score
+    direction = {c: "greater" if truth["main"].texture_effect(c) > 0 else "less" for c in tested}
+    print("the intervention's directions:", ", ".join(
+        f"{c} {'raises' if a == 'greater' else 'lowers'} zebra" for c, a in direction.items()))
+    K = 100  # random image sets posing as concepts: the smallest p is 1/(K+1), times 3 concepts
+    rank = {name: tcav.tcav_significance(m, tested, imgs, target="zebra", layer=LAYER, random_sets=randoms[:R + 1],
+                                         R=R, pooling=POOLING, processor=proc, test="rank", n_null=K,
+                                         alternative=direction)
+            for name, m, proc, imgs in (("main", model, processor, zebras),
+                                        ("control", control, control_processor, control_zebras))}
+    for name, r in rank.items():
+        s = r["striped"]
+        print(f"{name:>7} model: striped raises zebra? one-sided rank test among {K} random sets, "
+              f"p = {s.p_corrected:.3f} ({'significant' if s.significant else 'not significant'})")
+    claim("05.5-rank-main-striped", rank["main"]["striped"].p_corrected)
+    claim("05.5-rank-control-striped", rank["control"]["striped"].p_corrected)
 else:
     print("the control model lives in the embedded image world: set MODEL = 'embedded' to run this cell")
 
@@ -646,5 +674,5 @@ else:
 # | **TCAV score** | the fraction of class images with $S > 0$ (or the magnitude variant) | how often the concept direction pushes the class up | for a relative CAV "A vs B", whether A raises or B lowers the class | §4 |
 # | **intervention** | the logit after repainting the input, everything else kept | what the model uses, measured without TCAV | why (which internal features carry it) | §4 |
 # | **t-test against random CAVs** | R runs of the concept against R runs of random CAVs | that the offset is not run-to-run noise | that another random image set would not be offset as much; p shrinks with R for any fixed offset | §5 |
-# | **rank test among random concepts** | the concept's rank among K random sets posing as concepts | how unusual the concept is among sets that certainly carry none, with a known false-alarm rate | a p below $1/(K+1)$: a verdict needs many random sets | §5, lab 07 |
+# | **rank test among random concepts** | the concept's rank among K random sets posing as concepts, one-sided when the intervention fixed the direction first | how unusual the concept is among sets that certainly carry none, with a known false-alarm rate | a p below $1/(K+1)$: a verdict needs many random sets | §5, lab 07 |
 # | **ground-truth control** | the same test on a model that cannot use the concept | whether the test tells use from sensitivity | anything about the main model on its own | §5, lab 07 |

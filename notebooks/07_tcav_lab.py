@@ -306,6 +306,47 @@ p_control = claim("07.1-rank-control-striped", rank["control"]["striped"].p_corr
 # trained to use this concept". A ground-truth control, checked against random image sets posing as
 # concepts, is how to tell the two apart.
 
+# %% [markdown]
+# ### One side, stated first: the test's power
+#
+# Lecture 05 ran the same rank test one-sided: each concept's direction was taken from the intervention
+# (set-up) before any TCAV score was seen, and the question became "does the concept lie beyond every random
+# set *on the side the intervention predicts*?". Kim et al. test two-sided because a concept may raise or
+# lower a class; when the direction is fixed in advance, a random set far out on the other side no longer
+# takes the verdict away. The one-sided p needs no new runs: it ranks the same mean score among the same K
+# random concepts, so the cell computes it from the table above for both models. Then the power curve:
+# striped's corrected p on the main model against K, the number of random concepts it is ranked among (the
+# first K of the 100), both ways, beside the smallest p the test can give, 3/(K+1), and alpha. Where the
+# two-sided curve lies above the one-sided one, random concepts on the other side of the median, as far
+# from it as stripes, are what held it back.
+
+# %%
+if MODEL.startswith("embedded"):
+    direction = {c: "greater" if truth["main"].texture_effect(c) > 0 else "less" for c in tested}
+    n_tested = len(tested)  # Bonferroni, as in the test
+    for name, r in rank.items():
+        for c, a in direction.items():
+            one_sided = min(1.0, n_tested * tcav.rank_p(r[c].mean, r.null_means, alternative=a))
+            print(f"{name:>8} {c:>8} ({'raises' if a == 'greater' else 'lowers'} zebra by the intervention): "
+                  f"two-sided p = {r[c].p_corrected:.3f}, one-sided p = {one_sided:.3f}")
+    main_rank, ks = rank["main"], np.arange(20, K + 1, 5)
+    striped_mean = main_rank["striped"].mean
+    curves = {sided: [min(1.0, n_tested * tcav.rank_p(striped_mean, main_rank.null_means[:k], alternative=a))
+                      for k in ks] for sided, a in (("two-sided", "two-sided"),
+                                                    ("one-sided, direction from the intervention",
+                                                     direction["striped"]))}
+    assert np.isclose(curves["two-sided"][-1], main_rank["striped"].p_corrected)  # K = 100: the test's own p
+    fig, ax = plt.subplots(figsize=(6.5, 4), layout="constrained")
+    for (label, ps), colour, style in zip(curves.items(), plotting.OKABE_ITO, ("o-", "s--"), strict=False):
+        ax.plot(ks, ps, style, color=colour, ms=7 if style == "o-" else 4, label=label)  # both seen where equal
+    ax.plot(ks, np.minimum(1.0, n_tested / (ks + 1)), "k:", label=f"smallest p, {n_tested}/(K+1)")
+    ax.axhline(0.05, color="0.5", lw=1, label="alpha = 0.05")
+    ax.set_yscale("log")
+    ax.set_xlabel("K, random concepts the concept is ranked among")
+    ax.set_ylabel("striped's corrected p, main model")
+    ax.legend(fontsize="small")
+    plt.show()
+
 # %%
 D = model.config.hidden_size  # the [CLS] token's numbers come first in a flattened row
 cls_share, same_sign = {}, {}

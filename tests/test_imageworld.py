@@ -114,7 +114,8 @@ def test_control_training_holds_a_picture_and_its_texture_twin_to_one_answer():
     from xaikit.models import vitworld
 
     small = dict(n_train=64, n_test=8, epochs_control=2, batch_size=16, hidden_size=32, intermediate_size=64,
-                 num_hidden_layers=1, num_attention_heads=2, lr_control=3e-3, warmup_fraction=0.1)
+                 num_hidden_layers=1, num_attention_heads=2, lr_control=3e-3, warmup_fraction=0.1,
+                 max_extra_epochs=0)  # these few steps only, not the recipe's extra epochs
     x = iw.make_dataset(64, "control", seed=0)[0]
     t = iw.texture_twins(64, "control", seed=0)
     gaps = {}

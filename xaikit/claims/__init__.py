@@ -230,7 +230,7 @@ SEED_SPREAD = frozenset({
     "02.3-steepest-early", "02.3-flat-near-x", "02.3-gradient-at-x-misses",
     "02.8-cannot-wait-positive", "04.1-cannot-wait-p-positive", "04.1-lecture-labels",
     "06.4-wp-attention-over-uniform-mean", "06.4-wp-attention-over-learned-mean",
-    "05.1-held-out-accuracy", "05.4-striped-vs-dotted", "05.4-bubbly-vs-striped", "05.4-dotted-vs-bubbly",
+    "05.4-striped-vs-dotted", "05.4-bubbly-vs-striped", "05.4-dotted-vs-bubbly",
     "06.6-not-beating-random", "07.3-zebra-first-share",
 })
 

@@ -15,6 +15,14 @@ The rank test holds its level by construction when the concept set is one more r
 hypothesis is "this concept's score is no more extreme than a random image set's"; significant means
 further out than every random set but a few, so it has less power than the t-test (with K = 100 and three
 concepts, only beyond all 100).
+
+``alternative`` asks a directional question instead, for both tests: ``"greater"`` (does the concept score
+*higher* than random?) or ``"less"``, one for all concepts or one per concept. Kim et al. test two-sided, since a
+concept may raise or lower a class. When the direction is fixed before any TCAV score is seen, e.g. by painting
+the concept onto the class's images and measuring the logit (notebook 05's intervention), the one-sided test
+asks that question and no other, and its p-value can be half the two-sided one's: with K random concepts the
+smallest one-sided rank p is 1 / (K + 1), reached by a concept above all of them, while the two-sided one needs it
+further from the median than every random set on *either* side.
 """
 
 from __future__ import annotations
@@ -33,10 +41,13 @@ from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, resolve_class
 from xaikit.concepts.nullsets import default_null_sets
 
-__all__ = ["ConceptSignificance", "SignificanceResult", "TESTS", "rank_p", "t_test", "tcav_significance"]
+__all__ = ["ALTERNATIVES", "ConceptSignificance", "SignificanceResult", "TESTS", "rank_p", "t_test",
+           "tcav_significance"]
 
 #: the significance tests :func:`tcav_significance` offers
 TESTS = ("t-test", "rank")
+#: the alternative hypotheses: the concept's score differs from random's, is higher, or is lower
+ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 @dataclass
@@ -54,6 +65,7 @@ class ConceptSignificance:
     significant: bool
     test: str = "t-test"        # which test gave p_value: "t-test" or "rank"
     null_means: np.ndarray | None = field(default=None, repr=False)  # (K,) the rank test's random concepts
+    alternative: str = "two-sided"  # the alternative hypothesis p_value was computed for (ALTERNATIVES)
 
     @property
     def mean(self) -> float:
@@ -119,16 +131,18 @@ class SignificanceResult:
             flag = "significant" if c.significant else "not significant"
             if c.near_chance:
                 flag += "; CAV near chance: the score means nothing"
+            sided = "" if c.alternative == "two-sided" else f", one-sided: {c.alternative}"
             lines.append(f"  {c.concept:>10}: {c.mean:.2f} +/- {c.std:.2f}  CAV acc {c.cav_accuracy:.2f}  "
-                         f"p={c.p_corrected:.2g} ({flag})")
+                         f"p={c.p_corrected:.2g} ({flag}{sided})")
         return "\n".join(lines)
 
 
-def t_test(a, b) -> tuple[float, float]:
-    """Two-sided two-sample Student t-test with pooled variance (as ``scipy.stats.ttest_ind``, which the
-    original TCAV code calls). Returns ``(t, p)``; two constant samples give p = 1 if equal else 0."""
-    from scipy.special import stdtr
+def t_test(a, b, alternative: str = "two-sided") -> tuple[float, float]:
+    """Two-sample Student t-test with pooled variance (as ``scipy.stats.ttest_ind``, which the original TCAV
+    code calls, with its ``alternative``). Returns ``(t, p)``; two constant samples give p = 1 if equal else 0
+    (one-sided: 0 only when ``a`` lies on the alternative's side)."""
 
+    check_choice(alternative, "alternative", ALTERNATIVES)
     a, b = np.asarray(a, float), np.asarray(b, float)
     na, nb = len(a), len(b)
     if na < 2 or nb < 2:
@@ -136,20 +150,34 @@ def t_test(a, b) -> tuple[float, float]:
     if np.ptp(a) == 0 and np.ptp(b) == 0:  # exact: two constant samples, told by their values as given
         # (not by se == 0: the means and variances of e.g. three 0.1s and seven 0.1s round differently)
         d = a[0] - b[0]
-        return (0.0, 1.0) if d == 0 else (float(np.sign(d) * np.inf), 0.0)
+        return (0.0, 1.0) if d == 0 else (float(np.sign(d) * np.inf), _sided_p(float(np.sign(d) * np.inf), 1, alternative))
     df = na + nb - 2
     pooled = ((na - 1) * a.var(ddof=1) + (nb - 1) * b.var(ddof=1)) / df
     se = np.sqrt(pooled * (1 / na + 1 / nb))
     diff = a.mean() - b.mean()
     if se == 0:  # exact: a division guard (spreads so small that their squares underflow)
-        return (0.0, 1.0) if diff == 0 else (float(np.sign(diff) * np.inf), 0.0)
+        return (0.0, 1.0) if diff == 0 else (float(np.sign(diff) * np.inf), _sided_p(float(np.sign(diff) * np.inf),
+                                                                                      df, alternative))
     t = diff / se
-    return float(t), float(2 * stdtr(df, -abs(t)))
+    return float(t), _sided_p(float(t), df, alternative)
 
 
-def rank_p(value: float, null, centre: float | None = None) -> float:
+def _sided_p(t: float, df: int, alternative: str) -> float:
+    """The p-value of Student's ``t`` with ``df`` degrees of freedom under ``alternative``."""
+    from scipy.special import stdtr
+
+    if alternative == "greater":
+        return float(stdtr(df, -t))
+    if alternative == "less":
+        return float(stdtr(df, t))
+    return float(2 * stdtr(df, -abs(t)))
+
+
+def rank_p(value: float, null, centre: float | None = None, alternative: str = "two-sided") -> float:
     """Monte Carlo p-value of ``value`` among ``null`` (K values of the same statistic under the null
-    hypothesis), two-sided: ``(1 + #{k: |null_k - c| >= |value - c|}) / (K + 1)``.
+    hypothesis), two-sided: ``(1 + #{k: |null_k - c| >= |value - c|}) / (K + 1)``; with ``alternative="greater"``
+    ``(1 + #{k: null_k >= value}) / (K + 1)``, with ``"less"`` ``(1 + #{k: null_k <= value}) / (K + 1)`` (no
+    centre: ``centre`` must then be left out).
 
     The centre ``c`` defaults to the median of all K + 1 values (``value`` included): a symmetric function
     of them, so when ``value`` and the K null values are exchangeable (the concept is one more random image
@@ -160,9 +188,16 @@ def rank_p(value: float, null, centre: float | None = None) -> float:
     them. The smallest attainable p is 1 / (K + 1): K = 100 null sets reach p = 0.0099, enough for three
     concepts under Bonferroni.
     """
+    check_choice(alternative, "alternative", ALTERNATIVES)
     null = np.asarray(null, float)
     if null.ndim != 1 or len(null) < 1:
         raise ValueError(f"null must hold at least one value, got shape {null.shape}")
+    if alternative != "two-sided":
+        if centre is not None:
+            raise ValueError(f"centre={centre} is for the two-sided test; alternative={alternative!r} ranks the value "
+                             "itself, so leave centre out")
+        far = null >= value - 1e-12 if alternative == "greater" else null <= value + 1e-12
+        return (1 + int(far.sum())) / (len(null) + 1)
     c = float(np.median(np.append(null, value))) if centre is None else float(centre)
     far = int((np.abs(null - c) >= abs(value - c) - 1e-12).sum())
     return (1 + far) / (len(null) + 1)
@@ -177,7 +212,7 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
                       negative=None, pooling: str = "flatten", classifier: str = "logistic",
                       alpha: float = 0.05, processor=None, seed: int = 0, n_random: int = 50,
                       progress: bool | None = None, test: str = "t-test", null_sets: Sequence | None = None,
-                      n_null: int = 100) -> SignificanceResult:
+                      n_null: int = 100, alternative: str | Mapping[str, str] = "two-sided") -> SignificanceResult:
     """TCAV scores of each concept over R runs, t-tested against random CAVs (Kim et al. 2018, sec. 3.5).
 
     Run i trains CAV(concept vs ``random_sets[i+1]``) (or vs ``negative``, an image set, subsampled per
@@ -205,6 +240,11 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
     K sets' activations and CAVs are computed once per model and layer, whatever the number of concepts, on
     one BLAS thread, which this function sets. Notebook 07, section 1.
 
+    ``alternative``: ``"two-sided"`` (Kim et al.'s question, the default), ``"greater"`` or ``"less"``, for every
+    concept, or a dict ``{concept: alternative}`` naming each concept's direction. State a direction only when it
+    was fixed before the scores were seen (notebook 05 takes it from the intervention); the Bonferroni correction
+    is the same.
+
     ``progress``: tqdm bars over the random sets' activations and over the runs; ``None`` shows them for a
     model of 20 M parameters or more (vit-base: minutes of forward passes on a laptop CPU).
     """
@@ -231,6 +271,7 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
     if not isinstance(concepts, Mapping) or not concepts:
         raise TypeError("concepts must be a non-empty dict {name: images}, e.g. {'striped': imageworld."
                         "concept_images('striped')}")
+    alternatives = _alternatives(alternative, concepts)
     if random_sets is None:
         from xaikit.models.imageworld import random_images
 
@@ -294,12 +335,30 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
     with threadpool_limits(1, user_api="blas"), method_threads(model):
         return _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test,
                                   null_sets, n_null, seed, processor, progress, run, counterpart, acts, g, a_rand,
-                                  a_neg)
+                                  a_neg, alternatives)
+
+
+def _alternatives(alternative, concepts: Mapping) -> dict[str, str]:
+    """``{concept: alternative}`` from one alternative for all or a dict naming every concept's."""
+    if isinstance(alternative, str):
+        check_choice(alternative, "alternative", ALTERNATIVES)
+        return dict.fromkeys(concepts, alternative)
+    if not isinstance(alternative, Mapping):
+        raise TypeError(f"alternative must be one of {ALTERNATIVES} or a dict {{concept: alternative}}, got "
+                        f"{type(alternative).__name__}")
+    missing, extra = [c for c in concepts if c not in alternative], [c for c in alternative if c not in concepts]
+    if missing or extra:
+        example = dict.fromkeys(concepts, "greater")
+        raise ValueError(f"alternative must name exactly the concepts tested: missing {missing}, not tested {extra}; "
+                         f"e.g. alternative={example}")
+    for c, a in alternative.items():
+        check_choice(a, f"alternative[{c!r}]", ALTERNATIVES)
+    return {c: alternative[c] for c in concepts}
 
 
 def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_name, R, alpha, test,
                        null_sets, n_null, seed, processor, progress, run, counterpart, acts, g,
-                       a_rand, a_neg) -> SignificanceResult:
+                       a_rand, a_neg, alternatives) -> SignificanceResult:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=R * (len(concepts) + 1), desc="TCAV runs", disable=not progress, leave=False)
@@ -332,13 +391,13 @@ def _significance_runs(model, concepts, label, layer, pooling, classifier, neg_n
             runs.append(run(a_pos, name, i)[:3])
             bar.update(1)
         runs = np.array(runs)  # (R, 3): score, magnitude, CAV accuracy
-        t, p = t_test(runs[:, 0], random_scores)
+        t, p = t_test(runs[:, 0], random_scores, alternatives[name])
         if null_scores is not None:
-            p = rank_p(runs[:, 0].mean(), null_scores.mean(1))
+            p = rank_p(runs[:, 0].mean(), null_scores.mean(1), alternative=alternatives[name])
         p_corr = min(1.0, p * len(concepts))
         out[name] = ConceptSignificance(name, runs[:, 0], runs[:, 1], runs[:, 2], random_scores, t, p, p_corr,
                                         bool(p_corr < alpha), test,
-                                        None if null_scores is None else null_scores.mean(1))
+                                        None if null_scores is None else null_scores.mean(1), alternatives[name])
     bar.close()
     return SignificanceResult(out, label, layer, pooling, classifier, neg_name, R, alpha, random_scores, test,
                               null_scores, random_accuracies)

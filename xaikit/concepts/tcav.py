@@ -48,6 +48,7 @@ from xaikit.concepts.activations import (
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, prepare_images, resolve_class
 from xaikit.concepts.significance import (
+    ALTERNATIVES,
     ConceptSignificance,
     SignificanceResult,
     rank_p,
@@ -59,7 +60,7 @@ from xaikit.concepts.sorting import CAVSort, sort_activations, sort_by_cav
 __all__ = [
     "POOLINGS", "CLASSIFIERS", "CHANCE_ACCURACY", "CAV", "TCAVResult", "ConceptSignificance", "SignificanceResult",
     "LayerSweep", "prepare_images", "pixel_values", "activations", "gradients", "train_cav", "directional_derivatives", "tcav",
-    "tcav_significance", "rank_p", "layer_sweep", "pair_scores", "LECTURE_PAIRS", "t_test", "resolve_class", "clear_cache",
+    "tcav_significance", "rank_p", "ALTERNATIVES", "layer_sweep", "pair_scores", "LECTURE_PAIRS", "t_test", "resolve_class", "clear_cache",
     "CAVSort", "sort_by_cav", "sort_activations", "choose_layer",
 ]
 

@@ -15,7 +15,10 @@ one (the control model also trains on texture twins, so it takes about twice as 
 
 :func:`ensure_embedded_vit` builds the model once and caches it under
 ``xaikit.cache_dir()/vit-<world>-<RECIPE_VERSION>/`` as safetensors plus a ``ViTImageProcessor`` whose
-size, mean and std match training, and a ``metrics.json`` with the held-out accuracy. The folder loads
+size, mean and std match training, and a ``metrics.json`` with the held-out accuracy, the training accuracy,
+the recipe's target for it and the epochs trained (a model below the target after the recipe's epochs trains
+on in capped rounds of extra epochs, see ``RECIPE``; notebook 05 asserts the held-out accuracy against the
+recipe's ``held_out_bound``). The folder loads
 with ``ViTForImageClassification.from_pretrained(folder, attn_implementation="eager")``; normally
 through ``xaikit.models.load_vit("embedded")``.
 """
@@ -38,7 +41,7 @@ __all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_emb
            "to_pixels"]
 
 #: bump when anything below (or the image world) changes: the cache folder name carries it.
-RECIPE_VERSION = "v7"
+RECIPE_VERSION = "v8"
 RECIPE = {
     "image_size": 64, "patch_size": 8, "hidden_size": 96, "num_hidden_layers": 4, "num_attention_heads": 4,
     "intermediate_size": 192, "n_train": 2400, "n_test": 600, "epochs": 12, "batch_size": 32, "lr": 1e-3,
@@ -60,6 +63,19 @@ RECIPE = {
     "control_cls_invariance": 1.0,
     # one torch thread: a 96-wide ViT's matrices are too small to share between threads
     "threads": 1,
+    # the recipe's quality (recipe v8), checked on the *training* images so that the held-out accuracy stays a
+    # measurement: after its epochs a model whose training accuracy is below the target trains on, in rounds
+    # of `extra_epochs` epochs, each a fresh warm-up and cosine decay from `extra_lr_fraction` of the learning
+    # rate (a warm restart, Loshchilov & Hutter 2017, "SGDR"), until it reaches the target or has trained
+    # `max_extra_epochs` more. A model that reaches the target after its epochs is the v7 model unchanged.
+    # Under v7, training seed 4's main model ended at 0.90 on its training images (0.84 held out); at a target
+    # of 0.97 it stopped at 0.978 after one round (0.90 on notebook 05's 200 held-out images), where the other
+    # main models of seeds 0-3 fit 0.999-1 of theirs: a main model must fit 0.99 of them
+    "target_train_accuracy": 0.99, "target_train_accuracy_control": 0.95,
+    "extra_epochs": 4, "max_extra_epochs": 12, "extra_lr_fraction": 0.5,
+    # what the lecture states of every build's held-out accuracy (notebook 05): well above the 0.2 of
+    # guessing one of five classes, checked against each training run of the recipe
+    "held_out_bound": 0.9,
 }
 #: notebook 05's default TCAV layer and pooling for the embedded ViT, and the principle behind it: the
 #: lecture's layer 10 of ViT-base's 0-11 is the second-to-last block, the deepest whose patch tokens still
@@ -146,6 +162,12 @@ def _epochs_and_lr(world: str, recipe: dict) -> tuple[int, float]:
     if world == "control":
         return recipe["epochs_control"], recipe["lr_control"]
     return recipe["epochs"], recipe["lr"]
+
+
+def target_train_accuracy(world: str = "main", recipe: dict | None = None) -> float:
+    """The training accuracy a model of ``world`` must reach before training stops (see RECIPE)."""
+    recipe = RECIPE if recipe is None else recipe
+    return recipe["target_train_accuracy_control" if world == "control" else "target_train_accuracy"]
 
 
 def n_steps(world: str = "main", recipe: dict | None = None) -> int:
@@ -244,52 +266,85 @@ def _train(world: str, recipe: dict, progress: bool, counter=None, device=None):
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=recipe["weight_decay"])
     n, bs = len(pixels), recipe["batch_size"]
     steps = n_steps(world, recipe)
-    warmup = max(1, int(recipe["warmup_fraction"] * steps))
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / steps))))
     gen = torch.Generator().manual_seed(seed)
-    model.train()
-    bar = tqdm(total=steps, desc=f"training embedded ViT ({world})", disable=not progress, leave=False)
-    done = 0
-    for _ in range(epochs):
-        order = torch.randperm(n, generator=gen)
-        for i in range(0, n, bs):
-            idx = order[i:i + bs].to(device)
-            if twins is None:
-                logits = model(pixel_values=pixels[idx]).logits  # (B, C)
-                loss = torch.nn.functional.cross_entropy(logits, targets[idx])
-            else:  # the images and their texture twins in one batch: both labelled, and held to one answer
-                out = model(pixel_values=torch.cat([pixels[idx], twins[idx]]), output_hidden_states=cls_weight > 0)
-                logits, twin_logits = out.logits.chunk(2)
-                loss = 0.5 * (torch.nn.functional.cross_entropy(logits, targets[idx])
-                              + torch.nn.functional.cross_entropy(twin_logits, targets[idx]))
-                loss = loss + invariance * (logits - twin_logits).pow(2).mean()
-                if cls_weight > 0:  # and the [CLS] token after every block: (L, 2B, D) -> picture vs twin
-                    cls = torch.stack([h[:, 0] for h in out.hidden_states[1:]])
-                    picture_cls, twin_cls = cls.chunk(2, dim=1)
-                    loss = loss + cls_weight * (picture_cls - twin_cls).pow(2).mean()
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            opt.step()
-            sched.step()
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)  # the bar redraws on its own clock
-            if counter is not None:
-                counter.value += 1
-            done += 1
-            buildprogress.step(done, steps, f"training embedded ViT ({world})")  # for a process waiting for it
+    desc = f"training embedded ViT ({world})"
+    bar = tqdm(total=steps, desc=desc, disable=not progress, leave=False)
+    state = {"done": 0, "total": steps}
+
+    def train_epochs(n_epochs: int, peak_lr: float) -> None:
+        """``n_epochs`` epochs with a linear warm-up and a cosine decay from ``peak_lr`` to zero."""
+        round_steps = n_epochs * math.ceil(n / bs)
+        warmup = max(1, int(recipe["warmup_fraction"] * round_steps))
+        for group in opt.param_groups:
+            group["lr"] = group["initial_lr"] = peak_lr
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: min(1.0, (s + 1) / warmup) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / round_steps))))
+        model.train()
+        for _ in range(n_epochs):
+            order = torch.randperm(n, generator=gen)
+            for i in range(0, n, bs):
+                loss = _step(model, opt, pixels, twins, targets, order[i:i + bs].to(device), invariance, cls_weight)
+                sched.step()
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss:.3f}", refresh=False)  # the bar redraws on its own clock
+                if counter is not None:
+                    counter.value += 1
+                state["done"] += 1
+                buildprogress.step(state["done"], state["total"], desc)  # for a process waiting for it
+
+    train_epochs(epochs, lr)
+    target = target_train_accuracy(world, recipe)
+    train_acc = accuracy(model, x_train, y_train)
+    extra = 0
+    while train_acc < target and extra + recipe["extra_epochs"] <= recipe["max_extra_epochs"]:
+        more = recipe["extra_epochs"]
+        message = (f"embedded ViT ({world}, training seed {seed}): training accuracy {train_acc:.3f} is below the "
+                   f"recipe's {target:.2f}; training {more} more epoch{'s' if more != 1 else ''}")
+        if progress:
+            tqdm.write(message)
+        buildprogress.step(state["done"], state["total"], message)
+        state["total"] += more * math.ceil(n / bs)
+        bar.total = state["total"]
+        train_epochs(more, lr * recipe["extra_lr_fraction"])
+        extra += more
+        train_acc = accuracy(model, x_train, y_train)
+    if train_acc < target and progress:
+        tqdm.write(f"embedded ViT ({world}, training seed {seed}): training accuracy {train_acc:.3f} is still below "
+                   f"the recipe's {target:.2f} after {extra} more epochs (the most the recipe allows)")
     bar.close()
     model.eval()
     model.to("cpu")
     metrics = {
         "world": world, "recipe_version": RECIPE_VERSION, "recipe": recipe, "seed": recipe["seed"], "classes": list(names),
-        "test_accuracy": accuracy(model, x_test, y_test), "train_accuracy": accuracy(model, x_train[:600], y_train[:600]),
-        "epochs": epochs, "seconds_data": round(t_data, 2), "seconds_total": round(time.perf_counter() - t0, 2),
+        "test_accuracy": accuracy(model, x_test, y_test), "train_accuracy": train_acc,
+        "target_train_accuracy": target, "reached_target": bool(train_acc >= target),
+        "epochs": epochs + extra, "extra_epochs": extra, "seconds_data": round(t_data, 2), "seconds_total": round(time.perf_counter() - t0, 2),
         "cpu_seconds_total": round(time.process_time() - c0, 2), "device": device.type,
         "probe_logits": probe_logits(model),
     }
     return model, metrics
+
+
+def _step(model, opt, pixels, twins, targets, idx, invariance: float, cls_weight: float) -> float:
+    """One optimiser step on the batch ``idx``; returns its loss."""
+    if twins is None:
+        logits = model(pixel_values=pixels[idx]).logits  # (B, C)
+        loss = torch.nn.functional.cross_entropy(logits, targets[idx])
+    else:  # the images and their texture twins in one batch: both labelled, and held to one answer
+        out = model(pixel_values=torch.cat([pixels[idx], twins[idx]]), output_hidden_states=cls_weight > 0)
+        logits, twin_logits = out.logits.chunk(2)
+        loss = 0.5 * (torch.nn.functional.cross_entropy(logits, targets[idx])
+                      + torch.nn.functional.cross_entropy(twin_logits, targets[idx]))
+        loss = loss + invariance * (logits - twin_logits).pow(2).mean()
+        if cls_weight > 0:  # and the [CLS] token after every block: (L, 2B, D) -> picture vs twin
+            cls = torch.stack([h[:, 0] for h in out.hidden_states[1:]])
+            picture_cls, twin_cls = cls.chunk(2, dim=1)
+            loss = loss + cls_weight * (picture_cls - twin_cls).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return loss.item()
 
 
 def image_processor():
