@@ -51,18 +51,22 @@ def build_env(seed: int, kernels: str, cache: Path, log: Path) -> dict[str, str]
     return env
 
 
-def run_build(seed: int, kernels: str, root: Path, notebooks: list[str], prepare_only: bool = False) -> dict:
-    """Prepare one build's cache and run the notebooks on it; returns its record."""
+def run_build(seed: int, kernels: str, root: Path, notebooks: list[str], prepare_only: bool = False,
+              prepare: bool = True) -> dict:
+    """Prepare one build's cache and run the notebooks on it; returns its record. ``prepare=False`` uses the
+    cache as it is (a notebook trains what it lacks, with the build's seed and kernels)."""
     name = f"seed{seed}-{kernels}"
     cache, log = root / "caches" / name, root / f"{name}.claims.jsonl"
     cache.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
     env = build_env(seed, kernels, cache, log)
     record = {"build": name, "seed": seed, "kernels": kernels, "notebooks": {}, "claims": {}}
-    print(f"== {name}: prepare --seed {seed} into {cache}", flush=True)
+    print(f"== {name}: {'prepare' if prepare else 'no prepare,'} --seed {seed} into {cache}", flush=True)
     t0 = time.perf_counter()
-    prep = subprocess.run([sys.executable, "-m", "xaikit", "prepare", "--seed", str(seed)], env=env, cwd=ROOT,
-                          capture_output=True, text=True)
+    if not prepare:
+        env["XAIKIT_SEED"] = str(seed)
+    prep = subprocess.run([sys.executable, "-m", "xaikit", "prepare", "--seed", str(seed)] if prepare else
+                          [sys.executable, "-c", "pass"], env=env, cwd=ROOT, capture_output=True, text=True)
     record["prepare_seconds"] = round(time.perf_counter() - t0, 1)
     if prep.returncode != 0:
         record["prepare_error"] = prep.stderr[-3000:]
@@ -226,6 +230,9 @@ def main() -> int:
     parser.add_argument("--root", type=Path, default=ROOT / "artifacts" / "claims-matrix",
                         help="where the builds' caches, logs and matrix.json go (kept between runs)")
     parser.add_argument("--prepare-only", action="store_true", help="build the caches, run no notebook")
+    parser.add_argument("--no-prepare", action="store_true",
+                        help="use each build's cache under --root as it is (e.g. models trained elsewhere for these "
+                             "notebooks); what a notebook lacks it trains with the build's seed and kernels")
     parser.add_argument("--report", action="store_true", help="print the table of <root>/matrix.json again")
     parser.add_argument("--also", type=Path, nargs="*", default=[],
                         help="with --report: more roots whose matrix.json joins the table (runs split across roots)")
@@ -251,7 +258,7 @@ def main() -> int:
     previous = {r["build"]: r for r in json.loads(out.read_text())} if out.is_file() else {}
     records = []
     for seed, kernels in builds:
-        record = run_build(seed, kernels, args.root, args.notebooks, args.prepare_only)
+        record = run_build(seed, kernels, args.root, args.notebooks, args.prepare_only, not args.no_prepare)
         if args.prepare_only:
             records.append(record)
             continue
