@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import torch
 
-from xaikit._validate import check_float, check_int
+from xaikit._validate import bool_flags, check_float, check_int
 
 __all__ = [
     "scaled_dot_product_attention", "additive_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
@@ -395,6 +395,7 @@ def _softmax_of(scores: torch.Tensor, mask) -> tuple[torch.Tensor, torch.Tensor]
     return scores, torch.softmax(scores, dim=-1)  # (..., T_q, T_k) each, rows of weights sum to 1
 
 
+@bool_flags
 def dot_scores(q, k, mask=None, scaled: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Luong's *dot* score ``score(q_i, k_j) = q_i . k_j`` for every pair, and its softmax over the keys.
 
@@ -607,6 +608,7 @@ def position_shift(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     return m.to(torch.get_default_dtype())
 
 
+@bool_flags
 def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tensor:
     """``(P, P)`` dot products between position vectors (cosine similarity when ``normalize``): nearby
     positions are similar, and the similarity depends only on the offset between two positions."""

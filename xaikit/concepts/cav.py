@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_seed
+from xaikit._validate import SKLEARN_SEED_MAX, bool_flags, check_choice, check_float, check_seed
 
 __all__ = ["CHANCE_ACCURACY", "CLASSIFIERS", "CAV", "train_cav"]
 
@@ -43,6 +43,7 @@ class CAV:
         return self.accuracy <= CHANCE_ACCURACY
 
 
+@bool_flags
 def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: int = 0,
               test_fraction: float = 0.25, concept: str = "concept", negative: str = "negative",
               layer: int = -1, pooling: str = "", reduce: bool = True) -> CAV:

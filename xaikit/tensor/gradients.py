@@ -28,7 +28,7 @@ import torch
 
 from xaikit import _aliases, _fn
 from xaikit._types import Baseline, Input, ModelFn, Target
-from xaikit._validate import check_choice, check_float, check_int, check_same_shape, check_seed
+from xaikit._validate import bool_flags, check_choice, check_float, check_int, check_same_shape, check_seed
 
 __all__ = ["gradient", "grad_times_input", "occlusion", "smoothgrad", "noisy_gradients", "NoisyGradients",
            "relative_change", "KINDS"]
@@ -61,6 +61,7 @@ def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
     return outputs_and_gradients(f, xs, target)[1]
 
 
+@bool_flags
 def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: int,
                      progress: bool | None = False, desc: str = "gradients"):
     """The batched-gradient loop of every tensor method (SmoothGrad's noisy copies, IG's path points):
@@ -72,6 +73,7 @@ def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: 
         yield (start, *outputs_and_gradients(f, make_batch(start, stop), target))
 
 
+@bool_flags
 def batch_starts(total: int, size: int, progress: bool | None, desc: str):
     """Batch start indices, with a tqdm bar: always (``progress=True``, more than one batch), never
     (``False``), or on runs that last over two seconds (``None``)."""
@@ -109,6 +111,7 @@ def grad_times_input(f: ModelFn, x: Input, *, target: Target = None) -> torch.Te
 
 
 # -- occlusion -------------------------------------------------------------------------------------------
+@bool_flags
 @_fn.in_float32()
 def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 0.0, *,
               target: Target = None, batch_size: int | None = None, progress: bool = False) -> torch.Tensor:
@@ -261,6 +264,7 @@ class NoisyGradients:
         return self.grads.var(0, correction=0)
 
 
+@bool_flags
 @_aliases.captum_keywords({k: a for k, a in _aliases.NOISE_TUNNEL.items() if a.name != "kind"},
                          refused={"stdevs": _aliases.STDEVS})
 @_fn.in_float32()
@@ -297,6 +301,7 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
                           gradient=plain, example=x.cpu() + noise[0])
 
 
+@bool_flags
 @_aliases.captum_keywords(_aliases.NOISE_TUNNEL, refused={"stdevs": _aliases.STDEVS})
 def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", *,
                target: Target = None, seed: int | None = None, batch_size: int | None = None,

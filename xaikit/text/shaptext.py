@@ -52,7 +52,7 @@ from xaikit._text_input import (
     tokenize,
 )
 from xaikit._types import Target
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import bool_flags, check_choice, check_float, check_int
 from xaikit.policies import method_threads
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
@@ -116,6 +116,7 @@ def helper_kinds() -> dict[str, str]:
     return kinds
 
 
+@bool_flags
 def use_numba(enable: bool = False) -> int:
     """Run SHAP's numba-compiled helpers as plain Python (``enable=False``, xaikit's default) or compiled.
 
@@ -231,6 +232,7 @@ def _score(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
     return logits[:, target] - torch.logsumexp(others, dim=1)  # log p_c - log(1 - p_c)
 
 
+@bool_flags
 @in_float32("model")
 def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Target = None,
               output: str = "logit", padding: str = "longest", max_evals: int = 500,
@@ -429,6 +431,7 @@ def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None,
                        detail=ShapDetail(base, base + float(values.sum()), data))
 
 
+@bool_flags
 def token_scores(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                  output: str = "logit", max_evals: int = 500, fixed_context: int | None = 1,
                  allow_long: bool = False) -> TokenScores:

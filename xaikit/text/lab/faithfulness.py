@@ -53,7 +53,7 @@ import torch
 
 from xaikit._fn import inputs_to_model
 from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
-from xaikit._validate import check_choice, check_float, check_int, check_names, check_seed
+from xaikit._validate import bool_flags, check_choice, check_float, check_int, check_names, check_seed
 from xaikit.models.arch import attention_modules, check_layer
 from xaikit.models.passes import Cost, count_passes
 from xaikit.policies import method_threads
@@ -231,6 +231,7 @@ class LabResult:
         return f'<table class="xk-lab-table"><tr>{head}</tr>{rows}</table>{note}'
 
 
+@bool_flags
 def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=None, n_permutations: int = 16,
             seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True, extra_views=EXTRA_VIEWS,
             allow_long: bool = False, **costs: int) -> LabResult:
