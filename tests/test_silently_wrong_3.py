@@ -337,3 +337,25 @@ def test_concept_panels_read_a_negative_layer_as_tcav_does():
     assert panel.values["layer"] == 1 and panel.result.layer == 1  # the last of 2 blocks
     with pytest.raises(ValueError, match=r"layer must be an int >= -2.*use 0..1 \(or -1 for the last\)"):
         TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, layer=-3)
+
+
+# -- adversarial round 3 (W28, W40-W44, R14): an input passed without f/model was replaced by the default -------
+def test_ig_panels_keep_the_input_given_without_a_model_or_refuse_it():
+    from xaikit.tensor.quadrature import additive_toy
+    from xaikit.widgets import IGBaselinePanel, IGCompletenessPanel, IGErrorPanel, IGStepsPanel
+
+    grey = torch.full((1, 8, 8), 0.5)
+    panel = IGCompletenessPanel(x=grey, baseline=torch.ones(1, 8, 8))
+    assert torch.equal(panel.x, grey) and float(panel.baseline.min()) == 1.0  # was the digit, the black image
+    assert torch.equal(IGStepsPanel(x=grey).x, grey)
+    four = torch.tensor([3.0, 3.0, 3.0, 3.0], dtype=torch.float64)
+    assert torch.equal(IGErrorPanel(x=four).x, four)
+    assert torch.equal(IGErrorPanel(x=four).exact, additive_toy().exact_ig(four, None))
+    assert IGBaselinePanel(images=torch.full((2, 1, 8, 8), 0.3)).images.shape == (2, 1, 8, 8)
+    with pytest.raises(ValueError, match=r"IGStepsPanel: x has shape \(3,\), but without f= .* shape \(1, 8, 8\); "
+                                         r"pass f=your model together with x"):
+        IGStepsPanel(x=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"IGBaselinePanel: images has shape \(2, 3, 8, 8\).*model="):
+        IGBaselinePanel(images=torch.zeros(2, 3, 8, 8))
+    with pytest.raises(ValueError, match=r"IGErrorPanel: x is None; with model= given, pass x= too"):
+        IGErrorPanel(model=additive_toy(), x=None)

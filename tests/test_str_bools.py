@@ -93,7 +93,7 @@ def test_str_flags_of_the_round_and_what_still_passes():
                lambda: ssim(np.ones((8, 8)), np.ones((8, 8)), absolute="False"),
                lambda: token_heatmap_html(["a"], [-1.0], signed="False")]
     for call in refused:
-        with pytest.raises(TypeError, match=r"must be True or False, got str 'False' \(the str 'False' is not"):
+        with pytest.raises(TypeError, match=r"must be True or False, got str 'False'; e.g. \w+=True \(the bool, not the str"):
             call()
     # bools, NumPy's bool_ and 0/1 still pass, and mean what they say
     assert rank_correlation(a, b, by_abs=np.bool_(False))["spearman"] == rank_correlation(a, b, by_abs=False)[
@@ -107,5 +107,5 @@ def test_str_flags_of_the_round_and_what_still_passes():
 def test_panels_refuse_a_str_flag_at_construction():
     from xaikit.widgets.attention import SaturationPanel
 
-    with pytest.raises(TypeError, match=r"scaled must be True or False, got str 'yes'; e.g. scaled=False"):
+    with pytest.raises(TypeError, match=r"scaled must be True or False, got str 'yes'; e.g. scaled=True$"):
         SaturationPanel(scaled="yes")

@@ -111,9 +111,9 @@ def _check_flag(value, name: str):
         return
     if isinstance(value, numbers.Integral) and value in (0, 1):
         return
-    also = (f" (the str {value!r} is not the bool {value.strip().capitalize()}: every non-empty str reads as True)"
+    also = (f" (the bool, not the str: bool({value!r}) is True, as for every non-empty str)"
             if isinstance(value, str) and value.strip().lower() in ("true", "false") else "")
-    raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}{also}; e.g. {name}=False")
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}; e.g. {name}=True{also}")
 
 
 def bool_flags(fn):
