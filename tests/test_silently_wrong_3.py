@@ -359,3 +359,23 @@ def test_ig_panels_keep_the_input_given_without_a_model_or_refuse_it():
         IGBaselinePanel(images=torch.zeros(2, 3, 8, 8))
     with pytest.raises(ValueError, match=r"IGErrorPanel: x is None; with model= given, pass x= too"):
         IGErrorPanel(model=additive_toy(), x=None)
+
+
+# -- adversarial round 3 (Z05, C45): "" as a folder on the command line was the current folder ------------------
+@pytest.mark.parametrize("words, said", [
+    (["notebooks", "copy", ""], "the folder to copy into is empty (an unset shell variable?)"),
+    (["notebooks", "copy", " "], "the folder to copy into is empty"),
+    (["notebooks", "slides", "01", "--out", ""], "--out is empty (an unset shell variable?); name a folder"),
+    (["notebooks", "run", "01", "--html", ""], "--html is empty"),
+    (["homework", "build", "--out", ""], "--out is empty"),
+    (["claims", "report", "--out", ""], "--out is empty (an unset shell variable?); name a file"),
+    (["notebooks", "build", "01", ""], "a notebook name is empty"),
+])
+def test_cli_refuses_an_empty_folder_or_name(tmp_path, monkeypatch, capsys, words, said):
+    from xaikit.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(words)
+    assert exit_.value.code == 2 and said in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
