@@ -48,6 +48,16 @@ def check_float(value, name: str, minimum: float | None = None, maximum: float |
     return value
 
 
+def check_fraction(value, name: str, example: float = 0.05, what: str = "") -> float:
+    """A fraction in (0, 1]: a value above 1 is refused as a percent typed for a fraction (``tolerance=5``
+    meant as 5%), with the fraction meant as the fix."""
+    value = check_float(value, name, 0.0, strict_min=True, hint=f"a fraction: {example:g} for {100 * example:g}%")
+    if value > 1.0:
+        raise ValueError(f"{name} must be a fraction{what} in (0, 1]: {example:g} for {100 * example:g}%; got "
+                         f"{value:g}, which reads as {100 * value:g}%. Did you mean {name}={value / 100:g}?")
+    return value
+
+
 def check_choice(value, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         import difflib

@@ -653,14 +653,14 @@ def _check_weight_rows(w: torch.Tensor, method: str) -> torch.Tensor:
 
 def max_weight(weights: torch.Tensor) -> torch.Tensor:
     """The largest weight of each attention row, ``(..., T_q)``: 1 means the softmax is saturated."""
-    return _as_tensor(weights, "weights").amax(-1)  # (..., T_q)
+    return _check_weight_rows(_as_tensor(weights, "weights"), "max_weight").amax(-1)  # (..., T_q)
 
 
 def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
     """Frobenius norm of the softmax Jacobian ``d p / d s = diag(p) - p p^T`` for each row ``p``,
     ``(..., T_q)``: how strongly the weights still react to the scores. It goes to 0 as the softmax
     saturates, so gradients through a saturated attention vanish (the reason for ``1/sqrt(d_k)``)."""
-    p = _as_tensor(weights, "weights")
+    p = _check_weight_rows(_as_tensor(weights, "weights"), "softmax_jacobian_norm")
     jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., T_k, T_k)
     return jac.pow(2).sum((-2, -1)).sqrt()  # (..., T_q)
 

@@ -275,6 +275,9 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
     x, target, _ = _fn.setup(f, x, target, "smoothgrad")
     sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
                         "e.g. 0.15")
+    if sigma > 1.0:  # 15 meant as 15%: noise fifteen times the input's range buries the gradient
+        raise ValueError(f"sigma must be a fraction of the input range, at most 1: 0.15 for 15%; got {sigma:g}. "
+                         f"SmoothGrad's noise is sigma * (max - min), and the paper finds 0.1-0.2 works best")
     n = check_int(n, "n", 1, hint="n is the number of noisy samples, e.g. 50")
     batch_size = check_int(n if batch_size is None else batch_size, "batch_size", 1)
     if seed is not None:
@@ -343,15 +346,29 @@ def _check_vargrad_n(n) -> None:
 
 
 def _value_range(x: torch.Tensor, value_range) -> float:
+    """The spread the noise is a fraction of. A given range that x lies far outside (a 0..255 image with
+    ``value_range=(0, 1)``) is refused: the noise would be a fraction of the wrong scale, too small to smooth."""
+    lo_x, hi_x = float(x.min()), float(x.max())
     if value_range is None:
-        return float(x.max() - x.min())
+        return hi_x - lo_x
     if isinstance(value_range, (tuple, list)):
         if len(value_range) != 2:
             raise ValueError(f"value_range must be a number or a pair (lo, hi), got {value_range!r}")
         lo = check_float(value_range[0], "value_range[0]")
         hi = check_float(value_range[1], "value_range[1]", lo)
+        if lo_x < lo - (hi - lo) or hi_x > hi + (hi - lo):  # farther outside than the range is wide
+            raise ValueError(f"x has values in [{lo_x:.4g}, {hi_x:.4g}], far outside value_range=({lo:g}, {hi:g}), "
+                             f"so the noise (a fraction of {hi - lo:g}) would be on the wrong scale for x; pass "
+                             f"the range x's values can take (e.g. value_range=(0, 255) for a 0..255 image), or "
+                             f"rescale x")
         return hi - lo
-    return check_float(value_range, "value_range", 0.0)
+    spread = check_float(value_range, "value_range", 0.0)
+    if hi_x - lo_x > 2 * spread > 0:
+        raise ValueError(f"x spans {hi_x - lo_x:.4g} (values in [{lo_x:.4g}, {hi_x:.4g}]), far more than "
+                         f"value_range={spread:g}, so the noise would be on the wrong scale for x; pass the range "
+                         f"x's values can take (e.g. value_range=255 for a 0..255 image), or rescale x")
+    return spread
+
 
 
 def relative_change(a, b) -> float:

@@ -20,7 +20,7 @@ from xaikit import _aliases
 from xaikit._fn import ensure_eval, in_float32, model_device
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
-from xaikit._validate import bool_flags, check_choice, check_int, check_names
+from xaikit._validate import bool_flags, check_choice, check_fraction, check_int, check_names
 from xaikit.models.arch import embeddings_module
 from xaikit.models.hooks import attention_implementation, forward_hooks
 from xaikit.policies import method_threads
@@ -265,6 +265,7 @@ def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text:
     attributions are per hidden unit ``(T, H)``; sum over the last axis for tokens. Notebook 02, section 8.
     """
     rules = check_names(rules, "rules", RULES)
+    tolerance = check_fraction(tolerance, "tolerance", what=" of |F(x) - F(x')|")
     prepared = prepare_text(model, tokenizer, text, target, method="text_steps_for_tolerance", max_length=max_length,
                             eager=False)
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)
