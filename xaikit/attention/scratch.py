@@ -616,7 +616,13 @@ def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tenso
     if pe.dim() != 2:
         raise ValueError(f"pe must be (positions, d_model), got shape {tuple(pe.shape)}")
     if normalize:
-        pe = pe / pe.norm(dim=-1, keepdim=True)  # (P, d), unit rows
+        norms = pe.norm(dim=-1, keepdim=True)  # (P, 1)
+        if bool((norms == 0).any()):
+            zero = [int(i) for i in torch.nonzero(norms.squeeze(-1) == 0).ravel()]
+            raise ValueError(f"position_similarity: row(s) {zero} of pe are all zero, and a zero vector has no "
+                             f"direction, so its cosine similarity is undefined (NaN); pass normalize=False for the "
+                             f"plain dot products, or leave the zero rows out")
+        pe = pe / norms  # (P, d), unit rows
     return pe @ pe.T  # (P, P)
 
 

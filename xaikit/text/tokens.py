@@ -57,7 +57,13 @@ class TokenScores:
     def ranking(self, by_abs: bool | None = None) -> list[int]:
         """Token indices from most to least important (by |score| for signed methods, unless told)."""
         use_abs = self.signed if by_abs is None else by_abs
-        key = np.abs(self.scores) if use_abs else self.scores
+        scores = np.asarray(self.scores, dtype=float)
+        if np.isnan(scores).any():  # argsort puts NaN last: a NaN token would read as the least important
+            bad = [self.tokens[i] for i in np.flatnonzero(np.isnan(scores))]
+            raise ValueError(f"scores hold NaN for token(s) {bad[:5]}: a NaN has no rank, and ranking it last would "
+                             f"call it the least important. Recompute the scores (a NaN input or model output?), or "
+                             f"set those scores explicitly")
+        key = np.abs(scores) if use_abs else scores
         return [int(i) for i in np.argsort(-key, kind="stable")]
 
     @bool_flags
