@@ -462,3 +462,23 @@ def test_nan_results_come_with_a_message():
     with pytest.raises(ValueError, match=r"scores hold NaN for token\(s\) \['b'\]"):
         t.top(2)
     assert TokenScores(["a", "b"], np.array([1.0, -3.0])).top(1) == [("b", -3.0)]
+
+
+# -- adversarial round 3 (M01, M02): "[SEP]" typed into a sentence became the special token, no word -------------
+def test_a_special_token_typed_in_the_text_is_warned_about(model, tok):
+    import warnings
+
+    from xaikit._text_input import SpecialTokenWarning
+    from xaikit.text.gradsam import gradsam
+    from xaikit.text.lime import lime
+
+    with pytest.warns(SpecialTokenWarning, match=r"text holds \[SEP\] typed as text: the tokenizer reads each as "
+                                                 r"its special token"):
+        scores = gradsam(model, tok, "good movie [SEP] bad ending")
+    assert scores.tokens.count("[SEP]") == 2  # what the warning is about
+    with pytest.warns(SpecialTokenWarning, match=r"\[CLS\] typed as text"):
+        lime(model, tok, "[CLS] great film", n_samples=20, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpecialTokenWarning)
+        gradsam(model, tok, "good movie, bad ending")  # brackets of other words are no special token
+        gradsam(model, tok, "a [good] movie")
