@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from xaikit._validate import bool_flags
+from xaikit._validate import bool_flags, check_labels
 
 DIVERGING = "RdBu_r"
 SEQUENTIAL = "viridis"
@@ -55,6 +55,9 @@ def signed_bars(ax, labels: Sequence[str], values, title: str | None = None, hor
     import matplotlib as mpl
 
     v = np.asarray(_to_numpy(values), dtype=float)
+    if v.ndim != 1:
+        raise ValueError(f"signed_bars: values must be one number per bar (1-D), got shape {v.shape}")
+    labels = check_labels(labels, "labels", len(v), "values")  # a mismatch failed inside matplotlib's ticks
     cmap = mpl.colormaps[DIVERGING]
     colors = [cmap(0.85) if x >= 0 else cmap(0.15) for x in v]
     pos = np.arange(len(v))

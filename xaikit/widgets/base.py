@@ -133,9 +133,11 @@ def _choice(description: str, options: list, value):
     return values[0] if value is None else _check_option(description, values, value)
 
 
-def dropdown(description: str, options, value=None, **kwargs) -> widgets.Dropdown:
+def dropdown(description: str, options, value=None, name: str | None = None, **kwargs) -> widgets.Dropdown:
+    """A dropdown; ``name`` is the panel's parameter that sets it, named in the error for a value not among
+    the options when the label differs (``part=`` sets the "mask" dropdown)."""
     options = list(options)
-    value = _choice(description, options, value)
+    value = _choice(name or description, options, value)
     return widgets.Dropdown(options=options, value=value, description=description, style=_STYLE, **kwargs)
 
 
