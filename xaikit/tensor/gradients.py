@@ -366,7 +366,6 @@ def _value_range(x: torch.Tensor, value_range) -> float:
     return check_float(value_range, "value_range", 0.0)
 
 
-
 def relative_change(a, b) -> float:
     """``||a - b|| / ||a||``: how much an attribution map moved (0: not at all, 1: as much as its size).
 
