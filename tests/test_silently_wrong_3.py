@@ -337,3 +337,147 @@ def test_concept_panels_read_a_negative_layer_as_tcav_does():
     assert panel.values["layer"] == 1 and panel.result.layer == 1  # the last of 2 blocks
     with pytest.raises(ValueError, match=r"layer must be an int >= -2.*use 0..1 \(or -1 for the last\)"):
         TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, layer=-3)
+
+
+# -- adversarial round 3 (W28, W40-W44, R14): an input passed without f/model was replaced by the default -------
+def test_ig_panels_keep_the_input_given_without_a_model_or_refuse_it():
+    from xaikit.tensor.quadrature import additive_toy
+    from xaikit.widgets import IGBaselinePanel, IGCompletenessPanel, IGErrorPanel, IGStepsPanel
+
+    grey = torch.full((1, 8, 8), 0.5)
+    panel = IGCompletenessPanel(x=grey, baseline=torch.ones(1, 8, 8))
+    assert torch.equal(panel.x, grey) and float(panel.baseline.min()) == 1.0  # was the digit, the black image
+    assert torch.equal(IGStepsPanel(x=grey).x, grey)
+    four = torch.tensor([3.0, 3.0, 3.0, 3.0], dtype=torch.float64)
+    assert torch.equal(IGErrorPanel(x=four).x, four)
+    assert torch.equal(IGErrorPanel(x=four).exact, additive_toy().exact_ig(four, None))
+    assert IGBaselinePanel(images=torch.full((2, 1, 8, 8), 0.3)).images.shape == (2, 1, 8, 8)
+    with pytest.raises(ValueError, match=r"IGStepsPanel: x has shape \(3,\), but without f= .* shape \(1, 8, 8\); "
+                                         r"pass f=your model together with x"):
+        IGStepsPanel(x=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"IGBaselinePanel: images has shape \(2, 3, 8, 8\).*model="):
+        IGBaselinePanel(images=torch.zeros(2, 3, 8, 8))
+    with pytest.raises(ValueError, match=r"IGErrorPanel: x is None; with model= given, pass x= too"):
+        IGErrorPanel(model=additive_toy(), x=None)
+
+
+# -- adversarial round 3 (Z05, C45): "" as a folder on the command line was the current folder ------------------
+@pytest.mark.parametrize("words, said", [
+    (["notebooks", "copy", ""], "the folder to copy into is empty (an unset shell variable?)"),
+    (["notebooks", "copy", " "], "the folder to copy into is empty"),
+    (["notebooks", "slides", "01", "--out", ""], "--out is empty (an unset shell variable?); name a folder"),
+    (["notebooks", "run", "01", "--html", ""], "--html is empty"),
+    (["homework", "build", "--out", ""], "--out is empty"),
+    (["claims", "report", "--out", ""], "--out is empty (an unset shell variable?); name a file"),
+    (["notebooks", "build", "01", ""], "a notebook name is empty"),
+])
+def test_cli_refuses_an_empty_folder_or_name(tmp_path, monkeypatch, capsys, words, said):
+    from xaikit.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(words)
+    assert exit_.value.code == 2 and said in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
+
+
+# -- adversarial round 3 (M34, M19): smoothgrad's value_range far from x's values -------------------------------
+def test_smoothgrad_refuses_a_value_range_far_from_x():
+    img = torch.rand(1, 8, 8, generator=torch.Generator().manual_seed(0)) * 255
+    f = lambda b: (b ** 2).sum((1, 2, 3)) / 1e4  # noqa: E731
+    with pytest.raises(ValueError, match=r"x has values in \[.*\], far outside value_range=\(0, 1\).*"
+                                         r"value_range=\(0, 255\)"):
+        G.smoothgrad(f, img, value_range=(0, 1), seed=0)
+    assert G.noisy_gradients(f, img, value_range=1.0, seed=0).noise_std == pytest.approx(0.15)  # a spread: kept
+    with pytest.raises(ValueError, match=r"far outside value_range"):
+        G.smoothgrad(lambda b: b.sum(-1), torch.tensor([50.0, 60.0]), value_range=(0, 1), seed=0)
+    assert G.noisy_gradients(f, img, value_range=(0, 255), seed=0).noise_std == pytest.approx(0.15 * 255)
+    assert G.noisy_gradients(f, img / 255, value_range=(0, 1), seed=0).noise_std == pytest.approx(0.15)
+
+
+# -- adversarial round 3 (I28, H07, S06, R01): a percent where a fraction belongs ------------------------------
+def test_a_percent_where_a_fraction_belongs_is_refused():
+    from xaikit.tensor.integrated import steps_for_tolerance
+
+    with pytest.raises(ValueError, match=r"tolerance must be a fraction of \|F\(x\) - F\(x'\)\| in \(0, 1\]: "
+                                         r"0.05 for 5%; got 5, which reads as 500%. Did you mean tolerance=0.05\?"):
+        steps_for_tolerance(lambda b: b[:, 0] * b[:, 1], [2.0, 3.0], tolerance=5)
+    assert steps_for_tolerance(lambda b: b[:, 0] * b[:, 1], [2.0, 3.0], tolerance=1.0).converged
+    with pytest.raises(ValueError, match=r"sigma must be a fraction of the input range, at most 1: 0.15 for 15%; "
+                                         r"got 15"):
+        G.smoothgrad(lambda b: (b ** 2).sum(1), torch.tensor([1.0, 2.0, -4.0]), sigma=15, seed=0)
+    G.smoothgrad(lambda b: (b ** 2).sum(1), torch.tensor([1.0, 2.0, -4.0]), sigma=1.0, seed=0)
+
+
+def test_text_percent_fractions_are_refused(model, tok):
+    bert = model
+    from xaikit._text_input import prepare_text
+    from xaikit.text.gradsam import gradsam
+    from xaikit.text.lab.removal import aopc
+    from xaikit.text.text_ig import text_steps_for_tolerance
+
+    with pytest.raises(ValueError, match=r"tolerance must be a fraction .*got 2, which reads as 200%"):
+        text_steps_for_tolerance(bert, tok, "i like it", rules=["gausslegendre"], tolerance=2)
+    text = "a dull and boring film"
+    enc, scores = prepare_text(bert, tok, text, method="aopc"), gradsam(bert, tok, text)
+    with pytest.raises(ValueError, match=r"bins\[0\] must be a fraction of the words in \(0, 1\]: 0.1 for 10%; "
+                                         r"got 10.*Did you mean bins\[0\]=0.1\?"):
+        aopc(bert, enc, tok, scores, bins=[10, 50])
+    comp, suff = aopc(bert, enc, tok, scores, bins=[0.1, 0.5])
+    assert np.isfinite(comp) and np.isfinite(suff)
+
+
+# -- adversarial round 3 (H11, H17, H18, R06): rows that are not distributions ---------------------------------
+def test_saturation_measures_and_js_divergence_refuse_rows_that_are_not_distributions():
+    from xaikit.text.lab.removal import js_divergence
+
+    scores = torch.tensor([[2.0, -1.0, 0.5]])
+    for fn in (A.max_weight, A.softmax_jacobian_norm, A.row_entropy):
+        with pytest.raises(ValueError, match=rf"{fn.__name__}: weights holds a negative value.*not the scores"):
+            fn(scores)
+        with pytest.raises(ValueError, match=rf"{fn.__name__}: a row of weights sums to 1.8, not 1"):
+            fn(torch.tensor([[0.9, 0.9]]))
+    p = torch.softmax(scores, -1)
+    jac = torch.diag(p[0]) - p[0, :, None] * p[0, None, :]
+    assert float(A.softmax_jacobian_norm(p)[0]) == pytest.approx(float(jac.norm()), rel=1e-5)
+    assert float(A.max_weight(p)[0]) == pytest.approx(float(p.max()))
+    with pytest.raises(ValueError, match=r"js_divergence: p must hold probability rows.*Pass softmax\(logits\)"):
+        js_divergence([2.0, -1.0], [0.5, 0.5])
+    assert js_divergence([1.0, 0.0], [0.0, 1.0]) == pytest.approx(1.0)  # disjoint: 1 bit
+    assert js_divergence([0.5, 0.5], [0.5, 0.5]) == pytest.approx(0.0)
+
+
+# -- adversarial round 3 (V20, A31, T45): NaN out with no message -----------------------------------------------
+def test_nan_results_come_with_a_message():
+    from xaikit.concepts.cav import train_cav
+    from xaikit.text.tokens import TokenScores
+
+    with pytest.raises(ValueError, match=r"train_cav: concept_acts holds NaN or inf in 5 of its 5 rows"):
+        train_cav(np.full((5, 3), np.nan), np.zeros((5, 3)))
+    with pytest.raises(ValueError, match=r"position_similarity: row\(s\) \[0\] of pe are all zero.*normalize=False"):
+        A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]))
+    assert A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]), normalize=False)[1, 1] == 1.0
+    t = TokenScores(["a", "b", "c"], np.array([1.0, float("nan"), 3.0]))
+    with pytest.raises(ValueError, match=r"scores hold NaN for token\(s\) \['b'\]"):
+        t.top(2)
+    assert TokenScores(["a", "b"], np.array([1.0, -3.0])).top(1) == [("b", -3.0)]
+
+
+# -- adversarial round 3 (M01, M02): "[SEP]" typed into a sentence became the special token, no word -------------
+def test_a_special_token_typed_in_the_text_is_warned_about(model, tok):
+    import warnings
+
+    from xaikit._text_input import SpecialTokenWarning
+    from xaikit.text.gradsam import gradsam
+    from xaikit.text.lime import lime
+
+    with pytest.warns(SpecialTokenWarning, match=r"text holds \[SEP\] typed as text: the tokenizer reads each as "
+                                                 r"its special token"):
+        scores = gradsam(model, tok, "good movie [SEP] bad ending")
+    assert scores.tokens.count("[SEP]") == 2  # what the warning is about
+    with pytest.warns(SpecialTokenWarning, match=r"\[CLS\] typed as text"):
+        lime(model, tok, "[CLS] great film", n_samples=20, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpecialTokenWarning)
+        gradsam(model, tok, "good movie, bad ending")  # brackets of other words are no special token
+        gradsam(model, tok, "a [good] movie")

@@ -471,3 +471,46 @@ def test_a_grown_cache_file_is_not_called_truncated(tmp_path):
     assert "edited or replaced since" in cache.problems(folder)[0]
     metrics.write_text(metrics.read_text()[:5], encoding="utf-8")
     assert "truncated?" in cache.problems(folder)[0]
+
+
+# -- adversarial round 3: unhelpful errors (W33, X07, X08, X15, P06, H01, L16) ---------------------------------
+def test_round_3_panel_arguments_are_named():
+    from xaikit.models import imageworld as iw
+    from xaikit.models.tiny import tiny_vit
+    from xaikit.widgets import SmoothGradPanel, TCAVPanel
+    from xaikit.widgets.relevance import RelevancePanel
+
+    with pytest.raises(TypeError, match=r"SmoothGradPanel: trained must be None .* or what digits_classifier\(\) "
+                                        r"returns .*got str 'digits'"):
+        SmoothGradPanel(trained="digits")
+    with pytest.raises(TypeError, match=r"TCAVPanel: model must be a ViT image classifier .*load_vit.*got NoneType"):
+        TCAVPanel(None)
+    model = ToyViT().eval()
+    concepts = {"red": _colour_images((0.9, 0.1, 0.1), 4, 0)}
+    with pytest.raises(TypeError, match=r"processor must be the model's image processor .*got str 'vit'"):
+        TCAVPanel(model, processor="vit", concept_sets=concepts)
+    vit = tiny_vit(seed=0, image_size=64, num_labels=len(iw.classes()), labels=tuple(iw.classes()))
+    with pytest.raises(ValueError, match=r"^part must be one of 'body'.*got 'tail'"):
+        RelevancePanel(vit, iw.scenes("zebra", 1, seed=0), part="tail")
+
+
+def test_round_3_function_arguments_are_named(bert, tok):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from xaikit.plotting import signed_bars
+    from xaikit.text.shaptext import shap_text
+
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match=r"labels must hold one label per value: there are 1 values and 2 labels"):
+        signed_bars(ax, ["a", "b"], [1.0])
+    assert len(signed_bars(ax, ["a", "b"], [1.0, -2.0])) == 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"fixed_context must be 0, 1 or None, got 2: 1 measures each word group"):
+        shap_text(bert, tok, ["i like it"], fixed_context=2)
+    assert xaikit.set_seed(np.int64(3)) == 3 and type(xaikit.set_seed(np.int64(3))) is int
+    assert torch.initial_seed() == 3
+    with pytest.raises(ValueError, match=r"seed must be a non-negative int"):
+        xaikit.set_seed(np.int64(-1))

@@ -217,6 +217,19 @@ def _parse(words: list[str]) -> argparse.Namespace:
     args = commands[words[0]].parse_intermixed_args(words[1:])
     args.command = words[0]
     args.parser = commands[words[0]]
+    # "" (an unset shell variable, `--out "$DIR"`) would be Path("") = the current folder: refuse every empty
+    # folder, file or name, as the Python API does
+    for option in ("out", "html", "student_html", "slides"):
+        value = getattr(args, option, None)
+        if isinstance(value, str) and not value.strip():
+            flag = "--" + option.replace("_", "-")
+            example = "a file, e.g. --out claims.html" if args.command == "claims" else f"a folder, e.g. {flag} slides"
+            args.parser.error(f"{flag} is empty (an unset shell variable?); name {example}")
+    if any(not name.strip() for name in getattr(args, "names", None) or []):
+        first = args.command == "notebooks" and args.action == "copy" and not args.names[0].strip()
+        what = "the folder to copy into" if first else "a notebook name"
+        example = "xaikit notebooks copy my-notebooks 01" if first else f"xaikit {words[0]} ... 01"
+        args.parser.error(f"{what} is empty (an unset shell variable?); name it, e.g. `{example}`")
     return args
 
 

@@ -24,6 +24,10 @@ def set_seed(seed: int = 0) -> int:
     Returns the seed so a notebook can print what it used. Torch is seeded only if it is importable,
     which it always is in a full install.
     """
+    import numbers
+
+    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+        seed = int(seed)  # NumPy's ints too (np.int64(3)), as target= and the other seeds take them
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         shown = f"{type(seed).__name__} {seed!r}" if not isinstance(seed, int) or isinstance(seed, bool) else repr(seed)
         hint = f"; write it as a number, set_seed({seed.strip()})" if isinstance(seed, str) and seed.strip().isdigit() else ""

@@ -154,6 +154,23 @@ class TruncationWarning(UserWarning):
     """A text was longer than the model takes: xaikit explains its first words, the same in every method."""
 
 
+class SpecialTokenWarning(UserWarning):
+    """A text holds a special token typed as text ("[SEP]"): the tokenizer reads it as the special token."""
+
+
+def _warn_special_tokens(tokenizer, text: str, name: str) -> None:
+    """Warn when the user's text holds a special token's spelling (``"good movie [SEP] bad ending"``): the
+    tokenizer turns it into that special token, so the model reads a second segment (``[SEP]``) or a
+    sentence start (``[CLS]``), and the methods give it no word score, as they do to the real ones."""
+    found = [t for t in dict.fromkeys(getattr(tokenizer, "all_special_tokens", None) or [])
+             if isinstance(t, str) and len(t) > 1 and t in text]
+    if found:
+        warn(f"{name} holds {', '.join(found)} typed as text: the tokenizer reads each as its special "
+                      f"token, not as a word, so the model sees {found[0]} where you typed it and the explanation "
+                      f"scores it as a special token. Remove it, or write it differently (e.g. "
+                      f"{found[0].strip('[]<>')!r}) if you meant a word", SpecialTokenWarning)
+
+
 def fit_text(model, tokenizer, text: str, name: str = "text", limit: int | None = None) -> str:
     """``text`` itself if the model takes all of it, else its longest prefix of whole words that fits.
 
@@ -162,6 +179,7 @@ def fit_text(model, tokenizer, text: str, name: str = "text", limit: int | None 
     prefix tokenizes to exactly the first tokens of the text; one :class:`TruncationWarning` names the
     counts and where the cut falls. Each text method calls this, so a text is cut the same way everywhere.
     """
+    _warn_special_tokens(tokenizer, text, name)
     limit = max_tokens(model, tokenizer) if limit is None else min(limit, max_tokens(model, tokenizer))
     budget = limit - tokenizer.num_special_tokens_to_add(pair=False)
     fast = bool(getattr(tokenizer, "is_fast", False))

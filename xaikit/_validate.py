@@ -48,6 +48,16 @@ def check_float(value, name: str, minimum: float | None = None, maximum: float |
     return value
 
 
+def check_fraction(value, name: str, example: float = 0.05, what: str = "") -> float:
+    """A fraction in (0, 1]: a value above 1 is refused as a percent typed for a fraction (``tolerance=5``
+    meant as 5%), with the fraction meant as the fix."""
+    value = check_float(value, name, 0.0, strict_min=True, hint=f"a fraction: {example:g} for {100 * example:g}%")
+    if value > 1.0:
+        raise ValueError(f"{name} must be a fraction{what} in (0, 1]: {example:g} for {100 * example:g}%; got "
+                         f"{value:g}, which reads as {100 * value:g}%. Did you mean {name}={value / 100:g}?")
+    return value
+
+
 def check_choice(value, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         import difflib
@@ -83,11 +93,68 @@ def check_names(values, name: str, choices: Sequence[str]) -> list:
     return [check_choice(v, f"{name}[{i}]", choices) for i, v in enumerate(values)]
 
 
+def _numpy_bool(value) -> bool:
+    """NumPy's bool scalar (``np.bool_``, named ``bool`` from NumPy 2 on)."""
+    return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
+
+
 def check_bool(value, name: str) -> bool:
     """``True`` or ``False`` (NumPy's too); a str like ``"False"`` is refused, since ``bool("False")`` is True."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, bool) or _numpy_bool(value):
         return bool(value)
     raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}; e.g. {name}=True")
+
+
+def _is_bool_parameter(parameter) -> bool:
+    """A parameter that takes True or False: its default is a bool, or its annotation names ``bool``."""
+    if isinstance(parameter.default, bool):
+        return True
+    note = parameter.annotation
+    note = note if isinstance(note, str) else getattr(note, "__name__", str(note))
+    return note in ("bool", "bool | None", "Optional[bool]", "None | bool")
+
+
+def _check_flag(value, name: str):
+    """True, False (NumPy's ``bool_`` too), 0 or 1, or None; a str such as ``"False"`` (which ``bool()`` reads
+    as True) or any other value is refused with a TypeError naming the parameter."""
+    if value is None or isinstance(value, bool) or _numpy_bool(value):
+        return
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return
+    also = (f" (the bool, not the str: bool({value!r}) is True, as for every non-empty str)"
+            if isinstance(value, str) and value.strip().lower() in ("true", "false") else "")
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}; e.g. {name}=True{also}")
+
+
+def bool_flags(fn):
+    """Decorate a public function (or ``__init__``) so each of its True/False parameters refuses a str.
+
+    ``bool("False")`` is True, so ``rank_correlation(a, b, by_abs="False")`` would compare magnitudes without a
+    word. The parameters checked are those :func:`_is_bool_parameter` picks from the signature (a bool default,
+    or a ``bool`` annotation); the check runs before the function, so a refused flag never starts any work.
+    ``tests/test_str_bools.py`` checks every public function with such a parameter carries this decorator."""
+    import functools
+    import inspect
+
+    flags, positions = [], {}
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        if not _is_bool_parameter(p):
+            continue
+        flags.append(p.name)
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positions[p.name] = i
+
+    @functools.wraps(fn)
+    def checked(*args, **kwargs):
+        for name in flags:
+            if name in kwargs:
+                _check_flag(kwargs[name], name)
+            elif positions.get(name, len(args)) < len(args):
+                _check_flag(args[positions[name]], name)
+        return fn(*args, **kwargs)
+
+    checked.__xaikit_bool_flags__ = tuple(flags)
+    return checked
 
 
 def check_labels(values, name: str, count: int | None = None, of: str = "items") -> list[str]:

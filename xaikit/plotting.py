@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from xaikit._validate import bool_flags, check_labels
+
 DIVERGING = "RdBu_r"
 SEQUENTIAL = "viridis"
 #: Okabe-Ito: black-free order for lines and bars.
@@ -28,6 +30,7 @@ def symmetric_limit(values, floor: float = 1e-12) -> float:
     return float(max(np.abs(a).max() if a.size else 0.0, floor))
 
 
+@bool_flags
 def show_signed(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
     """Draw a 2-D array of signed attributions on the diverging map with range ``[-m, m]``."""
     a = np.asarray(_to_numpy(values), dtype=float)
@@ -37,6 +40,7 @@ def show_signed(ax, values, title: str | None = None, colorbar: bool = True, **k
     return im
 
 
+@bool_flags
 def show_weights(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
     """Draw a 2-D array of weights in [0, 1] on the sequential map with the fixed range [0, 1]."""
     a = np.asarray(_to_numpy(values), dtype=float)
@@ -45,11 +49,15 @@ def show_weights(ax, values, title: str | None = None, colorbar: bool = True, **
     return im
 
 
+@bool_flags
 def signed_bars(ax, labels: Sequence[str], values, title: str | None = None, horizontal: bool = False):
     """Bars coloured by sign with the diverging map's two ends, with a zero line."""
     import matplotlib as mpl
 
     v = np.asarray(_to_numpy(values), dtype=float)
+    if v.ndim != 1:
+        raise ValueError(f"signed_bars: values must be one number per bar (1-D), got shape {v.shape}")
+    labels = check_labels(labels, "labels", len(v), "values")  # a mismatch failed inside matplotlib's ticks
     cmap = mpl.colormaps[DIVERGING]
     colors = [cmap(0.85) if x >= 0 else cmap(0.15) for x in v]
     pos = np.arange(len(v))
@@ -93,6 +101,7 @@ def rank_null(ax, result, title: str | None = None):
         ax.set_title(title)
 
 
+@bool_flags
 def token_heatmap_html(tokens: Sequence[str], scores, signed: bool = True, title: str | None = None,
                        vmax: float | None = None) -> str:
     """Tokens as inline HTML spans shaded by score.

@@ -78,6 +78,8 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
+from xaikit._validate import bool_flags
+
 THREADS_ENV = "XAIKIT_THREADS"
 
 _method_threads: int | None = None
@@ -133,6 +135,7 @@ DEFAULT_METHOD_THREADS = 1
 LARGE_MODEL_PARAMETERS = 40_000_000
 
 
+@bool_flags
 def method_thread_count(model=None, heavy: bool = False) -> int | None:
     """The thread count :func:`method_threads` uses: :func:`set_method_threads`, else ``XAIKIT_THREADS`` (a
     positive integer, or ``auto`` for torch's own default), else by the size of the work: one thread
@@ -262,6 +265,7 @@ def torch_threads(n: int | None):
             torch.set_num_threads(before)
 
 
+@bool_flags
 def method_threads(model=None, heavy: bool = False):
     """The thread count of :func:`method_thread_count` for the block (text and concept methods); ``model``,
     the model the block runs, chooses by its size, and ``heavy`` marks work worth the idle cores on any

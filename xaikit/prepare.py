@@ -34,12 +34,15 @@ import threading
 import time
 from pathlib import Path
 
+from xaikit._validate import bool_flags
+
 __all__ = ["prepare"]
 
 _FAMILIES = ("sentiment", "vit")
 _WORLDS = ("main", "control")
 
 
+@bool_flags
 def prepare(force: bool = False, only: str | None = None, progress: bool = True,
             parallel: bool | None = None, seed: int | None = None, background: bool = False) -> dict[str, Path]:
     """Build whatever embedded model is missing (everything with ``force=True``) and return the folders.

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import torch
 
-from xaikit._validate import check_float, check_int
+from xaikit._validate import bool_flags, check_float, check_int
 
 __all__ = [
     "scaled_dot_product_attention", "additive_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
@@ -395,6 +395,7 @@ def _softmax_of(scores: torch.Tensor, mask) -> tuple[torch.Tensor, torch.Tensor]
     return scores, torch.softmax(scores, dim=-1)  # (..., T_q, T_k) each, rows of weights sum to 1
 
 
+@bool_flags
 def dot_scores(q, k, mask=None, scaled: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Luong's *dot* score ``score(q_i, k_j) = q_i . k_j`` for every pair, and its softmax over the keys.
 
@@ -607,6 +608,7 @@ def position_shift(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
     return m.to(torch.get_default_dtype())
 
 
+@bool_flags
 def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tensor:
     """``(P, P)`` dot products between position vectors (cosine similarity when ``normalize``): nearby
     positions are similar, and the similarity depends only on the offset between two positions."""
@@ -614,7 +616,13 @@ def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tenso
     if pe.dim() != 2:
         raise ValueError(f"pe must be (positions, d_model), got shape {tuple(pe.shape)}")
     if normalize:
-        pe = pe / pe.norm(dim=-1, keepdim=True)  # (P, d), unit rows
+        norms = pe.norm(dim=-1, keepdim=True)  # (P, 1)
+        if bool((norms == 0).any()):
+            zero = [int(i) for i in torch.nonzero(norms.squeeze(-1) == 0).ravel()]
+            raise ValueError(f"position_similarity: row(s) {zero} of pe are all zero, and a zero vector has no "
+                             f"direction, so its cosine similarity is undefined (NaN); pass normalize=False for the "
+                             f"plain dot products, or leave the zero rows out")
+        pe = pe / norms  # (P, d), unit rows
     return pe @ pe.T  # (P, P)
 
 
@@ -651,14 +659,14 @@ def _check_weight_rows(w: torch.Tensor, method: str) -> torch.Tensor:
 
 def max_weight(weights: torch.Tensor) -> torch.Tensor:
     """The largest weight of each attention row, ``(..., T_q)``: 1 means the softmax is saturated."""
-    return _as_tensor(weights, "weights").amax(-1)  # (..., T_q)
+    return _check_weight_rows(_as_tensor(weights, "weights"), "max_weight").amax(-1)  # (..., T_q)
 
 
 def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
     """Frobenius norm of the softmax Jacobian ``d p / d s = diag(p) - p p^T`` for each row ``p``,
     ``(..., T_q)``: how strongly the weights still react to the scores. It goes to 0 as the softmax
     saturates, so gradients through a saturated attention vanish (the reason for ``1/sqrt(d_k)``)."""
-    p = _as_tensor(weights, "weights")
+    p = _check_weight_rows(_as_tensor(weights, "weights"), "softmax_jacobian_norm")
     jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., T_k, T_k)
     return jac.pow(2).sum((-2, -1)).sqrt()  # (..., T_q)
 

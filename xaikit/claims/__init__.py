@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from xaikit._validate import bool_flags
+
 __all__ = ["Claim", "ClaimFailed", "LEDGER", "claim", "by_notebook", "LOG_ENV", "LEDGER_ENV", "instructor",
            "student_line", "ledger_line"]
 
@@ -235,6 +237,7 @@ SEED_SPREAD = frozenset({
 })
 
 
+@bool_flags
 def instructor(on: bool | None = True) -> None:
     """Switch the instructor's view on (``True``: every :func:`claim` prints its full ledger line) or off
     (``False``: the student's line); ``None`` goes back to following ``$XAIKIT_LEDGER``."""
@@ -284,6 +287,7 @@ def ledger_line(entry: Claim, value: float, note: str = "") -> str:
     return f"[claim] {entry.id}: {x:.4g}{extra}, bound {entry.bound_text()}{seen}"
 
 
+@bool_flags
 def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float:
     """Check ledger claim ``claim_id`` against ``value``, print one line, and return the value as a float.
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_seed
+from xaikit._validate import SKLEARN_SEED_MAX, bool_flags, check_choice, check_float, check_seed
 
 __all__ = ["CHANCE_ACCURACY", "CLASSIFIERS", "CAV", "train_cav"]
 
@@ -43,6 +43,7 @@ class CAV:
         return self.accuracy <= CHANCE_ACCURACY
 
 
+@bool_flags
 def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: int = 0,
               test_fraction: float = 0.25, concept: str = "concept", negative: str = "negative",
               layer: int = -1, pooling: str = "", reduce: bool = True) -> CAV:
@@ -63,6 +64,12 @@ def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: i
                          f"{neg.shape}")
     if len(pos) < 2 or len(neg) < 2:
         raise ValueError(f"each activation set needs at least 2 rows, got {len(pos)} and {len(neg)}")
+    for name, acts in (("concept_acts", pos), ("negative_acts", neg)):
+        if not np.isfinite(acts).all():
+            bad = np.argwhere(~np.isfinite(acts).all(1)).ravel()
+            raise ValueError(f"train_cav: {name} holds NaN or inf in {len(bad)} of its {len(acts)} rows (first: row "
+                             f"{int(bad[0])}); a CAV fitted to them would be NaN. Check the model's activations "
+                             f"(a NaN input or weight), or drop those rows")
     x = np.concatenate([pos, neg])
     y = np.concatenate([np.ones(len(pos)), np.zeros(len(neg))])
     test = _held_out(len(pos), len(neg), seed, test_fraction)

@@ -156,11 +156,23 @@ def check_pixels(model, pixels):
 PIXEL_RANGE = 10.0
 
 
+def check_processor(processor):
+    """``processor``: None (the model's own preprocessing) or an image processor; a tokenizer or a name is
+    refused, naming the parameter and the fix."""
+    if processor is None:
+        return None
+    if hasattr(processor, "convert_tokens_to_ids") or hasattr(processor, "tokenize"):
+        raise TypeError(f"processor is a tokenizer ({type(processor).__name__}); TCAV feeds images, so pass the "
+                        "model's image processor (e.g. ViTImageProcessor, as load_vit returns) or None")
+    if isinstance(processor, (str, bytes)) or not callable(processor):
+        raise TypeError(f"processor must be the model's image processor (e.g. ViTImageProcessor, the second value "
+                        f"load_vit returns) or None for the model's own; got {type(processor).__name__} "
+                        f"{processor!r}")
+    return processor
+
+
 def _processor(model, processor):
-    if processor is not None:
-        if hasattr(processor, "convert_tokens_to_ids") or hasattr(processor, "tokenize"):
-            raise TypeError(f"processor is a tokenizer ({type(processor).__name__}); TCAV feeds images, so pass the "
-                            "model's image processor (e.g. ViTImageProcessor, as load_vit returns) or None")
+    if check_processor(processor) is not None:
         return processor
     from transformers import ViTImageProcessor
 

@@ -18,6 +18,8 @@ import functools
 
 import numpy as np
 
+from xaikit._validate import bool_flags
+
 __all__ = ["default_null_sets", "null_sets_on_disk", "warm_null_sets"]
 
 
@@ -37,6 +39,7 @@ def _draw_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]
     return tuple(random_images(size, seed=900_000 + seed * 1000 + k) for k in range(n_null))
 
 
+@bool_flags
 def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress: bool = True):
     """The rank test's default random concepts (``n_null`` sets of ``size`` images), drawn once into the cache
     (``xaikit.cache_dir()/imageworld/``, checksummed like the models: a damaged file is drawn again, never
@@ -70,6 +73,7 @@ def _null_sets_folder(size: int, seed: int, n_null: int):
     return cache_dir() / "imageworld" / f"null-sets-{size}x{n_null}-seed{seed}-{code}"
 
 
+@bool_flags
 def warm_null_sets(progress: bool = True):
     """Draw notebook 07's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
     there; called by ``python -m xaikit prepare``. Returns their folder."""

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_float, check_int, check_seed
+from xaikit._validate import SKLEARN_SEED_MAX, bool_flags, check_choice, check_float, check_int, check_seed
 from xaikit.concepts.activations import _activations, _cached, _check_common, _score, _store
 from xaikit.concepts.cav import CAV, CHANCE_ACCURACY, CLASSIFIERS, train_cav
 from xaikit.concepts.images import _imgs, pixel_values, resolve_class
@@ -207,6 +207,7 @@ def _subsample(n: int, rng: np.random.Generator, fraction: float = 0.8) -> np.nd
     return np.sort(rng.choice(n, size=max(2, int(round(fraction * n))), replace=False))
 
 
+@bool_flags
 def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
                       target: int | str, layer: int, random_sets: Sequence | None = None, R: int = 10,
                       negative=None, pooling: str = "flatten", classifier: str = "logistic",

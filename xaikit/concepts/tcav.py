@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from xaikit._validate import SKLEARN_SEED_MAX, check_choice, check_seed
+from xaikit._validate import SKLEARN_SEED_MAX, bool_flags, check_choice, check_seed
 from xaikit.concepts.activations import (
     POOLINGS,
     _activations,
@@ -156,6 +156,7 @@ def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], clas
             for a, b in pairs}
 
 
+@bool_flags
 def layer_sweep(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
                 target: int | str, layers: Sequence[int] | None = None, progress: bool = True,
                 **kwargs) -> LayerSweep:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._validate import check_choice, check_int, check_names
+from xaikit._validate import bool_flags, check_choice, check_int, check_names
 from xaikit.concepts.images import check_pixels, resolve_class
 
 __all__ = ["METHODS", "relevance", "pool_mask", "localisation", "pointing_game", "perturbation_curve",
@@ -266,6 +266,7 @@ class MethodRow:
     seconds: float
 
 
+@bool_flags
 def compare_methods(model, scenes, methods=METHODS, *, perturb: bool = True, seed: int = 0, steps: int = 16):
     """Every method in ``methods`` on the predicted class of every scene (``imageworld.Scene``): a list of
     :class:`MethodRow`, and the random-order control's positive AUC (NaN without ``perturb``)."""

@@ -38,6 +38,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from xaikit._validate import bool_flags
 from xaikit.course import notebooks as _nbtools
 
 #: the kernelspec every copy carries: the default Python kernel, as ipykernel itself names it (JupyterLab
@@ -168,6 +169,7 @@ def _state(path: Path, lecture_digest: str) -> tuple[str, str]:
     return "changed", "you changed it since it was copied, and the lecture changed too"
 
 
+@bool_flags
 def copy_notebooks(dest: str | Path, names: list[str] | None = None, force: bool = False,
                    verbose: bool = True) -> list[Copied]:
     """Copy the lecture notebooks (or those ``names`` picks) into the folder ``dest`` as the student's own

@@ -59,6 +59,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xaikit._validate import bool_flags
 from xaikit.course.notebooks import NotebookNotFoundError
 
 BEGIN = "### BEGIN SOLUTION"
@@ -542,6 +543,7 @@ class NoNotebookError(NotebookNotFoundError, ValueError):
     and a :class:`~xaikit.course.notebooks.NotebookNotFoundError`, which the command line reports)."""
 
 
+@bool_flags
 def build(out: str | Path | None = None, names: list[str] | None = None, notebooks_dir: Path | None = None,
           verbose: bool = True, force: bool = False) -> list[Sheet]:
     """Write ``exercises/NN_*.ipynb`` and ``solutions/NN_*.ipynb`` under ``out`` (default: repo root).

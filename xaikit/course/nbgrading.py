@@ -35,6 +35,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from xaikit._validate import bool_flags
+
 #: seconds a cell may run when nbgrader executes a notebook (``Execute.timeout``; nbgrader's default is 30)
 CELL_TIMEOUT = 600
 
@@ -67,6 +69,7 @@ class Course:
     kept: list[Path] = field(default_factory=list)
 
 
+@bool_flags
 def make_course(out: str | Path, names: list[str] | None = None, force: bool = False,
                 verbose: bool = True) -> Course:
     """Write an nbgrader course folder at ``out``: ``source/NN_name/NN_name.ipynb`` for each lecture

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xaikit._files import backup, write_export, write_text_atomic
+from xaikit._validate import bool_flags
 
 
 def project_root() -> Path:
@@ -231,6 +232,7 @@ def _differences(nb, built) -> str:
     return "; ".join(parts) or "its content"
 
 
+@bool_flags
 def ensure_folder(path: Path, what: str, make: bool = True) -> Path:
     """``path`` as a folder to write into, made if missing (with its parents) when ``make``. Raises
     NotADirectoryError naming ``what`` (the option or parameter that gave it) when ``path`` or one of its
@@ -330,6 +332,7 @@ def _source_text(nb, old: str) -> str:
     return (header or new_header) + body
 
 
+@bool_flags
 def build_notebooks(names: list[str] | None = None, force: bool = False, verbose: bool = True) -> list[Built]:
     """Write each ``notebooks/NN_*.ipynb`` from its ``.py`` without discarding edits made to the
     ``.ipynb`` (see the module docstring); returns what was done with each. ``force``: rebuild every
@@ -479,6 +482,7 @@ def _sync_source(src: Path, nb, source_text: str, target: Path, current: str) ->
     return True
 
 
+@bool_flags
 def build(names: list[str] | None = None, force: bool = False, verbose: bool = True) -> list[Path]:
     """:func:`build_notebooks`, returning the ``.ipynb`` paths (each is either built or kept as it was)."""
     return [b.target for b in build_notebooks(names, force=force, verbose=verbose)]

@@ -18,10 +18,12 @@ import copy
 import re
 from pathlib import Path
 
+from xaikit._validate import bool_flags
 from xaikit.course import notebooks as nbtools
 from xaikit.course.homework import student_code, student_markdown
 
 
+@bool_flags
 def export_page(nb, path: Path, student: bool = False) -> Path:
     """:func:`~xaikit.course.notebooks.export_html`, or with ``student=True`` the students' page
     (:func:`student_page`: no solutions, no hidden tests, no written answers)."""
@@ -190,6 +192,7 @@ Reveal.addEventListener("slidechanged", function () {
 """
 
 
+@bool_flags
 def export_slides(nb, path: Path, student: bool = False) -> Path:
     """Write ``nb`` as a reveal.js slide show to ``path`` that works with no network: one slide per section,
     a subslide per stretch of text and code (:func:`slide_boundaries`), reveal.js copied beside it from the
@@ -219,6 +222,7 @@ class SlidesNotWritten(RuntimeError):
         self.written = written
 
 
+@bool_flags
 def slides(names: list[str] | None = None, out: str | Path | None = None, student: bool = False,
            verbose: bool = True) -> list[Path]:
     """Slides of the lecture notebooks as they are built (code and text, no outputs: run them with

@@ -26,7 +26,7 @@ import random
 from dataclasses import dataclass, field
 
 from xaikit._config import FAST_ENV, set_seed
-from xaikit._validate import check_float, check_int
+from xaikit._validate import bool_flags, check_float, check_int
 
 __all__ = ["on", "off", "is_on", "presenting", "FONT_KEYS"]
 
@@ -81,6 +81,7 @@ def _restore_rng(state: dict) -> None:
         torch.set_rng_state(state["torch"])
 
 
+@bool_flags
 def on(font_scale: float = 1.4, figure_scale: float = 1.25, seed: int = 0, fast: bool = True) -> dict:
     """Switch presenter mode on: larger fonts and figures, fixed seeds, fast defaults.
 

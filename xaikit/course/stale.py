@@ -32,6 +32,8 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from xaikit._validate import bool_flags
+
 __all__ = ["Entry", "entries", "prune"]
 
 CURRENT, COMPUTED, STALE, FOREIGN = "current", "computed", "stale", "not xaikit's"
@@ -206,6 +208,7 @@ def _remove(path: Path) -> None:
     path.with_name(f".{path.name}.lock").unlink(missing_ok=True)
 
 
+@bool_flags
 def prune(dry_run: bool = False, root: str | os.PathLike | None = None) -> list[Entry]:
     """Remove the ``stale`` entries of the cache (see the module's text) and return them; with ``dry_run``
     only return them. Nothing of another kind is touched."""

@@ -13,6 +13,8 @@ import warnings
 import torch
 from torch import nn
 
+from xaikit._validate import bool_flags
+
 __all__ = [
     "base_model", "encoder_layers", "embeddings_module", "attention_modules", "n_layers", "n_heads",
     "is_vision_model", "ensure_eager", "check_layer",
@@ -106,6 +108,7 @@ def attn_implementation(model: nn.Module) -> str | None:
     return implementation_of(model)
 
 
+@bool_flags
 def ensure_eager(model: nn.Module, strict: bool = False) -> nn.Module:
     """Make ``model`` return attention weights: switch SDPA / flash attention to ``"eager"``.
 

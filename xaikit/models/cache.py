@@ -38,6 +38,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from xaikit._validate import bool_flags
 from xaikit.models import buildprogress
 
 __all__ = ["MANIFEST", "CacheCorruptError", "sha256_file", "write_manifest", "problems", "is_built", "verify",
@@ -405,6 +406,7 @@ def _unlock(fh) -> None:
     fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
+@bool_flags
 @contextmanager
 def build_lock(folder: str | os.PathLike, what: str = "model", progress: bool = True):
     """Hold the exclusive build lock of ``folder`` (a ``.<name>.lock`` file beside it) for the block.
@@ -511,6 +513,7 @@ def building(folder: str | os.PathLike):
             os.replace(old, folder)
 
 
+@bool_flags
 def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIGHTS_AND_METRICS,
            force: bool = False, what: str = "model", progress: bool = True, probe=None, identity=None) -> Path:
     """``folder``, after running ``build(tmp_folder)`` if it is not built (missing, incomplete or failing

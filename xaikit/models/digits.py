@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from xaikit._config import cache_dir, fast_mode, torch_threads, training_seed
-from xaikit._validate import check_float, check_int
+from xaikit._validate import bool_flags, check_float, check_int
 from xaikit.models import buildprogress
 
 #: the version in a cached CNN's file name (``..._v1.safetensors``): a changed recipe gets a new one, and
@@ -115,6 +115,7 @@ def shuffled_labels(labels: torch.Tensor, seed: int) -> torch.Tensor:
     return labels[torch.randperm(len(labels), generator=generator)]
 
 
+@bool_flags
 def digits_classifier(seed: int | None = None, epochs: int | None = None, progress: bool = True,
                       disk_cache: bool = True, shuffle_labels: bool = False, force: bool = False) -> TrainedDigits:
     """A :class:`DigitsClassifier` trained on the bundled digits in a few seconds on a laptop CPU.

@@ -40,6 +40,8 @@ import os
 import re
 from pathlib import Path
 
+from xaikit._validate import bool_flags
+
 __all__ = ["load_sentiment", "load_vit", "clear_cache", "HubUnreachableError", "EMBEDDED", "HUB_EXAMPLES"]
 
 EMBEDDED = "embedded"
@@ -65,6 +67,7 @@ class HubUnreachableError(OSError):
 
 # ------------------------------------------------------------------------------------- public API
 
+@bool_flags
 def load_sentiment(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
     """``(model, tokenizer)`` of a sentiment classifier, ready to explain (notebooks 02, 03, 04, 06).
 
@@ -79,6 +82,7 @@ def load_sentiment(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
     return _load("text", name, cache)
 
 
+@bool_flags
 def load_vit(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
     """``(model, image_processor)`` of a Vision Transformer image classifier (notebook 05).
 

@@ -72,6 +72,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from xaikit._validate import bool_flags
 from xaikit.models import buildprogress
 
 __all__ = [
@@ -353,6 +354,7 @@ def _read_rows(path: Path) -> list[tuple[int, float, str]]:
     return rows
 
 
+@bool_flags
 def load_movie_reviews(split: str = "train", progress: bool = True) -> list[tuple[str, int]]:
     """``(sentence, label)`` pairs of the train or test split (label 1 = positive, 0 = negative).
 
@@ -381,6 +383,7 @@ def _labelled(rows: list[tuple[int, float, str]]) -> list[tuple[str, int]]:
     return kept
 
 
+@bool_flags
 def training_pairs(progress: bool = True) -> list[tuple[str, int]]:
     """What the model is fine-tuned on: the movie train split plus, per the recipe, the VADER tweets.
 
@@ -469,6 +472,7 @@ def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 6
     return correct / max(len(pairs), 1), preds
 
 
+@bool_flags
 def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int | None = None,
                     labels: str = "real") -> dict:
     """Fine-tune MiniLM on the train split with :data:`RECIPE` and training seed ``seed`` (default: the
@@ -713,6 +717,7 @@ def _save_pretrained(model, folder: Path) -> None:
         raise RuntimeError(f"save_pretrained wrote no model.safetensors into {folder}")
 
 
+@bool_flags
 def ensure_embedded_sentiment(force: bool = False, progress: bool = True, threads=None,
                               seed: int | None = None) -> Path:
     """The folder of the embedded sentiment model, fine-tuning it first if the cache lacks it.
@@ -732,6 +737,7 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
     return folder
 
 
+@bool_flags
 def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, threads=None,
                               seed: int | None = None) -> Path:
     """The folder of the shuffled-label sentiment model (notebook 06's data randomisation test; Adebayo et al.
@@ -742,6 +748,7 @@ def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, thread
     return _ensure("shuffled", force, progress, threads, seed)[0]
 
 
+@bool_flags
 def ensure_subset_sentiment(force: bool = False, progress: bool = True, threads=None,
                             seed: int | None = None) -> Path:
     """The folder of the shuffled-label model's control (notebook 06): the same 2,000 training texts and 391

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 
 from xaikit._config import cache_dir, torch_threads
-from xaikit._validate import check_choice
+from xaikit._validate import bool_flags, check_choice
 from xaikit.models import buildprogress
 
 __all__ = ["RECIPE", "RECIPE_VERSION", "TCAV_LAYER", "TCAV_POOLING", "ensure_embedded_vit", "train_vit", "model_folder",
@@ -143,6 +143,7 @@ def accuracy(model, images: np.ndarray, labels: np.ndarray, batch_size: int = 20
     return hits / len(images)
 
 
+@bool_flags
 def train_vit(world: str = "main", progress: bool = True, counter=None, device=None, **overrides):
     """Train the embedded ViT on ``world``; returns ``(model, metrics)`` with the model on the CPU.
     ``overrides`` change RECIPE entries (tests use a few images and one epoch). ``counter``: anything with
@@ -356,6 +357,7 @@ def image_processor():
                              rescale_factor=1 / 255, do_normalize=True, image_mean=list(MEAN), image_std=list(STD))
 
 
+@bool_flags
 def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool = True, counter=None,
                         seed: int | None = None) -> Path:
     """The folder of the embedded ViT for ``world`` ("main" or "control"), training it first if it is

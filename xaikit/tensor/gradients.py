@@ -28,7 +28,7 @@ import torch
 
 from xaikit import _aliases, _fn
 from xaikit._types import Baseline, Input, ModelFn, Target
-from xaikit._validate import check_choice, check_float, check_int, check_same_shape, check_seed
+from xaikit._validate import bool_flags, check_choice, check_float, check_int, check_same_shape, check_seed
 
 __all__ = ["gradient", "grad_times_input", "occlusion", "smoothgrad", "noisy_gradients", "NoisyGradients",
            "relative_change", "KINDS"]
@@ -61,6 +61,7 @@ def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
     return outputs_and_gradients(f, xs, target)[1]
 
 
+@bool_flags
 def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: int,
                      progress: bool | None = False, desc: str = "gradients"):
     """The batched-gradient loop of every tensor method (SmoothGrad's noisy copies, IG's path points):
@@ -72,6 +73,7 @@ def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: 
         yield (start, *outputs_and_gradients(f, make_batch(start, stop), target))
 
 
+@bool_flags
 def batch_starts(total: int, size: int, progress: bool | None, desc: str):
     """Batch start indices, with a tqdm bar: always (``progress=True``, more than one batch), never
     (``False``), or on runs that last over two seconds (``None``)."""
@@ -109,6 +111,7 @@ def grad_times_input(f: ModelFn, x: Input, *, target: Target = None) -> torch.Te
 
 
 # -- occlusion -------------------------------------------------------------------------------------------
+@bool_flags
 @_fn.in_float32()
 def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 0.0, *,
               target: Target = None, batch_size: int | None = None, progress: bool = False) -> torch.Tensor:
@@ -261,6 +264,7 @@ class NoisyGradients:
         return self.grads.var(0, correction=0)
 
 
+@bool_flags
 @_aliases.captum_keywords({k: a for k, a in _aliases.NOISE_TUNNEL.items() if a.name != "kind"},
                          refused={"stdevs": _aliases.STDEVS})
 @_fn.in_float32()
@@ -271,6 +275,9 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
     x, target, _ = _fn.setup(f, x, target, "smoothgrad")
     sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
                         "e.g. 0.15")
+    if sigma > 1.0:  # 15 meant as 15%: noise fifteen times the input's range buries the gradient
+        raise ValueError(f"sigma must be a fraction of the input range, at most 1: 0.15 for 15%; got {sigma:g}. "
+                         f"SmoothGrad's noise is sigma * (max - min), and the paper finds 0.1-0.2 works best")
     n = check_int(n, "n", 1, hint="n is the number of noisy samples, e.g. 50")
     batch_size = check_int(n if batch_size is None else batch_size, "batch_size", 1)
     if seed is not None:
@@ -297,6 +304,7 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
                           gradient=plain, example=x.cpu() + noise[0])
 
 
+@bool_flags
 @_aliases.captum_keywords(_aliases.NOISE_TUNNEL, refused={"stdevs": _aliases.STDEVS})
 def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", *,
                target: Target = None, seed: int | None = None, batch_size: int | None = None,
@@ -338,14 +346,23 @@ def _check_vargrad_n(n) -> None:
 
 
 def _value_range(x: torch.Tensor, value_range) -> float:
+    """The spread the noise is a fraction of. A given range that x lies far outside (a 0..255 image with
+    ``value_range=(0, 1)``) is refused: the noise would be a fraction of the wrong scale, too small to smooth."""
+    lo_x, hi_x = float(x.min()), float(x.max())
     if value_range is None:
-        return float(x.max() - x.min())
+        return hi_x - lo_x
     if isinstance(value_range, (tuple, list)):
         if len(value_range) != 2:
             raise ValueError(f"value_range must be a number or a pair (lo, hi), got {value_range!r}")
         lo = check_float(value_range[0], "value_range[0]")
         hi = check_float(value_range[1], "value_range[1]", lo)
+        if lo_x < lo - (hi - lo) or hi_x > hi + (hi - lo):  # farther outside than the range is wide
+            raise ValueError(f"x has values in [{lo_x:.4g}, {hi_x:.4g}], far outside value_range=({lo:g}, {hi:g}), "
+                             f"so the noise (a fraction of {hi - lo:g}) would be on the wrong scale for x; pass "
+                             f"the range x's values can take (e.g. value_range=(0, 255) for a 0..255 image), or "
+                             f"rescale x")
         return hi - lo
+    # a number is a spread, not a place (Captum's absolute stdevs is value_range=1): nothing to compare x with
     return check_float(value_range, "value_range", 0.0)
 
 

@@ -24,7 +24,7 @@ import torch
 from xaikit import _aliases
 from xaikit._fn import as_baseline, call, check_finite_attributions, in_float32, select, setup, to_cpu, warn
 from xaikit._types import Baseline, Input, ModelFn, Target
-from xaikit._validate import check_choice, check_float, check_int, check_names
+from xaikit._validate import bool_flags, check_choice, check_fraction, check_int, check_names
 from xaikit.tensor.gradients import gradient_batches
 
 __all__ = ["RULES", "GAP_TOLERANCE", "CompletenessWarning", "IGResult", "alphas_and_weights",
@@ -122,6 +122,7 @@ def default_batch_size(x: torch.Tensor) -> int:
     return max(1, min(1024, BATCH_NUMBERS // max(1, x.numel())))
 
 
+@bool_flags
 def path_gradients(f, points: torch.Tensor, target: int | None, batch_size: int | None = None,
                    progress: bool | None = False) -> tuple[torch.Tensor, torch.Tensor]:
     """``F`` and ``dF/dx`` at every path point, evaluated in batches of at most ``batch_size`` (None:
@@ -228,6 +229,7 @@ def warn_gap(method: str, gap: float, f_x: float, f_baseline: float, steps: int,
         CompletenessWarning)
 
 
+@bool_flags
 @_aliases.captum_keywords(_aliases.IG)
 @in_float32()
 def integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, steps: int = 50,
@@ -404,7 +406,7 @@ def steps_for_tolerance(f: ModelFn, x: Input, baseline: Baseline = None, rule: s
     Notebook 02, section 4.
     """
     rule = check_choice(rule, "rule", RULES)
-    tolerance = check_float(tolerance, "tolerance", 0.0, strict_min=True, hint="e.g. 0.05 for 5%")
+    tolerance = check_fraction(tolerance, "tolerance", what=" of |F(x) - F(x')|")
     start = check_int(start, "start", 2 if rule == "riemann_trapezoid" else 1)
     max_steps = check_int(max_steps, "max_steps", start, hint=f"it must be at least start={start}")
     if batch_size is not None:

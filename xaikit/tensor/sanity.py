@@ -31,7 +31,7 @@ from torch import nn
 
 from xaikit import _fn
 from xaikit._types import Input
-from xaikit._validate import check_choice, check_int, check_names, check_same_shape
+from xaikit._validate import bool_flags, check_choice, check_int, check_names, check_same_shape
 from xaikit.policies import method_threads
 from xaikit.tensor import registry
 
@@ -150,6 +150,7 @@ def _average_ranks(v: np.ndarray) -> np.ndarray:
     return ranks
 
 
+@bool_flags
 def spearman(a, b, absolute: bool = False) -> float:
     """Spearman's rank correlation of two maps of the same shape: the Pearson correlation of their ranks.
 
@@ -181,6 +182,7 @@ def _as_image(a: torch.Tensor, name: str) -> tuple[np.ndarray, int | None]:
     raise ValueError(f"{name} must be an image map of shape (H, W) or (C, H, W) for SSIM, got {tuple(a.shape)}")
 
 
+@bool_flags
 def ssim(a, b, absolute: bool = True) -> float:
     """The structural similarity (SSIM, Wang et al. 2004) of two maps, each divided by its largest |value|.
 
@@ -333,6 +335,7 @@ def _targets(model, images, targets) -> list[int]:
     return [int(t) for t in targets]
 
 
+@bool_flags
 def data_randomised_digits(seed: int | None = None, epochs: int | None = None, progress: bool = True,
                            disk_cache: bool = True):
     """The digits CNN trained on labels permuted before training, for the data randomisation test.

@@ -25,7 +25,7 @@ import torch
 from xaikit._fn import in_float32, to_cpu
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
-from xaikit._validate import check_int
+from xaikit._validate import bool_flags, check_int
 from xaikit.models.arch import check_layer
 from xaikit.text.gradsam import _attention_and_gradients
 from xaikit.text.registry import TextMethod, register
@@ -35,6 +35,7 @@ __all__ = ["AttentionDetail", "rollout_matrix", "grad_attention_matrix", "raw_at
            "grad_weighted_attention", "attention_gradient"]
 
 
+@bool_flags
 def rollout_matrix(attentions: torch.Tensor, residual: bool = True) -> torch.Tensor:
     """Attention rollout ``(N, N)`` from per-layer attention ``(L, M, N, N)`` or head means ``(L, N, N)``.
 
@@ -72,6 +73,7 @@ class AttentionDetail:
     matrix: np.ndarray | None = None
 
 
+@bool_flags
 def view_scores(prepared: PreparedText, values, method: str, signed: bool = False, layer: int | None = None,
                 matrix=None) -> TokenScores:
     """``values`` ``(N,)`` as the :class:`TokenScores` of a view of ``prepared``, with its :class:`AttentionDetail`."""
@@ -108,6 +110,7 @@ def _raw_attention(prepared: PreparedText, *, layer: int = -1, row: int = 0) -> 
     return view_scores(prepared, a[row], f"attention (layer {layer})", layer=layer)
 
 
+@bool_flags
 @in_float32("model")
 def rollout(model: torch.nn.Module, tokenizer: Tokenizer, text: str, residual: bool = True,
             row: int = 0) -> TokenScores:
@@ -137,6 +140,7 @@ def _grad_weighted_attention(prepared: PreparedText, *, row: int = 0) -> TokenSc
     return view_scores(prepared, r[row], "grad-weighted attention", matrix=r)
 
 
+@bool_flags
 @in_float32("model")
 def attention_gradient(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                        layer: int = -1, times_attention: bool = False) -> TokenScores:

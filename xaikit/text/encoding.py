@@ -22,12 +22,14 @@ from xaikit._text_input import (
     tokenize,
 )
 from xaikit._types import Target
+from xaikit._validate import bool_flags
 
 __all__ = ["SPECIAL_TOKENS", "Encoded", "PreparedText", "TruncationWarning", "check_model", "check_pair",
            "check_target", "check_texts", "fit_text", "max_tokens", "n_classes", "prepare_text", "tokenize",
            "encode_one"]
 
 
+@bool_flags
 def encode_one(model, tokenizer, text: str, target: Target = None, method: str = "this method",
                name: str = "text", forward: bool = True) -> PreparedText:
     """Validate and tokenize one text; ``target=None`` becomes the predicted class

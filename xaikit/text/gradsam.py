@@ -29,6 +29,7 @@ import torch
 from xaikit._fn import in_float32, inputs_to_model, to_cpu
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
+from xaikit._validate import bool_flags
 from xaikit.models.arch import assert_attentions
 from xaikit.policies import method_threads
 from xaikit.text.registry import TextMethod, register
@@ -114,6 +115,7 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
     return (r / (L * M * N)).to(device=where, dtype=dtype)
 
 
+@bool_flags
 @in_float32("model")
 def gradsam(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
             reference: bool = False) -> TokenScores:

@@ -57,7 +57,7 @@ import torch
 from xaikit._fn import in_float32, warn
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
-from xaikit._validate import check_choice, check_float, check_int, check_seed
+from xaikit._validate import bool_flags, check_choice, check_float, check_int, check_seed
 from xaikit.policies import method_threads
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
@@ -243,6 +243,7 @@ def _check_width(kernel_width) -> float:
 
 
 # -- words and their pieces ----------------------------------------------------------------------------------
+@bool_flags
 def word_groups(tokenizer, text: str, input_ids, special, bow: bool = True) -> tuple[list[str], np.ndarray, str]:
     """The words of ``text`` as LIME's features and the token pieces of each.
 
@@ -345,6 +346,7 @@ def _evaluate(prepared: PreparedText, groups: np.ndarray, z: np.ndarray, output:
     return np.concatenate(out)
 
 
+@bool_flags
 @in_float32("model")
 def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None, n_samples: int = 500,
          kernel_width: float = 25.0, alpha: float = 1.0, seed: int = 0, output: str = "prob", bow: bool = True,

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xaikit._validate import check_int, check_names
+from xaikit._validate import bool_flags, check_int, check_names
 from xaikit.models.arch import encoder_layers
 from xaikit.tensor.sanity import _redrawn_copy, spearman
 
@@ -99,6 +99,7 @@ def randomise_blocks(model: nn.Module, blocks, seed: int = 0) -> nn.Module:
     return _redrawn_copy(model, names, check_int(seed, "seed", 0))
 
 
+@bool_flags
 def ranking_similarity(original, randomised, signed: bool) -> float:
     """Spearman's rank correlation of two :class:`~xaikit.text.tokens.TokenScores` of the same tokens
     (``|score|`` when ``signed``: such methods rank tokens by magnitude). NaN when a ranking is constant."""
@@ -108,6 +109,7 @@ def ranking_similarity(original, randomised, signed: bool) -> float:
     return spearman(torch.from_numpy(a), torch.from_numpy(b), absolute=signed)
 
 
+@bool_flags
 def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], steps, methods: Sequence[str],
                          seed: int = 0, progress: bool = False, **costs) -> dict:
     """Mean Spearman similarity per step and method: ``{step: {method: mean over texts}}``.

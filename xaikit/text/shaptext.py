@@ -52,7 +52,7 @@ from xaikit._text_input import (
     tokenize,
 )
 from xaikit._types import Target
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import bool_flags, check_choice, check_float, check_int
 from xaikit.policies import method_threads
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
@@ -116,6 +116,7 @@ def helper_kinds() -> dict[str, str]:
     return kinds
 
 
+@bool_flags
 def use_numba(enable: bool = False) -> int:
     """Run SHAP's numba-compiled helpers as plain Python (``enable=False``, xaikit's default) or compiled.
 
@@ -231,6 +232,7 @@ def _score(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
     return logits[:, target] - torch.logsumexp(others, dim=1)  # log p_c - log(1 - p_c)
 
 
+@bool_flags
 @in_float32("model")
 def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Target = None,
               output: str = "logit", padding: str = "longest", max_evals: int = 500,
@@ -262,7 +264,7 @@ def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Ta
     texts = check_texts(texts)
     check_model(model, tokenizer, "shap_text")
     target = check_target(model, target, 0) if target is not None else None
-    max_evals = _check_options(output, padding, max_evals)
+    max_evals = _check_options(output, padding, max_evals, fixed_context)
     texts, lengths = _fit_texts(model, tokenizer, texts, max_evals, allow_long)
     if target is None:  # one explainer explains one output: the class every text is predicted
         target = _predicted_class(model, tokenizer, texts)
@@ -270,7 +272,16 @@ def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Ta
                       batch_size, check_additivity, tol, silent, progress)
 
 
-def _check_options(output, padding, max_evals) -> int:
+def _check_fixed_context(fixed_context) -> None:
+    """SHAP's Partition explainer takes 0, 1 or None; its own error names neither the choices' meaning nor xaikit."""
+    if fixed_context is not None and (isinstance(fixed_context, bool) or fixed_context not in (0, 1)):
+        raise ValueError(f"fixed_context must be 0, 1 or None, got {fixed_context!r}: 1 measures each word group "
+                         f"against the otherwise full text (the lecture's choice), 0 against the otherwise "
+                         f"masked text, None averages both (twice the model calls); e.g. fixed_context=1")
+
+
+def _check_options(output, padding, max_evals, fixed_context=1) -> int:
+    _check_fixed_context(fixed_context)
     check_choice(output, "output", ("logit", "log_odds"))
     check_choice(padding, "padding", ("longest", "max_length"))
     return check_int(max_evals, "max_evals", 2)
@@ -429,6 +440,7 @@ def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None,
                        detail=ShapDetail(base, base + float(values.sum()), data))
 
 
+@bool_flags
 def token_scores(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                  output: str = "logit", max_evals: int = 500, fixed_context: int | None = 1,
                  allow_long: bool = False) -> TokenScores:
@@ -441,7 +453,7 @@ def token_scores(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, tar
 def _token_scores(prepared: PreparedText, *, output: str = "logit", max_evals: int = 500,
                   fixed_context: int | None = 1, allow_long: bool = False) -> TokenScores:
     """:func:`token_scores` of a prepared text (its target resolved)."""
-    max_evals = _check_options(output, "longest", max_evals)
+    max_evals = _check_options(output, "longest", max_evals, fixed_context)
     _refuse_long("text", prepared.n_tokens, max_evals, allow_long)
     e = _shap_text(prepared.model, prepared.tokenizer, [prepared.text], [prepared.n_tokens], prepared.target,
                    output, "longest", max_evals, fixed_context, 64, True, 1e-4, True, None)

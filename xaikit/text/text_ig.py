@@ -20,7 +20,7 @@ from xaikit import _aliases
 from xaikit._fn import ensure_eval, in_float32, model_device
 from xaikit._text_input import PreparedText, Tokenizer, prepare_text
 from xaikit._types import Target
-from xaikit._validate import check_choice, check_int, check_names
+from xaikit._validate import bool_flags, check_choice, check_fraction, check_int, check_names
 from xaikit.models.arch import embeddings_module
 from xaikit.models.hooks import attention_implementation, forward_hooks
 from xaikit.policies import method_threads
@@ -105,6 +105,7 @@ def _fast_attention(model, enabled: bool = True):
     return attention_implementation(model, "sdpa" if switch else None)
 
 
+@bool_flags
 @_aliases.captum_keywords({**_aliases.IG_STEPS, "baselines": _aliases.Alias("baseline_input_ids")})
 @in_float32("model")
 def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_input_ids=None,
@@ -193,6 +194,7 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
     return result
 
 
+@bool_flags
 @_aliases.captum_keywords(_aliases.IG_STEPS, refused={"baselines": _aliases.TEXT_BASELINES})
 @in_float32("model")
 def text_integrated_gradients(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
@@ -246,6 +248,7 @@ def _baseline_of(prepared: PreparedText, baseline: str):
     return ids, base, prepared.inputs.get("attention_mask"), zero_rows
 
 
+@bool_flags
 @in_float32("model")
 def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text: str, rules=RULES,
                              tolerance: float = 0.05, *, target: Target = None, baseline: str = "pad",
@@ -262,6 +265,7 @@ def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text:
     attributions are per hidden unit ``(T, H)``; sum over the last axis for tokens. Notebook 02, section 8.
     """
     rules = check_names(rules, "rules", RULES)
+    tolerance = check_fraction(tolerance, "tolerance", what=" of |F(x) - F(x')|")
     prepared = prepare_text(model, tokenizer, text, target, method="text_steps_for_tolerance", max_length=max_length,
                             eager=False)
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from xaikit._validate import check_int
+from xaikit._validate import bool_flags, check_int
 
 
 @dataclass
@@ -53,12 +53,20 @@ class TokenScores:
     def __len__(self) -> int:
         return len(self.tokens)
 
+    @bool_flags
     def ranking(self, by_abs: bool | None = None) -> list[int]:
         """Token indices from most to least important (by |score| for signed methods, unless told)."""
         use_abs = self.signed if by_abs is None else by_abs
-        key = np.abs(self.scores) if use_abs else self.scores
+        scores = np.asarray(self.scores, dtype=float)
+        if np.isnan(scores).any():  # argsort puts NaN last: a NaN token would read as the least important
+            bad = [self.tokens[i] for i in np.flatnonzero(np.isnan(scores))]
+            raise ValueError(f"scores hold NaN for token(s) {bad[:5]}: a NaN has no rank, and ranking it last would "
+                             f"call it the least important. Recompute the scores (a NaN input or model output?), or "
+                             f"set those scores explicitly")
+        key = np.abs(scores) if use_abs else scores
         return [int(i) for i in np.argsort(-key, kind="stable")]
 
+    @bool_flags
     def top(self, k: int = 5, by_abs: bool | None = None) -> list[tuple[str, float]]:
         """The ``k`` most important tokens with their scores (all of them if ``k`` is larger)."""
         k = check_int(k, "k", 1, hint="k is how many of the most important tokens to list, e.g. 5")
@@ -91,6 +99,7 @@ class TokenScores:
         return signed_bars(ax, self.tokens, self.scores, title=title if title is not None else self.method)
 
 
+@bool_flags
 def rank_correlation(a: TokenScores, b: TokenScores, by_abs: bool = True) -> dict[str, float]:
     """Spearman's rho and Kendall's tau between two methods' scores on the same tokens.
 

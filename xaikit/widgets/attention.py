@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import to_cpu
+from xaikit._validate import bool_flags
 from xaikit.attention import scratch as A
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL
 from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, toggle
@@ -30,6 +31,7 @@ __all__ = ["PositionalEncodingPanel", "WorkedExamplePanel", "SaturationPanel", "
            "draw_attention"]
 
 
+@bool_flags
 def draw_attention(ax, weights, tokens=None, title: str | None = None, colorbar: bool = True, query=None,
                    annotate: bool = False):
     """A ``(T_q, T_k)`` attention matrix on the sequential map with the fixed range [0, 1], rows = queries,
@@ -211,6 +213,7 @@ class SaturationPanel(Panel):
     n_keys = 10
     n_queries = 200
 
+    @bool_flags
     def __init__(self, d_k: int = 64, scaled: bool = False, seed: int = 0):
         self.seed = seed
         self.curves = {name: self._metrics(name == "scaled") for name in ("raw", "scaled")}

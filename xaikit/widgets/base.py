@@ -55,11 +55,14 @@ import ipywidgets as widgets
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from xaikit._validate import bool_flags
+
 __all__ = ["Panel", "render_png", "slider", "int_slider", "dropdown", "text_box", "toggle", "checkbox"]
 
 _STYLE = {"description_width": "initial"}
 
 
+@bool_flags
 def slider(description: str, value: float, min: float, max: float, step: float, continuous: bool = False,
            readout_format: str = ".3g", name: str | None = None, **kwargs) -> widgets.FloatSlider:
     """A float slider; ``continuous=False`` (the default) updates on release, for expensive panels.
@@ -74,6 +77,7 @@ def slider(description: str, value: float, min: float, max: float, step: float, 
                                       layout=widgets.Layout(width="320px"), **kwargs), note)
 
 
+@bool_flags
 def log_slider(description: str, value: float, min_exp: float, max_exp: float, step: float = 0.05,
                continuous: bool = False, name: str | None = None, **kwargs) -> widgets.FloatLogSlider:
     """A slider over ``10**min_exp .. 10**max_exp`` (temperatures, betas, sigmas)."""
@@ -84,6 +88,7 @@ def log_slider(description: str, value: float, min_exp: float, max_exp: float, s
                                          layout=widgets.Layout(width="320px"), **kwargs), note)
 
 
+@bool_flags
 def int_slider(description: str, value: int, min: int, max: int, step: int = 1, continuous: bool = False,
                name: str | None = None, **kwargs) -> widgets.IntSlider:
     value = _check_number(name or description, value, integer=True)
@@ -128,9 +133,11 @@ def _choice(description: str, options: list, value):
     return values[0] if value is None else _check_option(description, values, value)
 
 
-def dropdown(description: str, options, value=None, **kwargs) -> widgets.Dropdown:
+def dropdown(description: str, options, value=None, name: str | None = None, **kwargs) -> widgets.Dropdown:
+    """A dropdown; ``name`` is the panel's parameter that sets it, named in the error for a value not among
+    the options when the label differs (``part=`` sets the "mask" dropdown)."""
     options = list(options)
-    value = _choice(description, options, value)
+    value = _choice(name or description, options, value)
     return widgets.Dropdown(options=options, value=value, description=description, style=_STYLE, **kwargs)
 
 
@@ -146,6 +153,7 @@ def text_box(description: str, value: str = "", placeholder: str = "", **kwargs)
                         style=_STYLE, layout=widgets.Layout(width="480px"), **kwargs)
 
 
+@bool_flags
 def checkbox(description: str, value: bool = False, **kwargs) -> widgets.Checkbox:
     return widgets.Checkbox(value=value, description=description, indent=False, **kwargs)
 
@@ -162,6 +170,7 @@ def lru_get(cache, key, size: int, make) -> tuple[object, bool]:
     return value, True
 
 
+@bool_flags
 def render_png(fig: Figure, *, draw: bool = True) -> bytes:
     """The figure's pixels as PNG bytes: the one encoder of every panel.
 
@@ -225,6 +234,7 @@ class Panel:
     #: larger in presenter mode (``xaikit.course.presenter.on()`` sets ``Panel.scale``).
     scale: float = 1.0
 
+    @bool_flags
     def __init__(self, controls: dict[str, widgets.Widget], *, update: bool = True):
         self.controls = dict(controls)
         self.result = None

@@ -99,6 +99,16 @@ def _name_of(f) -> str:
     return "f" if not name or name == "<lambda>" else name
 
 
+def _check_trained(trained, panel: str):
+    """``trained``: None (the cached digits CNN) or what :func:`~xaikit.tensor.toys.digits_classifier` returns
+    (it has ``.model`` and ``.data``); a name such as ``"digits"`` is refused, naming the fix."""
+    if trained is not None and not (hasattr(trained, "model") and hasattr(trained, "data")):
+        raise TypeError(f"{panel}: trained must be None (the digits CNN) or what digits_classifier() returns "
+                        f"(with .model and .data), got {type(trained).__name__} {trained!r:.60}; e.g. "
+                        f"{panel}(trained=xaikit.tensor.toys.digits_classifier()) or {panel}()")
+    return trained
+
+
 class GradientPanel(ToyPanel):
     """§1: gradient and gradient x input of a smooth model of two inputs at the point (x1, x2)."""
 
@@ -325,7 +335,7 @@ class SmoothGradPanel(ToyPanel):
 
         n_images = check_int(n_images, "n_images", 1, hint="how many test digits the image menu offers, e.g. 12")
         self.seed = check_seed(seed)
-        self.trained = trained or toys.digits_classifier()
+        self.trained = _check_trained(trained, type(self).__name__) or toys.digits_classifier()
         data = self.trained.data
         options = [(f"test #{i}: a {int(data.test_y[i])}", i) for i in range(min(n_images, len(data.test_y)))]
         super().__init__({
@@ -419,7 +429,7 @@ class OcclusionPanel(ToyPanel):
         self.stride = check_int(stride, "stride", 1, 8, hint="pixels between two patches; 1 slides the patch "
                                                              "one pixel at a time")
         self.baseline = check_float(baseline, "baseline", hint="the value an occluded pixel takes, e.g. 0.0")
-        self.trained = trained or toys.digits_classifier()
+        self.trained = _check_trained(trained, type(self).__name__) or toys.digits_classifier()
         data = self.trained.data
         options = [(f"test #{i}: a {int(data.test_y[i])}", i) for i in range(min(n_images, len(data.test_y)))]
         super().__init__({

@@ -46,6 +46,35 @@ def _image(ax, img, title, cmap="gray_r"):
     ax.set_yticks([])
 
 
+
+def _with_default_model(who: str, model_name: str, given: dict, defaults: dict) -> dict:
+    """The inputs a panel built without ``f``/``model`` explains: the default example's, except those the user
+    passed, which are kept when they have the default's shape and refused otherwise (never dropped unsaid)."""
+    chosen = dict(defaults)
+    for name, value in given.items():
+        if value is None:
+            continue
+        default = defaults[name]
+        value_t = torch.as_tensor(np.asarray(value) if not isinstance(value, torch.Tensor) else value)
+        many = name in ("images", "data")  # a batch: any number of images of the default's shape
+        fits = (value_t.shape == default.shape if not many
+                else value_t.dim() == default.dim() and value_t.shape[1:] == default.shape[1:] and len(value_t))
+        if not fits:
+            raise ValueError(f"{who}: {name} has shape {tuple(value_t.shape)}, but without {model_name}= the panel "
+                             f"explains its default model, which takes {name} of shape {tuple(default.shape)}"
+                             + (" (any number of images)" if many else "")
+                             + f"; pass {model_name}=your model together with {name}, or leave {name} out")
+        chosen[name] = value_t.to(default.dtype)
+    return chosen
+
+
+def _required(value, name: str, who: str, model_name: str):
+    if value is None:
+        raise ValueError(f"{who}: {name} is None; with {model_name}= given, pass {name}= too (the input to explain), "
+                         f"or leave {model_name} out for the default example")
+    return value
+
+
 # -- steps and rules ------------------------------------------------------------------------------------------
 @dataclass
 class StepsView:
@@ -70,7 +99,10 @@ class IGStepsPanel(Panel):
 
     def __init__(self, f=None, x=None, baseline=None, target=None, steps: int = 20, rule: str = "riemann_right"):
         if f is None:
-            f, x, baseline, _ = digits_setup()
+            f, dx, dbaseline, _ = digits_setup()
+            x, baseline = _with_default_model("IGStepsPanel", "f", {"x": x, "baseline": baseline},
+                                              {"x": dx, "baseline": dbaseline}).values()
+        x = _required(x, "x", "IGStepsPanel", "f")
         self.f, self.x, self.baseline, self.target = f, x, baseline, target
         self.curves = gap_curves(f, x, baseline, self.grid, RULES,
                                  target=target)  # once: the whole log-log figure
@@ -133,7 +165,11 @@ class IGErrorPanel(Panel):
     def __init__(self, model=None, x=None, baseline=None, steps: int = 2, rule: str = "riemann_right"):
         if model is None:
             model = additive_toy()
-            x = torch.tensor([1.0, -0.7, 2.0, 0.4], dtype=torch.float64)
+            dx = torch.tensor([1.0, -0.7, 2.0, 0.4], dtype=torch.float64)
+            x, chosen = _with_default_model("IGErrorPanel", "model", {"x": x, "baseline": baseline},
+                                            {"x": dx, "baseline": torch.zeros_like(dx)}).values()
+            baseline = None if baseline is None else chosen
+        x = _required(x, "x", "IGErrorPanel", "model")
         self.model, self.x, self.baseline = model, x, baseline
         self.exact = model.exact_ig(x, baseline)
         # once: the log-log curves (Gauss-Legendre also at 1-8 steps, before it reaches round-off)
@@ -243,10 +279,13 @@ class IGBaselinePanel(Panel):
 
     def __init__(self, model=None, images=None, data=None, steps: int = 32, target=None):
         if model is None:
-            model, _, _, data = digits_setup()
+            model, _, _, ddata = digits_setup()
             from xaikit.tensor.toys import digits_classifier
 
-            images = digits_classifier(progress=False).data.test_x[:20]
+            dimages = digits_classifier(progress=False).data.test_x[:20]
+            images, data = _with_default_model("IGBaselinePanel", "model", {"images": images, "data": data},
+                                               {"images": dimages, "data": ddata}).values()
+        images = _required(images, "images", "IGBaselinePanel", "model")
         self.model, self.images, self.data, self.steps, self.target = model, images, data, steps, target
         self.param = slider("parameter", 0.5, 0.0, 1.0, 0.01)
         kind = dropdown("baseline", BASELINES)
@@ -298,7 +337,10 @@ class IGCompletenessPanel(Panel):
     def __init__(self, model=None, x=None, baseline=None, target=None, steps: int = 50,
                  rule: str = "riemann_right"):
         if model is None:
-            model, x, baseline, _ = digits_setup()
+            model, dx, dbaseline, _ = digits_setup()
+            x, baseline = _with_default_model("IGCompletenessPanel", "model", {"x": x, "baseline": baseline},
+                                              {"x": dx, "baseline": dbaseline}).values()
+        x = _required(x, "x", "IGCompletenessPanel", "model")
         self.model, self.x, self.baseline, self.target = model, x, baseline, target
         super().__init__({"steps": int_slider("steps", steps, 2, 300), "rule": dropdown("rule", RULES, rule)})
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xaikit._validate import bool_flags
 from xaikit.plotting import SEQUENTIAL
 from xaikit.text.tokens import TokenScores
 from xaikit.widgets.base import Panel, int_slider, lru_get, slider, text_box
@@ -42,6 +43,7 @@ class LimePanel(Panel):
     figsize = (9.0, 3.3)
     cache_size = 16
 
+    @bool_flags
     def __init__(self, model, tokenizer, text: str = "I like the movie", *, n_samples: int = 300,
                  kernel_width: float = 25.0, seed: int = 0, output: str = "prob", drop_special: bool = True):
         from xaikit._validate import check_choice, check_seed, check_text

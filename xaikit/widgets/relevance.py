@@ -54,7 +54,7 @@ class RelevancePanel(Panel):
             "index": int_slider("picture", index, 0, len(self.scenes) - 1),
             "method": dropdown("method", list(METHODS), method),
             "block": int_slider("block", block, 0, n_blocks - 1),
-            "part": dropdown("mask", list(_PARTS), part),
+            "part": dropdown("mask", list(_PARTS), part, name="part"),
         }
         super().__init__(controls)
 

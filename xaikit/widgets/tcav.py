@@ -18,6 +18,13 @@ from xaikit._validate import check_int, check_labels, check_names
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 
+
+def _check_panel_vit(model, panel: str) -> None:
+    """A concept panel needs the ViT image classifier it explains; None or a name is refused at once."""
+    if model is None or isinstance(model, str) or getattr(model, "config", None) is None:
+        raise TypeError(f"{panel}: model must be a ViT image classifier (e.g. model, processor = "
+                        f"xaikit.models.load_vit()), got {type(model).__name__} {model!r:.60}")
+
 __all__ = ["PatchGridPanel", "ConceptGalleryPanel", "TCAVPanel", "LayerSweepPanel", "PatchGrid", "Gallery"]
 
 _NOT_SIGNIFICANT = "#BBBBBB"
@@ -255,7 +262,10 @@ class TCAVPanel(Panel):
     def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
                  target: str = "zebra", layer: int = 0, pooling: str = "flatten", R: int = 10,
                  concepts=None, random_sets=None):
-        self.model, self.processor = model, processor
+        _check_panel_vit(model, type(self).__name__)
+        from xaikit.concepts.images import check_processor
+
+        self.model, self.processor = model, check_processor(processor)
         self.sets = ImageSets(concept_sets, class_images, world, target=target)
         self.random_sets = random_sets
         names = list(self.sets.concepts)
@@ -321,7 +331,10 @@ class LayerSweepPanel(Panel):
     def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
                  target: str = "zebra", pooling: str = "flatten", R: int = 5,
                  concepts=None, random_sets=None):
-        self.model, self.processor = model, processor
+        _check_panel_vit(model, type(self).__name__)
+        from xaikit.concepts.images import check_processor
+
+        self.model, self.processor = model, check_processor(processor)
         self.sets = ImageSets(concept_sets, class_images, world, target=target)
         self.concepts = _chosen_concepts(concepts, list(self.sets.concepts))
         self.random_sets = random_sets

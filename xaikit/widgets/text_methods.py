@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from xaikit._validate import bool_flags
 from xaikit.plotting import OKABE_ITO
 from xaikit.text.tokens import TokenScores, rank_correlation
 from xaikit.widgets.base import Panel, checkbox, dropdown, text_box
@@ -63,6 +64,7 @@ class MethodComparisonPanel(Panel):
     figsize = (9.0, 3.4)
     cache_size = 32
 
+    @bool_flags
     def __init__(self, model, tokenizer, text: str = "I like the movie", a: str = "Grad-SAM", b: str = "SHAP",
                  drop_special: bool = True, allow_long: bool = False):
         from xaikit._validate import check_choice, check_text

@@ -14,6 +14,7 @@ import torch
 
 from xaikit._fn import in_float32, inputs_to_model
 from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
+from xaikit._validate import bool_flags
 from xaikit.models.arch import check_layer
 from xaikit.models.hooks import forward_hooks
 from xaikit.policies import method_threads, to_float64
@@ -135,6 +136,7 @@ def _agreement(rows: list[dict], kept: list[str], n_words: list[int], layer: int
     return RankAgreement(list(kept), tau, np.array(n_words, dtype=int), layer, seconds)
 
 
+@bool_flags
 def rank_agreement(model: torch.nn.Module, tokenizer: Tokenizer, sentences, layer: int = -1,
                    progress: bool = False) -> RankAgreement:
     """Jain & Wallace's correlation analysis over ``sentences``: per sentence, Kendall's tau-b of attention

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from xaikit._validate import check_float, check_int
+from xaikit._validate import bool_flags, check_float, check_int
 from xaikit.policies import method_threads
 
 __all__ = ["WEIGHTINGS", "pool", "DiagnosticMLP", "train_diagnostic", "evaluate_diagnostic"]
@@ -110,6 +110,7 @@ class DiagnosticMLP(nn.Module):
     pooling weights ``(B, T)``; it returns logits ``(B, n_classes)``.
     """
 
+    @bool_flags
     def __init__(self, embedding: torch.Tensor, hidden: int = 64, n_classes: int = 2, learn_weights: bool = False):
         super().__init__()
         embedding = torch.as_tensor(embedding)
@@ -182,6 +183,7 @@ def _check_ids(ids, mask, vocabulary: int) -> tuple[torch.Tensor, torch.Tensor]:
     return ids.long().cpu(), mask.bool().cpu()
 
 
+@bool_flags
 def train_diagnostic(embedding, ids, mask, labels, weights=None, learn_weights: bool = False, seed: int = 0,
                      hidden: int = 64, epochs: int = 8, lr: float = 3e-3, batch_size: int = 64,
                      n_classes: int | None = None) -> DiagnosticMLP:

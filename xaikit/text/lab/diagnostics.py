@@ -36,7 +36,7 @@ import torch
 
 from xaikit._fn import inputs_to_model, to_cpu
 from xaikit._text_input import check_model, check_texts, max_tokens
-from xaikit._validate import check_choice, check_float, check_int
+from xaikit._validate import bool_flags, check_choice, check_float, check_int
 from xaikit.models.arch import check_layer
 from xaikit.policies import method_threads
 from xaikit.text.lab.diagnostic_model import (  # noqa: F401 - the model's names, reachable from the experiment
@@ -82,6 +82,7 @@ class DiagnosticData:
         return self.attention if weighting == "model attention" else None
 
 
+@bool_flags
 def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 64, progress: bool = False,
                     cache: bool = False) -> DiagnosticData:
     """Tokenize ``(sentence, label)`` pairs and read the model's attention for each, in one batched forward pass.
@@ -278,6 +279,7 @@ class DiagnosticResult:
         return ax
 
 
+@bool_flags
 def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), weightings=WEIGHTINGS,
                    layer: int = -1, hidden: int = 64, epochs: int = 8, lr: float = 3e-3, batch_size: int = 64,
                    progress: bool = True, cache: bool = True, controls: dict | None = None) -> DiagnosticResult:
@@ -345,6 +347,7 @@ def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), w
 
 # ------------------------------------------------------------------------------------- notebook 06's sets
 
+@bool_flags
 def notebook_sentences(fast: bool | None = None) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """Notebook 06 section 4's ``(train_pairs, test_pairs)``: training sentences drawn once with
     ``random.Random(0)`` (the same for every diagnostic seed) and the first held-out movie sentences;
@@ -360,6 +363,7 @@ def notebook_sentences(fast: bool | None = None) -> tuple[list[tuple[str, int]],
     return train, load_movie_reviews("test", progress=False)[:n_test]
 
 
+@bool_flags
 def warm_notebook_cache(progress: bool = True, fast: bool | None = None, seed: int | None = None):
     """Read the attention that notebook 06's section 4 needs (the embedded model's and the pretrained
     encoder's, on :func:`notebook_sentences`) into the disk cache, so the notebook's first run after

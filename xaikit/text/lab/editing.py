@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from xaikit._fn import inputs_to_model, to_cpu
-from xaikit._validate import check_int
+from xaikit._validate import bool_flags, check_int
 from xaikit.models.arch import attention_modules, attn_implementation, n_heads, n_layers
 from xaikit.models.hooks import attention_implementation
 
@@ -143,6 +143,7 @@ def _as_key_mask(remove, n_tokens: int | None) -> torch.Tensor | None:
     return mask
 
 
+@bool_flags
 @contextmanager
 def edited_attention(model, remove=None, layers=None, heads=None, permute: bool = False, seed: int = 0,
                      record: bool = False, n_tokens: int | None = None, queries=None):

@@ -53,7 +53,15 @@ import torch
 
 from xaikit._fn import inputs_to_model
 from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
-from xaikit._validate import check_choice, check_float, check_int, check_names, check_seed
+from xaikit._validate import (
+    bool_flags,
+    check_choice,
+    check_float,
+    check_fraction,
+    check_int,
+    check_names,
+    check_seed,
+)
 from xaikit.models.arch import attention_modules, check_layer
 from xaikit.models.passes import Cost, count_passes
 from xaikit.policies import method_threads
@@ -231,6 +239,7 @@ class LabResult:
         return f'<table class="xk-lab-table"><tr>{head}</tr>{rows}</table>{note}'
 
 
+@bool_flags
 def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=None, n_permutations: int = 16,
             seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True, extra_views=EXTRA_VIEWS,
             allow_long: bool = False, **costs: int) -> LabResult:
@@ -261,7 +270,7 @@ def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=No
     layer = check_layer(model, layer)
     if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
         raise TypeError(f"bins must be a list of fractions in (0, 1], e.g. bins=(0.1, 0.2, 0.5), got {bins!r}")
-    bins = tuple(check_float(b, f"bins[{i}]", 0.0, 1.0, strict_min=True) for i, b in enumerate(bins))
+    bins = tuple(check_fraction(b, f"bins[{i}]", 0.1, " of the words") for i, b in enumerate(bins))
     if not bins:
         raise ValueError("bins must hold at least one fraction of the words to remove (AOPC averages over them), "
                          "e.g. bins=(0.1, 0.2, 0.5), or leave it out for ERASER's bins")

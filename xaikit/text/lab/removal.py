@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from xaikit._fn import inputs_to_model
-from xaikit._validate import check_choice, check_int
+from xaikit._validate import check_choice, check_fraction, check_int
 from xaikit.models.arch import embeddings_module, encoder_layers
 from xaikit.models.hooks import forward_hooks
 from xaikit.text.lab.editing import run_edited
@@ -76,6 +76,12 @@ class PermutationChange(_Keyed):
 def js_divergence(p, q) -> np.ndarray:
     """Jensen-Shannon divergence in bits between rows of ``p`` and ``q`` (probabilities, last axis)."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    for name, rows in (("p", p), ("q", q)):  # logits give NaN (log of a negative): refuse them by name
+        sums = rows.sum(-1) if rows.ndim else rows
+        if rows.ndim == 0 or not np.isfinite(rows).all() or (rows < -1e-9).any() or np.abs(sums - 1).max() > 1e-6:
+            raise ValueError(f"js_divergence: {name} must hold probability rows (non-negative, each summing to 1 "
+                             f"over the last axis); got values in [{np.nanmin(rows):.4g}, {np.nanmax(rows):.4g}] "
+                             f"and row sums up to {np.nanmax(np.abs(sums)):.4g}. Pass softmax(logits), not logits")
     m = 0.5 * (p + q)
 
     def kl(a, b):
@@ -181,6 +187,11 @@ def flip_fraction(model, enc, tokenizer, scores: TokenScores, how: str = "erase"
 def aopc(model, enc, tokenizer, scores: TokenScores, bins=ERASER_BINS) -> tuple[float, float]:
     """(comprehensiveness, sufficiency) AOPC of one ranking for the predicted class (DeYoung et al. 2020):
     the top ``ceil(k * n_words)`` words deleted from the input, or all but them, averaged over ``bins``."""
+    if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
+        raise TypeError(f"bins must be a list of fractions in (0, 1], e.g. bins=(0.1, 0.2, 0.5), got {bins!r}")
+    bins = [check_fraction(b, f"bins[{i}]", 0.1, " of the words") for i, b in enumerate(bins)]
+    if not bins:
+        raise ValueError("bins must hold at least one fraction of the words to remove, e.g. bins=(0.1, 0.2, 0.5)")
     positions = content_positions(enc, tokenizer)
     order = _order(scores, positions)
     ks = _bin_sizes(bins, len(positions))
