@@ -225,7 +225,7 @@ def test_instructor_view_prints_the_ledger_line(student_view, monkeypatch, capsy
     claims.instructor(None)  # ... and None goes back to it
     claim(asserted.id, 0.75)
     assert capsys.readouterr().out.startswith("[claim] 01.1-unit-test-claim")
-    with pytest.raises(TypeError, match="True, False or None"):
+    with pytest.raises(TypeError, match="on must be True or False"):
         claims.instructor("yes")
 
 
