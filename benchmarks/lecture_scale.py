@@ -16,8 +16,9 @@ is ``None`` is listed as "not measured yet".
 
 Goals (issue 30) are for a 2-core laptop CPU; on a shared machine the times inflate. The ``tcav_floor`` row
 has no time goal: it prints the whole TCAV significance call against its forward-pass floor, the forward
-passes alone timed in the same process, a ratio that a busy machine inflates on both sides (goal at most
-1.2), and the row's peak memory.
+passes alone timed in the same process at the same torch thread count, a ratio that a busy machine inflates
+on both sides (goal at most 1.2), the load average, and the row's peak memory beside the call's own (the floor's
+pixel values are not held through the call).
 
     .venv/bin/python benchmarks/lecture_scale.py --rows tcav_floor       # the ratio at vit-base (minutes)
 """
