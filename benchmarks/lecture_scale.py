@@ -16,8 +16,9 @@ is ``None`` is listed as "not measured yet".
 
 Goals (issue 30) are for a 2-core laptop CPU; on a shared machine the times inflate. The ``tcav_floor`` row
 has no time goal: it prints the whole TCAV significance call against its forward-pass floor, the forward
-passes alone timed in the same process, a ratio that a busy machine inflates on both sides (goal at most
-1.2), and the row's peak memory.
+passes alone timed in the same process at the same torch thread count, a ratio that a busy machine inflates
+on both sides (goal at most 1.2), the load average, and the row's peak memory beside the call's own (the floor's
+pixel values are not held through the call).
 
     .venv/bin/python benchmarks/lecture_scale.py --rows tcav_floor       # the ratio at vit-base (minutes)
 """
@@ -186,14 +187,26 @@ def row_tcav_floor(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     """The whole TCAV significance call (t-test, 3 concepts, R runs, empty caches) against its forward-pass
     floor in the same process: every image the call feeds the model, through the chosen block (concept and
     random sets) or the whole model (the class images), without gradients, in batches of 64; timed before and
-    after the call, and the shorter of the two taken."""
+    after the call, and the shorter of the two taken.
+
+    Both run with one torch thread count: ``XAIKIT_THREADS`` if set, else torch's default (the call would
+    otherwise take its own count, :func:`xaikit.policies.method_thread_count`: one thread under
+    ``XAIKIT_THREADS=1``, or the cores idle when it starts, against the floor's torch default). The floor's
+    pixel values (450 MB at full size) are dropped before the call and made again after it, so the row's peak
+    memory is the call's own (or the floor's, whichever is larger); ``call_peak_gb`` is the resident memory's
+    peak during the call, sampled."""
     import torch
 
+    from xaikit import policies
     from xaikit.concepts import tcav
     from xaikit.concepts.images import pixel_values
     from xaikit.models import imageworld as iw
     from xaikit.models import load_vit
 
+    threads = policies.env_threads()
+    threads = threads if isinstance(threads, int) else torch.get_num_threads()
+    torch.set_num_threads(threads)
+    policies.set_method_threads(threads)
     model, processor = load_vit(vit_dir)
     n, concepts, zebras = _tcav_inputs(quick)
     R = 3 if quick else 10
@@ -203,26 +216,61 @@ def row_tcav_floor(vit_dir: Path, bert_dir: Path, quick: bool, clock):
         x = pixel_values(model, images, processor)
         return [x[i:i + 64] for i in range(0, len(x), 64)]
 
-    to_block = [b for imgs in (*concepts.values(), *randoms) for b in batches(imgs)]
-    to_head = batches(zebras)
     def floor_once():
-        return _forward_floor(model, to_block, VIT_LAYER, False) + _forward_floor(model, to_head, VIT_LAYER, True)
+        to_block = [b for imgs in (*concepts.values(), *randoms) for b in batches(imgs)]
+        to_head = batches(zebras)
+        seconds = _forward_floor(model, to_block, VIT_LAYER, False) + _forward_floor(model, to_head, VIT_LAYER, True)
+        return seconds, sum(len(b) for b in to_block) + sum(len(b) for b in to_head)
 
-    _forward_floor(model, to_block[:1], VIT_LAYER, False)  # warm-up: first-call allocations, thread pool
-    before = floor_once()
+    _forward_floor(model, batches(zebras)[:1], VIT_LAYER, False)  # warm-up: first-call allocations, thread pool
+    before, images = floor_once()  # its pixel values are dropped on return: not held through the call
     tcav.clear_cache()
+    sampler = _PeakRSS()
     clock.start()
-    res = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=VIT_LAYER, R=R, n_random=n,
-                                 processor=processor)
+    with sampler:
+        res = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=VIT_LAYER, R=R, n_random=n,
+                                     processor=processor)
     whole = clock.stop()
-    after = floor_once()
+    after, _ = floor_once()
     floor = min(before, after)  # timed before and after the call: the quieter of the two (a shared machine's load drifts)
-    images = sum(len(b) for b in to_block) + sum(len(b) for b in to_head)
     print(f"tcav_floor: whole call {whole:.1f} s, forward passes alone {floor:.1f} s ({images} images, "
-          f"{torch.get_num_threads()} threads): ratio {whole / floor:.2f} (goal <= {FLOOR_RATIO_GOAL})", file=sys.stderr)
-    return {"R": R, "images": images, "floor_s": round(floor, 1), "floor_before_after_s": [round(before, 1), round(after, 1)],
+          f"{threads} threads, load {os.getloadavg()[0]:.1f}): ratio {whole / floor:.2f} (goal <= {FLOOR_RATIO_GOAL}), "
+          f"call's peak {sampler.peak / 1e9:.2f} GB", file=sys.stderr)
+    return {"R": R, "images": images, "threads": threads, "call_peak_gb": round(sampler.peak / 1e9, 2),
+            "floor_s": round(floor, 1), "floor_before_after_s": [round(before, 1), round(after, 1)],
             "ratio": round(whole / floor, 3),
             "ratio_goal": FLOOR_RATIO_GOAL, "p": {c: round(s.p_value, 4) for c, s in res.concepts.items()}}
+
+
+class _PeakRSS:
+    """The peak resident memory of this process while the block runs, sampled every 10 ms (Linux's
+    ``/proc/self/statm``; 0 elsewhere)."""
+
+    def __init__(self):
+        self.peak = 0
+
+    def _rss(self) -> int:
+        try:
+            return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def _watch(self):
+        while not self._done.wait(0.01):
+            self.peak = max(self.peak, self._rss())
+
+    def __enter__(self):
+        import threading
+
+        self.peak, self._done = self._rss(), threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._rss())
 
 
 #: the whole significance call may take at most this many times its forward passes alone
@@ -431,7 +479,9 @@ def main() -> int:
               f"  {'OK ' if ok_t and ok_m else 'OVER'} {row.what}; {r['extra']}", flush=True)
         if "ratio" in r["extra"]:
             print(f"{'':<18} whole call / forward passes alone = {r['seconds']:.1f} s / {r['extra']['floor_s']:.1f} s = "
-                  f"{r['extra']['ratio']:.2f} (goal <= {FLOOR_RATIO_GOAL}), peak {r['peak_gb']:.2f} GB", flush=True)
+                  f"{r['extra']['ratio']:.2f} (goal <= {FLOOR_RATIO_GOAL}), {r['extra']['threads']} threads, load "
+                  f"{r['load']:.1f}; peak {r['peak_gb']:.2f} GB (the call's own {r['extra']['call_peak_gb']:.2f} GB)",
+                  flush=True)
         measured[row.name] = {"seconds": round(r["seconds"], 2), "peak_gb": round(r["peak_gb"], 2),
                               "load": round(r.get("load", 0.0), 1),
                               "what": row.what, **({"gpu_peak_gb": r["extra"]["gpu_peak_gb"]}

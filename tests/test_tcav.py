@@ -173,6 +173,39 @@ def test_row_space_fit_equals_the_full_fit():
         assert fast.accuracy == full.accuracy  # exact: a count / n
 
 
+@pytest.mark.parametrize("keep_all_layers", [False, True])
+@pytest.mark.parametrize("pooling", tcav.POOLINGS)
+def test_gradients_equal_full_autograd_without_recording_the_blocks_below(pooling, keep_all_layers, monkeypatch):
+    """The gradient pass records the graph only from the lowest hooked block up; the gradient it gives equals
+    the one of an ordinary backward pass through the whole model (hidden states with retained gradients)."""
+    from xaikit.models.arch import encoder_layers
+
+    if not keep_all_layers:  # one block per pass, as at vit-base: the blocks below it run without gradients
+        monkeypatch.setattr(activations_module, "_ALL_LAYERS_BYTES", 0)
+    model = tiny_vit(seed=1, image_size=32)
+    imgs = iw.make_dataset(5, "main", seed=2)[0][:, ::2, ::2]
+    x = tcav.pixel_values(model, imgs)
+    out = model(pixel_values=x, output_hidden_states=True)
+    for h in out.hidden_states:
+        h.retain_grad()
+    out.logits[:, 1].sum().backward()
+    recorded = []
+    handle = encoder_layers(model)[0].register_forward_hook(lambda *_: recorded.append(torch.is_grad_enabled()))
+    try:
+        for layer in (1, 0):
+            tcav.clear_cache()
+            recorded.clear()
+            g = tcav.gradients(model, imgs, layer, target="horse", pooling=pooling)
+            want = activations_module._lift(out.hidden_states[layer + 1].grad, pooling)
+            np.testing.assert_allclose(g, want.numpy(), rtol=1e-5, atol=1e-7)
+            # block 0 runs without a graph: below the hooked block, or the hooked block itself (its output is
+            # where recording starts)
+            assert recorded == [False] * len(recorded) and recorded
+        assert torch.is_grad_enabled()  # the pass's no_grad block restored the caller's mode
+    finally:
+        handle.remove()
+
+
 @pytest.mark.parametrize("pooling", tcav.POOLINGS)
 def test_hook_activations_equal_hidden_states(pooling):
     model = tiny_vit(seed=0, image_size=32)

@@ -21,8 +21,10 @@ switch with warm caches only retrains the (cached) CAVs (listed in :mod:`xaikit.
 
 At the lecture's size (vit-base-patch16-224) three things keep a laptop's memory and time in
 bounds: the passes run in batches bounded by an estimate of their intermediate tensors (a backward pass
-keeps every block's, about 200 MB per image at vit-base: 50 class images at once peaked at 10 GB;
-:func:`_bounded_batch`), activation passes stop at the deepest block needed, and a model of 20 M parameters
+keeps those of every block it records, about 20 MB per image and block at vit-base: 50 class images through
+all 12 blocks at once peaked at 10 GB; :func:`_bounded_batch`), a gradient pass records only the blocks above
+the hooked one (the blocks below run without gradients), activation passes stop at the deepest block
+needed, and a model of 20 M parameters
 or more keeps its activations and gradients on disk as well (:func:`_on_disk`, checksummed through
 :func:`xaikit.models.cache.ensure`), so a new kernel does not compute the same images again.
 """
@@ -104,19 +106,20 @@ def _layers_to_keep(model, layer: int, pooling: str, n: int) -> list[int]:
     return list(range(total)) if n * width * total * 4 < _ALL_LAYERS_BYTES else [layer]
 
 
-#: memory one batch of :func:`_run` may hold: the backward pass keeps every block's intermediate tensors for
-#: each image (about 200 MB per image at vit-base-patch16-224, so 50 images at once peaked at 10 GB); the
-#: forward pass without gradients only the current block's
+#: memory one batch of :func:`_run` may hold: the backward pass keeps the intermediate tensors of every block
+#: it records for each image (about 20 MB per image and block at vit-base-patch16-224, so 50 images through
+#: all 12 blocks at once peaked at 10 GB); the forward pass without gradients only the current block's
 _GRAD_BATCH_BYTES = 768 * 2**20
 _FORWARD_BATCH_BYTES = 256 * 2**20
 
 
-def _bounded_batch(model, batch_size: int, backward: bool) -> int:
+def _bounded_batch(model, batch_size: int, backward: bool, from_block: int = 0) -> int:
     """``batch_size`` capped so that one batch's intermediate tensors stay near :data:`_GRAD_BATCH_BYTES`
     (backward) or :data:`_FORWARD_BATCH_BYTES` (forward only). Per image and block the estimate counts the
     token tensors (about 24 of width ``hidden_size``, the MLP's four times wider ones included) and the
-    attention maps (3 of ``heads x tokens x tokens``); every block for a backward pass, one for a forward
-    pass. Each image's activations and gradients do not depend on the batch it is in, so the cap changes
+    attention maps (3 of ``heads x tokens x tokens``); for a backward pass every block from ``from_block`` up
+    (the graph :func:`_run` records starts at that block's output; the head counted as one more block), one
+    for a forward pass. Each image's activations and gradients do not depend on the batch it is in, so the cap changes
     the memory, not the result (beyond the order of float sums inside a matrix product)."""
     from xaikit.models.arch import n_layers
 
@@ -124,7 +127,7 @@ def _bounded_batch(model, batch_size: int, backward: bool) -> int:
     tokens = (int(getattr(cfg, "image_size", 224)) // int(getattr(cfg, "patch_size", 16))) ** 2 + 1
     heads = int(getattr(cfg, "num_attention_heads", 1))
     per_block = tokens * (24 * int(cfg.hidden_size) + 3 * heads * tokens) * 4
-    per_image = per_block * (n_layers(model) if backward else 1)
+    per_image = per_block * (max(1, n_layers(model) - from_block) if backward else 1)
     budget = _GRAD_BATCH_BYTES if backward else _FORWARD_BATCH_BYTES
     return max(1, min(batch_size, budget // max(per_image, 1)))
 
@@ -144,17 +147,25 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
     blocks = encoder_layers(model)
     outs: dict[int, torch.Tensor] = {}
     stop = stop and target is None
-    last = max(layers)
+    last, first = max(layers), min(layers)
 
     def hook(i):
         def fn(_module, _inputs, output):
-            outs[i] = output[0] if isinstance(output, (tuple, list)) else output  # 4.x tuple, 5.x tensor
+            h = output[0] if isinstance(output, (tuple, list)) else output  # 4.x tuple, 5.x tensor
+            if target is not None and i == first:
+                # the gradient at the hooked blocks depends only on what runs after the lowest of them: the
+                # blocks below ran without a graph (no_grad), and recording starts from this output, a leaf
+                torch.set_grad_enabled(True)  # the caller's no_grad block restores the mode when it ends
+                h = h.detach().requires_grad_(True)
+                output = (h, *output[1:]) if isinstance(output, (tuple, list)) else h
+            outs[i] = h
             if stop and i == last:
                 raise _Stop
+            return output if target is not None and i == first else None
         return fn
 
     device = next(model.parameters()).device
-    batch_size = _bounded_batch(model, batch_size, backward=target is not None)
+    batch_size = _bounded_batch(model, batch_size, backward=target is not None, from_block=first)
     pieces: dict[int, list[torch.Tensor]] = {i: [] for i in layers}
     with forward_hooks(*((blocks[i], hook(i)) for i in layers)):
         for s in range(0, len(x), batch_size):
@@ -168,7 +179,7 @@ def _run(model, x: torch.Tensor, layers: list[int], pooling: str, target: int | 
                 for i in layers:
                     pieces[i].append(_pool(outs[i], pooling).float().cpu())
             else:
-                with torch.enable_grad():
+                with torch.no_grad():  # until the lowest hooked block, whose hook turns recording on
                     logits = model(pixel_values=xb).logits  # (B, C)
                     hs = [outs[i] for i in layers]
                     grads = torch.autograd.grad(logits[:, target].sum(), hs)  # each (B, T, D)

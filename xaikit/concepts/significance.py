@@ -320,11 +320,13 @@ def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], cl
         counter = a_neg[_subsample(len(a_neg), rng)]
         return counter, _subsample(n_pos, rng)
 
+    digests = {}  # id -> (array, digest): each activation set is hashed once, not once per run it is in
+
     def run(a_pos, name, i, counter=None):
         if counter is None:
             counter, rows = counterpart(i, len(a_pos))
             a_pos = a_pos if rows is None else a_pos[rows]
-        cav = _cav_cached(model, a_pos, counter, classifier, seed + i, name, neg_name, layer, pooling)
+        cav = _cav_cached(model, a_pos, counter, classifier, seed + i, name, neg_name, layer, pooling, digests)
         return (*_score(g @ cav.vector), cav.accuracy, not np.any(cav.vector))  # last: a zero CAV
 
     from threadpoolctl import threadpool_limits
@@ -538,9 +540,19 @@ def _null_score_table(model, null_sets, layer, pooling, processor, counterpart, 
     return np.array(scores)
 
 
-def _cav_cached(model, a_pos, a_neg, classifier, seed, concept, negative, layer, pooling) -> CAV:
-    key = ("cav", hashlib.sha1(a_pos.tobytes()).hexdigest()[:16], hashlib.sha1(a_neg.tobytes()).hexdigest()[:16],
-           classifier, seed)
+def _digest(a: np.ndarray, digests: dict | None = None) -> str:
+    """The first 16 hex digits of the SHA-1 of ``a``'s bytes; ``digests`` (id -> (array, digest)) remembers them
+    for arrays that stay alive, so an activation set in R runs is hashed once (30 MB at vit-base: 0.07 s)."""
+    if digests is not None and id(a) in digests and digests[id(a)][0] is a:
+        return digests[id(a)][1]
+    d = hashlib.sha1(np.ascontiguousarray(a).data).hexdigest()[:16]
+    if digests is not None:
+        digests[id(a)] = (a, d)
+    return d
+
+
+def _cav_cached(model, a_pos, a_neg, classifier, seed, concept, negative, layer, pooling, digests=None) -> CAV:
+    key = ("cav", _digest(a_pos, digests), _digest(a_neg, digests), classifier, seed)
     store = _store(model)
     if key not in store:
         store[key] = train_cav(a_pos, a_neg, classifier, seed, concept=concept, negative=negative, layer=layer,
