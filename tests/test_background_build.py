@@ -298,7 +298,7 @@ def test_prepare_background_stops_cleanly_on_sigterm_and_resumes(tmp_path, monke
     text = log.read_text()
     order = [text.index(f"{what:<22}") for what in ("sentiment model", "ViT (main world)", "ViT (control world)",
                                                     "sentiment (shuffled)", "sentiment (control)",
-                                                    "attention (nb 06)", "random sets (nb 07)")]
+                                                    "attention (nb 06)", "random sets (nb 05, 07)")]
     assert order == sorted(order), text
 
 

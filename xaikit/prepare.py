@@ -137,7 +137,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
         if want_vit:  # notebook 07's rank test: its 100 random image sets (while the ViTs train, in parallel)
             from xaikit.concepts.nullsets import warm_null_sets
 
-            folders["null-sets"] = _timed(say, "random sets (nb 07)", lambda: warm_null_sets(progress=False))
+            folders["null-sets"] = _timed(say, "random sets (nb 05, 07)", lambda: warm_null_sets(progress=False))
         if background_vits is not None:
             folders.update(background_vits.join(say))
     finally:

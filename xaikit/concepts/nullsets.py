@@ -75,9 +75,11 @@ def _null_sets_folder(size: int, seed: int, n_null: int):
 
 @bool_flags
 def warm_null_sets(progress: bool = True):
-    """Draw notebook 07's rank-test random sets (50 images, 100 sets, seed 0) into the cache unless they are
-    there; called by ``python -m xaikit prepare``. Returns their folder."""
+    """Draw the rank test's random sets (50 images, seed 0) into the cache unless they are there: 100 sets
+    for notebook 07, 200 for lecture 05's one-sided test; called by ``python -m xaikit prepare``. Returns the
+    folder of the larger draw."""
     from xaikit._config import located
 
     null_sets_on_disk(50, 0, 100, progress=progress)
-    return located(_null_sets_folder(50, 0, 100))
+    null_sets_on_disk(50, 0, 200, progress=progress)
+    return located(_null_sets_folder(50, 0, 200))
