@@ -363,7 +363,7 @@ fig
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
 #
-# In the bar charts `[CLS]` is on top in several of the five sentences, far more often than a token drawn
+# In the bar charts `[CLS]` is on top in several of the five sentences, more often than a token drawn
 # at random would be (both counted in the next cell's printout), whatever the sentence says; the lecture's
 # BERT-base put it first in all three rankings it prints.
 # "Always" is too strong for this model: the count is this model's, and it changes when the model is

@@ -307,18 +307,20 @@ p_control = claim("07.1-rank-control-striped", rank["control"]["striped"].p_corr
 # concepts, is how to tell the two apart.
 
 # %% [markdown]
-# ### One side, stated first: the test's power
+# ### One side, stated first: p against K
 #
 # Lecture 05 ran the same rank test one-sided: each concept's direction was taken from the intervention
 # (set-up) before any TCAV score was seen, and the question became "does the concept lie beyond every random
 # set *on the side the intervention predicts*?". Kim et al. test two-sided because a concept may raise or
 # lower a class; when the direction is fixed in advance, a random set far out on the other side no longer
 # takes the verdict away. The one-sided p needs no new runs: it ranks the same mean score among the same K
-# random concepts, so the cell computes it from the table above for both models. Then the power curve:
+# random concepts, so the cell computes it from the table above for both models. Then, on this build,
 # striped's corrected p on the main model against K, the number of random concepts it is ranked among (the
 # first K of the 100), both ways, beside the smallest p the test can give, 3/(K+1), and alpha. Where the
 # two-sided curve lies above the one-sided one, random concepts on the other side of the median, as far
-# from it as stripes, are what held it back.
+# from it as stripes, are what held it back; on a build where no random concept lies that far out, the two
+# curves coincide (the cell says which). One build's curve is not the test's power, the share of training
+# runs on which it finds stripes: that needs many builds.
 
 # %%
 if MODEL.startswith("embedded"):
@@ -346,6 +348,9 @@ if MODEL.startswith("embedded"):
     ax.set_ylabel("striped's corrected p, main model")
     ax.legend(fontsize="small")
     plt.show()
+    same = np.allclose(curves["two-sided"], list(curves.values())[1])
+    print("on this build the two curves", "coincide at every K" if same else
+          f"differ at {sum(not np.isclose(a, b) for a, b in zip(*curves.values(), strict=True))} of {len(ks)} values of K")
 
 # %%
 D = model.config.hidden_size  # the [CLS] token's numbers come first in a flattened row
