@@ -134,6 +134,13 @@ def model_dtype_name() -> str | None:
     return MODEL_DTYPES[raw]
 
 
+def looks_like_path(text: str) -> bool:
+    """Whether model name ``text`` reads as a folder path rather than a hub id (``org/name``): it starts with
+    ``/``, ``.``, ``~`` or a drive letter, or has a backslash or more than one ``/``."""
+    return (text.startswith(("/", ".", "~", "\\")) or text.count("/") > 1 or "\\" in text
+            or re.match(r"^[A-Za-z]:", text) is not None)
+
+
 def _resolve(kind: str, name) -> tuple[str, bool]:
     """``(source, is_local_folder)`` for ``name``; builds the embedded model if its cache is missing."""
     loader, example = _LOADER[kind], HUB_EXAMPLES[kind]
@@ -166,9 +173,7 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
     if path.exists():
         raise ValueError(f"name={text!r} is a file, not a folder; pass the folder that holds config.json "
                          f"and the weights (what model.save_pretrained(folder) writes)")
-    looks_like_path = (text.startswith(("/", ".", "~", "\\")) or text.count("/") > 1 or "\\" in text
-                       or re.match(r"^[A-Za-z]:", text) is not None)
-    if looks_like_path:
+    if looks_like_path(text):
         raise ValueError(f"name={text!r} looks like a folder, but no such folder exists; check the path, or {usage}")
     close = difflib.get_close_matches(text.lower(), _EMBEDDED_NAMES[kind], n=1, cutoff=0.7)
     close = close or [n for n in _EMBEDDED_NAMES[kind] if n.endswith(f"-{text.lower()}")]  # "control"
