@@ -387,7 +387,7 @@ def test_same_edit_made_again_after_checkout_is_kept(notebooks, capsys):
     ipynb.write_text(old_nb)  # undo both files
     py.write_text(old_py)
     ipynb.write_text(synced)  # the same edit made again: byte for byte what the record holds
-    stamp = ipynb.stat().st_mtime_ns + 5_000_000_000  # later than the record on any file system's clock
+    stamp = py.stat().st_mtime_ns + 5_000_000_000  # made after the checkout, on any file system's clock
     os.utime(ipynb, ns=(stamp, stamp))
     assert main(["notebooks", "build", "01"]) == 1
     err = capsys.readouterr().err

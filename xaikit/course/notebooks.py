@@ -9,9 +9,10 @@ running or saving adds (``language_info``, ``kernelspec``, ``collapsed``, ...). 
 content it wrote into each ``.ipynb`` (a SHA-256, in ``notebooks/.xaikit-build.json``). On the next build,
 for each notebook whose content differs from its ``.py``:
 
-* the ``.ipynb`` is as the build left it (its content matches the record, and its modification time is
-  the one recorded: a file written since counts as edited, even with that same content), or is byte for
-  byte the version committed in git (``git show HEAD:...``, which keeps it): it is rebuilt from the ``.py``;
+* the ``.ipynb`` is as the build left it (its content matches the record, and the file was not written
+  after the build recorded it and after the ``.py`` was last written: such a file counts as edited, even
+  with that same content), or is byte for byte the version committed in git (``git show HEAD:...``, which
+  keeps it): it is rebuilt from the ``.py``;
 * the ``.ipynb`` was edited (in Jupyter, without jupytext saving the ``.py`` too, or by a script) and the
   ``.py`` is as it was at the last build: the notebook is the newer file, so its cells and metadata are
   written into the ``.py`` through jupytext (the ``.py``'s header is kept unless the notebook's metadata
@@ -438,11 +439,13 @@ def _decide(src: Path, target: Path, built, text: str, recorded: str | None, for
     if current == text:
         return Built(target, "unchanged")
     advice = "jupytext"
-    # A notebook file written after the build recorded it (git restoring it, an editor, a script) may hold an
+    # A notebook file written after the build recorded it, and after its .py was last written, may hold an
     # edit whose content happens to equal what that build wrote (the same edit made again after `git checkout`
-    # undid both files): it counts as edited, never as the build's own output.
-    stamp = _split_entry(recorded)[1]
-    rewritten = stamp is not None and _mtime(target) != stamp
+    # undid both files): it counts as edited, not as the build's own output. (Run and saved in Jupyter before
+    # the .py was edited, it is older than the .py, and rebuilt as before.)
+    stamp, written = _split_entry(recorded)[1], _mtime(target)
+    rewritten = (stamp is not None and written is not None and written != stamp
+                 and written > (_mtime(src) or 0))
     try:
         nb = nbformat.reads(current, as_version=4)
         mine = content_digest(nb)

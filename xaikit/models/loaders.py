@@ -35,9 +35,9 @@ modify (e.g. to fine-tune or prune it), or call :func:`clear_cache`.
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import re
+import sys
 from pathlib import Path
 
 from xaikit._validate import bool_flags
@@ -97,7 +97,7 @@ def load_vit(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
 
 def clear_cache() -> None:
     """Forget every model the loaders have cached in this process."""
-    _load_cached.cache_clear()
+    _CACHE.clear()
 
 
 # ------------------------------------------------------------------------------ resolving names
@@ -242,9 +242,39 @@ def _stamp(source: str) -> tuple:
 
 # --------------------------------------------------------------------------------------- loading
 
-@functools.lru_cache(maxsize=8)
+#: the models loaded in this process: ``(kind, source, local, stamp, device, dtype)`` -> ``(model, processor,
+#: fingerprint)``, the least recently used first
+_CACHE: dict[tuple, tuple] = {}
+_CACHE_SIZE = 8
+
+
 def _load_cached(kind: str, source: str, local: bool, stamp, dev: str, dtype: str | None = None):
-    return _load_uncached(kind, source, local, dev, dtype)
+    """The cached ``(model, processor)`` for these arguments, loaded if missing. A cached model whose weights or
+    train/eval mode changed since it was loaded (:func:`~xaikit.models.fingerprint.fingerprint`: a student's
+    in-place experiment on the model the loader handed out) is not served again: the loader says so and loads
+    it afresh, so every call gives the model as saved."""
+    from xaikit.models.fingerprint import fingerprint
+
+    key = (kind, source, local, stamp, dev, dtype)
+    hit = _CACHE.pop(key, None)
+    if hit is not None:
+        model, prep, seen = hit
+        if fingerprint(model) == seen:
+            _CACHE[key] = hit
+            return model, prep
+        print(f"xaikit: the model that {_LOADER[kind]}() handed out earlier in this session ({_short(source)}) was "
+              "changed since (its weights or its train/eval mode), so it is loaded again as saved; the changed "
+              "one is still the object you hold. cache=False always loads a separate copy.", file=sys.stderr,
+              flush=True)
+    model, prep = _load_uncached(kind, source, local, dev, dtype)
+    _CACHE[key] = (model, prep, fingerprint(model))
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    return model, prep
+
+
+def _short(source: str) -> str:
+    return Path(source).name if Path(source).is_dir() else source
 
 
 def _load_uncached(kind: str, source: str, local: bool, dev: str, dtype: str | None = None):
