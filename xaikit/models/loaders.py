@@ -28,7 +28,9 @@ inputs, without the model's dtype) fails on the same line as it would on CUDA, s
 
 **Caching.** Loaded models are kept in an in-process LRU cache keyed by the resolved source (and, for
 folders, the modification time of their weights), so a notebook that calls ``load_sentiment()`` in
-several cells gets the *same* objects back at once. Pass ``cache=False`` for a fresh copy you may
+several cells gets the *same* objects back at once. A cached model whose weights or train/eval mode were
+changed in place since it was handed out (a fingerprint taken at load, :mod:`xaikit.models.fingerprint`) is
+not served again: the loader says so and loads it afresh. Pass ``cache=False`` for a separate copy you may
 modify (e.g. to fine-tune or prune it), or call :func:`clear_cache`.
 """
 
