@@ -478,3 +478,42 @@ def test_embedded_vits_load(name, world):
     with torch.no_grad():
         out = model(pixels.to(xaikit.device()), output_attentions=True)
     assert len(out.attentions) == arch.n_layers(model)
+
+
+def test_a_cached_model_changed_in_place_is_loaded_again(bert_folder, capsys):
+    """load_sentiment handed out the same object each call, so a weight zeroed in place (a student's
+    randomisation experiment) was in the next "fresh" load, with no word. Now the cache notices and reloads."""
+    folder, _ = bert_folder
+    loaders.clear_cache()
+    model, tok = load_sentiment(folder)
+    assert load_sentiment(folder)[0] is model  # unchanged: still the cached object
+    enc = tok("a wonderful film", return_tensors="pt").to(xaikit.device())
+    with torch.no_grad():
+        before = model(**enc).logits.clone()
+        model.bert.embeddings.word_embeddings.weight.zero_()
+    again = load_sentiment(folder)[0]
+    assert again is not model
+    assert "changed since (its weights or its train/eval mode), so it is loaded again" in capsys.readouterr().err
+    with torch.no_grad():
+        torch.testing.assert_close(again(**enc).logits, before, atol=0, rtol=0)
+    assert load_sentiment(folder)[0] is again  # the fresh one is cached again
+    again.train()  # a mode left on counts too (dropout would change every output)
+    assert load_sentiment(folder)[0] is not again
+    loaders.clear_cache()
+
+
+def test_a_cached_digits_cnn_changed_in_place_is_trained_or_read_again(capsys):
+    from xaikit.models import digits
+
+    first = digits.digits_classifier(seed=3, epochs=1, progress=False, disk_cache=False)
+    assert digits.digits_classifier(seed=3, epochs=1, progress=False, disk_cache=False) is first
+    weight = {name: value.clone() for name, value in first.model.state_dict().items()}
+    with torch.no_grad():
+        next(first.model.parameters()).mul_(-1.0)
+    again = digits.digits_classifier(seed=3, epochs=1, progress=False, disk_cache=False)
+    assert again is not first and "digits CNN (or its data)" in capsys.readouterr().err
+    for name, value in again.model.state_dict().items():  # seeded training: the same weights as before
+        torch.testing.assert_close(value, weight[name], atol=0, rtol=0)
+    again.data.train_x[0].zero_()  # the cached data set counts too
+    assert digits.digits_classifier(seed=3, epochs=1, progress=False, disk_cache=False) is not again
+    digits._MEMORY.clear()

@@ -370,3 +370,40 @@ def test_force_before_the_names(notebooks, tmp_path, capsys):
         main(["notebooks", "build", "--force", "01", "--nope"])
     assert "unrecognized arguments: --nope" in capsys.readouterr().err
     assert json.loads((notebooks / _nbtools.RECORD).read_text()).keys() == {"01_demo", "02_other"}
+
+
+def test_same_edit_made_again_after_checkout_is_kept(notebooks, capsys):
+    """Edit the .ipynb, build (the edit is synced into the .py), undo both files (as `git checkout` does), make
+    the same edit again and build: before, the re-made notebook equalled the record of the sync, was taken for
+    the build's own output and rebuilt from the restored .py (exit 0, nothing said, the edit in neither file)."""
+    import os
+
+    ipynb, py = notebooks / "01_demo.ipynb", notebooks / "01_demo.py"
+    assert _actions() == ["written"]
+    old_nb, old_py = ipynb.read_text(), py.read_text()
+    mine = _script_edit(ipynb, _retitle)
+    assert _actions() == ["synced"]
+    synced = ipynb.read_text()
+    ipynb.write_text(old_nb)  # undo both files
+    py.write_text(old_py)
+    ipynb.write_text(synced)  # the same edit made again: byte for byte what the record holds
+    stamp = py.stat().st_mtime_ns + 5_000_000_000  # made after the checkout, on any file system's clock
+    os.utime(ipynb, ns=(stamp, stamp))
+    assert main(["notebooks", "build", "01"]) == 1
+    err = capsys.readouterr().err
+    assert "written after the last build recorded it" in err and "--force" in err
+    assert "# Demo, as I wrote it" in ipynb.read_text() and py.read_text() == old_py
+    assert "# Demo, as I wrote it" in mine
+    assert main(["notebooks", "build", "--force", "01"]) == 0  # the advice it gives works, with a backup
+    assert len(list(notebooks.glob("backup-01_demo-*"))) == 1 and "as I wrote it" not in ipynb.read_text()
+
+
+def test_untouched_notebook_is_still_rebuilt_when_only_the_source_changed(notebooks):
+    """The record's time does not stop the ordinary case: a notebook nobody touched is rebuilt from its .py."""
+    ipynb, py = notebooks / "01_demo.ipynb", notebooks / "01_demo.py"
+    assert _actions() == ["written"]
+    _script_edit(ipynb, _retitle)
+    assert _actions() == ["synced"]
+    py.write_text(py.read_text().replace("Add one.", "Add one to x."))
+    assert _actions() == ["written"] and "Add one to x." in ipynb.read_text()
+    assert _actions() == ["unchanged"]

@@ -481,3 +481,15 @@ def test_a_special_token_typed_in_the_text_is_warned_about(model, tok):
         warnings.simplefilter("error", SpecialTokenWarning)
         gradsam(model, tok, "good movie, bad ending")  # brackets of other words are no special token
         gradsam(model, tok, "a [good] movie")
+
+
+def test_rank_p_refuses_nan_in_value_or_null():
+    from xaikit.concepts.significance import rank_p
+
+    with pytest.raises(ValueError, match=r"value must be a finite number, got nan"):
+        rank_p(float("nan"), [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"null holds 1 non-finite value\(s\) \(first at index 1: nan\)"):
+        rank_p(0.5, [0.1, float("nan"), 0.3])
+    with pytest.raises(ValueError, match=r"value must be a finite"):
+        rank_p(float("inf"), [0.1, 0.2], alternative="greater")
+    assert rank_p(0.5, [0.1, 0.3]) == pytest.approx(2 / 3)

@@ -514,3 +514,51 @@ def test_round_3_function_arguments_are_named(bert, tok):
     assert torch.initial_seed() == 3
     with pytest.raises(ValueError, match=r"seed must be a non-negative int"):
         xaikit.set_seed(np.int64(-1))
+
+
+def test_round_4_panels_and_plots_name_the_parameter():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from xaikit.models import imageworld as iw
+    from xaikit.plotting import show_signed, show_weights
+    from xaikit.tensor.quadrature import additive_toy
+    from xaikit.widgets import IGErrorPanel, RelevancePanel, SaturationPanel
+
+    with pytest.raises(TypeError, match=r"model must be an additive model with a closed-form IG .*got function"):
+        IGErrorPanel(model=lambda b: (b ** 2).sum(1), x=[1.0, 2.0])
+    x = torch.tensor([1.0, -0.7, 2.0, 0.4], dtype=torch.float64)
+    assert IGErrorPanel(model=additive_toy(), x=x).exact.shape == (4,)
+    with pytest.raises(TypeError, match=r"scenes must be a non-empty list of imageworld.Scene, got NoneType"):
+        RelevancePanel(object(), None)
+    with pytest.raises(TypeError, match=r"seed must be an int, got float 2.5"):
+        SaturationPanel(seed=2.5)
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and"):
+        SaturationPanel(seed=-1)
+    assert SaturationPanel(seed=1).seed == 1
+    fig, ax = plt.subplots()
+    for draw in (show_signed, show_weights):
+        with pytest.raises(ValueError, match=rf"{draw.__name__}: values must be a 2-D array .*got shape \(2,\)"):
+            draw(ax, np.array([-1.0, 0.5]))
+    assert show_signed(ax, np.array([[-1.0, 3.0]])).get_array().shape == (1, 2)
+    plt.close(fig)
+    assert iw.Scene  # the panel's type check names this class
+
+
+def test_round_4_cli_timeouts_and_missing_model_folder_refused_up_front(capsys):
+    from xaikit.__main__ import main
+
+    for argv in (["notebooks", "run", "--timeout", "-5", "01"], ["warm", "--timeout", "-1", "01"],
+                 ["warm", "--timeout", "0", "01"], ["notebooks", "run", "--timeout", "x", "01"]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert "--timeout must be" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["warm", "--model", "/nonexistent/model", "05"])
+    assert stop.value.code == 2
+    err = capsys.readouterr()
+    assert "--model '/nonexistent/model' looks like a folder, but no such folder exists" in err.err
+    assert "running" not in err.out and "embedded models" not in err.out  # refused before any work

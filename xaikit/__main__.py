@@ -39,6 +39,19 @@ from __future__ import annotations
 import argparse
 import sys
 
+
+def _seconds(text: str) -> int:
+    """``--timeout``'s value: a whole number of seconds above zero (nbclient reads 0 or less as no limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--timeout must be a whole number of seconds, e.g. 600; got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"--timeout must be above 0 seconds, e.g. 600; got {value} (a cell "
+                                         "would then run with no limit)")
+    return value
+
+
 EXAMPLES = """\
 examples:
   xaikit notebooks copy my-notebooks     copy the lecture and lab notebooks into my-notebooks/, yours to
@@ -142,7 +155,7 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
     wm.add_argument("--model", action="append", default=[], metavar="ID",
                     help="the model the notebooks run (their MODEL): a hub id or a saved folder; NN=ID for one "
                          "notebook; may be given more than once")
-    wm.add_argument("--timeout", type=int, default=1800, help="seconds allowed per cell")
+    wm.add_argument("--timeout", type=_seconds, default=1800, help="seconds allowed per cell (a whole number > 0)")
 
     ca = sub.add_parser("cache", help="list the model cache's folders; prune those of older recipes",
                         epilog="examples:\n  xaikit cache list\n  xaikit cache prune --dry-run\n  xaikit cache prune",
@@ -173,7 +186,8 @@ def _parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParse
                     help="with badges: the branch the Colab links open (default: main)")
     nb.add_argument("--student", action="store_true",
                     help="with slides: the students' version (no solutions, hidden tests or answers)")
-    nb.add_argument("--timeout", type=int, default=600, help="with run: seconds allowed per cell")
+    nb.add_argument("--timeout", type=_seconds, default=600,
+                    help="with run: seconds allowed per cell (a whole number > 0)")
     nb.add_argument("--force", action="store_true",
                     help="with build: rebuild every .ipynb from its .py even where its cells were edited "
                          "(an edited one is first copied to notebooks/backup-NN_name-<time>.ipynb). Without "

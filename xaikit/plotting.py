@@ -34,6 +34,9 @@ def symmetric_limit(values, floor: float = 1e-12) -> float:
 def show_signed(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
     """Draw a 2-D array of signed attributions on the diverging map with range ``[-m, m]``."""
     a = np.asarray(_to_numpy(values), dtype=float)
+    if a.ndim != 2:
+        raise ValueError(f"show_signed: values must be a 2-D array (rows x columns), got shape {a.shape}; for one "
+                         "value per item use signed_bars, or reshape (e.g. values[None, :] for one row)")
     m = kwargs.pop("vmax", None) or symmetric_limit(a)
     im = ax.imshow(a, cmap=DIVERGING, vmin=-m, vmax=m, **kwargs)
     _finish(ax, im, title, colorbar)
@@ -44,6 +47,9 @@ def show_signed(ax, values, title: str | None = None, colorbar: bool = True, **k
 def show_weights(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
     """Draw a 2-D array of weights in [0, 1] on the sequential map with the fixed range [0, 1]."""
     a = np.asarray(_to_numpy(values), dtype=float)
+    if a.ndim != 2:
+        raise ValueError(f"show_weights: values must be a 2-D array (rows x columns), got shape {a.shape}; for one "
+                         "value per item use signed_bars, or reshape (e.g. values[None, :] for one row)")
     im = ax.imshow(a, cmap=SEQUENTIAL, vmin=0.0, vmax=1.0, **kwargs)
     _finish(ax, im, title, colorbar)
     return im

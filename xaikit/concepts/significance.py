@@ -192,6 +192,13 @@ def rank_p(value: float, null, centre: float | None = None, alternative: str = "
     null = np.asarray(null, float)
     if null.ndim != 1 or len(null) < 1:
         raise ValueError(f"null must hold at least one value, got shape {null.shape}")
+    if not np.isfinite(value):
+        raise ValueError(f"value must be a finite number, got {value!r}; a NaN score has no rank among the null "
+                         "values: check how it was computed (e.g. a TCAV score over an empty or failed set)")
+    if not np.isfinite(null).all():
+        bad = np.flatnonzero(~np.isfinite(null))
+        raise ValueError(f"null holds {len(bad)} non-finite value(s) (first at index {bad[0]}: {null[bad[0]]}); "
+                         "drop the failed null runs or recompute them, each must be a finite score")
     if alternative != "two-sided":
         if centre is not None:
             raise ValueError(f"centre={centre} is for the two-sided test; alternative={alternative!r} ranks the value "

@@ -9,8 +9,10 @@ running or saving adds (``language_info``, ``kernelspec``, ``collapsed``, ...). 
 content it wrote into each ``.ipynb`` (a SHA-256, in ``notebooks/.xaikit-build.json``). On the next build,
 for each notebook whose content differs from its ``.py``:
 
-* the ``.ipynb`` is as the build left it (its content matches the record), or is byte for byte the
-  version committed in git (``git show HEAD:...``, which keeps it): it is rebuilt from the ``.py``;
+* the ``.ipynb`` is as the build left it (its content matches the record, and the file was not written
+  after the build recorded it and after the ``.py`` was last written: such a file counts as edited, even
+  with that same content), or is byte for byte the version committed in git (``git show HEAD:...``, which
+  keeps it): it is rebuilt from the ``.py``;
 * the ``.ipynb`` was edited (in Jupyter, without jupytext saving the ``.py`` too, or by a script) and the
   ``.py`` is as it was at the last build: the notebook is the newer file, so its cells and metadata are
   written into the ``.py`` through jupytext (the ``.py``'s header is kept unless the notebook's metadata
@@ -269,10 +271,37 @@ def _read_record() -> dict[str, str]:
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
+#: what follows a record entry's digest: the notebook file's modification time (ns) when the build recorded it
+_MTIME = ";mtime="
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _entry(digest: str, mtime: int | None) -> str:
+    return digest if mtime is None else f"{digest}{_MTIME}{mtime}"
+
+
+def _split_entry(entry: str | None) -> tuple[str | None, int | None]:
+    """A record entry as ``(digest, mtime_ns)``; an entry of an older xaikit has no time (None)."""
+    if entry is None or _MTIME not in entry:
+        return entry, None
+    digest, _, tail = entry.partition(_MTIME)
+    try:
+        return digest, int(tail)
+    except ValueError:
+        return digest, None
+
+
 def _recorded_as(recorded: str | None, nb) -> bool:
     """Whether ``nb`` is what the record entry ``recorded`` says a build wrote. An entry of an older xaikit
     holds a :func:`cells_digest` (types and sources only): it is taken for a notebook without pasted
     images, which is what that build compared."""
+    recorded = _split_entry(recorded)[0]
     if recorded is None:
         return False
     if recorded.startswith(CONTENT):
@@ -351,10 +380,11 @@ def build_notebooks(names: list[str] | None = None, force: bool = False, verbose
             built = _from_text(source_text)
             result = _build_one(src, target, built, _dump(built), record.get(src.stem), force, nbformat,
                                 source_text)
-            if result.source_written:
-                record[src.stem] = CONTENT + content_digest(to_notebook(src))
+            if result.source_written:  # "kept" here: the notebook changed again, so its old time is kept
+                stamp = _mtime(target) if result.action != "kept" else _split_entry(record.get(src.stem))[1]
+                record[src.stem] = _entry(CONTENT + content_digest(to_notebook(src)), stamp)
             elif result.action != "kept":
-                record[src.stem] = CONTENT + content_digest(built)
+                record[src.stem] = _entry(CONTENT + content_digest(built), _mtime(target))
             if verbose and result.message:
                 print(result.message, file=sys.stderr if result.action == "kept" else sys.stdout, flush=True)
             done.append(result)
@@ -409,13 +439,21 @@ def _decide(src: Path, target: Path, built, text: str, recorded: str | None, for
     if current == text:
         return Built(target, "unchanged")
     advice = "jupytext"
+    # A notebook file written after the build recorded it, and after its .py was last written, may hold an
+    # edit whose content happens to equal what that build wrote (the same edit made again after `git checkout`
+    # undid both files): it counts as edited, not as the build's own output. (Run and saved in Jupyter before
+    # the .py was edited, it is older than the .py, and rebuilt as before.)
+    stamp, written = _split_entry(recorded)[1], _mtime(target)
+    rewritten = (stamp is not None and written is not None and written != stamp
+                 and written > (_mtime(src) or 0))
     try:
         nb = nbformat.reads(current, as_version=4)
         mine = content_digest(nb)
     except Exception as err:  # noqa: BLE001 - any unreadable file is kept, not overwritten
         why = f"it cannot be read as a notebook ({type(err).__name__}: {err})"
     else:
-        if mine == content_digest(built) or _recorded_as(recorded, nb):
+        as_left = _recorded_as(recorded, nb)
+        if mine == content_digest(built) or (as_left and not rewritten):
             write_target(text)  # same content, or as the last build left it: nothing of yours lost
             return Built(target, "written")
         pasted = attachments(nb)
@@ -450,6 +488,10 @@ def _decide(src: Path, target: Path, built, text: str, recorded: str | None, for
         elif recorded is None:
             why = (f"its content differs from {src.name} ({_differences(nb, built)}) and there is no record of "
                    "what the last build wrote")
+        elif as_left:
+            why = (f"the file was written after the last build recorded it (its content is what that build "
+                   f"wrote, e.g. an edit made again after `git checkout` undid it), and {src.name} changed since "
+                   f"({_differences(nb, built)}): nothing tells which of the two holds your work")
         else:
             why = f"it was edited since the last build ({_differences(nb, built)}), and so was {src.name}"
     if force:

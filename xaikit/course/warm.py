@@ -44,6 +44,13 @@ def with_model(nb, model: str, name: str = "the notebook"):
     if not isinstance(model, str) or not model.strip():
         raise ValueError(f"--model must name a model: a hub id (e.g. google/vit-base-patch16-224) or a saved "
                          f"folder, got {model!r}")
+    from xaikit.models.loaders import looks_like_path
+
+    folder = Path(model.strip()).expanduser()
+    if looks_like_path(model.strip()) and not folder.is_dir():
+        what = "is a file, not a folder" if folder.exists() else "looks like a folder, but no such folder exists"
+        raise ValueError(f"--model {model.strip()!r} {what}; give a folder saved with save_pretrained, or a hub "
+                         "id such as google/vit-base-patch16-224")
     for cell in nb.cells:
         if cell.cell_type == "code" and _MODEL_LINE.search(cell.source):
             cell.source = _MODEL_LINE.sub(f"MODEL = {model.strip()!r}", cell.source, count=1)

@@ -106,6 +106,9 @@ def load_digits(test_fraction: float = 0.25) -> DigitsData:
 
 
 _MEMORY: dict[tuple[int, int, bool], TrainedDigits] = {}
+#: each cached model's :func:`~xaikit.models.fingerprint.fingerprint` when it was handed out: one changed in
+#: place since (a student's randomisation experiment) is loaded again instead of served as trained
+_SEEN: dict[tuple[int, int, bool], tuple] = {}
 
 
 def shuffled_labels(labels: torch.Tensor, seed: int) -> torch.Tensor:
@@ -150,7 +153,12 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
     epochs = check_int(default_epochs if epochs is None else epochs, "epochs", 1)
     key = (seed, epochs, shuffle_labels)
     if key in _MEMORY and not force:
-        return _MEMORY[key]
+        if _fingerprint(_MEMORY[key]) == _SEEN.get(key):
+            return _MEMORY[key]
+        del _MEMORY[key]
+        print("xaikit: the digits CNN (or its data) that digits_classifier() handed out earlier in this session "
+              "was changed since (its weights, its train/eval mode or its tensors), so it is loaded again as "
+              "trained; the changed one is still the object you hold", file=sys.stderr, flush=True)
     t0 = time.perf_counter()
     data = load_digits()
     train_y = shuffled_labels(data.train_y, seed) if shuffle_labels else data.train_y
@@ -184,7 +192,15 @@ def digits_classifier(seed: int | None = None, epochs: int | None = None, progre
     trained = TrainedDigits(model, data, accuracy, seed, epochs, time.perf_counter() - t0, from_cache,
                             shuffle_labels, train_accuracy, path)
     _MEMORY[key] = trained
+    _SEEN[key] = _fingerprint(trained)
     return trained
+
+
+def _fingerprint(trained: TrainedDigits) -> tuple:
+    from xaikit.models.fingerprint import fingerprint
+
+    d = trained.data
+    return fingerprint(trained.model, d.train_x, d.train_y, d.test_x, d.test_y)
 
 
 def _sidecar(path: Path) -> Path:

@@ -28,16 +28,18 @@ inputs, without the model's dtype) fails on the same line as it would on CUDA, s
 
 **Caching.** Loaded models are kept in an in-process LRU cache keyed by the resolved source (and, for
 folders, the modification time of their weights), so a notebook that calls ``load_sentiment()`` in
-several cells gets the *same* objects back at once. Pass ``cache=False`` for a fresh copy you may
+several cells gets the *same* objects back at once. A cached model whose weights or train/eval mode were
+changed in place since it was handed out (a fingerprint taken at load, :mod:`xaikit.models.fingerprint`) is
+not served again: the loader says so and loads it afresh. Pass ``cache=False`` for a separate copy you may
 modify (e.g. to fine-tune or prune it), or call :func:`clear_cache`.
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
 import os
 import re
+import sys
 from pathlib import Path
 
 from xaikit._validate import bool_flags
@@ -97,7 +99,7 @@ def load_vit(name: str | os.PathLike = EMBEDDED, *, cache: bool = True):
 
 def clear_cache() -> None:
     """Forget every model the loaders have cached in this process."""
-    _load_cached.cache_clear()
+    _CACHE.clear()
 
 
 # ------------------------------------------------------------------------------ resolving names
@@ -134,6 +136,13 @@ def model_dtype_name() -> str | None:
     return MODEL_DTYPES[raw]
 
 
+def looks_like_path(text: str) -> bool:
+    """Whether model name ``text`` reads as a folder path rather than a hub id (``org/name``): it starts with
+    ``/``, ``.``, ``~`` or a drive letter, or has a backslash or more than one ``/``."""
+    return (text.startswith(("/", ".", "~", "\\")) or text.count("/") > 1 or "\\" in text
+            or re.match(r"^[A-Za-z]:", text) is not None)
+
+
 def _resolve(kind: str, name) -> tuple[str, bool]:
     """``(source, is_local_folder)`` for ``name``; builds the embedded model if its cache is missing."""
     loader, example = _LOADER[kind], HUB_EXAMPLES[kind]
@@ -166,9 +175,7 @@ def _resolve(kind: str, name) -> tuple[str, bool]:
     if path.exists():
         raise ValueError(f"name={text!r} is a file, not a folder; pass the folder that holds config.json "
                          f"and the weights (what model.save_pretrained(folder) writes)")
-    looks_like_path = (text.startswith(("/", ".", "~", "\\")) or text.count("/") > 1 or "\\" in text
-                       or re.match(r"^[A-Za-z]:", text) is not None)
-    if looks_like_path:
+    if looks_like_path(text):
         raise ValueError(f"name={text!r} looks like a folder, but no such folder exists; check the path, or {usage}")
     close = difflib.get_close_matches(text.lower(), _EMBEDDED_NAMES[kind], n=1, cutoff=0.7)
     close = close or [n for n in _EMBEDDED_NAMES[kind] if n.endswith(f"-{text.lower()}")]  # "control"
@@ -237,9 +244,39 @@ def _stamp(source: str) -> tuple:
 
 # --------------------------------------------------------------------------------------- loading
 
-@functools.lru_cache(maxsize=8)
+#: the models loaded in this process: ``(kind, source, local, stamp, device, dtype)`` -> ``(model, processor,
+#: fingerprint)``, the least recently used first
+_CACHE: dict[tuple, tuple] = {}
+_CACHE_SIZE = 8
+
+
 def _load_cached(kind: str, source: str, local: bool, stamp, dev: str, dtype: str | None = None):
-    return _load_uncached(kind, source, local, dev, dtype)
+    """The cached ``(model, processor)`` for these arguments, loaded if missing. A cached model whose weights or
+    train/eval mode changed since it was loaded (:func:`~xaikit.models.fingerprint.fingerprint`: a student's
+    in-place experiment on the model the loader handed out) is not served again: the loader says so and loads
+    it afresh, so every call gives the model as saved."""
+    from xaikit.models.fingerprint import fingerprint
+
+    key = (kind, source, local, stamp, dev, dtype)
+    hit = _CACHE.pop(key, None)
+    if hit is not None:
+        model, prep, seen = hit
+        if fingerprint(model) == seen:
+            _CACHE[key] = hit
+            return model, prep
+        print(f"xaikit: the model that {_LOADER[kind]}() handed out earlier in this session ({_short(source)}) was "
+              "changed since (its weights or its train/eval mode), so it is loaded again as saved; the changed "
+              "one is still the object you hold. cache=False always loads a separate copy.", file=sys.stderr,
+              flush=True)
+    model, prep = _load_uncached(kind, source, local, dev, dtype)
+    _CACHE[key] = (model, prep, fingerprint(model))
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    return model, prep
+
+
+def _short(source: str) -> str:
+    return Path(source).name if Path(source).is_dir() else source
 
 
 def _load_uncached(kind: str, source: str, local: bool, dev: str, dtype: str | None = None):

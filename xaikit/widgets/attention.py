@@ -215,7 +215,9 @@ class SaturationPanel(Panel):
 
     @bool_flags
     def __init__(self, d_k: int = 64, scaled: bool = False, seed: int = 0):
-        self.seed = seed
+        from xaikit._validate import check_seed
+
+        self.seed = check_seed(seed)
         self.curves = {name: self._metrics(name == "scaled") for name in ("raw", "scaled")}
         super().__init__({"d_k": dropdown("d_k", self.d_ks, d_k), "scaled": checkbox("divide by sqrt(d_k)", scaled)})
 

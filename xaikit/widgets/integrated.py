@@ -170,6 +170,12 @@ class IGErrorPanel(Panel):
                                             {"x": dx, "baseline": torch.zeros_like(dx)}).values()
             baseline = None if baseline is None else chosen
         x = _required(x, "x", "IGErrorPanel", "model")
+        if not all(callable(getattr(model, a, None)) for a in ("exact_ig", "__call__")) or \
+                not hasattr(model, "names"):
+            raise TypeError(f"model must be an additive model with a closed-form IG (exact_ig) and feature names, "
+                            f"such as xaikit.tensor.quadrature.additive_toy(), got {type(model).__name__}; this "
+                            "panel compares quadrature with the exact integral, which a plain function does not "
+                            "give. For any model's IG use xaikit.integrated_gradients")
         self.model, self.x, self.baseline = model, x, baseline
         self.exact = model.exact_ig(x, baseline)
         # once: the log-log curves (Gauss-Legendre also at 1-8 steps, before it reaches round-off)

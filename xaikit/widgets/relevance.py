@@ -45,6 +45,11 @@ class RelevancePanel(Panel):
         from xaikit.models import imageworld as iw
 
         self.model = model
+        if isinstance(scenes, iw.Scene):
+            scenes = [scenes]
+        if scenes is None or isinstance(scenes, (str, bytes)) or not hasattr(scenes, "__iter__"):
+            raise TypeError(f"scenes must be a non-empty list of imageworld.Scene, got {type(scenes).__name__}; "
+                            "make them with imageworld.scenes('zebra', n)")
         self.scenes = list(scenes)
         if not self.scenes or not all(isinstance(s, iw.Scene) for s in self.scenes):
             raise TypeError("scenes must be a non-empty list of imageworld.Scene (imageworld.scenes('zebra', n))")
