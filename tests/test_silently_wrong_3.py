@@ -493,3 +493,20 @@ def test_rank_p_refuses_nan_in_value_or_null():
     with pytest.raises(ValueError, match=r"value must be a finite"):
         rank_p(float("inf"), [0.1, 0.2], alternative="greater")
     assert rank_p(0.5, [0.1, 0.3]) == pytest.approx(2 / 3)
+
+
+def test_tokenscores_refuses_a_sentence_as_its_tokens():
+    from xaikit.text.tokens import TokenScores
+
+    with pytest.raises(TypeError, match="tokens must be a list of token strings"):
+        TokenScores("hi there", np.arange(8.0))
+    assert TokenScores(["hi", "there"], np.arange(2.0)).tokens == ["hi", "there"]
+
+
+def test_cache_dir_refuses_a_str_for_create(monkeypatch, tmp_path):
+    from xaikit._config import cache_dir
+
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path / "c"))
+    with pytest.raises(TypeError, match="create must be True or False"):
+        cache_dir(create="no")
+    assert not (tmp_path / "c").exists()

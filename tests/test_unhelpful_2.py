@@ -562,3 +562,32 @@ def test_round_4_cli_timeouts_and_missing_model_folder_refused_up_front(capsys):
     err = capsys.readouterr()
     assert "--model '/nonexistent/model' looks like a folder, but no such folder exists" in err.err
     assert "running" not in err.out and "embedded models" not in err.out  # refused before any work
+
+
+def test_ig_refuses_a_billion_steps_before_allocating():
+    import torch
+
+    import xaikit as xk
+
+    with pytest.raises(ValueError, match="steps must be an int <= 100000"):
+        xk.integrated_gradients(lambda b: b.sum(1), torch.ones(1, 3), steps=10**9)
+
+
+def test_an_unprepared_training_seed_says_why_a_fine_tune_starts(monkeypatch, tmp_path, capsys):
+    from xaikit.models import sentiment
+
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("XAIKIT_SEED", "3")
+
+    class Stop(Exception):
+        pass
+
+    def stub(*args, **kwargs):
+        raise Stop
+
+    monkeypatch.setattr(sentiment, "train_sentiment", stub)
+    with pytest.raises(Stop):
+        sentiment.ensure_embedded_sentiment(progress=False)
+    out = capsys.readouterr().out
+    assert "no sentiment model for training seed 3" in out or "for training seed 3" in out, out
+    assert "XAIKIT_SEED" in out

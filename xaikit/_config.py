@@ -134,6 +134,8 @@ def cache_dir(create: bool = True) -> Path:
     ValueError naming ``XAIKIT_CACHE`` and the fix (for a read-only prepared cache: name it in
     ``XAIKIT_SHARED_CACHE`` instead).
     """
+    if isinstance(create, str):  # "no" would be truthy
+        raise TypeError(f"create must be True or False, got str {create!r}; e.g. cache_dir(create=False)")
     from platformdirs import user_cache_dir
 
     default = Path(user_cache_dir("xaikit", appauthor=False))

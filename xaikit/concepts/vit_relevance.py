@@ -136,7 +136,7 @@ def _relevance(model, pixels: torch.Tensor, method: str, *, target: int | None =
         (grad,) = torch.autograd.grad(score, x)
         pix = (grad * x.detach())[0].sum(0)
     else:
-        steps = check_int(steps, "steps", 1)
+        steps = check_int(steps, "steps", 1, 100_000)
         if target is None:
             with torch.no_grad():
                 target = int(model(pixel_values=pixels).logits[0].argmax())

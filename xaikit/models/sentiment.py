@@ -764,10 +764,19 @@ def _ensure(labels: str, force: bool, progress: bool, threads, seed: int | None)
 
     built = {}
 
+    what = _MODES[labels][1]
+
     def build(tmp: Path) -> None:
+        from xaikit._config import training_seed
+
+        chosen = training_seed() if seed is None else seed
+        if chosen != RECIPE["seed"]:  # a seed nobody prepared: say why a long fine-tune starts
+            print(f"xaikit: this cache has no {what} for training seed {chosen} (chosen by "
+                  f"{'seed=' if seed is not None else '$XAIKIT_SEED or prepare --seed'}); fine-tuning one now "
+                  f"(tens of minutes on a laptop CPU). Interrupting it is safe; unset XAIKIT_SEED to use the "
+                  f"seed this cache was prepared with", flush=True)
         built["metrics"] = train_sentiment(tmp, progress=progress, threads=threads, seed=seed, labels=labels)
 
-    what = _MODES[labels][1]
     folder = cache.ensure(sentiment_folder(seed, labels), build, force=force, what=what, progress=progress,
                           probe=probe, identity=identity(seed, labels))
     metrics = built.get("metrics")

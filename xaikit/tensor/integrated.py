@@ -48,7 +48,7 @@ def alphas_and_weights(rule: str, steps: int) -> tuple[np.ndarray, np.ndarray]:
     ``(n-1)/n`` times the trapezoid rule's; xaikit keeps the textbook rule, whose weights sum to 1.
     """
     rule = check_choice(rule, "rule", RULES)
-    steps = check_int(steps, "steps", 1, hint="use e.g. steps=50; the IG paper uses 20 to 300")
+    steps = check_int(steps, "steps", 1, 100_000, hint="use e.g. steps=50; the IG paper uses 20 to 300")
     n = steps
     if rule == "riemann_left":
         alphas = np.arange(n) / n
@@ -256,7 +256,7 @@ def integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, steps:
     Sundararajan, Taly & Yan (2017); notebook 02, sections 1-5.
     """
     rule = check_choice(rule, "rule", RULES)
-    steps = check_int(steps, "steps", 1, hint="use e.g. steps=50; the IG paper uses 20 to 300")
+    steps = check_int(steps, "steps", 1, 100_000, hint="use e.g. steps=50; the IG paper uses 20 to 300")
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", 1, hint="or None to evaluate all steps at once")
     x, target, _ = setup(f, x, target, "integrated_gradients")

@@ -110,7 +110,7 @@ def path_integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, p
 
     path = check_choice(path, "path", PATHS)
     rule = check_choice(rule, "rule", RULES)
-    steps = check_int(steps, "steps", 1)
+    steps = check_int(steps, "steps", 1, 100_000)
     x, target, _ = setup(f, x, target, "path_integrated_gradients")
     b = as_baseline(baseline, x)
     alphas, weights = alphas_and_weights(rule, steps)

@@ -145,7 +145,7 @@ def _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, *, targe
                   zero_rows, fast_attention, progress, method: str) -> IGResult:
     """:func:`embedding_integrated_gradients`, its warnings naming ``method`` (the function the user called)."""
     rule = check_choice(rule, "rule", RULES)
-    steps = check_int(steps, "steps", 1, hint="use e.g. steps=50")
+    steps = check_int(steps, "steps", 1, 100_000, hint="use e.g. steps=50")
     if batch_size is not None:
         batch_size = check_int(batch_size, "batch_size", 1)
     ensure_eval(model, method)

@@ -40,6 +40,9 @@ class TokenScores:
     detail: Any = None
 
     def __post_init__(self):
+        if isinstance(self.tokens, str):  # a sentence would be split into its characters
+            raise TypeError(f"tokens must be a list of token strings, got one str {self.tokens[:40]!r}; e.g. "
+                            f"TokenScores(tokenizer.tokenize(text), scores) or TokenScores(text.split(), scores)")
         self.tokens = [str(t) for t in self.tokens]
         s = self.scores
         if hasattr(s, "detach"):  # a tensor, on any device and in any dtype (bfloat16 included)
