@@ -11,41 +11,33 @@ is written. The README's "Bad input and safety" table lists the input.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
-import pkgutil
 
 import numpy as np
 import pytest
 import torch
 
-import xaikit
+from tests._public import public_objects
 from xaikit._validate import _is_bool_parameter
 
 
 def _public_flags():
     """(label, callable-to-call, unbound, parameter) for every public True/False parameter in xaikit."""
     found = []
-    for info in pkgutil.walk_packages(xaikit.__path__, "xaikit."):
-        if any(part.startswith("_") for part in info.name.split(".")) or ".checks" in info.name:
+    for module, name, obj in public_objects():
+        if inspect.isfunction(obj):
+            targets = [(name, obj, obj, False)]
+        elif inspect.isclass(obj):
+            init = [] if dataclasses.is_dataclass(obj) or "__init__" not in vars(obj) else \
+                [(name, obj, vars(obj)["__init__"], False)]
+            targets = init + [(f"{name}.{k}", v, v, True) for k, v in vars(obj).items()
+                              if inspect.isfunction(v) and not k.startswith("_")]
+        else:
             continue
-        module = importlib.import_module(info.name)
-        for name, obj in vars(module).items():
-            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
-                continue
-            if inspect.isfunction(obj):
-                targets = [(name, obj, obj, False)]
-            elif inspect.isclass(obj):
-                init = [] if dataclasses.is_dataclass(obj) or "__init__" not in vars(obj) else \
-                    [(name, obj, vars(obj)["__init__"], False)]
-                targets = init + [(f"{name}.{k}", v, v, True) for k, v in vars(obj).items()
-                                  if inspect.isfunction(v) and not k.startswith("_")]
-            else:
-                continue
-            for label, call, fn, method in targets:
-                for p in inspect.signature(fn).parameters.values():
-                    if _is_bool_parameter(p):
-                        found.append((f"{module.__name__}.{label}", call, fn, method, p.name))
+        for label, call, fn, method in targets:
+            for p in inspect.signature(fn).parameters.values():
+                if _is_bool_parameter(p):
+                    found.append((f"{module.__name__}.{label}", call, fn, method, p.name))
     return found
 
 

@@ -10,15 +10,13 @@ be listed here with its case. The README's "Bad input and safety" table lists th
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import pkgutil
 
 import numpy as np
 import pytest
 import torch
 
-import xaikit
+from tests._public import public_objects
 
 #: parameter names that hold a sequence of names or sentences
 SEQUENCE_PARAMETERS = {"texts", "sentences", "methods", "rankings", "rules", "textures", "concepts", "names",
@@ -159,24 +157,18 @@ def _public_parameters():
     import dataclasses
 
     found = set()
-    for info in pkgutil.walk_packages(xaikit.__path__, "xaikit."):
-        if any(part.startswith("_") for part in info.name.split(".")) or ".checks" in info.name:
+    for module, name, obj in public_objects():
+        if inspect.isfunction(obj):
+            targets = [(name, obj)]
+        elif inspect.isclass(obj) and not dataclasses.is_dataclass(obj):
+            targets = [(name, obj.__init__)] + [(f"{name}.{k}", v) for k, v in vars(obj).items()
+                                                if inspect.isfunction(v) and not k.startswith("_")]
+        else:
             continue
-        module = importlib.import_module(info.name)
-        for name, obj in vars(module).items():
-            if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
-                continue
-            if inspect.isfunction(obj):
-                targets = [(name, obj)]
-            elif inspect.isclass(obj) and not dataclasses.is_dataclass(obj):
-                targets = [(name, obj.__init__)] + [(f"{name}.{k}", v) for k, v in vars(obj).items()
-                                                    if inspect.isfunction(v) and not k.startswith("_")]
-            else:
-                continue
-            for label, fn in targets:
-                for p in inspect.signature(fn).parameters:
-                    if p in SEQUENCE_PARAMETERS:
-                        found.add((module.__name__, label, p))
+        for label, fn in targets:
+            for p in inspect.signature(fn).parameters:
+                if p in SEQUENCE_PARAMETERS:
+                    found.add((module.__name__, label, p))
     return found
 
 
