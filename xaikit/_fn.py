@@ -25,8 +25,9 @@ from contextlib import contextmanager
 
 import torch
 
+from xaikit._types import Target
 from xaikit._validate import check_callable, check_finite, check_float, check_int, check_same_shape
-from xaikit.policies import check_thread_setting, float64_device
+from xaikit.policies import check_thread_setting, float64_device, method_threads
 
 
 def as_input(x, name: str = "x") -> torch.Tensor:
@@ -481,8 +482,33 @@ def select(out: torch.Tensor, target: int | None) -> torch.Tensor:
     return out if target is None else out[:, target]
 
 
+@contextmanager
+def computing(model, heavy: bool = False):
+    """What an entry applies once for the whole call of a method: ``model``'s float16/bfloat16 weights widened
+    to float32 (:func:`computing_in_float32`) and the thread policy (:func:`xaikit.policies.method_threads`,
+    ``heavy`` for work worth the idle cores). ``model`` may be a plain function (its modules are found by
+    :func:`reachable_modules` for the thread policy; its weights are left as they are)."""
+    sized = model if isinstance(model, torch.nn.Module) else next((m for _, m in reachable_modules(model)), None)
+    with computing_in_float32(model), method_threads(sized, heavy):
+        yield
+
+
+@contextmanager
+def entry(f, x, target: Target, method: str):
+    """The entry of every tensor method (notebooks 01 and 02): the block of its work runs in float32 with the
+    thread policy (:func:`computing`), ``f`` in eval mode, after ``f``, ``x`` and ``target`` are checked once.
+
+    ``with entry(f, x, target, "gradient") as (x, target):`` gives ``x`` as a checked tensor on ``f``'s device
+    and ``target`` resolved (``None``: the predicted class; :func:`resolve_target`). The method's own code in
+    the block trusts both, as Captum's ``_attribute`` trusts what ``attribute`` checked.
+    """
+    with computing(f):
+        x, target, _ = setup(f, x, target, method)
+        yield x, target
+
+
 def setup(f, x, target, method: str):
-    """Common entry of every method: returns ``(x on f's device, resolved target, device)``."""
+    """The checks of :func:`entry`: returns ``(x on f's device, resolved target, device)``."""
     check_callable(f, "f")
     check_thread_setting()  # XAIKIT_THREADS is read (and a bad value refused) by every method
     ensure_eval(f, method)

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from xaikit import _aliases
-from xaikit._fn import as_input, in_float32, setup, to_cpu
+from xaikit._fn import as_input, entry, to_cpu
 from xaikit._types import Input, ModelFn, Target
 from xaikit._validate import check_choice, check_float, check_int, check_seed
 from xaikit.tensor.integrated import RULES, alphas_and_weights, integrate_path, warn_gap
@@ -124,7 +124,6 @@ class BaselineResult:
 
 
 @_aliases.captum_keywords(_aliases.IG_STEPS)
-@in_float32()
 def baseline_attributions(f: ModelFn, x: Input, kind: str = "zero", param=None, data=None, steps: int = 32,
                           rule: str = "gausslegendre", *, target: Target = None, low: float = 0.0,
                           high: float = 1.0, seed: int = 0, batch_size: int | None = None) -> BaselineResult:
@@ -139,33 +138,33 @@ def baseline_attributions(f: ModelFn, x: Input, kind: str = "zero", param=None, 
     kind = check_choice(kind, "kind", BASELINES)
     rule = check_choice(rule, "rule", RULES)
     seed = check_seed(seed)
-    x, target, _ = setup(f, x, target, "baseline_attributions")
-    if kind == "expected":
-        if data is None:
-            raise ValueError("kind='expected' needs data=, a tensor of images (N, *x.shape) to draw baselines from")
-        pool = as_input(data, "data")
-        if tuple(pool.shape[1:]) != tuple(x.shape):
-            raise ValueError(f"data must have shape (N, {', '.join(map(str, x.shape))}) like x, got {tuple(pool.shape)}")
-        k = check_int(8 if param is None else param, "param", 1, hint="k, the number of dataset samples")
-        if k > pool.shape[0]:
-            raise ValueError(f"param (k, the number of dataset samples) is {k} but data holds {pool.shape[0]} "
-                             f"images; pass param <= {pool.shape[0]}, or more images in data")
-        pick = torch.randperm(pool.shape[0], generator=torch.Generator().manual_seed(int(seed)))[:k]
-        baselines = pool[pick].to(x)
-    elif kind == "uniform":
-        n = check_int(1 if param is None else param, "param", 1, hint="the number of uniform noise samples")
-        baselines = torch.stack([image_baseline(x, kind, None, low, high, seed + i) for i in range(n)])
-    else:
-        baselines = image_baseline(x, kind, param, low, high, seed)[None]
-    alphas, weights = alphas_and_weights(rule, steps)
-    attributions, gaps, f_bs = torch.zeros(x.shape, dtype=x.dtype), [], []  # on the CPU, like each result
-    for base in baselines:
-        result = integrate_path(f, x, base, alphas, weights, target, batch_size, rule)
-        attributions += result.attributions / len(baselines)
-        gaps.append(result.gap)
-        f_bs.append(result.f_baseline)
-        f_x = result.f_x
-    # the averaged attributions' completeness, as every other IG entry point checks it
-    warn_gap("baseline_attributions", float(np.mean(gaps)), f_x, float(np.mean(f_bs)), steps, rule)
-    return BaselineResult(attributions, to_cpu(baselines), float(np.mean(gaps)), f_x, np.asarray(f_bs), kind,
-                          param)
+    with entry(f, x, target, "baseline_attributions") as (x, target):
+        if kind == "expected":
+            if data is None:
+                raise ValueError("kind='expected' needs data=, a tensor of images (N, *x.shape) to draw baselines from")
+            pool = as_input(data, "data")
+            if tuple(pool.shape[1:]) != tuple(x.shape):
+                raise ValueError(f"data must have shape (N, {', '.join(map(str, x.shape))}) like x, got {tuple(pool.shape)}")
+            k = check_int(8 if param is None else param, "param", 1, hint="k, the number of dataset samples")
+            if k > pool.shape[0]:
+                raise ValueError(f"param (k, the number of dataset samples) is {k} but data holds {pool.shape[0]} "
+                                 f"images; pass param <= {pool.shape[0]}, or more images in data")
+            pick = torch.randperm(pool.shape[0], generator=torch.Generator().manual_seed(int(seed)))[:k]
+            baselines = pool[pick].to(x)
+        elif kind == "uniform":
+            n = check_int(1 if param is None else param, "param", 1, hint="the number of uniform noise samples")
+            baselines = torch.stack([image_baseline(x, kind, None, low, high, seed + i) for i in range(n)])
+        else:
+            baselines = image_baseline(x, kind, param, low, high, seed)[None]
+        alphas, weights = alphas_and_weights(rule, steps)
+        attributions, gaps, f_bs = torch.zeros(x.shape, dtype=x.dtype), [], []  # on the CPU, like each result
+        for base in baselines:
+            result = integrate_path(f, x, base, alphas, weights, target, batch_size, rule)
+            attributions += result.attributions / len(baselines)
+            gaps.append(result.gap)
+            f_bs.append(result.f_baseline)
+            f_x = result.f_x
+        # the averaged attributions' completeness, as every other IG entry point checks it
+        warn_gap("baseline_attributions", float(np.mean(gaps)), f_x, float(np.mean(f_bs)), steps, rule)
+        return BaselineResult(attributions, to_cpu(baselines), float(np.mean(gaps)), f_x, np.asarray(f_bs), kind,
+                              param)

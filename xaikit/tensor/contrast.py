@@ -22,7 +22,7 @@ from math import factorial
 import torch
 from torch import nn
 
-from xaikit._fn import as_baseline, call, in_float32, select, setup, to_cpu, to_model
+from xaikit._fn import as_baseline, call, entry, select, to_cpu, to_model
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_int
 
@@ -40,7 +40,6 @@ def _layers(model) -> list[nn.Module]:
     return layers
 
 
-@in_float32("model")
 def deeplift_rescale(model: nn.Sequential, x: Input, baseline: Baseline = None, *,
                      target: Target = None) -> torch.Tensor:
     """DeepLIFT-Rescale attributions of a ReLU MLP at ``x`` against ``baseline`` (zeros by default).
@@ -51,28 +50,28 @@ def deeplift_rescale(model: nn.Sequential, x: Input, baseline: Baseline = None, 
     ``F(x) - F(x')`` (summation-to-delta).
     """
     layers = _layers(model)
-    x, target, _ = setup(model, x, target, "deeplift_rescale")
-    b = as_baseline(baseline, x)
-    h = to_model(model, torch.stack([x, b]))  # (2, d): input and baseline side by side, in the model's dtype
-    ratios = []
-    with torch.no_grad():
-        for layer in layers:
-            out = layer(h)
-            if isinstance(layer, nn.ReLU):
-                dz, da = h[0] - h[1], out[0] - out[1]  # (d_l,)
-                grad = (h[0] > 0).to(h.dtype)  # the gradient, used where dz ~ 0
-                small = dz.abs() < 1e-7
-                ratios.append(torch.where(small, grad, da / torch.where(small, torch.ones_like(dz), dz)))
-            h = out
-        n_out = h.shape[1]
-        m = torch.zeros(n_out, dtype=h.dtype, device=h.device)  # (C,): multiplier of the explained output
-        m[0 if target is None else target] = 1.0
-        for layer in reversed(layers):
-            if isinstance(layer, nn.ReLU):
-                m = m * ratios.pop()  # (d_l,)
-            else:
-                m = m @ layer.weight  # (d_in,)
-    return to_cpu((x - b) * m, x.dtype)
+    with entry(model, x, target, "deeplift_rescale") as (x, target):
+        b = as_baseline(baseline, x)
+        h = to_model(model, torch.stack([x, b]))  # (2, d): input and baseline side by side, in the model's dtype
+        ratios = []
+        with torch.no_grad():
+            for layer in layers:
+                out = layer(h)
+                if isinstance(layer, nn.ReLU):
+                    dz, da = h[0] - h[1], out[0] - out[1]  # (d_l,)
+                    grad = (h[0] > 0).to(h.dtype)  # the gradient, used where dz ~ 0
+                    small = dz.abs() < 1e-7
+                    ratios.append(torch.where(small, grad, da / torch.where(small, torch.ones_like(dz), dz)))
+                h = out
+            n_out = h.shape[1]
+            m = torch.zeros(n_out, dtype=h.dtype, device=h.device)  # (C,): multiplier of the explained output
+            m[0 if target is None else target] = 1.0
+            for layer in reversed(layers):
+                if isinstance(layer, nn.ReLU):
+                    m = m * ratios.pop()  # (d_l,)
+                else:
+                    m = m @ layer.weight  # (d_in,)
+        return to_cpu((x - b) * m, x.dtype)
 
 
 def twin_relu_networks() -> tuple[nn.Sequential, nn.Sequential]:
@@ -96,7 +95,6 @@ def twin_relu_networks() -> tuple[nn.Sequential, nn.Sequential]:
     return f, g
 
 
-@in_float32()
 def exact_shapley(f: ModelFn, x: Input, baseline: Baseline = None, *, target: Target = None,
                   max_features: int = 12) -> torch.Tensor:
     """Exact (baseline) Shapley values of the flattened features of ``x`` by enumerating all subsets.
@@ -104,25 +102,25 @@ def exact_shapley(f: ModelFn, x: Input, baseline: Baseline = None, *, target: Ta
     ``v(S) = F(x_S, x'_rest)``; ``phi_i = sum_{S without i} |S|! (d-|S|-1)! / d! (v(S + i) - v(S))``.
     All ``2**d`` inputs go through ``f`` in one batch, so keep ``d <= max_features``.
     """
-    x, target, _ = setup(f, x, target, "exact_shapley")
-    b = as_baseline(baseline, x)
-    d = x.numel()
-    max_features = check_int(max_features, "max_features", 1)
-    if d > max_features:
-        raise ValueError(f"x has {d} features; exact Shapley needs 2**{d} model calls. Use at most "
-                         f"max_features={max_features} features (or raise max_features if you can wait)")
-    masks = torch.tensor(list(itertools.product([0.0, 1.0], repeat=d)), dtype=x.dtype, device=x.device)  # (2^d, d)
-    batch = b.reshape(1, -1) + masks * (x - b).reshape(1, -1)  # (2^d, d)
-    with torch.no_grad():
-        v = select(call(f, batch.reshape(-1, *x.shape)), target).cpu().double()  # (2^d,)
-    index = {tuple(int(t) for t in row): k for k, row in enumerate(masks.tolist())}
-    phi = torch.zeros(d, dtype=torch.float64)
-    for key, k in index.items():
-        size = sum(key)
-        for i in range(d):
-            if key[i] == 0:
-                with_i = list(key)
-                with_i[i] = 1
-                weight = factorial(size) * factorial(d - size - 1) / factorial(d)
-                phi[i] += weight * (v[index[tuple(with_i)]] - v[k])
-    return phi.reshape(x.shape).to(x.dtype)
+    with entry(f, x, target, "exact_shapley") as (x, target):
+        b = as_baseline(baseline, x)
+        d = x.numel()
+        max_features = check_int(max_features, "max_features", 1)
+        if d > max_features:
+            raise ValueError(f"x has {d} features; exact Shapley needs 2**{d} model calls. Use at most "
+                             f"max_features={max_features} features (or raise max_features if you can wait)")
+        masks = torch.tensor(list(itertools.product([0.0, 1.0], repeat=d)), dtype=x.dtype, device=x.device)  # (2^d, d)
+        batch = b.reshape(1, -1) + masks * (x - b).reshape(1, -1)  # (2^d, d)
+        with torch.no_grad():
+            v = select(call(f, batch.reshape(-1, *x.shape)), target).cpu().double()  # (2^d,)
+        index = {tuple(int(t) for t in row): k for k, row in enumerate(masks.tolist())}
+        phi = torch.zeros(d, dtype=torch.float64)
+        for key, k in index.items():
+            size = sum(key)
+            for i in range(d):
+                if key[i] == 0:
+                    with_i = list(key)
+                    with_i[i] = 1
+                    weight = factorial(size) * factorial(d - size - 1) / factorial(d)
+                    phi[i] += weight * (v[index[tuple(with_i)]] - v[k])
+        return phi.reshape(x.shape).to(x.dtype)

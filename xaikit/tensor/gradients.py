@@ -29,6 +29,7 @@ import torch
 from xaikit import _aliases, _fn
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import bool_flags, check_choice, check_float, check_int, check_same_shape, check_seed
+from xaikit.tensor.registry import TensorMethod, register
 
 __all__ = ["gradient", "grad_times_input", "occlusion", "smoothgrad", "noisy_gradients", "NoisyGradients",
            "relative_change", "KINDS"]
@@ -85,7 +86,6 @@ def batch_starts(total: int, size: int, progress: bool | None, desc: str):
     return tqdm(starts, desc=desc, unit="batch", leave=False, delay=0 if progress else 2.0)
 
 
-@_fn.in_float32()
 def gradient(f: ModelFn, x: Input, *, target: Target = None) -> torch.Tensor:
     """The gradient dF_target/dx at ``x``: how much the output moves when one input moves a little.
 
@@ -95,24 +95,22 @@ def gradient(f: ModelFn, x: Input, *, target: Target = None) -> torch.Tensor:
     >>> gradient(lambda b: (b ** 2).sum(1), [1.0, -2.0])
     tensor([ 2., -4.])
     """
-    x, target, _ = _fn.setup(f, x, target, "gradient")
-    return _fn.check_finite_attributions(batch_gradients(f, x.unsqueeze(0), target)[0], x, "gradient").cpu()
+    with _fn.entry(f, x, target, "gradient") as (x, target):
+        return _fn.check_finite_attributions(batch_gradients(f, x.unsqueeze(0), target)[0], x, "gradient").cpu()
 
 
-@_fn.in_float32()
 def grad_times_input(f: ModelFn, x: Input, *, target: Target = None) -> torch.Tensor:
     """Gradient times input, ``x * dF/dx`` (Shrikumar et al. 2017), shaped like ``x``.
 
     For a linear model F(x) = w.x + b it is exactly each input's share w_i x_i of F(x) - F(0). Notebook 01.
     """
-    x, target, _ = _fn.setup(f, x, target, "grad_times_input")
-    return _fn.check_finite_attributions(x * batch_gradients(f, x.unsqueeze(0), target)[0], x,
-                                         "grad_times_input").cpu()
+    with _fn.entry(f, x, target, "grad_times_input") as (x, target):
+        return _fn.check_finite_attributions(x * batch_gradients(f, x.unsqueeze(0), target)[0], x,
+                                             "grad_times_input").cpu()
 
 
 # -- occlusion -------------------------------------------------------------------------------------------
 @bool_flags
-@_fn.in_float32()
 def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 0.0, *,
               target: Target = None, batch_size: int | None = None, progress: bool = False) -> torch.Tensor:
     """Occlusion: the drop F(x) - F(x with a window set to ``baseline``), spread over the window.
@@ -139,36 +137,36 @@ def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 
         A tensor shaped like ``x``. On a linear model with ``window=1`` it is ``w * (x - baseline)``.
     """
     _check_image_layout(x, window)
-    x, target, _ = _fn.setup(f, x, target, "occlusion")
-    shape = tuple(x.shape)
-    win = _window(window, shape, "window")
-    step = win if stride is None else _window(stride, shape, "stride", full_leading=win)
-    if any(s > w for s, w in zip(step, win, strict=True)):
-        raise ValueError(f"stride {step} is larger than window {win} in some dimension, so the elements between "
-                         f"two windows would be occluded by none and get attribution 0; pass a stride <= window "
-                         f"(e.g. stride=None: stride = window, each element covered once)")
-    base = _fn.as_baseline(baseline, x)
-    batch_size = check_int(_DEFAULT_BATCH if batch_size is None else batch_size, "batch_size", 1)
+    with _fn.entry(f, x, target, "occlusion") as (x, target):
+        shape = tuple(x.shape)
+        win = _window(window, shape, "window")
+        step = win if stride is None else _window(stride, shape, "stride", full_leading=win)
+        if any(s > w for s, w in zip(step, win, strict=True)):
+            raise ValueError(f"stride {step} is larger than window {win} in some dimension, so the elements between "
+                             f"two windows would be occluded by none and get attribution 0; pass a stride <= window "
+                             f"(e.g. stride=None: stride = window, each element covered once)")
+        base = _fn.as_baseline(baseline, x)
+        batch_size = check_int(_DEFAULT_BATCH if batch_size is None else batch_size, "batch_size", 1)
 
-    # window corners 0, s, 2s, ... until a window reaches the end; the last one may be cut by the edge
-    starts = [range(0, s * (math.ceil((n - w) / s) + 1), s) for n, w, s in zip(shape, win, step, strict=True)]
-    windows = [tuple(slice(a, a + w) for a, w in zip(corner, win, strict=True)) for corner in itertools.product(*starts)]
-    with torch.no_grad():
-        f_x = _fn.select(_fn.call(f, x.unsqueeze(0)), target)[0]
-        total = torch.zeros_like(x)
-        count = torch.zeros_like(x)
-        for i in batch_starts(len(windows), batch_size, progress, "occlusion"):
-            chunk = windows[i:i + batch_size]
-            mask = torch.zeros((len(chunk), *shape), dtype=torch.bool, device=x.device)  # (b, *x.shape)
-            for k, sl in enumerate(chunk):
-                mask[(k, *sl)] = True
-            occluded = torch.where(mask, base, x)  # (b, *x.shape)
-            drop = f_x - _fn.select(_fn.call(f, occluded), target)  # (b,)
-            m = mask.to(x.dtype)
-            total += (m * drop.view(-1, *([1] * len(shape)))).sum(0)
-            count += m.sum(0)
-    result = torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total))
-    return _fn.check_finite_attributions(result, x, "occlusion").cpu()
+        # window corners 0, s, 2s, ... until a window reaches the end; the last one may be cut by the edge
+        starts = [range(0, s * (math.ceil((n - w) / s) + 1), s) for n, w, s in zip(shape, win, step, strict=True)]
+        windows = [tuple(slice(a, a + w) for a, w in zip(corner, win, strict=True)) for corner in itertools.product(*starts)]
+        with torch.no_grad():
+            f_x = _fn.select(_fn.call(f, x.unsqueeze(0)), target)[0]
+            total = torch.zeros_like(x)
+            count = torch.zeros_like(x)
+            for i in batch_starts(len(windows), batch_size, progress, "occlusion"):
+                chunk = windows[i:i + batch_size]
+                mask = torch.zeros((len(chunk), *shape), dtype=torch.bool, device=x.device)  # (b, *x.shape)
+                for k, sl in enumerate(chunk):
+                    mask[(k, *sl)] = True
+                occluded = torch.where(mask, base, x)  # (b, *x.shape)
+                drop = f_x - _fn.select(_fn.call(f, occluded), target)  # (b,)
+                m = mask.to(x.dtype)
+                total += (m * drop.view(-1, *([1] * len(shape)))).sum(0)
+                count += m.sum(0)
+        result = torch.where(count > 0, total / count.clamp(min=1), torch.zeros_like(total))
+        return _fn.check_finite_attributions(result, x, "occlusion").cpu()
 
 
 _CHANNELS = (1, 3, 4)  # grey, RGB, RGBA
@@ -267,41 +265,40 @@ class NoisyGradients:
 @bool_flags
 @_aliases.captum_keywords({k: a for k, a in _aliases.NOISE_TUNNEL.items() if a.name != "kind"},
                          refused={"stdevs": _aliases.STDEVS})
-@_fn.in_float32()
 def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, target: Target = None,
                     seed: int | None = None, batch_size: int | None = None, value_range=None,
                     progress: bool = False) -> NoisyGradients:
     """The gradient at ``n`` copies ``x + N(0, (sigma * range)^2)``, batched; see :func:`smoothgrad`."""
-    x, target, _ = _fn.setup(f, x, target, "smoothgrad")
-    sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
-                        "e.g. 0.15")
-    if sigma > 1.0:  # 15 meant as 15%: noise fifteen times the input's range buries the gradient
-        raise ValueError(f"sigma must be a fraction of the input range, at most 1: 0.15 for 15%; got {sigma:g}. "
-                         f"SmoothGrad's noise is sigma * (max - min), and the paper finds 0.1-0.2 works best")
-    n = check_int(n, "n", 1, hint="n is the number of noisy samples, e.g. 50")
-    batch_size = check_int(n if batch_size is None else batch_size, "batch_size", 1)
-    if seed is not None:
-        seed = check_seed(seed)
-    spread = _value_range(x, value_range)
-    if value_range is None and spread == 0.0 and sigma > 0.0:  # exact: max - min of a constant input
-        raise ValueError(f"x is constant (every value {float(x.flatten()[0]):.4g}), so its range max - min is 0 and "
-                         f"noise of sigma={sigma:g} times it would be no noise: SmoothGrad would return the plain "
-                         f"gradient. Pass value_range, the range the input can take, e.g. value_range=(0, 1) for "
-                         f"images in [0, 1]")
-    noise_std = sigma * spread
+    with _fn.entry(f, x, target, "smoothgrad") as (x, target):
+        sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
+                            "e.g. 0.15")
+        if sigma > 1.0:  # 15 meant as 15%: noise fifteen times the input's range buries the gradient
+            raise ValueError(f"sigma must be a fraction of the input range, at most 1: 0.15 for 15%; got {sigma:g}. "
+                             f"SmoothGrad's noise is sigma * (max - min), and the paper finds 0.1-0.2 works best")
+        n = check_int(n, "n", 1, hint="n is the number of noisy samples, e.g. 50")
+        batch_size = check_int(n if batch_size is None else batch_size, "batch_size", 1)
+        if seed is not None:
+            seed = check_seed(seed)
+        spread = _value_range(x, value_range)
+        if value_range is None and spread == 0.0 and sigma > 0.0:  # exact: max - min of a constant input
+            raise ValueError(f"x is constant (every value {float(x.flatten()[0]):.4g}), so its range max - min is 0 and "
+                             f"noise of sigma={sigma:g} times it would be no noise: SmoothGrad would return the plain "
+                             f"gradient. Pass value_range, the range the input can take, e.g. value_range=(0, 1) for "
+                             f"images in [0, 1]")
+        noise_std = sigma * spread
 
-    generator = torch.Generator()  # on CPU, so a seed gives the same noise on every device
-    generator.manual_seed(seed if seed is not None else int(torch.randint(0, 2**62, (1,))))
-    # all the noise in one draw, so the result does not depend on batch_size
-    noise = torch.randn((n, *x.shape), generator=generator, dtype=x.dtype) * noise_std  # (n, *x.shape)
-    grads = [g.cpu() for _, _, g in gradient_batches(
-        f, n, lambda i, j: x.unsqueeze(0) + noise[i:j].to(x.device), target, batch_size, progress, "smoothgrad")]
-    plain = batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
-    _fn.check_finite_attributions(plain, x, "smoothgrad")
-    for g in grads:
-        _fn.check_finite_attributions(g, x, "smoothgrad")
-    return NoisyGradients(x=x.cpu(), grads=torch.cat(grads), noise_std=noise_std, sigma=sigma, target=target,
-                          gradient=plain, example=x.cpu() + noise[0])
+        generator = torch.Generator()  # on CPU, so a seed gives the same noise on every device
+        generator.manual_seed(seed if seed is not None else int(torch.randint(0, 2**62, (1,))))
+        # all the noise in one draw, so the result does not depend on batch_size
+        noise = torch.randn((n, *x.shape), generator=generator, dtype=x.dtype) * noise_std  # (n, *x.shape)
+        grads = [g.cpu() for _, _, g in gradient_batches(
+            f, n, lambda i, j: x.unsqueeze(0) + noise[i:j].to(x.device), target, batch_size, progress, "smoothgrad")]
+        plain = batch_gradients(f, x.unsqueeze(0), target)[0].cpu()
+        _fn.check_finite_attributions(plain, x, "smoothgrad")
+        for g in grads:
+            _fn.check_finite_attributions(g, x, "smoothgrad")
+        return NoisyGradients(x=x.cpu(), grads=torch.cat(grads), noise_std=noise_std, sigma=sigma, target=target,
+                              gradient=plain, example=x.cpu() + noise[0])
 
 
 @bool_flags
@@ -378,3 +375,9 @@ def relative_change(a, b) -> float:
     if norm_a == 0:  # relative to a zero map: no change is 0, any change is infinitely large
         return 0.0 if diff == 0 else math.inf
     return float(diff / norm_a)
+
+
+register(TensorMethod("gradient", gradient, (), "Simonyan et al. 2014", order=0))
+register(TensorMethod("gradient x input", grad_times_input, (), "Shrikumar et al. 2017", order=1))
+register(TensorMethod("SmoothGrad", smoothgrad, {"n": 20, "sigma": 0.15, "seed": 0}, "Smilkov et al. 2017",
+                      fixed={"value_range": (0.0, 1.0)}, order=2))  # noise as a fraction of the pixel range [0, 1]

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from xaikit import _aliases
-from xaikit._fn import as_baseline, in_float32
+from xaikit._fn import as_baseline
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_choice, check_int
 from xaikit.tensor.integrated import RULES, alphas_and_weights, path_gradients, warn_gap
@@ -94,7 +94,6 @@ class PathResult:
 
 
 @_aliases.captum_keywords(_aliases.IG)
-@in_float32()
 def path_integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, path: str = "straight",
                               steps: int = 200, rule: str = "riemann_middle", *, target: Target = None,
                               order=None, powers=None, batch_size: int | None = None) -> PathResult:
@@ -106,21 +105,21 @@ def path_integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, p
 
     Sundararajan, Taly & Yan (2017), section 4; notebook 02, section 6.
     """
-    from xaikit._fn import call, select, setup, to_cpu
+    from xaikit._fn import call, entry, select, to_cpu
 
     path = check_choice(path, "path", PATHS)
     rule = check_choice(rule, "rule", RULES)
     steps = check_int(steps, "steps", 1, 100_000)
-    x, target, _ = setup(f, x, target, "path_integrated_gradients")
-    b = as_baseline(baseline, x)
-    alphas, weights = alphas_and_weights(rule, steps)
-    points, velocity = path_points(path, x, b, alphas, order, powers)
-    outputs, grads = path_gradients(f, points, target, batch_size)
-    w = torch.as_tensor(weights, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
-    attributions = (w * grads * velocity).sum(0)  # (...)
-    with torch.no_grad():
-        ends = select(call(f, torch.stack([b, x])), target)  # (2,)
-    gap = float(attributions.sum()) - float(ends[1] - ends[0])
-    warn_gap("path_integrated_gradients", gap, float(ends[1]), float(ends[0]), steps, rule)
-    return PathResult(to_cpu(attributions), gap, float(ends[1]), float(ends[0]), to_cpu(points), to_cpu(outputs),
-                      alphas, weights, path)
+    with entry(f, x, target, "path_integrated_gradients") as (x, target):
+        b = as_baseline(baseline, x)
+        alphas, weights = alphas_and_weights(rule, steps)
+        points, velocity = path_points(path, x, b, alphas, order, powers)
+        outputs, grads = path_gradients(f, points, target, batch_size)
+        w = torch.as_tensor(weights, dtype=x.dtype, device=x.device).reshape(-1, *([1] * x.ndim))
+        attributions = (w * grads * velocity).sum(0)  # (...)
+        with torch.no_grad():
+            ends = select(call(f, torch.stack([b, x])), target)  # (2,)
+        gap = float(attributions.sum()) - float(ends[1] - ends[0])
+        warn_gap("path_integrated_gradients", gap, float(ends[1]), float(ends[0]), steps, rule)
+        return PathResult(to_cpu(attributions), gap, float(ends[1]), float(ends[0]), to_cpu(points), to_cpu(outputs),
+                          alphas, weights, path)

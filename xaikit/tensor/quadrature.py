@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import as_baseline, setup, to_cpu
+from xaikit._fn import as_baseline, entry, to_cpu
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_int, check_labels, check_names
 from xaikit.tensor.integrated import RULES, integrate_path, path_gradients, shared_path
@@ -138,19 +138,19 @@ def quadrature_errors(f: ModelFn, exact, x, baseline: Baseline = None,
     """
     rules = check_names(rules, "rules", RULES)
     steps = sorted(check_int(n, "steps", 1) for n in steps)
-    x, target, _ = setup(f, x, target, "quadrature_errors")
-    b = as_baseline(baseline, x)
-    exact = torch.as_tensor(exact, dtype=x.dtype, device=x.device)
-    if exact.shape != x.shape:
-        raise ValueError(f"exact must have x's shape {tuple(x.shape)}, got {tuple(exact.shape)}")
-    plan, cache, ends = shared_path(f, x, b, target, None, rules, steps)
-    out = {}
-    for r, runs in plan.items():
-        results = [integrate_path(f, x, b, al, w, target, None, r, cache=cache, ends=ends) for _, al, w in runs]
-        errors = np.stack([(res.attributions - to_cpu(exact)).double().numpy() for res in results])
-        out[r] = RuleErrors(r, [n for n, _, _ in runs], errors, np.array([res.gap for res in results]),
-                            ends[1] - ends[0])
-    return out
+    with entry(f, x, target, "quadrature_errors") as (x, target):
+        b = as_baseline(baseline, x)
+        exact = torch.as_tensor(exact, dtype=x.dtype, device=x.device)
+        if exact.shape != x.shape:
+            raise ValueError(f"exact must have x's shape {tuple(x.shape)}, got {tuple(exact.shape)}")
+        plan, cache, ends = shared_path(f, x, b, target, None, rules, steps)
+        out = {}
+        for r, runs in plan.items():
+            results = [integrate_path(f, x, b, al, w, target, None, r, cache=cache, ends=ends) for _, al, w in runs]
+            errors = np.stack([(res.attributions - to_cpu(exact)).double().numpy() for res in results])
+            out[r] = RuleErrors(r, [n for n, _, _ in runs], errors, np.array([res.gap for res in results]),
+                                ends[1] - ends[0])
+        return out
 
 
 def convergence_slope(steps, errors) -> float:
@@ -170,10 +170,10 @@ def riemann_end_term(f: ModelFn, x: Input, baseline: Baseline = None, *,
     the right sum's error in feature ``i`` is about this divided by ``n`` once ``n`` resolves the path;
     its sum over features is the gap's leading term (the left sum's is its negative).
     """
-    x, target, _ = setup(f, x, target, "riemann_end_term")
-    b = as_baseline(baseline, x)
-    _, grads = path_gradients(f, torch.stack([b, x]), target)  # (2, ...)
-    return to_cpu((x - b) * (grads[1].to(x.device) - grads[0].to(x.device)) / 2)
+    with entry(f, x, target, "riemann_end_term") as (x, target):
+        b = as_baseline(baseline, x)
+        _, grads = path_gradients(f, torch.stack([b, x]), target)  # (2, ...)
+        return to_cpu((x - b) * (grads[1].to(x.device) - grads[0].to(x.device)) / 2)
 
 
 def path_slopes(result) -> np.ndarray:

@@ -1,23 +1,30 @@
 """Every tensor attribution map by name: the one list that the sanity checks of Adebayo et al. (2018,
 "Sanity checks for saliency maps"; notebook 01, section 5) and their panel read, at the time they run.
 
-An entry names the method, the function that computes its map of one input for one class, and the options
-of :func:`xaikit.tensor.sanity.sanity_maps` it takes. A method registered with :func:`register` is then a
-name that ``sanity_maps``, ``cascade_scores``, ``compare_models`` and the sanity panel accept, with nothing
-else to edit.
+A record (:class:`TensorMethod`) names the method, the function that computes its map of one input for one
+class, the options it takes with their defaults, and its paper. Each method module declares its record
+next to the method and calls :func:`register` when it is imported (``gradient`` in
+:mod:`xaikit.tensor.gradients`, Integrated Gradients in :mod:`xaikit.tensor.integrated`); reading the
+registry imports every module of :mod:`xaikit.tensor` once, so it is complete whenever it is read. A
+registered name is then a name that ``sanity_maps``, ``cascade_scores``, ``compare_models`` and the sanity
+panel accept, with nothing else to edit.
+
+The function of a record is the method's public function (or a small form of it that returns one map):
+it goes through the family's entry (:func:`xaikit._fn.entry`), which checks the input, resolves
+``target`` and applies float32, eval mode and the thread policy once.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import torch
 
-from xaikit._types import Input, ModelFn
+from xaikit._types import Input, ModelFn, Target
 
-__all__ = ["TensorMethod", "register", "names", "get"]
+__all__ = ["TensorMethod", "register", "unregister", "names", "get", "option_defaults"]
 
 
 @dataclass(frozen=True)
@@ -26,74 +33,90 @@ class TensorMethod:
 
     Attributes:
         name: the name menus, tables and ``methods=`` use.
-        compute: ``compute(f, x, target, **options) -> map`` shaped like ``x``, for the class index
-            ``target``.
-        options: the names of the options it reads (of ``sanity_maps``: ``n``, ``sigma``, ``steps``,
-            ``seed``).
+        compute: ``compute(f, x, target=target, **options) -> map`` shaped like ``x``, for the class index
+            ``target`` (``None``: the predicted class).
+        options: the options it reads with their defaults (SmoothGrad's ``{"n": 20, "sigma": 0.15,
+            "seed": 0}``); a tuple of names takes the defaults of ``compute``. The sanity checks' options
+            are these.
         reference: the paper.
+        fixed: options ``compute`` always gets from the registry's readers (SmoothGrad's pixel range).
+        order: its place in ``names()`` (ties: registration order).
     """
 
     name: str
     compute: Callable[..., torch.Tensor]
-    options: tuple[str, ...] = ()
+    options: Mapping[str, object] | tuple[str, ...] = ()
     reference: str = ""
+    fixed: Mapping[str, object] = field(default_factory=dict)
+    order: float = float("inf")
 
-    def __call__(self, f: ModelFn, x: Input, *, target: int, **options) -> torch.Tensor:
-        return self.compute(f, x, target, **{k: options[k] for k in self.options if k in options})
+    def defaults(self) -> Mapping[str, object]:
+        """The options with defaults here (none for an ``options`` tuple)."""
+        return MappingProxyType(dict(self.options) if isinstance(self.options, Mapping) else {})
+
+    def __call__(self, f: ModelFn, x: Input, *, target: Target, **options) -> torch.Tensor:
+        taken = {k: options[k] for k in self.options if k in options}
+        return self.compute(f, x, target=target, **{**self.defaults(), **taken, **self.fixed})
 
 
 _REGISTRY: dict[str, TensorMethod] = {}
+_DISCOVERED: list[bool] = []
 
 
 def register(method: TensorMethod) -> TensorMethod:
-    """Add ``method`` (a new name goes last; an existing name is replaced in its place). Returns it."""
+    """Add ``method`` (a new name goes last among its ``order``; an existing name is replaced). Returns it."""
     if not isinstance(method, TensorMethod):
         raise TypeError(f"register takes a TensorMethod, got {type(method).__name__}")
     _REGISTRY[method.name] = method
     return method
 
 
+def unregister(name: str) -> TensorMethod:
+    """Remove the method ``name`` from the registry and return its record."""
+    if name not in _REGISTRY:
+        raise KeyError(f"no tensor method named {name!r} is registered")
+    return _REGISTRY.pop(name)
+
+
+def _discover() -> None:
+    """Import every module of :mod:`xaikit.tensor` once, so each registers its own methods (found by their
+    files: importing the package would run its lazy table)."""
+    if _DISCOVERED:
+        return
+    _DISCOVERED.append(True)
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    family = __name__.rpartition(".")[0]
+    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
+        if not info.ispkg and not info.name.startswith("_"):
+            importlib.import_module(f"{family}.{info.name}")
+
+
+def _ordered() -> list[TensorMethod]:
+    _discover()
+    return [m for _, m in sorted(enumerate(_REGISTRY.values()), key=lambda im: (im[1].order, im[0]))]
+
+
 def names() -> tuple[str, ...]:
-    """The registered names, in the order they were registered."""
-    return tuple(_REGISTRY)
+    """The registered names, by ``order`` and then in the order they were registered."""
+    return tuple(m.name for m in _ordered())
 
 
 def get(name: str) -> TensorMethod:
-    """The entry of ``name``; an unknown name lists the known ones."""
+    """The record of ``name``; an unknown name lists the known ones."""
+    _discover()
     if name not in _REGISTRY:
-        raise ValueError(f"unknown tensor method {name!r}; use one of {list(_REGISTRY)}")
+        raise ValueError(f"unknown tensor method {name!r}; use one of {list(names())}")
     return _REGISTRY[name]
 
 
-def _gradient(f, x, target):
-    from xaikit.tensor.gradients import gradient
-
-    return gradient(f, x, target=target)
-
-
-def _grad_times_input(f, x, target):
-    from xaikit.tensor.gradients import grad_times_input
-
-    return grad_times_input(f, x, target=target)
-
-
-def _smoothgrad(f, x, target, n: int = 20, sigma: float = 0.15, seed: int = 0):
-    from xaikit.tensor.gradients import smoothgrad
-
-    return smoothgrad(f, x, sigma=sigma, n=n, target=target, seed=seed, value_range=(0.0, 1.0))
-
-
-def _integrated_gradients(f, x, target, steps: int = 16):
-    """IG from the black image with ``steps`` Gauss-Legendre nodes, its completeness warning silenced (a
-    randomised network is explained here, not judged)."""
-    from xaikit.tensor.integrated import CompletenessWarning, integrated_gradients
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", CompletenessWarning)
-        return integrated_gradients(f, x, None, steps=steps, rule="gausslegendre", target=target).attributions
-
-
-register(TensorMethod("gradient", _gradient, (), "Simonyan et al. 2014"))
-register(TensorMethod("gradient x input", _grad_times_input, (), "Shrikumar et al. 2017"))
-register(TensorMethod("SmoothGrad", _smoothgrad, ("n", "sigma", "seed"), "Smilkov et al. 2017"))
-register(TensorMethod("Integrated Gradients", _integrated_gradients, ("steps",), "Sundararajan et al. 2017"))
+def option_defaults(methods=None) -> dict[str, object]:
+    """The options of ``methods`` (default: every registered one) with their defaults, by name."""
+    out: dict[str, object] = {}
+    for m in _ordered():
+        if methods is None or m.name in methods:
+            for key in m.options:
+                out.setdefault(key, m.defaults().get(key))
+    return out

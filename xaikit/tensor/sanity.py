@@ -227,19 +227,24 @@ def similarity(original, other) -> Similarity:
 
 
 # -- the four maps, and a whole cascade ----------------------------------------------------------------------
-def sanity_maps(model: nn.Module, x: Input, *, target: int, methods: Sequence[str] = METHODS, n: int = 20,
-                sigma: float = 0.15, steps: int = 16, seed: int = 0) -> dict[str, torch.Tensor]:
+def sanity_maps(model: nn.Module, x: Input, *, target: int, methods: Sequence[str] = METHODS,
+                **options: float | int) -> dict[str, torch.Tensor]:
     """The maps the sanity checks compare, by method name (any name of :mod:`xaikit.tensor.registry`; by
     default the lecture's :data:`METHODS`), for ``target``.
 
-    SmoothGrad uses ``n`` samples at noise ``sigma`` (a fraction of the pixel range [0, 1]) with a fixed
-    ``seed``, so two models are compared on the same noise; Integrated Gradients uses the black image as
-    baseline and ``steps`` Gauss-Legendre nodes (its completeness warning is silenced: a randomised network
-    is explained, not judged). ``target`` is fixed by the caller, normally the class the *trained* model
-    predicts, so every model is asked about the same class. CPU tensors shaped like ``x``.
+    ``options`` are the methods' own, each given to the methods whose record names it, the others at their
+    record's defaults: SmoothGrad's ``n=20`` samples at noise ``sigma=0.15`` (a fraction of the pixel range
+    [0, 1]) with a fixed ``seed=0``, so two models are compared on the same noise; Integrated Gradients'
+    ``steps=16`` Gauss-Legendre nodes from the black image (its completeness warning is silenced: a
+    randomised network is explained, not judged). ``target`` is fixed by the caller, normally the class the
+    *trained* model predicts, so every model is asked about the same class. CPU tensors shaped like ``x``.
     """
     methods = check_names(methods, "methods", registry.names())
-    options = {"n": n, "sigma": sigma, "steps": steps, "seed": seed}
+    known = registry.option_defaults()
+    for key in options:
+        if key not in known:
+            raise TypeError(f"sanity_maps() got the option {key}={options[key]!r}, which no registered method "
+                            f"takes; the methods' options are {', '.join(known) or 'none'}")
     return {m: registry.get(m)(model, x, target=target, **options) for m in methods}
 
 
