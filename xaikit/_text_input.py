@@ -6,8 +6,13 @@ notebook 03).
 :func:`check_pair`), puts the model in eval mode with eager attention (SDPA returns no attention weights),
 cuts an over-long text to the model's real maximum length, tokenizes it once, runs one forward pass and
 resolves ``target=None`` to the predicted class, once. The :class:`PreparedText` it returns is what the
-methods' private functions trust (Captum's ``attribute`` validates, ``_attribute`` trusts): a public text
-method is ``prepare_text`` followed by its private function.
+methods' private functions trust (Captum's ``attribute`` validates, ``_attribute`` trusts).
+
+:func:`run_text` is the family's entry: a public text method is one call of it with the method's private
+function. It applies float32 (a float16/bfloat16 model's weights widened for the call) and the thread
+policy once for the whole call (:func:`xaikit._fn.computing`), then prepares the text and runs the private
+function on it. Methods that take token ids or several texts resolve ``target`` here too
+(:func:`resolve_inputs_target`, :func:`resolve_texts_target`), so no method resolves it itself.
 
 **One truncation rule** (:func:`fit_text`). A text longer than the model takes is cut once, to its longest
 prefix of whole words that fits, with one :class:`TruncationWarning`; Grad-SAM, SHAP, text IG,
@@ -18,12 +23,13 @@ panels that put two methods side by side agree.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from xaikit._fn import warn
+from xaikit._fn import computing, warn
 from xaikit._types import Target
 from xaikit._validate import check_int, check_text
 
@@ -296,3 +302,46 @@ def check_texts(texts, name: str = "texts") -> list[str]:
     if not texts:
         raise ValueError(f"{name} is an empty list; pass at least one sentence")
     return [check_text(t, f"{name}[{i}]") for i, t in enumerate(texts)]
+
+
+def run_text(run: Callable[..., Any], model: torch.nn.Module, tokenizer: Tokenizer, text: str, target: Target = None,
+             *, method: str, heavy: bool = False, max_length: int | None = None, eager: bool = True,
+             **options: Any) -> Any:
+    """The entry of every text method: ``run(prepare_text(...), **options)`` with float32 and the thread
+    policy applied once for the whole call (:func:`xaikit._fn.computing`; ``heavy`` for float64 re-runs).
+
+    ``method`` names the public function in errors and warnings; ``max_length`` and ``eager`` go to
+    :func:`prepare_text`. ``run`` is the method's private function, which trusts the prepared text (its
+    target resolved).
+    """
+    with computing(model, heavy):
+        prepared = prepare_text(model, tokenizer, text, target, method=method, max_length=max_length, eager=eager)
+        return run(prepared, **options)
+
+
+def resolve_inputs_target(model: torch.nn.Module, inputs: dict, target: Target) -> int:
+    """``target`` checked against the model's classes; ``None``: the class the model predicts for the first
+    row of ``inputs`` (a tokenizer's output, or ``input_ids`` and ``attention_mask``), from one forward pass
+    without gradients. The entry of the methods that take token ids rather than a text."""
+    if target is not None:
+        return check_target(model, target, 0)
+    from xaikit._fn import inputs_to_model
+
+    with torch.no_grad():
+        logits = model(**inputs_to_model(model, inputs)).logits
+    return check_target(model, None, int(logits[0].argmax()))
+
+
+def resolve_texts_target(model: torch.nn.Module, tokenizer: Tokenizer, texts: list[str], target: Target) -> int:
+    """``target`` checked against the model's classes; ``None``: the class the model predicts for every one of
+    ``texts`` (a ValueError when they are predicted different classes: one explainer explains one output).
+    The entry of the methods that explain several texts at once."""
+    if target is not None:
+        return check_target(model, target, 0)
+    with torch.no_grad():
+        logits = model(**tokenize(model, tokenizer, texts, "texts")).logits  # (B, C)
+    classes = [int(c) for c in logits.argmax(-1)]
+    if len(set(classes)) > 1:
+        raise ValueError(f"target=None explains the predicted class, but the texts are predicted different classes "
+                         f"{classes}; pass target=<class>, or explain each text on its own")
+    return classes[0]

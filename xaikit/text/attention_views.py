@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import in_float32, to_cpu
-from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._fn import to_cpu
+from xaikit._text_input import PreparedText, Tokenizer, run_text
 from xaikit._types import Target
 from xaikit._validate import bool_flags, check_int
 from xaikit.models.arch import check_layer
@@ -96,11 +96,10 @@ def _attentions(prepared: PreparedText) -> tuple:
         return prepared.model(**prepared.inputs, output_attentions=True).attentions
 
 
-@in_float32("model")
 def raw_attention(model: torch.nn.Module, tokenizer: Tokenizer, text: str, layer: int = -1,
                   row: int = 0) -> TokenScores:
     """Where token ``row`` ([CLS] by default) looks in ``layer``, averaged over the heads."""
-    return _raw_attention(prepare_text(model, tokenizer, text, method="raw_attention"), layer=layer, row=row)
+    return run_text(_raw_attention, model, tokenizer, text, method="raw_attention", layer=layer, row=row)
 
 
 def _raw_attention(prepared: PreparedText, *, layer: int = -1, row: int = 0) -> TokenScores:
@@ -111,11 +110,10 @@ def _raw_attention(prepared: PreparedText, *, layer: int = -1, row: int = 0) -> 
 
 
 @bool_flags
-@in_float32("model")
 def rollout(model: torch.nn.Module, tokenizer: Tokenizer, text: str, residual: bool = True,
             row: int = 0) -> TokenScores:
     """Attention rollout's [CLS] row (Abnar & Zuidema 2020)."""
-    return _rollout(prepare_text(model, tokenizer, text, method="rollout"), residual=residual, row=row)
+    return run_text(_rollout, model, tokenizer, text, method="rollout", residual=residual, row=row)
 
 
 def _rollout(prepared: PreparedText, *, residual: bool = True, row: int = 0) -> TokenScores:
@@ -125,12 +123,11 @@ def _rollout(prepared: PreparedText, *, residual: bool = True, row: int = 0) -> 
     return view_scores(prepared, r[row], "rollout", matrix=r)
 
 
-@in_float32("model")
 def grad_weighted_attention(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                             row: int = 0) -> TokenScores:
     """Gradient-weighted attention relevance of the [CLS] row (Chefer et al. 2021)."""
-    prepared = prepare_text(model, tokenizer, text, target, method="grad_weighted_attention")
-    return _grad_weighted_attention(prepared, row=row)
+    return run_text(_grad_weighted_attention, model, tokenizer, text, target, method="grad_weighted_attention",
+                    row=row)
 
 
 def _grad_weighted_attention(prepared: PreparedText, *, row: int = 0) -> TokenScores:
@@ -141,12 +138,11 @@ def _grad_weighted_attention(prepared: PreparedText, *, row: int = 0) -> TokenSc
 
 
 @bool_flags
-@in_float32("model")
 def attention_gradient(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                        layer: int = -1, times_attention: bool = False) -> TokenScores:
     """dS/d(alpha) of the [CLS] row in ``layer`` (mean of heads), or alpha * dS/d(alpha) (Serrano & Smith)."""
-    prepared = prepare_text(model, tokenizer, text, target, method="attention_gradient")
-    return _attention_gradient(prepared, layer=layer, times_attention=times_attention)
+    return run_text(_attention_gradient, model, tokenizer, text, target, method="attention_gradient", layer=layer,
+                    times_attention=times_attention)
 
 
 def _attention_gradient(prepared: PreparedText, *, layer: int = -1,
@@ -167,11 +163,10 @@ def _gradient_x_attention(prepared: PreparedText, *, layer: int = -1) -> TokenSc
     return _attention_gradient(prepared, layer=layer, times_attention=True)
 
 
-register(TextMethod("attention", _raw_attention, lambda a, g, layer: a[layer, :, 0, :].mean(0), order=3, lab=0))
+register(TextMethod("attention", _raw_attention, lambda a, g, layer: a[layer, :, 0, :].mean(0), order=3))
 register(TextMethod("rollout", _rollout, lambda a, g, layer: rollout_matrix(a)[0], order=4))
 register(TextMethod("grad-weighted attention", _grad_weighted_attention,
                     lambda a, g, layer: grad_attention_matrix(a, g)[0], order=5))
-register(TextMethod("gradient", _gradient, lambda a, g, layer: g[layer, :, 0, :].mean(0), signed=True, order=6,
-                    lab=1))
+register(TextMethod("gradient", _gradient, lambda a, g, layer: g[layer, :, 0, :].mean(0), signed=True, order=6))
 register(TextMethod("gradient x attention", _gradient_x_attention,
-                    lambda a, g, layer: (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(0), signed=True, order=7, lab=2))
+                    lambda a, g, layer: (g[layer, :, 0, :] * a[layer, :, 0, :]).mean(0), signed=True, order=7))

@@ -36,10 +36,10 @@ import numpy as np
 import torch
 
 from xaikit._fn import to_cpu
-from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, run_text
 from xaikit._types import Target
 from xaikit.models.passes import record_passes
-from xaikit.policies import method_threads, to_float64
+from xaikit.policies import to_float64
 from xaikit.text.lrp import _one_text
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
@@ -274,15 +274,14 @@ def attnlrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: 
         :class:`~xaikit.text.tokens.TokenScores` (signed: relevance for and against the class), detail
         :class:`AttnLRPDetail`.
     """
-    return _attnlrp(prepare_text(model, tokenizer, text, target, method="attnlrp"))
+    return run_text(_attnlrp, model, tokenizer, text, target, method="attnlrp", heavy=True)
 
 
 def _attnlrp(prepared: PreparedText) -> TokenScores:
     """:func:`attnlrp` of a prepared text (its target resolved)."""
-    with method_threads(prepared.model, heavy=True):  # float64 re-run: worth the idle cores
-        scores, detail = attnlrp_relevance(prepared.model, prepared.inputs, int(prepared.target))
+    scores, detail = attnlrp_relevance(prepared.model, prepared.inputs, int(prepared.target))
     return TokenScores(prepared.tokens, torch.from_numpy(scores), "AttnLRP", int(prepared.target), signed=True,
                        detail=detail)
 
 
-register(TextMethod("AttnLRP", _attnlrp, signed=True, order=9, lab=7))
+register(TextMethod("AttnLRP", _attnlrp, signed=True, order=9, heavy=True))  # float64 re-run: worth the idle cores

@@ -26,12 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import in_float32, inputs_to_model, to_cpu
-from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._fn import computing, inputs_to_model, to_cpu
+from xaikit._text_input import PreparedText, Tokenizer, resolve_inputs_target, run_text
 from xaikit._types import Target
 from xaikit._validate import bool_flags
 from xaikit.models.arch import assert_attentions
-from xaikit.policies import method_threads
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
@@ -55,7 +54,6 @@ class GradSAMDetail:
 __all__ = ["GradSAMDetail", "gradsam", "gradsam_scores", "gradsam_loop", "attention_and_gradients"]
 
 
-@in_float32("model")
 def attention_and_gradients(model: torch.nn.Module, inputs: dict, *,
                             target: Target = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """One forward and one backward pass: attention A, its gradient dS/dA, and the logits.
@@ -65,17 +63,17 @@ def attention_and_gradients(model: torch.nn.Module, inputs: dict, *,
     device the model is on (``inputs`` are moved to the model's device first). Gradients are taken with
     ``torch.autograd.grad``, so the model's own ``.grad`` fields are left alone. Notebook 04, section 3.
     """
-    a, g, logits = _attention_and_gradients(model, inputs, target)
+    with computing(model):  # the entry: float32 and the thread policy for the call
+        target = resolve_inputs_target(model, inputs, target)
+        a, g, logits = _attention_and_gradients(model, inputs, target)
     return to_cpu(a), to_cpu(g), to_cpu(logits)
 
 
-def _attention_and_gradients(model, inputs: dict, target: Target):
-    """:func:`attention_and_gradients` with the tensors left on the model's device."""
+def _attention_and_gradients(model, inputs: dict, target: int):
+    """:func:`attention_and_gradients` with the tensors left on the model's device, for a resolved ``target``."""
     inputs = inputs_to_model(model, inputs)
     out = model(**inputs, output_attentions=True)
     attentions = assert_attentions(out.attentions, model)  # L x (B, M, N, N)
-    if target is None:  # a caller's own inputs: no prepared text resolved the class
-        target = int(out.logits[0].argmax())
     score = out.logits[0, target]  # S: the explained class's logit
     grads = torch.autograd.grad(score, attentions, allow_unused=True)
     if any(g is None for g in grads):
@@ -116,7 +114,6 @@ def gradsam_loop(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Ten
 
 
 @bool_flags
-@in_float32("model")
 def gradsam(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
             reference: bool = False) -> TokenScores:
     """Grad-SAM token scores of one text (Barkan et al. 2021; notebook 04 section 3).
@@ -132,13 +129,12 @@ def gradsam(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: 
         :class:`~xaikit.text.tokens.TokenScores` (non-negative, ``signed=False``) whose ``detail`` is a
         :class:`GradSAMDetail`. The scores are computed on the model's device in its dtype.
     """
-    return _gradsam(prepare_text(model, tokenizer, text, target, method="gradsam"), reference=reference)
+    return run_text(_gradsam, model, tokenizer, text, target, method="gradsam", reference=reference)
 
 
 def _gradsam(prepared: PreparedText, *, reference: bool = False) -> TokenScores:
     """:func:`gradsam` of a prepared text (its target resolved)."""
-    with method_threads(prepared.model):
-        a, g, logits = _attention_and_gradients(prepared.model, prepared.inputs, prepared.target)  # one forward, one backward
+    a, g, logits = _attention_and_gradients(prepared.model, prepared.inputs, prepared.target)  # one forward, one backward
     r = gradsam_loop(a, g) if reference else gradsam_scores(a, g)
     L, M, N, _ = a.shape
     per_layer = (a * torch.relu(g)).sum(dim=(1, 3)) / (L * M * N)  # (L, N), sums to r over layers
@@ -147,4 +143,4 @@ def _gradsam(prepared: PreparedText, *, reference: bool = False) -> TokenScores:
     return TokenScores(prepared.tokens, to_cpu(r), "Grad-SAM", prepared.target, signed=False, detail=detail)
 
 
-register(TextMethod("Grad-SAM", _gradsam, lambda a, g, layer: gradsam_scores(a, g), order=0, lab=3))
+register(TextMethod("Grad-SAM", _gradsam, lambda a, g, layer: gradsam_scores(a, g), order=0))

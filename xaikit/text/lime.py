@@ -54,11 +54,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import in_float32, warn
-from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._fn import warn
+from xaikit._text_input import PreparedText, Tokenizer, run_text
 from xaikit._types import Target
 from xaikit._validate import bool_flags, check_choice, check_float, check_int, check_seed
-from xaikit.policies import method_threads
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
@@ -347,7 +346,6 @@ def _evaluate(prepared: PreparedText, groups: np.ndarray, z: np.ndarray, output:
 
 
 @bool_flags
-@in_float32("model")
 def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None, n_samples: int = 500,
          kernel_width: float = 25.0, alpha: float = 1.0, seed: int = 0, output: str = "prob", bow: bool = True,
          batch_size: int = 64, allow_long: bool = False) -> TokenScores:
@@ -375,9 +373,9 @@ def lime(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Tar
         the scores per word, as the package lists them.
     """
     _check_options(n_samples, kernel_width, alpha, seed, output, batch_size, bow)
-    prepared = prepare_text(model, tokenizer, text, target, method="lime")
-    return _lime(prepared, n_samples=n_samples, kernel_width=kernel_width, alpha=alpha, seed=seed, output=output,
-                 bow=bow, batch_size=batch_size, allow_long=allow_long)
+    return run_text(_lime, model, tokenizer, text, target, method="lime", n_samples=n_samples,
+                    kernel_width=kernel_width, alpha=alpha, seed=seed, output=output, bow=bow, batch_size=batch_size,
+                    allow_long=allow_long)
 
 
 #: the most tokens LIME explains without ``allow_long=True`` (SHAP's limit,
@@ -436,8 +434,7 @@ def _lime(prepared: PreparedText, *, n_samples: int = 500, kernel_width: float =
                          "pass a text with at least one word")
     z = sample_presence(len(words), n_samples, seed)  # (S, d)
     unique, inverse = np.unique(z, axis=0, return_inverse=True)  # (U, d), (S,)
-    with method_threads(prepared.model):
-        y = _evaluate(prepared, groups, unique, output, batch_size)[inverse.reshape(-1)]  # (S,)
+    y = _evaluate(prepared, groups, unique, output, batch_size)[inverse.reshape(-1)]  # (S,)
     return _fit(prepared.tokens, prepared.target, words, groups, z, y, kernel_width, alpha, seed, output, len(unique),
                 bow, grouping)
 

@@ -59,10 +59,10 @@ import torch
 
 from xaikit._fn import model_device, to_cpu
 from xaikit._lrp import LINEAR_RULES, chefer_matrix, lrp_add, lrp_linear, lrp_matmul, propagate_blocks
-from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, run_text
 from xaikit._types import Target
 from xaikit.models.passes import record_passes
-from xaikit.policies import float64_device, method_threads, to_float64
+from xaikit.policies import float64_device, to_float64
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
@@ -341,23 +341,22 @@ def chefer_lrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *,
         Computed in float64 on the model's device (on the CPU where that device holds no float64, e.g. Apple's
         MPS: :func:`xaikit.policies.float64_device`), returned on the CPU.
     """
-    return _chefer_lrp(prepare_text(model, tokenizer, text, target, method="chefer_lrp"))
+    return run_text(_chefer_lrp, model, tokenizer, text, target, method="chefer_lrp", heavy=True)
 
 
 def _chefer_lrp(prepared: PreparedText) -> TokenScores:
     """:func:`chefer_lrp` of a prepared text (its target resolved) of a BERT model."""
     model, target = prepared.model, int(prepared.target)
-    with method_threads(model, heavy=True):  # float64 re-run: worth the idle cores
-        _check_bert(model)
-        with torch.enable_grad():
-            trace = relevance_forward(model, prepared.inputs)
-            grads = torch.autograd.grad(trace.logits[target], [b.probs for b in trace.blocks])
-        r_a, r_in, totals = propagate(trace, target)
-        # a float64 copy's forward pass, autograd's backward and the relevance sweep: no block hook sees them
-        record_passes(model, forward=1, backward=2)
-        g = torch.stack([t.detach() for t in grads])
-        r_a = torch.stack(r_a)
-        c = chefer_matrix(r_a, g)
+    _check_bert(model)
+    with torch.enable_grad():
+        trace = relevance_forward(model, prepared.inputs)
+        grads = torch.autograd.grad(trace.logits[target], [b.probs for b in trace.blocks])
+    r_a, r_in, totals = propagate(trace, target)
+    # a float64 copy's forward pass, autograd's backward and the relevance sweep: no block hook sees them
+    record_passes(model, forward=1, backward=2)
+    g = torch.stack([t.detach() for t in grads])
+    r_a = torch.stack(r_a)
+    c = chefer_matrix(r_a, g)
     row = c[0].clone()
     row[0] = row.min()  # the paper's code: [CLS]'s relevance to itself is the identity's, not a token's
     detail = LRPDetail(to_cpu(c).numpy(), to_cpu(r_a).numpy(), to_cpu(g).numpy(), to_cpu(r_in.sum(-1)).numpy(),
@@ -365,4 +364,4 @@ def _chefer_lrp(prepared: PreparedText) -> TokenScores:
     return TokenScores(prepared.tokens, to_cpu(row), "Chefer LRP", target, signed=False, detail=detail)
 
 
-register(TextMethod("Chefer LRP", _chefer_lrp, order=8, lab=6))
+register(TextMethod("Chefer LRP", _chefer_lrp, order=8, heavy=True))  # float64 re-run: worth the idle cores

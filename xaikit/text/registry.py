@@ -7,7 +7,12 @@ it is imported; :func:`entries` imports every module of :mod:`xaikit.text` once 
 anywhere), so the registry is complete whenever it is read. :func:`xaikit.text.views.explain`,
 :func:`~xaikit.text.views.all_views`, the faithfulness lab's rankings and the panels' method menus
 (:class:`~xaikit.widgets.MethodComparisonPanel`) read it live: a method registered later, from any module,
-reaches all of them. Adding a text method is one module (see ``ARCHITECTURE.md``).
+reaches all of them. Adding a text method is one module (see ``ARCHITECTURE.md``); the faithfulness lab
+keeps its own table of the methods it ranks and their options (its ``LAB_RANKINGS``).
+
+A method's public function is one call of the family's entry (:func:`xaikit._text_input.run_text`), and
+:func:`run_method` runs a registered method on a text prepared already; both apply float32 and the thread
+policy (``heavy``), so no method applies them itself.
 """
 
 from __future__ import annotations
@@ -16,8 +21,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["TextMethod", "register", "unregister", "entries", "entry", "method_names", "lab_rankings",
-           "run_method"]
+__all__ = ["TextMethod", "register", "unregister", "entries", "entry", "method_names", "run_method"]
 
 
 @dataclass(frozen=True)
@@ -38,12 +42,7 @@ class TextMethod:
         cost_keyword: the keyword of ``all_views`` and ``run_lab`` that sets ``cost`` (``"ig_steps"``).
         cost_min: the smallest cost allowed; cost_hint: what the cost counts, for error messages.
         defaults: options ``run`` gets unless the caller gives them (IG's 32 steps).
-        lab: its place among the faithfulness lab's rankings (``None``: not a lab ranking).
-        lab_cost: its cost in the lab unless the caller sets ``cost_keyword`` (``None``: ``defaults``).
-        lab_options: options ``run`` gets in the lab (a method with some is run on its own there, not from
-            the shared pass).
-        lab_gap: ``TokenScores -> float``, a number the lab keeps per sentence (IG's relative completeness
-            gap: the lab ranks by IG's order only), or ``None``.
+        heavy: its work is worth the idle cores (float64 re-runs): the thread policy's ``heavy``.
         long_option: the option that lets it explain texts over its length limit (SHAP's ``"allow_long"``),
             or ``None`` (no limit).
         check_long: ``(model, tokenizer, texts, cost, keyword) -> None``: refuses, before any work, a text too
@@ -60,10 +59,7 @@ class TextMethod:
     cost_min: int = 1
     cost_hint: str = ""
     defaults: dict = field(default_factory=dict)
-    lab: int | None = None
-    lab_cost: int | None = None
-    lab_options: dict = field(default_factory=dict)
-    lab_gap: Callable | None = None
+    heavy: bool = False
     long_option: str | None = None
     check_long: Callable | None = None
 
@@ -131,15 +127,12 @@ def method_names() -> tuple[str, ...]:
     return tuple(entries())
 
 
-def lab_rankings() -> tuple[str, ...]:
-    """The lab's rankings in their table order, then ``"random"``."""
-    ranked = sorted((m for m in entries().values() if m.lab is not None), key=lambda m: m.lab)
-    return (*(m.name for m in ranked), "random")
-
-
 def run_method(method: TextMethod, prepared, options: dict):
     """``method.run(prepared, **method.defaults, **options)``, after checking that ``run`` takes every
-    option (an option the method does not take is refused, never dropped)."""
+    option (an option the method does not take is refused, never dropped), in float32 with the thread
+    policy (:func:`xaikit._fn.computing`, ``method.heavy``)."""
+    from xaikit._fn import computing
+
     taken = method.options()
     for key, value in options.items():
         if key not in taken:
@@ -147,7 +140,8 @@ def run_method(method: TextMethod, prepared, options: dict):
             raise TypeError(f"explain(method={method.name!r}) got the option {key}={value!r}, which {method.name} "
                             f"does not take; {offer}. Remove it, or pick a method that takes it (e.g. 'attention' "
                             f"or 'gradient' take layer=...)")
-    return method.run(prepared, **{**method.defaults, **options})
+    with computing(prepared.model, method.heavy):
+        return method.run(prepared, **{**method.defaults, **options})
 
 
 def __getattr__(name: str):

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import in_float32
+from xaikit._fn import computing
 from xaikit._text_input import (
     PreparedText,
     Tokenizer,
@@ -48,12 +48,11 @@ from xaikit._text_input import (
     check_texts,
     fit_text,
     max_tokens,
-    prepare_text,
-    tokenize,
+    resolve_texts_target,
+    run_text,
 )
 from xaikit._types import Target
 from xaikit._validate import bool_flags, check_choice, check_float, check_int
-from xaikit.policies import method_threads
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
@@ -233,7 +232,6 @@ def _score(logits: torch.Tensor, target: int, output: str) -> torch.Tensor:
 
 
 @bool_flags
-@in_float32("model")
 def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Target = None,
               output: str = "logit", padding: str = "longest", max_evals: int = 500,
               fixed_context: int | None = 1, batch_size: int = 64, check_additivity: bool = True,
@@ -262,14 +260,15 @@ def shap_text(model: torch.nn.Module, tokenizer: Tokenizer, texts, *, target: Ta
         strings) and ``.output_names``; plot with ``shap.plots.text(e[i])`` or ``shap.plots.bar(e.abs.sum(0))``.
     """
     texts = check_texts(texts)
-    check_model(model, tokenizer, "shap_text")
-    target = check_target(model, target, 0) if target is not None else None
-    max_evals = _check_options(output, padding, max_evals, fixed_context)
-    texts, lengths = _fit_texts(model, tokenizer, texts, max_evals, allow_long)
-    if target is None:  # one explainer explains one output: the class every text is predicted
-        target = _predicted_class(model, tokenizer, texts)
-    return _shap_text(model, tokenizer, texts, lengths, target, output, padding, max_evals, fixed_context,
-                      batch_size, check_additivity, tol, silent, progress)
+    with computing(model):  # the entry: float32 and the thread policy for the whole call
+        check_model(model, tokenizer, "shap_text")
+        if target is not None:  # checked before any model work
+            check_target(model, target, 0)
+        max_evals = _check_options(output, padding, max_evals, fixed_context)
+        texts, lengths = _fit_texts(model, tokenizer, texts, max_evals, allow_long)
+        target = resolve_texts_target(model, tokenizer, texts, target)
+        return _shap_text(model, tokenizer, texts, lengths, target, output, padding, max_evals, fixed_context,
+                          batch_size, check_additivity, tol, silent, progress)
 
 
 def _check_fixed_context(fixed_context) -> None:
@@ -297,7 +296,7 @@ def _shap_text(model, tokenizer, texts: list[str], lengths: list[int], target: i
     tol = check_float(tol, "tol", 0.0, strict_min=True)
     f = prediction_function(model, tokenizer, target, output, padding, batch_size)
     explainer = shap.Explainer(f, shap.maskers.Text(tokenizer))
-    with method_threads(model), _warn_on_compile(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
+    with _warn_on_compile(), _evaluations_bar(f, len(texts) * max_evals, max(lengths), progress):
         explanation = explainer(texts, max_evals=max_evals, fixed_context=fixed_context, batch_size=batch_size,
                                 silent=silent)
     if check_additivity:
@@ -306,17 +305,6 @@ def _shap_text(model, tokenizer, texts: list[str], lengths: list[int], target: i
             raise RuntimeError(f"SHAP additivity failed: base + sum(phi) differs from f(x) by up to {gaps.max():.3g} "
                                f"(> tol={tol}); raise max_evals (now {max_evals})")
     return explanation
-
-
-def _predicted_class(model, tokenizer, texts: list[str]) -> int:
-    """The class the model predicts for every one of ``texts``; a ValueError when they differ."""
-    with torch.no_grad():
-        logits = model(**tokenize(model, tokenizer, texts, "texts")).logits  # (B, C)
-    classes = [int(c) for c in logits.argmax(-1)]
-    if len(set(classes)) > 1:
-        raise ValueError(f"target=None explains the predicted class, but the texts are predicted different classes "
-                         f"{classes}; pass target=<class>, or explain each text on its own")
-    return classes[0]
 
 
 #: the most tokens shap_text explains without ``allow_long=True``
@@ -445,9 +433,8 @@ def token_scores(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, tar
                  output: str = "logit", max_evals: int = 500, fixed_context: int | None = 1,
                  allow_long: bool = False) -> TokenScores:
     """SHAP values of one text as :class:`TokenScores`, explaining the predicted class by default."""
-    prepared = prepare_text(model, tokenizer, text, target, method="shap")
-    return _token_scores(prepared, output=output, max_evals=max_evals, fixed_context=fixed_context,
-                         allow_long=allow_long)
+    return run_text(_token_scores, model, tokenizer, text, target, method="shap", output=output,
+                    max_evals=max_evals, fixed_context=fixed_context, allow_long=allow_long)
 
 
 def _token_scores(prepared: PreparedText, *, output: str = "logit", max_evals: int = 500,
@@ -463,5 +450,5 @@ def _token_scores(prepared: PreparedText, *, output: str = "logit", max_evals: i
 
 
 register(TextMethod("SHAP", _token_scores, signed=True, order=1, cost="max_evals", cost_keyword="shap_evals",
-                    cost_min=2, cost_hint="SHAP's model evaluations, e.g. 500", lab=4, lab_cost=200,
+                    cost_min=2, cost_hint="SHAP's model evaluations, e.g. 500",
                     long_option="allow_long", check_long=check_lengths))

@@ -17,13 +17,12 @@ from __future__ import annotations
 import torch
 
 from xaikit import _aliases
-from xaikit._fn import ensure_eval, in_float32, model_device
-from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._fn import computing, ensure_eval, model_device
+from xaikit._text_input import PreparedText, Tokenizer, resolve_inputs_target, run_text
 from xaikit._types import Target
 from xaikit._validate import bool_flags, check_choice, check_fraction, check_int, check_names
 from xaikit.models.arch import embeddings_module
 from xaikit.models.hooks import attention_implementation, forward_hooks
-from xaikit.policies import method_threads
 from xaikit.tensor.integrated import (
     RULES,
     IGResult,
@@ -107,7 +106,6 @@ def _fast_attention(model, enabled: bool = True):
 
 @bool_flags
 @_aliases.captum_keywords({**_aliases.IG_STEPS, "baselines": _aliases.Alias("baseline_input_ids")})
-@in_float32("model")
 def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_input_ids=None,
                                    attention_mask=None, *, target: Target = None, steps: int = 50,
                                    rule: str = "riemann_right", batch_size: int | None = None, zero_rows=None,
@@ -136,14 +134,16 @@ def embedding_integrated_gradients(model: torch.nn.Module, input_ids, baseline_i
 
     Sundararajan, Taly & Yan (2017); notebook 02, section 8.
     """
-    return _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, target=target, steps=steps,
-                         rule=rule, batch_size=batch_size, zero_rows=zero_rows, fast_attention=fast_attention,
-                         progress=progress, method="embedding_integrated_gradients")
+    with computing(model):  # the entry: float32 and the thread policy for the whole call
+        return _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, target=target, steps=steps,
+                             rule=rule, batch_size=batch_size, zero_rows=zero_rows, fast_attention=fast_attention,
+                             progress=progress, method="embedding_integrated_gradients")
 
 
 def _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, *, target, steps, rule, batch_size,
                   zero_rows, fast_attention, progress, method: str) -> IGResult:
-    """:func:`embedding_integrated_gradients`, its warnings naming ``method`` (the function the user called)."""
+    """:func:`embedding_integrated_gradients`, its warnings naming ``method`` (the function the user called);
+    ``target=None`` is resolved here, once, by the family's entry (:func:`xaikit._text_input.resolve_inputs_target`)."""
     rule = check_choice(rule, "rule", RULES)
     steps = check_int(steps, "steps", 1, 100_000, hint="use e.g. steps=50")
     if batch_size is not None:
@@ -168,6 +168,7 @@ def _embedding_ig(model, input_ids, baseline_input_ids, attention_mask, *, targe
     mask = torch.ones_like(ids) if attention_mask is None else _as_mask(attention_mask, ids).to(dev)
     if zero_rows is not None:
         zero_rows = _as_zero_rows(zero_rows, ids.shape[1]).to(dev)
+    target = resolve_inputs_target(model, {"input_ids": ids, "attention_mask": mask}, target)
     swap = _EmbeddingSwap(model, ids, mask)
     with _fast_attention(model, fast_attention):
         return _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progress, method)
@@ -177,8 +178,6 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
               method: str = "text_integrated_gradients") -> IGResult:
     emb, logits = swap.embed(torch.cat([ids, base]))  # (2, T, H), (2, C)
     n_classes = logits.shape[1]
-    if target is None:
-        target = int(logits[0].argmax())
     target = check_int(target, "target", 0, n_classes - 1, hint=f"the model has {n_classes} classes")
     x, b = emb[0], emb[1].clone()  # (T, H) each
     if zero_rows is not None:
@@ -196,7 +195,6 @@ def _layer_ig(swap, ids, base, target, steps, rule, batch_size, zero_rows, progr
 
 @bool_flags
 @_aliases.captum_keywords(_aliases.IG_STEPS, refused={"baselines": _aliases.TEXT_BASELINES})
-@in_float32("model")
 def text_integrated_gradients(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None,
                               baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",
                               batch_size: int | None = None, max_length: int | None = None,
@@ -213,10 +211,9 @@ def text_integrated_gradients(model: torch.nn.Module, tokenizer: Tokenizer, text
 
     Sundararajan, Taly & Yan (2017); notebook 02, section 8.
     """
-    prepared = prepare_text(model, tokenizer, text, target, method="text_integrated_gradients",
-                            max_length=max_length, eager=False)
-    return _text_ig(prepared, baseline=baseline, steps=steps, rule=rule, batch_size=batch_size,
-                    fast_attention=fast_attention, progress=progress)
+    return run_text(_text_ig, model, tokenizer, text, target, method="text_integrated_gradients",
+                    max_length=max_length, eager=False, baseline=baseline, steps=steps, rule=rule,
+                    batch_size=batch_size, fast_attention=fast_attention, progress=progress)
 
 
 def _text_ig(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50, rule: str = "riemann_right",
@@ -224,10 +221,9 @@ def _text_ig(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50, 
              method: str = "Integrated Gradients") -> TokenScores:
     """:func:`text_integrated_gradients` of a prepared text (its target resolved); ``method`` names the scores."""
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)
-    with method_threads(prepared.model):  # xaikit.policies: by the model's size unless the user set a count
-        result = _embedding_ig(prepared.model, ids, base, mask, target=prepared.target, steps=steps, rule=rule,
-                               batch_size=batch_size, zero_rows=zero_rows, fast_attention=fast_attention,
-                               progress=progress, method="text_integrated_gradients")
+    result = _embedding_ig(prepared.model, ids, base, mask, target=prepared.target, steps=steps, rule=rule,
+                           batch_size=batch_size, zero_rows=zero_rows, fast_attention=fast_attention,
+                           progress=progress, method="text_integrated_gradients")
     scores = result.attributions.sum(-1)  # (T,)
     return TokenScores(prepared.tokens, scores, method, result.target, True, result)
 
@@ -249,7 +245,6 @@ def _baseline_of(prepared: PreparedText, baseline: str):
 
 
 @bool_flags
-@in_float32("model")
 def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text: str, rules=RULES,
                              tolerance: float = 0.05, *, target: Target = None, baseline: str = "pad",
                              start: int = 2, max_steps: int = 1024, batch_size: int | None = None,
@@ -266,8 +261,15 @@ def text_steps_for_tolerance(model: torch.nn.Module, tokenizer: Tokenizer, text:
     """
     rules = check_names(rules, "rules", RULES)
     tolerance = check_fraction(tolerance, "tolerance", what=" of |F(x) - F(x')|")
-    prepared = prepare_text(model, tokenizer, text, target, method="text_steps_for_tolerance", max_length=max_length,
-                            eager=False)
+    return run_text(_steps_for_tolerance, model, tokenizer, text, target, method="text_steps_for_tolerance",
+                    max_length=max_length, eager=False, rules=rules, tolerance=tolerance, baseline=baseline,
+                    start=start, max_steps=max_steps, batch_size=batch_size, fast_attention=fast_attention)
+
+
+def _steps_for_tolerance(prepared: PreparedText, *, rules, tolerance: float, baseline: str, start: int,
+                         max_steps: int, batch_size: int | None, fast_attention: bool) -> dict[str, ToleranceSearch]:
+    """:func:`text_steps_for_tolerance` of a prepared text (its target resolved)."""
+    model = prepared.model
     ids, base, mask, zero_rows = _baseline_of(prepared, baseline)
     dev = model_device(model)
     ids, base = ids.to(dev), base.to(dev)
@@ -364,10 +366,5 @@ def _ig_entry(prepared: PreparedText, *, baseline: str = "pad", steps: int = 50,
                     fast_attention=fast_attention, progress=progress, method="IG")
 
 
-def _relative_gap(scores: TokenScores) -> float:
-    return float(scores.detail.relative_gap)
-
-
 register(TextMethod("IG", _ig_entry, signed=True, order=2, cost="steps", cost_keyword="ig_steps",
-                    cost_hint="IG's steps, e.g. 32", defaults={"steps": 32}, lab=5, lab_cost=16,
-                    lab_options={"rule": "gausslegendre"}, lab_gap=_relative_gap))
+                    cost_hint="IG's steps, e.g. 32", defaults={"steps": 32}))

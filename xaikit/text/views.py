@@ -17,12 +17,11 @@ from contextlib import contextmanager
 
 import torch
 
-from xaikit._fn import in_float32
-from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._fn import computing
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text, run_text
 from xaikit._types import Target
 from xaikit._validate import check_int, check_names
 from xaikit.models.arch import check_layer
-from xaikit.policies import method_threads
 from xaikit.text import registry
 from xaikit.text.tokens import TokenScores
 
@@ -37,7 +36,6 @@ _MOVED = ("AttentionDetail", "rollout_matrix", "grad_attention_matrix", "raw_att
           "grad_weighted_attention", "attention_gradient")
 
 
-@in_float32("model")
 def explain(model: torch.nn.Module, tokenizer: Tokenizer, text: str, method: str, *, target: Target = None,
             cost: int | None = None, **options) -> TokenScores:
     """One method by name (:func:`xaikit.text.registry.method_names`); ``target=None`` explains the
@@ -50,8 +48,8 @@ def explain(model: torch.nn.Module, tokenizer: Tokenizer, text: str, method: str
     """
     entry = registry.entry(method)
     options = {**_cost_option(entry, cost), **options}
-    prepared = prepare_text(model, tokenizer, text, target, method="explain")
-    return registry.run_method(entry, prepared, options)
+    return run_text(lambda prepared: registry.run_method(entry, prepared, options), model, tokenizer, text, target,
+                    method="explain", heavy=entry.heavy)
 
 
 def _cost_option(entry: registry.TextMethod, cost) -> dict:
@@ -63,7 +61,6 @@ def _cost_option(entry: registry.TextMethod, cost) -> dict:
     return {entry.cost: check_int(cost, "cost", entry.cost_min, hint=entry.cost_hint or None)}
 
 
-@in_float32("model")
 def all_views(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target: Target = None, methods=None,
               layer: int = -1, spent: dict | None = None, **costs: int) -> dict[str, TokenScores]:
     """Every view in ``methods`` (default: every registered one) of one sentence, sharing one
@@ -85,7 +82,7 @@ def all_views(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *, target
     if spent is not None and not isinstance(spent, dict):
         raise TypeError(f"spent must be a dict to fill with the views' costs (spent={{}}) or None, "
                         f"got {type(spent).__name__}")
-    with method_threads(model):
+    with computing(model):  # the entry: float32 and the thread policy for every view
         with _counted(model, spent, PREPARE):
             prepared = prepare_text(model, tokenizer, text, target, method="all_views")
         return _all_views(prepared, methods, layer, given, spent=spent)

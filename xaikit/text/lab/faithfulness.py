@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -83,7 +84,7 @@ from xaikit.text.lab.removal import (
 )
 from xaikit.text.tokens import TokenScores
 
-__all__ = ["rankings", "EXTRA_VIEWS", "TAU_PAIRS", "LabResult", "run_lab", "EVALUATIONS"]
+__all__ = ["rankings", "LabRanking", "LAB_RANKINGS", "EXTRA_VIEWS", "TAU_PAIRS", "LabResult", "run_lab", "EVALUATIONS"]
 
 #: the parts of the evaluation whose cost ``LabResult.evaluation_costs`` keeps, in the order they run
 EVALUATIONS = ("erasure and deletion (flips, AOPC)", "permutation", "rank agreement", "empty text")
@@ -93,10 +94,58 @@ EVALUATIONS = ("erasure and deletion (flips, AOPC)", "permutation", "rank agreem
 EXTRA_VIEWS = ("grad-weighted attention",)
 
 
+@dataclass(frozen=True)
+class LabRanking:
+    """How the lab ranks tokens by one registered text method: a row of :data:`LAB_RANKINGS`.
+
+    Attributes:
+        place: its place among the lab's rankings (the table's order).
+        cost: its cost in the lab (the method's ``cost`` option) unless the caller sets its ``cost_keyword``;
+            ``None``: the method's own default.
+        options: options the method gets in the lab (a method with some is run on its own there, not from the
+            shared pass).
+        gap: ``TokenScores -> float``, a number the lab keeps per sentence (IG's relative completeness gap:
+            the lab ranks by IG's order only), or ``None``.
+    """
+
+    place: int
+    cost: int | None = None
+    options: dict = field(default_factory=dict)
+    gap: Callable[[TokenScores], float] | None = None
+
+
+def _relative_gap(scores: TokenScores) -> float:
+    return float(scores.detail.relative_gap)
+
+
+#: the lab's rankings by method name (a name of :mod:`xaikit.text.registry`): a method joins the lab with a
+#: row here, read live; a row whose method is not registered is left out
+LAB_RANKINGS: dict[str, LabRanking] = {
+    "attention": LabRanking(0),
+    "gradient": LabRanking(1),
+    "gradient x attention": LabRanking(2),
+    "Grad-SAM": LabRanking(3),
+    "SHAP": LabRanking(4, cost=200),
+    "IG": LabRanking(5, cost=16, options={"rule": "gausslegendre"}, gap=_relative_gap),
+    "Chefer LRP": LabRanking(6),
+    "AttnLRP": LabRanking(7),
+}
+
+
+def _lab_rows() -> dict[str, LabRanking]:
+    """The rows of :data:`LAB_RANKINGS` whose method is registered, by name (empty rows for the others)."""
+    return {name: LAB_RANKINGS.get(name, _NOT_RANKED) for name in registry.entries()}
+
+
+_NOT_RANKED = LabRanking(place=-1)
+
+
 def rankings() -> tuple[str, ...]:
-    """The rankings the lab compares, in their table order, then ``"random"``: every registered method
-    with a ``lab`` place (:func:`xaikit.text.registry.lab_rankings`, read live)."""
-    return registry.lab_rankings()
+    """The rankings the lab compares, in their table order, then ``"random"``: every registered method with a
+    row in :data:`LAB_RANKINGS` (both read live)."""
+    registered = registry.entries()
+    ranked = sorted((LAB_RANKINGS[n].place, i, n) for i, n in enumerate(registered) if n in LAB_RANKINGS)
+    return (*(n for _, _, n in ranked), "random")
 
 
 @dataclass(kw_only=True)
@@ -111,7 +160,7 @@ class LabResult:
     that reaches the classifier from the last layer, so that every depth is compared on the same row.
     ``predicted``: each sentence's predicted class; ``empty_probs``: the output probabilities ``(C,)`` for the
     input with every word deleted (``[CLS] [SEP]``), where deleting a whole sentence ends.
-    ``gaps``: per sentence, the number the entry of a ranking keeps (``lab_gap``: IG's relative completeness
+    ``gaps``: per sentence, the number the lab keeps for a ranking (its row's ``gap``: IG's relative completeness
     gap, since the IG ranking uses only its order), by ranking; ``ig_relative_gap`` is IG's, or ``None``
     without an IG ranking.
     ``agreement``: Jain & Wallace's Kendall taus between attention, the input gradient and leave-one-out
@@ -252,18 +301,21 @@ def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=No
     ``LabResult.scores`` besides the rankings' (from the shared pass of :func:`xaikit.text.views.all_views`,
     with ``layer``), ranked nowhere. ``allow_long``: let a method with a length limit (SHAP) explain longer
     sentences (refused by default, before any work: each costs minutes). ``costs``: a method's cost by its
-    entry's ``cost_keyword`` (``shap_evals=200``, ``ig_steps=16``); the others run at their ``lab_cost``.
+    entry's ``cost_keyword`` (``shap_evals=200``, ``ig_steps=16``); the others run at their row's ``cost``
+    in :data:`LAB_RANKINGS`.
     """
     from xaikit.text.views import _check_costs
 
     entries = registry.entries()
     sentences = check_texts(sentences, "sentences")
-    ranked = registry.lab_rankings()
+    ranked = rankings()
     rankings = tuple(check_names(ranked if rankings is None else rankings, "rankings", ranked))
     extra = tuple(check_names(extra_views, "extra_views", tuple(entries)))
     n_permutations = check_int(n_permutations, "n_permutations", 1, hint="shuffles per sentence and layer, e.g. 16")
     given = _check_costs(costs, "run_lab")
-    costs = {m.name: given.get(m.name, m.lab_cost) for m in entries.values() if m.cost and m.lab_cost is not None}
+    rows = _lab_rows()
+    costs = {m.name: given.get(m.name, rows[m.name].cost) for m in entries.values()
+             if m.cost and rows[m.name].cost is not None}
     costs.update(given)
     seed = check_seed(seed)
     check_model(model, tokenizer, "run_lab")
@@ -345,7 +397,7 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
 
     explained = {} if explained is None else explained
     evaluated = {} if evaluated is None else evaluated
-    entries = registry.entries()
+    entries, lab = registry.entries(), _lab_rows()
     rows, kept, gaps, taus, n_words, spent, shared = [], [], {}, [], [], 0.0, ()
     n_layers = len(attention_modules(model))
     for text in tqdm(sentences, desc="attention lab", disable=not progress):
@@ -354,9 +406,9 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
         positions = content_positions(enc, tokenizer)
         if len(positions) < 2:  # nothing to compare on a one-word text
             continue
-        own = {v: {**entries[v].lab_options, **({entries[v].long_option: True}  # explained with the lab's options
-                                                 if allow_long and entries[v].long_option else {})}
-               for v in view_names if entries[v].lab_options or (allow_long and entries[v].long_option)}
+        own = {v: {**lab[v].options, **({entries[v].long_option: True}  # explained with the lab's options
+                                        if allow_long and entries[v].long_option else {})}
+               for v in view_names if lab[v].options or (allow_long and entries[v].long_option)}
         with warnings.catch_warnings():  # a ranking needs IG's order, not its exact sum: the gap is kept
             warnings.simplefilter("ignore", CompletenessWarning)
             part: dict[str, Cost] = {}
@@ -365,8 +417,8 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
         for key, cost in part.items():
             explained[key] = explained.get(key, Cost()) + cost
         for name in view_names:
-            if entries[name].lab_gap is not None:
-                gaps.setdefault(name, []).append(entries[name].lab_gap(views[name]))
+            if lab[name].gap is not None:
+                gaps.setdefault(name, []).append(lab[name].gap(views[name]))
         if "random" in rankings:
             with _counted(model, explained, "random"):
                 order = rng.permutation(positions)
