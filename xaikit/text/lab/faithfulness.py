@@ -132,7 +132,7 @@ LAB_RANKINGS: dict[str, LabRanking] = {
 }
 
 
-def _lab_rows() -> dict[str, LabRanking]:
+def _table_rows() -> dict[str, LabRanking]:
     """The rows of :data:`LAB_RANKINGS` whose method is registered, by name (empty rows for the others)."""
     return {name: LAB_RANKINGS.get(name, _NOT_RANKED) for name in registry.entries()}
 
@@ -143,6 +143,10 @@ _NOT_RANKED = LabRanking(place=-1)
 def rankings() -> tuple[str, ...]:
     """The rankings the lab compares, in their table order, then ``"random"``: every registered method with a
     row in :data:`LAB_RANKINGS` (both read live)."""
+    return _ranked()
+
+
+def _ranked() -> tuple[str, ...]:
     registered = registry.entries()
     ranked = sorted((LAB_RANKINGS[n].place, i, n) for i, n in enumerate(registered) if n in LAB_RANKINGS)
     return (*(n for _, _, n in ranked), "random")
@@ -308,14 +312,14 @@ def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=No
 
     entries = registry.entries()
     sentences = check_texts(sentences, "sentences")
-    ranked = rankings()
+    ranked = _ranked()
     rankings = tuple(check_names(ranked if rankings is None else rankings, "rankings", ranked))
     extra = tuple(check_names(extra_views, "extra_views", tuple(entries)))
     n_permutations = check_int(n_permutations, "n_permutations", 1, hint="shuffles per sentence and layer, e.g. 16")
     given = _check_costs(costs, "run_lab")
-    rows = _lab_rows()
-    costs = {m.name: given.get(m.name, rows[m.name].cost) for m in entries.values()
-             if m.cost and rows[m.name].cost is not None}
+    table = _table_rows()
+    costs = {m.name: given.get(m.name, table[m.name].cost) for m in entries.values()
+             if m.cost and table[m.name].cost is not None}
     costs.update(given)
     seed = check_seed(seed)
     check_model(model, tokenizer, "run_lab")
@@ -397,7 +401,7 @@ def _lab_rows(model, tokenizer, sentences, rankings, view_names, rng, n_permutat
 
     explained = {} if explained is None else explained
     evaluated = {} if evaluated is None else evaluated
-    entries, lab = registry.entries(), _lab_rows()
+    entries, lab = registry.entries(), _table_rows()
     rows, kept, gaps, taus, n_words, spent, shared = [], [], {}, [], [], 0.0, ()
     n_layers = len(attention_modules(model))
     for text in tqdm(sentences, desc="attention lab", disable=not progress):
