@@ -41,7 +41,6 @@ def toy():
     import xaikit.text.views
     import xaikit.widgets.text_methods  # noqa: F401
     from xaikit.text import registry
-
     from xaikit.text.lab.faithfulness import LAB_RANKINGS, LabRanking
 
     before = registry.method_names()
