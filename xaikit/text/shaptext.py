@@ -411,7 +411,7 @@ class ShapDetail:
 
 
 def to_token_scores(explanation, i: int = 0, tokens: list[str] | None = None,
-                    target: int | None = None) -> TokenScores:
+                    target: Target = None) -> TokenScores:
     """Row ``i`` of a SHAP text explanation as :class:`TokenScores`.
 
     SHAP's text masker has one feature per tokenizer token, the special tokens shown as ``''``; pass the
