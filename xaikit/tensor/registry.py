@@ -112,11 +112,10 @@ def get(name: str) -> TensorMethod:
     return _REGISTRY[name]
 
 
-def option_defaults(methods=None) -> dict[str, object]:
-    """The options of ``methods`` (default: every registered one) with their defaults, by name."""
+def option_defaults() -> dict[str, object]:
+    """The options of every registered method with their defaults (``None``: the method's own), by name."""
     out: dict[str, object] = {}
     for m in _ordered():
-        if methods is None or m.name in methods:
-            for key in m.options:
-                out.setdefault(key, m.defaults().get(key))
+        for key in m.options:
+            out.setdefault(key, m.defaults().get(key))
     return out
