@@ -120,7 +120,7 @@ def test_all_views_counts_the_shared_pass_once(model, tok, oracle):
 def test_lab_keeps_explanation_costs_apart_from_the_evaluation(model, tok, oracle):
     from xaikit._text_input import prepare_text
     from xaikit.text import registry
-    from xaikit.text.lab.faithfulness import EVALUATIONS, run_lab
+    from xaikit.text.lab.faithfulness import EVALUATIONS, LAB_RANKINGS, run_lab
 
     sentences = ["a fine film and a dull plot", "i like the movie a lot", "this is so boring"]
     rankings = ("attention", "Grad-SAM", "SHAP", "IG", "random")
@@ -141,7 +141,7 @@ def test_lab_keeps_explanation_costs_apart_from_the_evaluation(model, tok, oracl
         oracle.reset()
         for text in lab.sentences:
             prepared = prepare_text(model, tok, text, method="test")
-            registry.run_method(entry, prepared, {entry.cost: cost, **entry.lab_options})
+            registry.run_method(entry, prepared, {entry.cost: cost, **LAB_RANKINGS[name].options})
         ran = oracle.forward - len(lab.sentences)  # less each sentence's preparing forward
         assert lab.costs[name].forward == pytest.approx(ran), name
         assert lab.costs[name].backward == pytest.approx(oracle.backward), name
