@@ -291,7 +291,7 @@ def call(f, batch: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def resolve_target(f, x: torch.Tensor, target, method: str = "the method") -> int | None:
+def resolve_target(f, x: torch.Tensor, target: Target, method: str = "the method") -> int | None:
     """Validate ``target`` against ``f``'s output on ``x``; ``None`` becomes the predicted class.
 
     Returns ``None`` for a scalar-output ``f`` (shape ``(B,)``).
@@ -405,7 +405,7 @@ def _check_not_a_batch_of_many(f, x: torch.Tensor, out: torch.Tensor, method: st
     )
 
 
-def select(out: torch.Tensor, target: int | None) -> torch.Tensor:
+def select(out: torch.Tensor, target: Target) -> torch.Tensor:
     """Pick the target column: ``(B, C) -> (B,)``; ``(B,)`` passes through."""
     return out if target is None else out[:, target]
 
@@ -435,7 +435,7 @@ def entry(f, x, target: Target, method: str):
         yield x, target
 
 
-def setup(f, x, target, method: str):
+def setup(f, x, target: Target, method: str):
     """The checks of :func:`entry`: returns ``(x on f's device, resolved target, device)``."""
     check_callable(f, "f")
     check_thread_setting()  # XAIKIT_THREADS is read (and a bad value refused) by every method

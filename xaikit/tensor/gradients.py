@@ -40,7 +40,7 @@ _DEFAULT_BATCH = 64
 
 
 # -- the one backward pass and the one batch loop every tensor method uses ---------------------------
-def outputs_and_gradients(f, xs: torch.Tensor, target: int | None) -> tuple[torch.Tensor, torch.Tensor]:
+def outputs_and_gradients(f, xs: torch.Tensor, target: Target) -> tuple[torch.Tensor, torch.Tensor]:
     """``F_target`` ``(B,)`` and ``dF_target/dx`` ``(B, ...)`` at every row of a batch ``xs`` ``(B, ...)``, in one
     forward and one backward pass, both detached.
 
@@ -57,13 +57,13 @@ def outputs_and_gradients(f, xs: torch.Tensor, target: int | None) -> tuple[torc
     return out.detach(), torch.zeros_like(xs) if grads is None else grads.detach()
 
 
-def batch_gradients(f, xs: torch.Tensor, target: int | None) -> torch.Tensor:
+def batch_gradients(f, xs: torch.Tensor, target: Target) -> torch.Tensor:
     """dF_target/dx for every row of a batch ``xs`` (B, ...) in one backward pass; returns (B, ...)."""
     return outputs_and_gradients(f, xs, target)[1]
 
 
 @bool_flags
-def gradient_batches(f, total: int, make_batch, target: int | None, batch_size: int,
+def gradient_batches(f, total: int, make_batch, target: Target, batch_size: int,
                      progress: bool | None = False, desc: str = "gradients"):
     """The batched-gradient loop of every tensor method (SmoothGrad's noisy copies, IG's path points):
     yields ``(start, outputs (b,), gradients (b, ...))`` for the inputs ``make_batch(start, stop)`` of the

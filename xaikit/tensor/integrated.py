@@ -125,7 +125,7 @@ def default_batch_size(x: torch.Tensor) -> int:
 
 
 @bool_flags
-def path_gradients(f, points: torch.Tensor, target: int | None, batch_size: int | None = None,
+def path_gradients(f, points: torch.Tensor, target: Target, batch_size: int | None = None,
                    progress: bool | None = False) -> tuple[torch.Tensor, torch.Tensor]:
     """``F`` and ``dF/dx`` at every path point, evaluated in batches of at most ``batch_size`` (None:
     :func:`default_batch_size`).
@@ -281,7 +281,7 @@ register(TensorMethod("Integrated Gradients", _integrated_gradients_map, {"steps
                       order=3))
 
 
-def integrate_path(f, x, b, alphas, weights, target, batch_size, rule, progress=None, cache=None,
+def integrate_path(f, x, b, alphas, weights, target: Target, batch_size, rule, progress=None, cache=None,
                ends=None) -> IGResult:
     """The quadrature itself, the extension point of every IG variant (text IG, image baselines, step search).
 
@@ -443,7 +443,7 @@ def steps_for_tolerance(f: ModelFn, x: Input, baseline: Baseline = None, rule: s
             steps = following
 
 
-def shared_path(f, x, b, target, batch_size, rules, steps):
+def shared_path(f, x, b, target: Target, batch_size, rules, steps):
     """Every rule's nodes at every step count, evaluated in one pass along the straight path (each node
     once, the ends 0 and 1 included). Returns ``(plan, cache, ends)``: ``plan[rule]`` lists
     ``(steps, alphas, weights)`` (the trapezoid from 2 steps), ``cache`` holds the evaluations for
