@@ -20,16 +20,19 @@ at most ``LECTURE_WORDS`` words of prose), labs are 06 and up (at most ``LAB_WOR
   cells and watching panels are not included.
 
     python benchmarks/notebook_words.py            # the table; exit 1 when a notebook is over its limit
+
+The word limits come from the course material (``CURRICULUM.md``): a lecture is read and worked in one
+75-minute session.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+#: the notebook sources of a clone (``notebooks/`` beside the package)
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 LECTURE_WORDS = 3500  # a 75-minute lecture
 LAB_WORDS = 5000
 READING_WPM = 150
@@ -101,6 +104,7 @@ def visible_prose(markdown: str) -> str:
 
 
 def code_lines(code: str) -> int:
+    """Non-blank lines of one code cell that are not comments, solution regions or hidden tests."""
     n, hidden = 0, False
     for line in code.splitlines():
         s = line.strip()
@@ -114,6 +118,7 @@ def code_lines(code: str) -> int:
 
 
 def count(path: Path) -> Count:
+    """Words, code lines and exercises of one jupytext source."""
     c = Count(path.stem)
     last_prose = ""  # the markdown just above a cell: where a function's task is set
     for kind, text, graded in cells(path.read_text(encoding="utf-8")):
@@ -135,8 +140,9 @@ def count(path: Path) -> Count:
     return c
 
 
-def main(argv: list[str] | None = None) -> int:
-    paths = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+def table(folder: Path = NOTEBOOKS) -> int:
+    """Print one row per notebook source ``NN_*.py`` in ``folder``; 1 when a notebook is over its limit."""
+    paths = sorted(Path(folder).glob("[0-9][0-9]_*.py"))
     rows = [count(p) for p in paths]
     print(f"reading rate {READING_WPM} words/min; each exercise at its stated minutes "
           f"({DEFAULT_EXERCISE_MIN:g} min where it states none); class min = reading + in-class exercises "
@@ -156,7 +162,3 @@ def main(argv: list[str] | None = None) -> int:
     if over:
         print(f"over the word limit: {', '.join(over)}")
     return 1 if over else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
