@@ -1,4 +1,4 @@
-"""How long each lecture notebook takes as a student runs it (fast mode off), against its budget (issue 25).
+"""How long each lecture notebook takes as a student runs it (fast mode off), against its budget.
 
 Budgets on 2 CPU cores, the first run after ``python -m xaikit prepare`` included (``scripts/claims_matrix.py``'s ``BUDGETS``):
 60 s for each lecture, 90 s for the lab notebook 06. Each notebook runs in a fresh kernel, one after the other, the way a student

@@ -1,4 +1,4 @@
-"""Do more torch threads pay off at the lecture's model sizes? (issue 30, "threads by model size")
+"""Do more torch threads pay off at the lecture's model sizes?
 
 Times, at one torch thread and at torch's default, interleaved: Grad-SAM over the five lecture sentences,
 text IG (50 steps) on one sentence, and the TCAV activations of 8 images (flatten), each on the embedded

@@ -14,8 +14,8 @@ Each ``compute`` returns a small dataclass; tests and the notebook read ``panel.
 
 Speed: these panels lay their axes out once (``draw``) and each change only updates the artists' data
 (``update_artists``, the fast-redraw hook of :class:`~xaikit.widgets.base.Panel`), with no layout engine;
-the toy models run on one torch thread, which on a busy 2-core machine is ~10x faster than two for models
-this small. ``benchmarks/panel_latency.py`` times them.
+the toy models run on one torch thread, since thread hand-offs cost more than they give for models this
+small. ``benchmarks/panel_latency.py`` times them.
 """
 
 from __future__ import annotations

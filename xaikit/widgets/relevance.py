@@ -3,7 +3,7 @@
 Pick a picture, a relevance method (:mod:`xaikit.concepts.vit_relevance`) and a block; the panel shows the
 picture, the ground-truth mask of the chosen part (:meth:`xaikit.models.imageworld.Scene.masks`) and the
 relevance map over the patch grid, headed by its localisation (share of positive relevance on the mask)
-and whether the pointing game hits, and by what the map cost (issue 31): the forward and backward passes
+and whether the pointing game hits, and by what the map cost: the forward and backward passes
 counted by hooks on the ViT's blocks while the method ran (:func:`xaikit.models.passes.count_passes`) and its
 wall time in ms. Colours: viridis for the mask, the diverging blue-red of
 :mod:`xaikit.plotting` for the signed map (both colour-blind safe).
