@@ -1,4 +1,4 @@
-"""What the lecture's model sizes cost, as ``benchmarks/lecture_scale.py`` measured them.
+"""What the lecture's model sizes cost, as ``scripts/lecture_scale.py`` measured them.
 
 The notebooks run on small embedded models; each model cell tells the student, in one plain sentence, what
 the lecture's own model (bert-base for 02-04 and 06, vit-base-patch16-224 for 05 and 07) would cost for the cells that
@@ -68,7 +68,7 @@ def _and(items: list[str]) -> str:
 
 
 def lecture_costs(*rows: str) -> str:
-    """One plain sentence: what ``rows`` (names of ``benchmarks/lecture_scale.py``'s rows, e.g. ``"gradsam"``,
+    """One plain sentence: what ``rows`` (names of ``scripts/lecture_scale.py``'s rows, e.g. ``"gradsam"``,
     ``"shap"``, ``"lab"``, ``"tcav_significance"``) take with the lecture's model, rounded as a student would
     say it, on the CPU that was measured and, where one was measured, on a GPU. Empty when nothing is
     recorded.
