@@ -110,7 +110,7 @@ class TextSanityPanel(Panel):
         (views, spent), made = lru_get(self._views, (step, i), 64, make)
         return views, spent, made
 
-    def compute(self, sentence: int, randomised) -> TextSanityResult:
+    def compute(self, sentence: int, randomised: int | str) -> TextSanityResult:
         original, spent_o, made_o = self._views_for("trained", sentence, None)
         target = next(iter(original.values())).target
         changed, spent_c, made_c = self._views_for(randomised, sentence, target)
