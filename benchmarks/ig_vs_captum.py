@@ -1,7 +1,7 @@
 """Time xaikit's layer IG against Captum's LayerIntegratedGradients on the sentiment model.
 
 Same sentence, rule, steps and baseline ([PAD] with [CLS]/[SEP] kept); sequence lengths 8 and 64 tokens at
-50 and 300 steps. Prints the time of each, the ratio xaikit / Captum (issue 30's goal: <= 0.8) and the
+50 and 300 steps. Prints the time of each, the ratio xaikit / Captum (goal: <= 0.8) and the
 largest attribution difference (goal: < 1e-6; the run fails above it). The two run interleaved and repeated,
 and the median of each is compared, because the machine's cores may be shared.
 

@@ -1,6 +1,6 @@
 """Notebooks 02-07 run top to bottom in student mode on the lecture's model sizes.
 
-The random-weight bert-base and vit-base-patch16-224 of ``benchmarks/lecture_scale.py`` (saved with
+The random-weight bert-base and vit-base-patch16-224 of ``scripts/lecture_scale.py`` (saved with
 ``save_pretrained``, loaded through xaikit's folder route) replace ``MODEL = "embedded"`` in each notebook's
 model cell: bert-base for 02, 03, 04 and 06, vit-base for 05 and 07. The cells guarded by ``if MODEL == "embedded"``
 (the asserts that hold only for the embedded models' training) are skipped by the notebooks themselves.
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from claims_matrix import _cell_seconds
 
 LINE = 'MODEL = "embedded"'

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/load_models.py            # build what is missing, then measure
     .venv/bin/python benchmarks/load_models.py --no-build # measure only what is already built
 
-Targets (issue 3): everything built in under 6 minutes on 2 CPU cores; loading from the cache in under
+Targets: everything built in under 6 minutes on 2 CPU cores; loading from the cache in under
 5 s; sentiment held-out accuracy >= 85%. The load time is measured in a fresh subprocess, so it includes
 importing torch and transformers, as a notebook's first cell would.
 """

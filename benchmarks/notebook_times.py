@@ -1,6 +1,6 @@
-"""How long each lecture notebook takes as a student runs it (fast mode off), against its budget (issue 25).
+"""How long each lecture notebook takes as a student runs it (fast mode off), against its budget.
 
-Budgets on 2 CPU cores, the first run after ``python -m xaikit prepare`` included (``claims_matrix.BUDGETS``):
+Budgets on 2 CPU cores, the first run after ``python -m xaikit prepare`` included (``scripts/claims_matrix.py``'s ``BUDGETS``):
 60 s for each lecture, 90 s for the lab notebook 06. Each notebook runs in a fresh kernel, one after the other, the way a student
 opens them in order.
 
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from claims_matrix import BUDGETS, ROOT
 
 
@@ -52,7 +52,7 @@ def main() -> int:
     for nn in args.notebooks:
         times = []
         for _ in range(args.runs):
-            out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "claims_matrix.py"), "--run-one", nn],
+            out = subprocess.run([sys.executable, str(ROOT / "scripts" / "claims_matrix.py"), "--run-one", nn],
                                  env=env, cwd=ROOT, capture_output=True, text=True)
             result = json.loads(out.stdout.strip().splitlines()[-1])
             if result.get("error"):

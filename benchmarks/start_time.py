@@ -23,7 +23,7 @@ It prints, from the start of start.sh:
   (``artifacts/prepare-background.log`` of the clone);
 * **every model ready**: the background build printed ``done``.
 
-Goal (issue 41): the first at most 3 minutes on 2 cores plus what pip itself takes.
+Goal: the first at most 3 minutes on 2 cores plus what pip itself takes.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Do notebook 05's and 07's TCAV claims hold for *every* training run, not one? (Kim et al. 2018; issue 12.)
+"""Do notebook 05's and 07's TCAV claims hold for *every* training run, not one? (Kim et al. 2018.)
 
 Trains the main and control ViTs of the embedded recipe (:mod:`xaikit.models.vitworld`) with training
 seeds 0-4 (or ``--seeds``), then checks the lecture's claims on each pair with image sets drawn fresh

@@ -1,8 +1,8 @@
-"""Do more torch threads pay off at the lecture's model sizes? (issue 30, "threads by model size")
+"""Do more torch threads pay off at the lecture's model sizes?
 
 Times, at one torch thread and at torch's default, interleaved: Grad-SAM over the five lecture sentences,
 text IG (50 steps) on one sentence, and the TCAV activations of 8 images (flatten), each on the embedded
-model and on the random-weight bert-base / vit-base-patch16-224 of ``benchmarks/lecture_scale.py``. Prints
+model and on the random-weight bert-base / vit-base-patch16-224 of ``scripts/lecture_scale.py``. Prints
 each median, the ratio default / one thread (below 1: more threads pay off) and the 1-minute load average:
 where other processes keep the cores busy, extra threads wait for a core and cost more than they give.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 
 
 def main() -> None:

@@ -4,7 +4,6 @@ plain (no machine, load, date or benchmark command); the full record stays for b
 import ast
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,11 +22,8 @@ def _rows_printed_by_notebooks() -> set[str]:
 
 
 def test_every_row_a_notebook_prints_is_a_benchmark_row():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import lecture_scale
-    finally:
-        sys.path.pop(0)
+    from xaikit.course import lecture_scale
+
     printed = _rows_printed_by_notebooks()
     assert printed, "no notebook prints lecture_costs"
     assert printed <= {r.name for r in lecture_scale.ROWS if r.fn is not None}

@@ -3,16 +3,13 @@ of the notebooks split so far (lecture 04 at most 3,500 words, lab 06 at most 5,
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import notebook_words  # noqa: E402
+from xaikit.course import words as notebook_words
 
-sys.path.pop(0)
+ROOT = Path(__file__).resolve().parent.parent
 
 SOURCE = '''# %% [markdown]
 # # 09 — Demo

@@ -6,7 +6,7 @@ xaikit names its options for the lecture (``steps``, ``rule``, ``baseline``, ``n
 Captum name is renamed to xaikit's before the call, its value translated where the two spell a value
 differently (``nt_type='smoothgrad_sq'`` is ``kind='squared'``). A Captum name whose meaning differs in xaikit
 is refused with a message that names xaikit's spelling, never silently read another way. The whole mapping is
-the README's table "Coming from Captum".
+the table in docs/captum.md, "Coming from Captum".
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def captum_keywords(aliases: dict[str, Alias], refused: dict[str, str] | None = 
 
         listed = ", ".join(f"``{c}`` (``{a.name}``)" for c, a in aliases.items())
         inner.__doc__ = (fn.__doc__ or "").rstrip() + (
-            f"\n\n    Captum's keywords are accepted too: {listed}; see the README's \"Coming from Captum\".\n")
+            f"\n\n    Captum's keywords are accepted too: {listed}; see docs/captum.md, \"Coming from Captum\".\n")
         inner.captum_aliases = dict(aliases)
         return inner
 

@@ -253,7 +253,7 @@ def training_seed() -> int:
     that cache, in any kernel, serves those models; a personal cache without that file over a shared one
     (:func:`shared_cache_dir`) serves the shared cache's seed. ``$XAIKIT_SEED`` overrides the file for one process (the
     claims matrix and the tests use it). An instructor can thus hand each student group its own seed; the
-    notebooks' asserted claims hold on every seed (``benchmarks/claims_matrix.py``).
+    notebooks' asserted claims hold on every seed (``scripts/claims_matrix.py``).
     """
     import json
 

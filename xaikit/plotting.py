@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from xaikit._validate import bool_flags, check_labels
+
+if TYPE_CHECKING:
+    import torch
+    from matplotlib.axes import Axes
+    from matplotlib.container import BarContainer
+    from matplotlib.image import AxesImage
+
+    #: numbers to draw: a tensor, an array or a (nested) list
+    Values = torch.Tensor | np.ndarray | Sequence
 
 DIVERGING = "RdBu_r"
 SEQUENTIAL = "viridis"
@@ -23,7 +33,7 @@ SEQUENTIAL = "viridis"
 OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"]
 
 
-def symmetric_limit(values, floor: float = 1e-12) -> float:
+def symmetric_limit(values: Values, floor: float = 1e-12) -> float:
     """The ``vmax`` of a zero-centred colour range: the largest absolute finite value (at least ``floor``)."""
     a = np.asarray(_to_numpy(values), dtype=float)
     a = a[np.isfinite(a)]
@@ -31,7 +41,8 @@ def symmetric_limit(values, floor: float = 1e-12) -> float:
 
 
 @bool_flags
-def show_signed(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
+def show_signed(ax: Axes, values: Values, title: str | None = None, colorbar: bool = True,
+                **kwargs: Any) -> AxesImage:
     """Draw a 2-D array of signed attributions on the diverging map with range ``[-m, m]``."""
     a = np.asarray(_to_numpy(values), dtype=float)
     if a.ndim != 2:
@@ -44,7 +55,8 @@ def show_signed(ax, values, title: str | None = None, colorbar: bool = True, **k
 
 
 @bool_flags
-def show_weights(ax, values, title: str | None = None, colorbar: bool = True, **kwargs):
+def show_weights(ax: Axes, values: Values, title: str | None = None, colorbar: bool = True,
+                 **kwargs: Any) -> AxesImage:
     """Draw a 2-D array of weights in [0, 1] on the sequential map with the fixed range [0, 1]."""
     a = np.asarray(_to_numpy(values), dtype=float)
     if a.ndim != 2:
@@ -56,7 +68,8 @@ def show_weights(ax, values, title: str | None = None, colorbar: bool = True, **
 
 
 @bool_flags
-def signed_bars(ax, labels: Sequence[str], values, title: str | None = None, horizontal: bool = False):
+def signed_bars(ax: Axes, labels: Sequence[str], values: Values, title: str | None = None,
+                horizontal: bool = False) -> BarContainer:
     """Bars coloured by sign with the diverging map's two ends, with a zero line."""
     import matplotlib as mpl
 
@@ -81,7 +94,7 @@ def signed_bars(ax, labels: Sequence[str], values, title: str | None = None, hor
     return bars
 
 
-def rank_null(ax, result, title: str | None = None):
+def rank_null(ax: Axes, result, title: str | None = None) -> None:
     """Where each concept's mean TCAV score falls among random image sets posing as concepts (a
     :func:`xaikit.tcav_significance` result with ``test="rank"``; notebook 07, section 1): a grey histogram
     of the random concepts' means, a dashed line at their median (about where the two-sided test centres),
@@ -108,7 +121,7 @@ def rank_null(ax, result, title: str | None = None):
 
 
 @bool_flags
-def token_heatmap_html(tokens: Sequence[str], scores, signed: bool = True, title: str | None = None,
+def token_heatmap_html(tokens: Sequence[str], scores: Values, signed: bool = True, title: str | None = None,
                        vmax: float | None = None) -> str:
     """Tokens as inline HTML spans shaded by score.
 

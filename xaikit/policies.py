@@ -11,19 +11,14 @@ policy                    what changes                                 why
                           concept method, or a ``tensor.sanity``       user says (``XAIKIT_THREADS=N``
                           cascade, runs (restored afterwards): one     or ``auto``, or
                           thread for a model under 40 M weights        :func:`set_method_threads`).
-                          outside its embedding tables (every          Idle 2-core Xeon, default/one
-                          embedded model), the cores idle when the     thread: embedded MiniLM Grad-SAM
-                          method starts for bert-base/vit-base sizes   0.95, IG 1.01, LRP 0.67-0.72;
-                          and for heavy work (float64 LRP, the lab's   bert-base
-                          batches, the stacked diagnostics)            Grad-SAM 0.74; vit-base TCAV
-                                                                       activations 0.52. On busy cores
-                                                                       more threads cost several times
-                                                                       more (one Grad-SAM pass 4.6 s on
-                                                                       2 threads, 0.18 s on 1, at load
-                                                                       10; notebook 04 in student mode
-                                                                       at load 3-5: 284 s with torch's
-                                                                       default, 94 s on one thread),
-                                                                       so small work stays on one
+                          outside its embedding tables (every          More threads pay off only at
+                          embedded model), the cores idle when the     bert-base/vit-base sizes and for
+                          method starts for bert-base/vit-base sizes   heavy work; on cores that other
+                          and for heavy work (float64 LRP, the lab's   processes keep busy, extra
+                          batches, the stacked diagnostics)            threads wait for a core and cost
+                                                                       several times what they give
+                                                                       (``benchmarks/threads_by_size.py``
+                                                                       measures it)
 :func:`panel_threads`     one torch thread while a panel updates       the panels' tiny models lose more
                           (restored afterwards)                        to thread hand-offs than they gain
 ``shaptext.use_numba``    SHAP's numba-compiled helpers swapped for    numba compiles for seconds on the
@@ -38,20 +33,20 @@ policy                    what changes                                 why
                           inside ``presenting()`` (restored after)     front of a room
 ``concepts.activations``  activations, gradients and CAVs per model    TCAV's significance runs reuse
                           (weak references; ``clear_cache()`` after    them hundreds of times
-                          training a model in place); for models of   vit-base's 50 images cost a minute
-                          20 M parameters or more also on disk in      of forward passes on a laptop CPU;
+                          training a model in place); for models of   vit-base's activations cost many
+                          20 M parameters or more also on disk in      forward passes on a laptop CPU;
                           ``cache_dir()/activations`` (keyed by the    a new kernel reads them back
                           weights' SHA-256, block, pooling, target
                           and the pixel values; checksummed)
 ``text.diagnostics``      a model's attention for a set of sentences   Wiegreffe & Pinter's diagnostic
                           on disk in ``cache_dir()/diagnostics``       reads thousands of sentences:
-                          (``cache=True``; keyed by the sentences,     half a minute of forward passes
-                          layer, tokenizer and a fingerprint of        on a busy CPU, once per model
+                          (``cache=True``; keyed by the sentences,     many forward passes, once per
+                          layer, tokenizer and a fingerprint of        model
                           every weight)
 ``text.lrp``              float64 copies of a BERT's weights per       Chefer LRP re-runs the model for
                           model (weak references; remade when any      every sentence; casting and
-                          parameter is replaced or changed in place)   splitting the weights took about
-                                                                       half of each call
+                          parameter is replaced or changed in place)   splitting the weights each time
+                                                                       would cost as much as the re-run
 ``_config.set_seed``      Python's, NumPy's and torch's global seeds   reproducible notebooks
 ``_config.device``        where models go: CUDA if present, else the   Apple's MPS holds no float64 (a
                           CPU; Apple's MPS only when asked             cast raises TypeError), and
@@ -76,9 +71,14 @@ policy                    what changes                                 why
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING
 
 from xaikit._validate import bool_flags
+
+if TYPE_CHECKING:
+    import torch
 
 THREADS_ENV = "XAIKIT_THREADS"
 
@@ -136,7 +136,7 @@ LARGE_MODEL_PARAMETERS = 40_000_000
 
 
 @bool_flags
-def method_thread_count(model=None, heavy: bool = False) -> int | None:
+def method_thread_count(model: torch.nn.Module | None = None, heavy: bool = False) -> int | None:
     """The thread count :func:`method_threads` uses: :func:`set_method_threads`, else ``XAIKIT_THREADS`` (a
     positive integer, or ``auto`` for torch's own default), else by the size of the work: one thread
     (:data:`DEFAULT_METHOD_THREADS`) for a model under :data:`LARGE_MODEL_PARAMETERS` weights outside its
@@ -146,15 +146,10 @@ def method_thread_count(model=None, heavy: bool = False) -> int | None:
     (:func:`idle_cores`, at most torch's count when xaikit first asked). ``None`` means torch's default
     (nothing changed).
 
-    Measured with ``benchmarks/threads_by_size.py`` on an idle 2-core Xeon, torch default / one thread
-    (below 1: more threads pay off): Grad-SAM on the five lecture sentences 0.95 with the embedded MiniLM and
-    0.74 with bert-base; text IG 1.01 embedded; TCAV activations of 8 images 0.52 with vit-base (0.71 with
-    the embedded ViT, but at 10 ms). On the same machine with other processes keeping both cores busy
-    (load 5-8) two threads cost 1.5x (MiniLM) to 2.4x (bert-base) the time of one, and bert-base Grad-SAM
-    took 3.6 s instead of 0.6 s beside other work: so a large model takes only the cores that are idle when
-    the method starts. Heavy work on the embedded MiniLM pays for a second core too (idle, one / two threads):
-    notebook 06's sanity cascade over 4 models and 6 sentences 5.5-6.2 s / 3.9-4.9 s, its Chefer LRP part
-    4.2-4.8 s / 2.8-3.5 s."""
+    Why: the embedded models are too small to gain from a second thread, while bert-base and vit-base gain
+    from idle cores; on cores that other processes keep busy, extra threads wait for a core and cost more
+    than they give, so a large model takes only the cores that are idle when the method starts.
+    ``benchmarks/threads_by_size.py`` measures both (``benchmarks/README.md`` holds its last result)."""
     if _method_threads_set:
         return _method_threads
     value = env_threads()
@@ -238,7 +233,7 @@ def _torch_default_threads() -> int:
     return _default_threads[0]
 
 
-def weights_outside_embeddings(model) -> int:
+def weights_outside_embeddings(model: torch.nn.Module) -> int:
     """The parameters of ``model`` outside its ``nn.Embedding`` tables: the weights each token or patch is
     multiplied with, a measure of the work per example."""
     from torch import nn
@@ -250,7 +245,7 @@ def weights_outside_embeddings(model) -> int:
 
 
 @contextmanager
-def torch_threads(n: int | None):
+def torch_threads(n: int | None) -> Iterator[None]:
     """Run the block with ``n`` torch threads (``None``: leave the count alone), then restore the count."""
     import torch
 
@@ -266,14 +261,15 @@ def torch_threads(n: int | None):
 
 
 @bool_flags
-def method_threads(model=None, heavy: bool = False):
+def method_threads(model: torch.nn.Module | None = None,
+                   heavy: bool = False) -> AbstractContextManager[None]:
     """The thread count of :func:`method_thread_count` for the block (text and concept methods); ``model``,
     the model the block runs, chooses by its size, and ``heavy`` marks work worth the idle cores on any
     model, unless the user set a count."""
     return torch_threads(method_thread_count(model, heavy))
 
 
-def panel_threads():
+def panel_threads() -> AbstractContextManager[None]:
     """One torch thread for the block: a panel's update on a tiny model."""
     return torch_threads(1)
 
@@ -285,14 +281,14 @@ def panel_threads():
 NO_FLOAT64_DEVICE_TYPES = frozenset({"mps"})
 
 
-def supports_float64(device) -> bool:
+def supports_float64(device: torch.device | str) -> bool:
     """Whether tensors on ``device`` (a ``torch.device`` or its name) can be float64."""
     import torch
 
     return torch.device(device).type not in NO_FLOAT64_DEVICE_TYPES
 
 
-def float64_device(device=None):
+def float64_device(device: torch.device | str | None = None) -> torch.device:
     """Where float64 work on tensors from ``device`` runs: ``device`` itself if it holds float64, else the CPU
     (``None``: the CPU). See the table above (``_config.device``): on MPS the work moves to the CPU instead of
     raising; every result comes back on the CPU anyway."""
@@ -302,7 +298,7 @@ def float64_device(device=None):
     return device if supports_float64(device) else torch.device("cpu")
 
 
-def to_float64(t):
+def to_float64(t: torch.Tensor) -> torch.Tensor:
     """``t`` as float64 on :func:`float64_device` of its own device (differentiable, like ``.double()``).
 
     Moved first and cast second, so that nothing float64 is ever made on a device that refuses it."""

@@ -1,10 +1,10 @@
-"""What the lecture's model sizes cost, as ``benchmarks/lecture_scale.py`` measured them.
+"""What the lecture's model sizes cost, as ``scripts/lecture_scale.py`` measured them.
 
 The notebooks run on small embedded models; each model cell tells the student, in one plain sentence, what
 the lecture's own model (bert-base for 02-04 and 06, vit-base-patch16-224 for 05 and 07) would cost for the cells that
 notebook runs: :func:`lecture_costs`, e.g. "With the lecture's bert-base, a 2-core CPU takes a few seconds
 for Grad-SAM (one sentence) and about 10 seconds for SHAP (the five lecture sentences)." The figures come from
-``lecture_scale.json`` beside this module, written by ``python benchmarks/lecture_scale.py --record``
+``lecture_scale.json`` beside this module, written by ``python scripts/lecture_scale.py --record``
 (random-weight models of the hub configurations, which cost what trained ones cost), one entry per device:
 ``cpu`` and, where a GPU was lent, ``cuda``. The full record (seconds, peak memory, machine, load, date) is
 :func:`recorded_costs`, for ``benchmarks/``.
@@ -68,7 +68,7 @@ def _and(items: list[str]) -> str:
 
 
 def lecture_costs(*rows: str) -> str:
-    """One plain sentence: what ``rows`` (names of ``benchmarks/lecture_scale.py``'s rows, e.g. ``"gradsam"``,
+    """One plain sentence: what ``rows`` (names of ``scripts/lecture_scale.py``'s rows, e.g. ``"gradsam"``,
     ``"shap"``, ``"lab"``, ``"tcav_significance"``) take with the lecture's model, rounded as a student would
     say it, on the CPU that was measured and, where one was measured, on a GPU. Empty when nothing is
     recorded.
@@ -109,14 +109,14 @@ def recorded_costs(*rows: str) -> str:
 
     >>> print(recorded_costs("gradsam", "shap"))      # doctest: +SKIP
     CPU (Intel(R) Xeon(R) Processor, 2 cores, load 0.3, 2026-11-27): Grad-SAM, bert-base, one sentence 0.6 s ...
-    GPU: not measured yet (run benchmarks/lecture_scale.py --record where a GPU is lent)
+    GPU: not measured yet (run scripts/lecture_scale.py --record where a GPU is lent)
     """
     data = _record(rows)
     lines = []
     for device, label in _DEVICES:
         entry = data.get(device)
         if not entry:
-            lines.append(f"{label}: not measured yet (run benchmarks/lecture_scale.py --record "
+            lines.append(f"{label}: not measured yet (run scripts/lecture_scale.py --record "
                          f"{'where a GPU is lent' if device == 'cuda' else 'on a CPU'})")
             continue
         parts, loads = [], []

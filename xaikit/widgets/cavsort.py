@@ -6,6 +6,7 @@ activation vectors", Fig. 2), over :func:`xaikit.concepts.sorting.sort_activatio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,12 @@ from xaikit.concepts.sorting import CAVSort
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
 from xaikit.widgets.tcav import ImageSets, class_labels, layer_count, panel_layer
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from matplotlib.figure import Figure
+    from torch import nn
 
 __all__ = ["CAVSortPanel", "CAVSortView"]
 
@@ -53,9 +60,11 @@ class CAVSortPanel(Panel):
     figsize = (8.0, 3.0)
     layout = None  # a fixed grid placed by hand: constrained layout would cost most of the redraw
 
-    def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
+    def __init__(self, model: nn.Module, processor: object | None = None,
+                 concept_sets: Mapping[str, np.ndarray] | None = None,
+                 class_images: Mapping[str, np.ndarray] | np.ndarray | None = None, world: str = "main",
                  target: str = _ALL_CLASSES, concept: str = "striped", layer: int = 0, pooling: str = "flatten",
-                 k: int = 5, max_k: int = 10, random_set=None, seed: int = 0):
+                 k: int = 5, max_k: int = 10, random_set: np.ndarray | None = None, seed: int = 0):
         from xaikit._validate import check_int
         from xaikit.models import imageworld as iw
 
@@ -116,7 +125,7 @@ class CAVSortPanel(Panel):
                                         negative=negative, layer=layer, pooling=pooling)
         return self._cavs[key]
 
-    def compute(self, concept, negative, target, layer, pooling, k):
+    def compute(self, concept: str, negative: str, target: str, layer: int, pooling: str, k: int) -> CAVSortView:
         from xaikit.concepts.tcav import sort_activations
 
         cav = self._cav(concept, negative, layer, pooling)
@@ -148,7 +157,7 @@ class CAVSortPanel(Panel):
         return (f"{r.target} ({len(r.images)} pictures) by cosine with CAV({cav.concept} vs {cav.negative}), "
                 f"block {cav.layer}, {cav.pooling}; CAV held-out accuracy {cav.accuracy:.2f}")
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: CAVSortView) -> None:
         from matplotlib.colors import ListedColormap
 
         left, width = 0.1, 0.89
@@ -181,7 +190,7 @@ class CAVSortPanel(Panel):
         self.animated = [*rows, strip, heading, *captions]
         return None
 
-    def update_artists(self, fig, r):
+    def update_artists(self, fig: Figure, r: CAVSortView) -> None:
         top, bottom, strip, heading, *captions = self.animated
         top.set_data(self._row(r, "top"))
         bottom.set_data(self._row(r, "bottom"))

@@ -7,12 +7,18 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from xaikit.plotting import token_heatmap_html
 from xaikit.widgets.attention import draw_attention
 from xaikit.widgets.base import Panel, dropdown, int_slider, lru_get, text_box
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from xaikit._text_input import Tokenizer
 
 __all__ = ["AttentionExplorer", "ExplorerView"]
 
@@ -42,7 +48,7 @@ class AttentionExplorer(Panel):
     figsize = (7.0, 5.6)
     cache_size = 16
 
-    def __init__(self, model, tokenizer, text: str = "The cat drank the milk because it was hungry",
+    def __init__(self, model: torch.nn.Module, tokenizer: Tokenizer, text: str = "The cat drank the milk because it was hungry",
                  layer: int = 0, head: int | str = 0, query: int | str | None = None):
         from xaikit.attention.capture import capture_attention
         from xaikit.models import arch
@@ -70,7 +76,7 @@ class AttentionExplorer(Panel):
         }
         super().__init__(controls)
 
-    def set(self, **values):
+    def set(self, **values: object) -> object:
         """:meth:`Panel.set`, with ``query`` (an index or a token, e.g. ``"it"``) checked against the tokens of the
         sentence it comes with: ``set(text="the dog barked", query="dog")`` reads "dog" in the new sentence, and an
         index past its end is an error shown in the panel (nothing changes), not a silent jump to token 0."""
@@ -122,7 +128,7 @@ class AttentionExplorer(Panel):
 
         return check_int(query, "query", 0, len(tokens) - 1, hint=f"the sentence has {len(tokens)} tokens")
 
-    def compute(self, text, layer, head, query):
+    def compute(self, text: str, layer: int, head: int | str, query: int) -> ExplorerView:
         cap = self._capture(text)
         options = self._query_options(cap.tokens)
         if list(self.controls["query"].options) != options:  # a new sentence: new query choices
@@ -137,7 +143,7 @@ class AttentionExplorer(Panel):
         weights = cap.head(layer, head)  # (T, T)
         return ExplorerView(list(cap.tokens), layer, head, query, weights, weights[query], cap)
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: ExplorerView) -> str:
         ax = fig.subplots()
         draw_attention(ax, r.weights, r.tokens, title=self._title(r), query=r.query)
         self.animated = [ax.images[0], ax.patches[0], ax.title]
@@ -151,10 +157,10 @@ class AttentionExplorer(Panel):
         return token_heatmap_html(r.tokens, r.row.numpy(), signed=False, vmax=1.0,
                                   title=f"where {r.tokens[r.query]!r} looks ({self._title(r)})")
 
-    def layout_key(self, r):
+    def layout_key(self, r: ExplorerView) -> tuple[str, ...]:
         return tuple(r.tokens)  # a new sentence changes the tick labels: full redraw
 
-    def update_artists(self, fig, r):
+    def update_artists(self, fig: Figure, r: ExplorerView) -> str:
         image, rect, title = self.animated
         image.set_data(r.weights.numpy())
         rect.set_y(r.query - 0.5)

@@ -14,13 +14,14 @@ Each ``compute`` returns a small dataclass; tests and the notebook read ``panel.
 
 Speed: these panels lay their axes out once (``draw``) and each change only updates the artists' data
 (``update_artists``, the fast-redraw hook of :class:`~xaikit.widgets.base.Panel`), with no layout engine;
-the toy models run on one torch thread, which on a busy 2-core machine is ~10x faster than two for models
-this small. ``benchmarks/panel_latency.py`` times them.
+the toy models run on one torch thread, since thread hand-offs cost more than they give for models this
+small. ``benchmarks/panel_latency.py`` times them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -32,6 +33,10 @@ from xaikit.tensor import toys
 from xaikit.tensor.integrated import integrated_gradients
 from xaikit.widgets.base import dropdown, int_slider, log_slider, slider, toggle
 from xaikit.widgets.toy import ToyPanel
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = ["GradientPanel", "GradientSaturationPanel", "ThresholdPanel", "SmoothGradPanel"]
 
@@ -52,7 +57,7 @@ class _Bars:
     The y range is fixed (``ylim``) so the axis stays static between updates; bars beyond it are clipped.
     """
 
-    def __init__(self, ax, inputs: list[str], methods: list[str], ylim: tuple[float, float]):
+    def __init__(self, ax: Axes, inputs: list[str], methods: list[str], ylim: tuple[float, float]):
         self.ax = ax
         width = 0.8 / len(methods)
         pos = np.arange(len(inputs))
@@ -138,7 +143,7 @@ class GradientPanel(ToyPanel):
         return PointAttributions(x, value, {"gradient": G.gradient(self.f, x),
                                             "gradient x input": G.grad_times_input(self.f, x)})
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: PointAttributions) -> None:
         ax, bx = fig.subplots(1, 2, width_ratios=[1.2, 1], gridspec_kw=dict(left=0.07, right=0.98, bottom=0.14,
                                                                             top=0.86, wspace=0.4))
         cs = ax.contourf(self._g1, self._g2, self._gz, levels=15, cmap=SEQUENTIAL)
@@ -154,7 +159,7 @@ class GradientPanel(ToyPanel):
         self.animated = [self._point, self._arrow, ax.title, *self._bars.artists]
         return self.update_artists(fig, r)
 
-    def update_artists(self, fig, r: PointAttributions):
+    def update_artists(self, fig: Figure, r: PointAttributions) -> None:
         g = r.attributions["gradient"].numpy()
         x = r.x.numpy()
         self._point.set_data([x[0]], [x[1]])
@@ -198,7 +203,7 @@ class GradientSaturationPanel(ToyPanel):
                   integrated_gradients(self.f, x, baseline, self.ig_steps, "riemann_middle").attributions)
         return PointAttributions(x, value, dict(zip(self.methods, values, strict=True)), base_value)
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: PointAttributions) -> None:
         ax, bx = fig.subplots(1, 2, width_ratios=[1, 1.4], gridspec_kw=dict(left=0.07, right=0.98, bottom=0.14,
                                                                             top=0.9, wspace=0.2))
         s = np.linspace(0, 3, 301)
@@ -215,7 +220,7 @@ class GradientSaturationPanel(ToyPanel):
         self.animated = [self._point, ax.title, bx.title, *self._bars.artists]
         return self.update_artists(fig, r)
 
-    def update_artists(self, fig, r: PointAttributions):
+    def update_artists(self, fig: Figure, r: PointAttributions) -> None:
         self._point.set_data([float(r.x.sum())], [r.value])
         self._ax.set_title(f"f(x) - f(0) = {r.value - r.baseline_value:.2f}", fontsize=10)
         self._bx.set_title(f"attributions at ({r.x[0]:.2f}, {r.x[1]:.2f})", fontsize=10)
@@ -269,7 +274,7 @@ class ThresholdPanel(ToyPanel):
                                                    "grad relu": grads_hard, "grad softplus": grads_soft},
                                float((soft_curve - relu_curve).max()))
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: ThresholdResult) -> None:
         ax, bx = fig.subplots(1, 2, gridspec_kw=dict(left=0.06, right=0.98, bottom=0.15, top=0.9, wspace=0.18))
         g = self.grid.numpy()
         lines = {}
@@ -292,7 +297,7 @@ class ThresholdPanel(ToyPanel):
         self.animated = [*lines.values(), self._pt_f, self._pt_g, ax.title, bx.title]
         return self.update_artists(fig, r)
 
-    def update_artists(self, fig, r: ThresholdResult):
+    def update_artists(self, fig: Figure, r: ThresholdResult) -> None:
         for name, line in self._lines.items():
             line.set_ydata(r.curves[name])
         self._pt_f.set_data([r.x, r.x], [r.relu, r.softplus])
@@ -354,7 +359,7 @@ class SmoothGradPanel(ToyPanel):
         return SmoothGradResult(image, int(data.test_y[image]), int(p.argmax()), float(p.max()), x, noisy, kind,
                                 noisy.reduce(kind))
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: SmoothGradResult) -> None:
         axes = fig.subplots(1, 4, gridspec_kw=dict(left=0.01, right=0.94, bottom=0.03, top=0.8, wspace=0.3))
         blank = np.zeros((8, 8))
         self._ims = [axes[0].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
@@ -374,7 +379,7 @@ class SmoothGradPanel(ToyPanel):
         self.animated = [*self._ims, *(ax.title for ax in axes)]
         return self.update_artists(fig, r)
 
-    def update_artists(self, fig, r: SmoothGradResult):
+    def update_artists(self, fig: Figure, r: SmoothGradResult) -> None:
         a0, a1, a2, a3 = self._axes
         im0, im1, im2, im3 = self._ims
         im0.set_data(r.image[0].numpy())
@@ -449,7 +454,7 @@ class OcclusionPanel(ToyPanel):
         return OcclusionResult(image, int(data.test_y[image]), c, float(p[c]), x, grad, grad * x, occ, patch,
                                min(self.stride, patch))
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: OcclusionResult) -> None:
         axes = fig.subplots(1, 4, gridspec_kw=dict(left=0.01, right=0.94, bottom=0.03, top=0.8, wspace=0.3))
         blank = np.zeros((8, 8))
         self._ims = [axes[0].imshow(blank, cmap="gray_r", vmin=0, vmax=1),
@@ -463,7 +468,7 @@ class OcclusionPanel(ToyPanel):
         self.animated = [*self._ims, *(ax.title for ax in axes)]
         return self.update_artists(fig, r)
 
-    def update_artists(self, fig, r: OcclusionResult):
+    def update_artists(self, fig: Figure, r: OcclusionResult) -> None:
         self._ims[0].set_data(r.image[0].numpy())
         self._axes[0].set_title(f"digit {r.label}, predicted {r.predicted}\n(p = {r.probability:.2f})", fontsize=9)
         maps = ((r.gradient, "gradient"), (r.grad_x_input, "gradient x input"),

@@ -20,6 +20,7 @@ seconds on scikit-learn's bundled 8x8 digits). Every number drawn comes from :mo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -32,6 +33,14 @@ from xaikit.tensor.paths import path_integrated_gradients
 from xaikit.tensor.quadrature import additive_toy, quadrature_errors
 from xaikit.tensor.toys import digits_setup
 from xaikit.widgets.base import Panel, dropdown, int_slider, slider
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from xaikit._types import Baseline, Input, ModelFn, Target
+    from xaikit.tensor.baselines import BaselineResult
+    from xaikit.tensor.integrated import IGResult
+    from xaikit.tensor.paths import PathResult
 
 __all__ = ["IGStepsPanel", "IGErrorPanel", "IGPathPanel", "IGBaselinePanel", "IGCompletenessPanel"]
 
@@ -97,7 +106,8 @@ class IGStepsPanel(Panel):
     title = "Integrated Gradients: steps and quadrature rule"
     grid = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
-    def __init__(self, f=None, x=None, baseline=None, target=None, steps: int = 20, rule: str = "riemann_right"):
+    def __init__(self, f: ModelFn | None = None, x: Input | None = None, baseline: Baseline = None,
+                 target: Target = None, steps: int = 20, rule: str = "riemann_right"):
         if f is None:
             f, dx, dbaseline, _ = digits_setup()
             x, baseline = _with_default_model("IGStepsPanel", "f", {"x": x, "baseline": baseline},
@@ -109,11 +119,11 @@ class IGStepsPanel(Panel):
         controls = {"steps": int_slider("steps", steps, 1, 300), "rule": dropdown("rule", RULES, rule)}
         super().__init__(controls)
 
-    def compute(self, steps, rule):
+    def compute(self, steps: int, rule: str) -> StepsView:
         result = integrated_gradients(self.f, self.x, self.baseline, steps, rule, target=self.target)
         return StepsView(result, self.curves)
 
-    def draw(self, fig, view):
+    def draw(self, fig: Figure, view: StepsView) -> None:
         left, right = fig.subplots(1, 2, width_ratios=(1, 2))
         gap = view.relative_gap
         left.axhspan(1e-8, TOLERANCE, color=OKABE_ITO[2], alpha=0.2, label="within 5%")
@@ -162,7 +172,8 @@ class IGErrorPanel(Panel):
     title = "Per-feature error and completeness gap (closed-form IG)"
     grid = (2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 
-    def __init__(self, model=None, x=None, baseline=None, steps: int = 2, rule: str = "riemann_right"):
+    def __init__(self, model: ModelFn | None = None, x: Input | None = None, baseline: Baseline = None,
+                 steps: int = 2, rule: str = "riemann_right"):
         if model is None:
             model = additive_toy()
             dx = torch.tensor([1.0, -0.7, 2.0, 0.4], dtype=torch.float64)
@@ -183,13 +194,13 @@ class IGErrorPanel(Panel):
         controls = {"steps": int_slider("steps", steps, 1, 300), "rule": dropdown("rule", RULES, rule)}
         super().__init__(controls)
 
-    def compute(self, steps, rule):
+    def compute(self, steps: int, rule: str) -> ErrorView:
         if rule == "riemann_trapezoid" and steps < 2:
             raise ValueError("steps must be >= 2 for rule='riemann_trapezoid' (it needs both end points)")
         errors = quadrature_errors(self.model, self.exact, self.x, self.baseline, [steps], [rule])[rule]
         return ErrorView(rule, steps, errors.errors[0], float(errors.gaps[0]), errors.output_change, self.curves)
 
-    def draw(self, fig, view):
+    def draw(self, fig: Figure, view: ErrorView) -> None:
         bars, curves = fig.subplots(1, 2, width_ratios=(2, 3))
         labels = [*self.model.names, "gap = sum"]
         values = np.append(view.errors, view.gap)
@@ -233,7 +244,8 @@ class IGPathPanel(Panel):
     figsize = (9.0, 3.6)
     title = "Path methods and symmetry"
 
-    def __init__(self, f=None, x=(1.0, 1.0), baseline=(0.0, 0.0), steps: int = 200):
+    def __init__(self, f: ModelFn | None = None, x: Input = (1.0, 1.0), baseline: Input = (0.0, 0.0),
+                 steps: int = 200):
         from xaikit._fn import as_input
         from xaikit._validate import check_int
 
@@ -246,10 +258,10 @@ class IGPathPanel(Panel):
         self.steps = check_int(steps, "steps", 2, hint="the path's points, e.g. steps=200")
         super().__init__({"path": dropdown("path", list(PATH_CHOICES))})
 
-    def compute(self, path):
+    def compute(self, path: str) -> PathResult:
         return path_integrated_gradients(self.f, self.x, self.baseline, steps=self.steps, **PATH_CHOICES[path])
 
-    def draw(self, fig, result):
+    def draw(self, fig: Figure, result: PathResult) -> None:
         ax, bars = fig.subplots(1, 2, width_ratios=(3, 2))
         lo = float(torch.minimum(self.x, self.baseline).min()) - 0.5
         hi = float(torch.maximum(self.x, self.baseline).max()) + 0.5
@@ -283,7 +295,8 @@ class IGBaselinePanel(Panel):
     figsize = (9.0, 3.0)
     title = "Baselines (Sturmfels, Lundberg & Lee 2020)"
 
-    def __init__(self, model=None, images=None, data=None, steps: int = 32, target=None):
+    def __init__(self, model: ModelFn | None = None, images: Input | None = None, data: Input | None = None,
+                 steps: int = 32, target: Target = None):
         if model is None:
             model, _, _, ddata = digits_setup()
             from xaikit.tensor.toys import digits_classifier
@@ -315,13 +328,13 @@ class IGBaselinePanel(Panel):
         finally:
             self._suspended = suspended
 
-    def compute(self, baseline, param, image):
+    def compute(self, baseline: str, param: float, image: int) -> BaselineResult:
         spec = PARAMETERS.get(baseline)
         value = None if spec is None else (int(round(param)) if isinstance(spec[1], int) else float(param))
         return baseline_attributions(self.model, self.images[image], baseline, value, data=self.data,
                                      steps=self.steps, target=self.target)
 
-    def draw(self, fig, result):
+    def draw(self, fig: Figure, result: BaselineResult) -> None:
         axes = fig.subplots(1, 3)
         x = result.f_x
         _image(axes[0], self.images[self.values["image"]], f"input (F = {x:.2f})")
@@ -340,8 +353,8 @@ class IGCompletenessPanel(Panel):
     figsize = (10.0, 4.2)
     title = "The interpolation path and completeness"
 
-    def __init__(self, model=None, x=None, baseline=None, target=None, steps: int = 50,
-                 rule: str = "riemann_right"):
+    def __init__(self, model: ModelFn | None = None, x: Input | None = None, baseline: Baseline = None,
+                 target: Target = None, steps: int = 50, rule: str = "riemann_right"):
         if model is None:
             model, dx, dbaseline, _ = digits_setup()
             x, baseline = _with_default_model("IGCompletenessPanel", "model", {"x": x, "baseline": baseline},
@@ -350,10 +363,10 @@ class IGCompletenessPanel(Panel):
         self.model, self.x, self.baseline, self.target = model, x, baseline, target
         super().__init__({"steps": int_slider("steps", steps, 2, 300), "rule": dropdown("rule", RULES, rule)})
 
-    def compute(self, steps, rule):
+    def compute(self, steps: int, rule: str) -> IGResult:
         return integrated_gradients(self.model, self.x, self.baseline, steps, rule, target=self.target)
 
-    def draw(self, fig, result):
+    def draw(self, fig: Figure, result: IGResult) -> None:
         grid = fig.add_gridspec(2, 6, height_ratios=(1, 1.6))
         points = result.points()
         picks = np.unique(np.linspace(0, result.steps - 1, 6).round().astype(int))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,12 @@ from xaikit._validate import bool_flags
 from xaikit.plotting import SEQUENTIAL
 from xaikit.text.tokens import TokenScores
 from xaikit.widgets.base import Panel, int_slider, lru_get, slider, text_box
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from torch import nn
+
+    from xaikit._text_input import Tokenizer
 
 __all__ = ["LimePanel", "LimeView"]
 
@@ -44,7 +51,7 @@ class LimePanel(Panel):
     cache_size = 16
 
     @bool_flags
-    def __init__(self, model, tokenizer, text: str = "I like the movie", *, n_samples: int = 300,
+    def __init__(self, model: nn.Module, tokenizer: Tokenizer, text: str = "I like the movie", *, n_samples: int = 300,
                  kernel_width: float = 25.0, seed: int = 0, output: str = "prob", drop_special: bool = True):
         from xaikit._validate import check_choice, check_seed, check_text
         from xaikit.text.lime import OUTPUTS
@@ -68,7 +75,7 @@ class LimePanel(Panel):
         controls["kernel_width"].add_class("xk-kernel-width")
         super().__init__(controls)
 
-    def compute(self, text, samples, kernel_width, seed) -> LimeView:
+    def compute(self, text: str, samples: int, kernel_width: float, seed: int) -> LimeView:
         from xaikit.text.lime import lime, refit
 
         def run():
@@ -82,7 +89,7 @@ class LimePanel(Panel):
         surrogate = d.intercept + d.samples @ d.coef  # (S,)
         return LimeView(scores.without() if self.drop_special else scores, surrogate, computed)
 
-    def draw(self, fig, r: LimeView):
+    def draw(self, fig: Figure, r: LimeView) -> str:
         from xaikit.text.lime import word_scores
 
         d = r.scores.detail

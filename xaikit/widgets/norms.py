@@ -7,12 +7,19 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from xaikit.plotting import token_heatmap_html
 from xaikit.widgets.attention import draw_attention
 from xaikit.widgets.base import Panel, int_slider, lru_get, text_box
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from torch import nn
+
+    from xaikit._text_input import Tokenizer
 
 __all__ = ["AttentionNormsPanel", "NormsView"]
 
@@ -49,7 +56,7 @@ class AttentionNormsPanel(Panel):
     layout = None  # axes placed by hand: a constrained layout would cost tens of ms per redraw
     cache_size = 16
 
-    def __init__(self, model, tokenizer, text: str = "The cat drank the milk because it was hungry",
+    def __init__(self, model: nn.Module, tokenizer: Tokenizer, text: str = "The cat drank the milk because it was hungry",
                  layer: int = 0, head: int = 0):
         from xaikit._validate import check_int
         from xaikit.attention.norms import attention_norms
@@ -75,7 +82,7 @@ class AttentionNormsPanel(Panel):
         self.n_forward += made
         return r
 
-    def compute(self, text, layer, head):
+    def compute(self, text: str, layer: int, head: int) -> NormsView:
         r = self._norms(text)
         weights, norms = r.head(layer, head)  # (T, T) each
         share = norms / norms.sum(-1, keepdim=True).clamp_min(1e-30)  # (T, T)
@@ -83,7 +90,7 @@ class AttentionNormsPanel(Panel):
         return NormsView(list(r.tokens), layer, head, weights, norms, share, r.f_norms[layer, head],
                          float(weights[:, special].sum(-1).mean()), float(share[:, special].sum(-1).mean()), r)
 
-    def draw(self, fig, v):
+    def draw(self, fig: Figure, v: NormsView) -> str:
         ax1, ax2 = fig.subplots(1, 2)
         fig.subplots_adjust(left=0.1, right=0.95, bottom=0.2, top=0.9, wspace=0.45)
         draw_attention(ax1, v.weights, v.tokens, title=self._titles(v)[0])
@@ -91,10 +98,10 @@ class AttentionNormsPanel(Panel):
         self.animated = [ax1.images[0], ax2.images[0], ax1.title, ax2.title]
         return self._html(v)
 
-    def layout_key(self, v):
+    def layout_key(self, v: NormsView) -> tuple[str, ...]:
         return tuple(v.tokens)  # a new sentence changes the tick labels: full redraw
 
-    def update_artists(self, fig, v):
+    def update_artists(self, fig: Figure, v: NormsView) -> str:
         im1, im2, t1, t2 = self.animated
         im1.set_data(v.weights.numpy())
         im2.set_data(v.norm_share.numpy())

@@ -3,7 +3,7 @@
 Pick a picture, a relevance method (:mod:`xaikit.concepts.vit_relevance`) and a block; the panel shows the
 picture, the ground-truth mask of the chosen part (:meth:`xaikit.models.imageworld.Scene.masks`) and the
 relevance map over the patch grid, headed by its localisation (share of positive relevance on the mask)
-and whether the pointing game hits, and by what the map cost (issue 31): the forward and backward passes
+and whether the pointing game hits, and by what the map cost: the forward and backward passes
 counted by hooks on the ViT's blocks while the method ran (:func:`xaikit.models.passes.count_passes`) and its
 wall time in ms. Colours: viridis for the mask, the diverging blue-red of
 :mod:`xaikit.plotting` for the signed map (both colour-blind safe).
@@ -12,10 +12,19 @@ wall time in ms. Colours: viridis for the mask, the diverging blue-red of
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from xaikit.widgets.base import Panel, dropdown, int_slider
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from matplotlib.figure import Figure
+    from torch import nn
+
+    from xaikit.models.imageworld import Scene
 
 __all__ = ["RelevancePanel"]
 
@@ -39,7 +48,7 @@ class RelevanceView:
 class RelevancePanel(Panel):
     """A ViT's relevance map for its predicted class beside a drawn ground-truth mask."""
 
-    def __init__(self, model, scenes, method: str = "chefer", block: int | None = None, part: str = "body",
+    def __init__(self, model: nn.Module, scenes: Sequence[Scene], method: str = "chefer", block: int | None = None, part: str = "body",
                  index: int = 0):
         from xaikit.concepts.vit_relevance import METHODS
         from xaikit.models import imageworld as iw
@@ -63,7 +72,7 @@ class RelevancePanel(Panel):
         }
         super().__init__(controls)
 
-    def compute(self, index, method, block, part):
+    def compute(self, index: int, method: str, block: int, part: str) -> RelevanceView:
         from xaikit.concepts import vit_relevance as vr
         from xaikit.models.passes import count_passes
         from xaikit.models.vitworld import to_pixels
@@ -77,7 +86,7 @@ class RelevancePanel(Panel):
         return RelevanceView(image, mask, rmap, method, part, block, vr.localisation(rmap, mask),
                              vr.pointing_game(rmap, mask), self.model.config.id2label[target], passes.cost)
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: RelevanceView) -> str:
         from xaikit import plotting
 
         axes = fig.subplots(1, 3)

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -25,6 +26,9 @@ from xaikit.tensor import sanity as S
 from xaikit.tensor import toys
 from xaikit.widgets.base import dropdown, int_slider, lru_get, toggle
 from xaikit.widgets.toy import ToyPanel
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["SanityCheckPanel", "SanityResult"]
 
@@ -116,7 +120,7 @@ class SanityCheckPanel(ToyPanel):
         return SanityResult(image, x, int(self.trained.data.test_y[image]), target, layers,
                             self.layer_names[:layers], maps, sims, values)
 
-    def draw(self, fig, r: SanityResult):
+    def draw(self, fig: Figure, r: SanityResult) -> None:
         n_rows, n_cols = len(ROWS), len(self.methods) + 1
         axes = fig.subplots(n_rows, n_cols, gridspec_kw=dict(left=0.01, right=0.99, bottom=0.02, top=0.9,
                                                              wspace=0.25, hspace=0.55))
@@ -144,7 +148,7 @@ class SanityCheckPanel(ToyPanel):
                          *(ax.title for ax in axes[1:, 1:].ravel())]
         return self.update_artists(fig, r)
 
-    def update_artists(self, fig, r: SanityResult):
+    def update_artists(self, fig: Figure, r: SanityResult) -> None:
         axes = self._axes
         if r.values != self._shown_values:  # a new colour scale: redraw the background
             for row in self._ims:

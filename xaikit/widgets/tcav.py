@@ -10,6 +10,7 @@ pooling and image set, so moving the layer slider back and forth only retrains (
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 import numpy as np
@@ -17,6 +18,15 @@ import numpy as np
 from xaikit._validate import check_int, check_labels, check_names
 from xaikit.plotting import OKABE_ITO
 from xaikit.widgets.base import Panel, dropdown, int_slider, toggle
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from matplotlib.figure import Figure
+    from torch import nn
+
+    from xaikit.concepts.significance import SignificanceResult
+    from xaikit.concepts.tcav import LayerSweep
 
 
 def _check_panel_vit(model, panel: str) -> None:
@@ -60,7 +70,9 @@ class ImageSets:
     refused rather than left unused.
     """
 
-    def __init__(self, concept_sets=None, class_images=None, world: str = "main", n: int = 50, n_class: int = 40,
+    def __init__(self, concept_sets: Mapping[str, np.ndarray] | None = None,
+                 class_images: Mapping[str, np.ndarray] | np.ndarray | None = None, world: str = "main",
+                 n: int = 50, n_class: int = 40,
                  seed: int = 0, target: str | None = None):
         from xaikit.concepts.images import check_not_one_image
         from xaikit.models import imageworld as iw
@@ -93,7 +105,7 @@ class ImageSets:
             return served
         return labels
 
-    def class_images(self, label: str):
+    def class_images(self, label: str) -> np.ndarray:
         if isinstance(self._class_images, dict):
             if label not in self._class_images:
                 raise ValueError(f"no images for class {label!r}; class_images has {sorted(self._class_images)}")
@@ -107,7 +119,7 @@ class ImageSets:
         return self._cache[label]
 
 
-def class_labels(model) -> list[str]:
+def class_labels(model: nn.Module) -> list[str]:
     """The model's class names in index order."""
     return [str(model.config.id2label[i]) for i in sorted(int(k) for k in model.config.id2label)]
 
@@ -118,7 +130,7 @@ class PatchGridPanel(Panel):
     title = "ViT recap: an image is a sequence of patch tokens"
     figsize = (8.0, 3.8)
 
-    def __init__(self, images, patch_size: int = 8, labels=None):
+    def __init__(self, images: np.ndarray, patch_size: int = 8, labels: Sequence[str] | None = None):
         from xaikit.concepts.tcav import prepare_images
 
         self.images = prepare_images(images, "images", min_count=1)
@@ -133,7 +145,7 @@ class PatchGridPanel(Panel):
                     "grid": toggle("show", ["patch grid", "image only"])}
         super().__init__(controls)
 
-    def compute(self, index: int, grid: str):
+    def compute(self, index: int, grid: str) -> PatchGrid:
         img = self.images[index]
         h, w = img.shape[:2]
         p = self.patch_size
@@ -143,7 +155,7 @@ class PatchGridPanel(Panel):
         patches = img.reshape(rows, p, cols, p, 3).transpose(0, 2, 1, 3, 4).reshape(rows * cols, p, p, 3)
         return PatchGrid(img, grid == "patch grid", rows, cols, patches, rows * cols + 1, self.labels[index])
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: PatchGrid) -> None:
         ax, ax2 = fig.subplots(1, 2, width_ratios=[1, 1.6])
         ax.imshow(r.image)
         ax.set_title(f"{r.label}: {r.rows}x{r.cols} patches")
@@ -179,7 +191,8 @@ class ConceptGalleryPanel(Panel):
     title = "Concepts: example images"
     figsize = (8.0, 2.4)
 
-    def __init__(self, concept_sets=None, random_set=None, class_images=None, n_show: int = 8):
+    def __init__(self, concept_sets: Mapping[str, np.ndarray] | None = None, random_set: np.ndarray | None = None,
+                 class_images: Mapping[str, np.ndarray] | np.ndarray | None = None, n_show: int = 8):
         from xaikit.concepts.images import check_not_one_image
         from xaikit.models import imageworld as iw
 
@@ -192,7 +205,7 @@ class ConceptGalleryPanel(Panel):
         options = [*self.sets.concepts, "random", "class: zebra"]
         super().__init__({"concept": dropdown("concept", options)})
 
-    def compute(self, concept: str):
+    def compute(self, concept: str) -> Gallery:
         if concept == "random":
             imgs = self.random
         elif concept.startswith("class: "):
@@ -201,7 +214,7 @@ class ConceptGalleryPanel(Panel):
             imgs = self.sets.concepts[concept]
         return Gallery(concept, np.asarray(imgs[: self.n_show]))
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: Gallery) -> None:
         axes = fig.subplots(1, len(r.images))
         for ax, img in zip(np.atleast_1d(axes), r.images, strict=False):
             ax.imshow(img)
@@ -211,7 +224,7 @@ class ConceptGalleryPanel(Panel):
         return None
 
 
-def panel_layer(model, layer) -> int:
+def panel_layer(model: nn.Module, layer: int) -> int:
     """A concept panel's ``layer`` as the concept functions read it (:func:`xaikit.models.arch.check_layer`):
     ``0..L-1``, or a negative index from the end (``-1``: the last block), resolved to the block it names and
     shown on the slider; anything outside ``-L..L-1`` is refused with the range."""
@@ -220,7 +233,7 @@ def panel_layer(model, layer) -> int:
     return check_layer(model, layer)
 
 
-def layer_count(model) -> int:
+def layer_count(model: nn.Module) -> int:
     from xaikit.models.arch import n_layers
 
     return n_layers(model)
@@ -259,9 +272,11 @@ class TCAVPanel(Panel):
     title = "TCAV: does the concept push the class up?"
     figsize = (8.0, 3.6)
 
-    def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
+    def __init__(self, model: nn.Module, processor: object | None = None,
+                 concept_sets: Mapping[str, np.ndarray] | None = None,
+                 class_images: Mapping[str, np.ndarray] | np.ndarray | None = None, world: str = "main",
                  target: str = "zebra", layer: int = 0, pooling: str = "flatten", R: int = 10,
-                 concepts=None, random_sets=None):
+                 concepts: Sequence[str] | None = None, random_sets: Sequence[np.ndarray] | None = None):
         _check_panel_vit(model, type(self).__name__)
         from xaikit.concepts.images import check_processor
 
@@ -284,7 +299,8 @@ class TCAVPanel(Panel):
         }
         super().__init__(controls)
 
-    def compute(self, target, concepts, negative, layer, pooling, classifier, R):
+    def compute(self, target: str, concepts: Sequence[str], negative: str, layer: int, pooling: str,
+                classifier: str, R: int) -> SignificanceResult:
         from xaikit.concepts.tcav import tcav_significance
 
         chosen = [c for c in concepts if c != negative]
@@ -297,7 +313,7 @@ class TCAVPanel(Panel):
             random_sets=randoms, R=R, negative=None if negative == "random" else self.sets.concepts[negative],
             pooling=pooling, classifier=classifier, processor=self.processor)
 
-    def draw(self, fig, res):
+    def draw(self, fig: Figure, res: SignificanceResult) -> None:
         ax = fig.subplots()
         names = list(res.concepts)
         means = [res[c].mean for c in names]
@@ -328,9 +344,11 @@ class LayerSweepPanel(Panel):
     title = "TCAV by layer"
     figsize = (8.0, 3.4)
 
-    def __init__(self, model, processor=None, concept_sets=None, class_images=None, world: str = "main",
+    def __init__(self, model: nn.Module, processor: object | None = None,
+                 concept_sets: Mapping[str, np.ndarray] | None = None,
+                 class_images: Mapping[str, np.ndarray] | np.ndarray | None = None, world: str = "main",
                  target: str = "zebra", pooling: str = "flatten", R: int = 5,
-                 concepts=None, random_sets=None):
+                 concepts: Sequence[str] | None = None, random_sets: Sequence[np.ndarray] | None = None):
         _check_panel_vit(model, type(self).__name__)
         from xaikit.concepts.images import check_processor
 
@@ -346,7 +364,7 @@ class LayerSweepPanel(Panel):
         }
         super().__init__(controls)
 
-    def compute(self, target, pooling, R):
+    def compute(self, target: str, pooling: str, R: int) -> LayerSweep:
         from xaikit.concepts.tcav import layer_sweep
 
         randoms = self.random_sets[: R + 1] if self.random_sets is not None else None
@@ -354,7 +372,7 @@ class LayerSweepPanel(Panel):
                            self.sets.class_images(target), target=target, R=R, pooling=pooling,
                            random_sets=randoms, processor=self.processor, progress=False)
 
-    def draw(self, fig, sweep):
+    def draw(self, fig: Figure, sweep: LayerSweep) -> None:
         ax = fig.subplots()
         for i, c in enumerate(sweep.concepts):
             colour = OKABE_ITO[i % len(OKABE_ITO)]

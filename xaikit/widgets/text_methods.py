@@ -17,6 +17,14 @@ from xaikit.text.tokens import TokenScores, rank_correlation
 from xaikit.widgets.base import Panel, checkbox, dropdown, text_box
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from matplotlib.figure import Figure
+    from torch import nn
+
+    from xaikit._text_input import Tokenizer
+
+if TYPE_CHECKING:
     from xaikit.models.passes import Cost
 
 __all__ = ["MethodComparisonPanel", "LabPanel", "ComparisonResult", "LabView", "cost_table_html"]
@@ -33,7 +41,7 @@ class ComparisonResult:
     cached_b: bool = False
 
 
-def cost_table_html(rows, caption: str = "") -> str:
+def cost_table_html(rows: Sequence[tuple], caption: str = "") -> str:
     """An HTML table of what explanations cost: ``rows`` of ``(name, Cost, note)``; the passes
     are equivalent full passes as :func:`xaikit.models.passes.count_passes` counts them."""
     head = "".join(f"<th>{h}</th>" for h in ("method", "forward passes", "backward passes", "wall time", ""))
@@ -65,7 +73,7 @@ class MethodComparisonPanel(Panel):
     cache_size = 32
 
     @bool_flags
-    def __init__(self, model, tokenizer, text: str = "I like the movie", a: str = "Grad-SAM", b: str = "SHAP",
+    def __init__(self, model: nn.Module, tokenizer: Tokenizer, text: str = "I like the movie", a: str = "Grad-SAM", b: str = "SHAP",
                  drop_special: bool = True, allow_long: bool = False):
         from xaikit._validate import check_choice, check_text
         from xaikit.text.registry import method_names
@@ -110,14 +118,14 @@ class MethodComparisonPanel(Panel):
                 self._cache.popitem(last=False)
         return (*self._cache[key], cached)
 
-    def compute(self, text, a, b, drop_special):
+    def compute(self, text: str, a: str, b: str, drop_special) -> ComparisonResult:
         sa, cost_a, cached_a = self._explain(text, a)
         sb, cost_b, cached_b = self._explain(text, b)
         if drop_special:
             sa, sb = sa.without(), sb.without()
         return ComparisonResult(sa, sb, rank_correlation(sa, sb), cost_a, cost_b, cached_a, cached_b)
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: ComparisonResult) -> str:
         axes = fig.subplots(1, 2)
         for ax, s, cost, cached in zip(axes, (r.a, r.b), (r.cost_a, r.cost_b), (r.cached_a, r.cached_b),
                                        strict=True):
@@ -155,7 +163,9 @@ class LabPanel(Panel):
     VIEWS = ("erased before a flip", "deleted before a flip", "erasure: JS divergence", "decision-flip table",
              "AOPC", "permutation by layer")
 
-    def __init__(self, model=None, tokenizer=None, sentences=None, lab=None, view: str = VIEWS[0], **lab_kwargs):
+    def __init__(self, model: nn.Module | None = None, tokenizer: Tokenizer | None = None,
+                 sentences: Sequence[str] | None = None, lab: object | None = None, view: str = VIEWS[0],
+                 **lab_kwargs: object):
         from xaikit._validate import check_choice
 
         check_choice(view, "view", self.VIEWS)
@@ -173,10 +183,10 @@ class LabPanel(Panel):
         self.lab = lab
         super().__init__({"view": dropdown("view", self.VIEWS, view)})
 
-    def compute(self, view):
+    def compute(self, view: str) -> LabView:
         return LabView(self.lab, view)
 
-    def draw(self, fig, r):
+    def draw(self, fig: Figure, r: LabView) -> str:
         lab, ax = r.lab, fig.subplots()
         names = list(lab.rankings)
         colors = [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(names))]

@@ -12,12 +12,19 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
 import numpy as np
 
 from xaikit.text import sanity as S
 from xaikit.widgets.base import Panel, lru_get
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+    from torch import nn
+
+    from xaikit._text_input import Tokenizer
 
 __all__ = ["TextSanityPanel", "TextSanityResult"]
 
@@ -56,8 +63,8 @@ class TextSanityPanel(Panel):
     title = "Sanity checks: randomise the transformer's blocks from the top, or its head"
     figsize = (9.0, 5.0)
 
-    def __init__(self, model, tokenizer, texts: Sequence[str], methods: Sequence[str] | None = None,
-                 randomised=0, seed: int = 0):
+    def __init__(self, model: nn.Module, tokenizer: Tokenizer, texts: Sequence[str],
+                 methods: Sequence[str] | None = None, randomised: int | str = 0, seed: int = 0):
         from xaikit._validate import check_int, check_names
         from xaikit.text import registry
 
@@ -103,7 +110,7 @@ class TextSanityPanel(Panel):
         (views, spent), made = lru_get(self._views, (step, i), 64, make)
         return views, spent, made
 
-    def compute(self, sentence: int, randomised) -> TextSanityResult:
+    def compute(self, sentence: int, randomised: int | str) -> TextSanityResult:
         original, spent_o, made_o = self._views_for("trained", sentence, None)
         target = next(iter(original.values())).target
         changed, spent_c, made_c = self._views_for(randomised, sentence, target)
@@ -117,7 +124,7 @@ class TextSanityPanel(Panel):
             named = self.blocks[len(self.blocks) - randomised:] if randomised else []
         return TextSanityResult(self.texts[sentence], randomised, named, original, changed, sims, costs)
 
-    def draw(self, fig, r: TextSanityResult):
+    def draw(self, fig: Figure, r: TextSanityResult) -> str:
         axes = fig.subplots(len(self.methods), 1, sharex=True, squeeze=False)[:, 0]
         tokens = list(r.original[self.methods[0]].tokens)
         x = np.arange(len(tokens))

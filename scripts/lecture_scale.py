@@ -1,4 +1,4 @@
-"""Time xaikit's methods at the lecture's model sizes: bert-base and vit-base-patch16-224 (issue 30).
+"""Time xaikit's methods at the lecture's model sizes: bert-base and vit-base-patch16-224.
 
 The hub is not needed: random-weight models of the hub configurations (``BertConfig()`` and ``ViTConfig()``
 defaults: 12 layers, hidden 768; ViT 224 px, patch 16) are saved once with ``save_pretrained`` into
@@ -6,21 +6,21 @@ defaults: 12 layers, hidden 768; ViT 224 px, patch 16) are saved once with ``sav
 student with a downloaded model would. Random weights cost the same time and memory as trained ones.
 
 Each row runs in its own Python process, so its peak resident memory (``ru_maxrss`` of that process) is the
-row's own. Rows are registered in :data:`ROWS` (name, goal seconds, goal GB, function); a row whose function
-is ``None`` is listed as "not measured yet".
+row's own. Rows are registered in :data:`xaikit.course.lecture_scale.ROWS` (name, goal seconds, goal GB, the
+function here that measures it); a row with no function is listed as "not measured yet".
 
-    .venv/bin/python benchmarks/lecture_scale.py                 # every row, full size
-    .venv/bin/python benchmarks/lecture_scale.py --quick         # fewer images and runs: a smoke test
-    .venv/bin/python benchmarks/lecture_scale.py --rows tcav_activations,tcav_score
-    .venv/bin/python benchmarks/lecture_scale.py --record        # and keep the figures for the notebooks
+    .venv/bin/python scripts/lecture_scale.py                 # every row, full size
+    .venv/bin/python scripts/lecture_scale.py --quick         # fewer images and runs: a smoke test
+    .venv/bin/python scripts/lecture_scale.py --rows tcav_activations,tcav_score
+    .venv/bin/python scripts/lecture_scale.py --record        # and keep the figures for the notebooks
 
-Goals (issue 30) are for a 2-core laptop CPU; on a shared machine the times inflate. The ``tcav_floor`` row
+Goals are for a 2-core laptop CPU; on a shared machine the times inflate. The ``tcav_floor`` row
 has no time goal: it prints the whole TCAV significance call against its forward-pass floor, the forward
 passes alone timed in the same process at the same torch thread count, a ratio that a busy machine inflates
 on both sides (goal at most 1.2), the load average, and the row's peak memory beside the call's own (the floor's
 pixel values are not held through the call).
 
-    .venv/bin/python benchmarks/lecture_scale.py --rows tcav_floor       # the ratio at vit-base (minutes)
+    .venv/bin/python scripts/lecture_scale.py --rows tcav_floor       # the ratio at vit-base (minutes)
 """
 
 from __future__ import annotations
@@ -33,13 +33,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-#: TCAV's block at vit-base (the issue's measurement)
+from xaikit.course.lecture_scale import FLOOR_RATIO_GOAL, ROWS, Row
+
+#: TCAV's block at vit-base (the lecture's block)
 VIT_LAYER = 10
 _DISK_MIN = None  # xaikit's threshold for the on-disk activation cache, switched off in the other rows
 
@@ -273,10 +275,6 @@ class _PeakRSS:
         self.peak = max(self.peak, self._rss())
 
 
-#: the whole significance call may take at most this many times its forward passes alone
-FLOOR_RATIO_GOAL = 1.2
-
-
 def row_tcav_significance_next_kernel(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     """The t-test row again in a new kernel, with the activations and gradients an earlier one kept on disk."""
     from xaikit.concepts import activations as acts_module
@@ -367,36 +365,15 @@ def row_lab(vit_dir: Path, bert_dir: Path, quick: bool, clock):
     return {"sentences": len(sentences)}
 
 
-@dataclass
-class Row:
-    name: str
-    what: str
-    goal_s: float | None
-    goal_gb: float | None
-    fn: Callable | None  # None: not measured yet
+row_gradsam = _text_row("Grad-SAM", LECTURE[1:2])
+row_shap = _text_row("SHAP", LECTURE)
+row_rollout = _text_row("rollout", LECTURE[1:2])
+row_lrp = _text_row("Chefer LRP", LECTURE[1:2])
 
 
-#: every row; add one by appending (the text rows' functions are filled by the text methods' change)
-ROWS: list[Row] = [
-    Row("tcav_activations", "TCAV activations, vit-base, block 10 (flatten), 50 images", None, 3.0,
-        row_tcav_activations),
-    Row("tcav_activations_disk", "the same activations read back from the disk cache in a new kernel", 5.0, 3.0,
-        row_tcav_activations_disk),
-    Row("tcav_score", "one TCAV score, vit-base, block 10, 50+50 images, 50 class images", None, 3.0, row_tcav_score),
-    Row("tcav_significance", "tcav_significance t-test, vit-base, block 10, 3 concepts, R=10", 60.0, 3.0,
-        row_tcav_significance),
-    Row("tcav_floor", "tcav_significance t-test, vit-base, block 10, 3 concepts, R=10, against its forward "
-        "passes alone in the same run (ratio <= 1.2)", None, 3.0, row_tcav_floor),
-    Row("tcav_significance_next_kernel", "the same t-test in a new kernel, activations on disk", 60.0, 3.0,
-        row_tcav_significance_next_kernel),
-    Row("tcav_rank", "tcav_significance rank test, vit-base, K=100 sets of 50, R=10", 120.0, 3.0, row_tcav_rank),
-    Row("gradsam", "Grad-SAM, bert-base, one sentence", None, 3.0, _text_row("Grad-SAM", LECTURE[1:2])),
-    Row("shap", "SHAP, bert-base, the five lecture sentences", None, 3.0, _text_row("SHAP", LECTURE)),
-    Row("text_ig", "text IG, bert-base, 50 steps, one sentence", None, 3.0, row_text_ig),
-    Row("rollout", "attention rollout, bert-base, one sentence", None, 3.0, _text_row("rollout", LECTURE[1:2])),
-    Row("lrp", "Chefer LRP, bert-base, one sentence", None, 3.0, _text_row("Chefer LRP", LECTURE[1:2])),
-    Row("lab", "the faithfulness lab, bert-base, 10 sentences", 20.0, 3.0, row_lab),
-]
+def _measure(row: Row) -> Callable:
+    """The function of this script that measures ``row`` (the table's ``fn`` names it)."""
+    return globals()[row.fn]
 
 
 class _Clock:
@@ -425,7 +402,7 @@ def _child(name: str, quick: bool) -> None:
     _DISK_MIN = getattr(acts_module, "_DISK_CACHE_MIN_PARAMS", None)
     if _DISK_MIN is not None:  # every row times cold work, except the disk cache's own row
         acts_module._DISK_CACHE_MIN_PARAMS = float("inf")
-    extra = row.fn(vit_dir, bert_dir, quick, clock)
+    extra = _measure(row)(vit_dir, bert_dir, quick, clock)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     import torch
 

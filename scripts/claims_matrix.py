@@ -1,4 +1,4 @@
-"""Every notebook claim, measured over every build a student can get (issue 25).
+"""Every notebook claim, measured over every build a student can get.
 
 A *build* is one cache of embedded models made by ``python -m xaikit prepare --seed N`` under one set of CPU
 kernels. By default the matrix has seven: training seeds 0-4 with this machine's own kernels, and seeds 0
@@ -14,11 +14,11 @@ failed), the worst value of every empirical claim, the notebook times against th
 and exits non-zero if any asserted claim failed on any build, a notebook raised, or an asserted claim was
 not reached on some build.
 
-    python benchmarks/claims_matrix.py                         # the seven builds (about 1.5 h on 2 cores)
-    python benchmarks/claims_matrix.py --seeds 0 --avx2-seeds  # one build
-    python benchmarks/claims_matrix.py --notebooks 04 05       # some notebooks only (merged into the
+    python scripts/claims_matrix.py                         # the seven builds (about 1.5 h on 2 cores)
+    python scripts/claims_matrix.py --seeds 0 --avx2-seeds  # one build
+    python scripts/claims_matrix.py --notebooks 04 05       # some notebooks only (merged into the
                                                                # builds' last records: the others stay)
-    python benchmarks/claims_matrix.py --report                # print the table of the last run again
+    python scripts/claims_matrix.py --report                # print the table of the last run again
 
 Results go to ``<root>/matrix.json`` (default root: ``artifacts/claims-matrix``, git-ignored).
 """
@@ -35,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
-#: student-mode budgets on 2 cores, first run after prepare included (issue 25 item 5)
+#: student-mode budgets on 2 cores, first run after prepare included
 BUDGETS = {"01": 60.0, "02": 60.0, "03": 60.0, "04": 60.0, "05": 60.0, "06": 90.0, "07": 60.0}
 
 
@@ -179,7 +179,7 @@ def report(records: list[dict], record: bool = False) -> int:
         MEASURED_FILE.write_text(json.dumps({
             "builds": builds, "date": time.strftime("%Y-%m-%d"),
             "note": "worst value of each empirical claim, and the range of each shown claim, over these builds "
-                    "(benchmarks/claims_matrix.py --record)",
+                    "(scripts/claims_matrix.py --record)",
             "claims": measured}, indent=1, sort_keys=True) + "\n")
         print(f"\nwrote {MEASURED_FILE} ({len(measured)} claims over {len(builds)} builds)")
     print("\n## Notebook times in student mode (s; budget on 2 cores, first run after prepare)\n")
