@@ -15,7 +15,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 import xaikit
-from tests.test_tcav import ToyViT, _colour_images
+from tests.fixtures.toy_vit import ToyViT, _colour_images
 from xaikit.attention import scratch as A
 from xaikit.concepts import tcav
 from xaikit.models import cache, digits

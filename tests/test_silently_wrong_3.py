@@ -325,7 +325,7 @@ def test_fast_mode_refuses_an_unknown_value(monkeypatch):
 
 def test_concept_panels_read_a_negative_layer_as_tcav_does():
     """``TCAVPanel(layer=-1)`` was clamped to layer 0 while ``tcav(layer=-1)`` reads the last block."""
-    from tests.test_tcav import ToyViT, _colour_images
+    from tests.fixtures.toy_vit import ToyViT, _colour_images
     from xaikit.widgets import TCAVPanel
 
     model = ToyViT().eval()

@@ -5,58 +5,18 @@ plus the embedded ViT's lecture numbers (``prepared``)."""
 from __future__ import annotations
 
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
-from torch import nn
 
+from tests.fixtures.toy_vit import ToyViT, _colour_images
 from xaikit.concepts import activations as activations_module
 from xaikit.concepts import cav as cav_module
 from xaikit.concepts import images as images_module
 from xaikit.concepts import tcav
 from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
-
-
-# -- a hand-built "ViT": token activations are patch mean colours, the zebra logit is mean(red - blue) --------
-class _Block(nn.Module):
-    def __init__(self, gain: float):
-        super().__init__()
-        self.gain = gain
-
-    def forward(self, h):
-        return (self.gain * h,)  # a tuple, like a transformers 4.x block
-
-
-class ToyViT(nn.Module):
-    """Tokens = [CLS] (zeros) + each 4x4 patch's mean (r, g, b); blocks scale them; logit_zebra is the
-    mean over patch tokens of (r - b) at the last block: linear in the direction (1, 0, -1)."""
-
-    def __init__(self):
-        super().__init__()
-        self.config = SimpleNamespace(id2label={0: "zebra", 1: "horse"}, image_size=16, patch_size=4, hidden_size=3)
-        self.encoder = nn.Module()
-        self.encoder.layer = nn.ModuleList([_Block(2.0), _Block(1.0)])
-        self.dummy = nn.Parameter(torch.zeros(1))
-
-    def forward(self, pixel_values):
-        b = pixel_values.shape[0]
-        patches = pixel_values.unfold(2, 4, 4).unfold(3, 4, 4)  # (B, 3, 4, 4, 4, 4)
-        tokens = patches.mean((-1, -2)).flatten(2).transpose(1, 2)  # (B, 16, 3)
-        h = torch.cat([torch.zeros(b, 1, 3), tokens], 1) + self.dummy  # (B, 17, 3)
-        for block in self.encoder.layer:
-            h = block(h)[0]
-        zebra = (h[:, 1:, 0] - h[:, 1:, 2]).mean(1)  # (B,)
-        return SimpleNamespace(logits=torch.stack([zebra, -zebra], 1))
-
-
-def _colour_images(rgb, n, seed):
-    rng = np.random.default_rng(seed)
-    base = np.array(rgb, float)
-    imgs = base + rng.uniform(-0.15, 0.15, (n, 16, 16, 3))
-    return (np.clip(imgs, 0, 1) * 255).astype(np.uint8)
 
 
 def test_tcav_is_one_along_and_zero_against_the_logit_direction():

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 import xaikit
-from tests.test_tcav import ToyViT, _colour_images
+from tests.fixtures.toy_vit import ToyViT, _colour_images
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 
 
