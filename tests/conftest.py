@@ -65,3 +65,12 @@ def tok(tmp_path_factory):
     from xaikit.models.tiny import tiny_tokenizer
 
     return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
+
+
+# a second tiny random BERT, for the bad-input tests that need a model of their own (``bert``); a test module
+# that needs another one defines its own ``bert``
+@pytest.fixture(scope="module")
+def bert():
+    from xaikit.models.tiny import tiny_bert
+
+    return tiny_bert(seed=2)

@@ -224,3 +224,10 @@ def test_norms_panel_errors(explorer_model):
         AttentionNormsPanel(model, tok, head=4)
     with pytest.raises(ValueError, match="text is empty"):
         AttentionNormsPanel(model, tok, text="")
+
+
+def test_explorer_head_names_mean(bert, tok):
+    from xaikit.widgets import AttentionExplorer
+
+    with pytest.raises(ValueError, match=r"head must be an int 0..3 \(one head\) or 'mean'.*got 'all'"):
+        AttentionExplorer(bert, tok, text="i like the movie", head="all")

@@ -10,6 +10,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+import xaikit
 from xaikit.course import checks
 from xaikit.course.checks.gradsam import _synthetic_attention
 
@@ -568,3 +569,25 @@ def test_rollout_classic_mistakes(kwargs, mistake):
 def test_rollout_wrong_shape_is_named():
     result = checks.check_rollout(lambda a: _rollout_by_hand(a)[0], verbose=False)
     assert not result.passed and result.mistake == "shape"
+
+
+def test_check_ig_riemann_takes_the_result_object():
+    from xaikit.course.checks import check_ig_riemann
+    from xaikit.tensor.integrated import integrated_gradients
+
+    def mine(f, x, b, steps):
+        return integrated_gradients(f, x, b, steps, "riemann_right")
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = check_ig_riemann(mine, verbose=False)
+    assert not any("got None" in line for line in result.lines)
+
+
+def test_check_attention_reads_torchs_own_function():
+    """``check_attention(torch.nn.functional.scaled_dot_product_attention)``: a builtin with no signature was
+    called as ``fn(x, w_q, w_k, w_v)`` and failed with "mat1 and mat2 shapes cannot be multiplied"."""
+    result = xaikit.check_attention(torch.nn.functional.scaled_dot_product_attention, verbose=False)
+    assert result.passed and not any("raised" in line for line in result.lines)

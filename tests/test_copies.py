@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_no_data_loss_2 import SOURCE
+from tests.fixtures.demo_notebook import SOURCE
 from xaikit.__main__ import main
 from xaikit.course import copies
 from xaikit.course import notebooks as _nbtools
@@ -234,3 +234,18 @@ def test_an_empty_folder_name_is_refused_not_read_as_here(tmp_path, monkeypatch)
     with pytest.raises(ValueError, match="folder to copy into is empty"):
         copy_notebooks("", ["01"], verbose=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_notebooks_copy_names_a_folder_it_may_not_write(tmp_path, monkeypatch, capsys):
+    from xaikit.__main__ import main
+    from xaikit.course import copies
+    from xaikit.course import notebooks as _nbtools
+
+    def refuse(path, text):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(_nbtools, "write_text_atomic", refuse)
+    with pytest.raises(PermissionError, match=r"cannot write into the folder .*ro: permission denied"):
+        copies.copy_notebooks(tmp_path / "ro", ["01"], verbose=False)
+    assert main(["notebooks", "copy", str(tmp_path / "ro"), "01"]) == 1
+    assert "cannot write into the folder" in capsys.readouterr().err

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from xaikit import policies
+from xaikit.tensor import gradients as G
 
 
 @pytest.fixture
@@ -191,3 +192,28 @@ def test_a_count_over_the_cores_is_capped_with_a_note(fresh):
     assert policies.method_thread_count() == 2 and type(policies.method_thread_count()) is int
     with pytest.raises(TypeError, match=r"n must be a positive int or None, got str '2'"):
         policies.set_method_threads("2")
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
+def test_a_bad_thread_setting_is_refused_by_the_plain_tensor_methods(monkeypatch, value):
+    """``XAIKIT_THREADS=abc`` was refused by the model methods and ignored by ``smoothgrad`` on a function."""
+    monkeypatch.setenv("XAIKIT_THREADS", value)
+    with pytest.raises(ValueError, match=r"XAIKIT_THREADS must be a positive integer or 'auto', got"):
+        G.smoothgrad(lambda b: (b ** 2).sum(1), [1.0, 2.0], seed=0)
+    with pytest.raises(ValueError, match=r"XAIKIT_THREADS must be"):
+        G.gradient(lambda b: (b ** 2).sum(1), [1.0, 2.0])
+    monkeypatch.setenv("XAIKIT_THREADS", "1")
+    assert G.gradient(lambda b: (b ** 2).sum(1), [1.0, 2.0]).tolist() == [2.0, 4.0]
+
+
+def test_fast_mode_refuses_an_unknown_value(monkeypatch):
+    """``XAIKIT_FAST=maybe`` was read as off, with no word."""
+    import xaikit
+
+    for value, expected in (("ON", True), ("Yes", True), ("off", False), ("No", False), ("FALSE", False)):
+        monkeypatch.setenv("XAIKIT_FAST", value)
+        assert xaikit.fast_mode() is expected
+    for value in ("maybe", "2"):
+        monkeypatch.setenv("XAIKIT_FAST", value)
+        with pytest.raises(ValueError, match=rf"XAIKIT_FAST must be one of 1, true, yes, on .*got '{value}'"):
+            xaikit.pick(50, 5)

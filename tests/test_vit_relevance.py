@@ -254,3 +254,30 @@ def test_ig_runs_in_bounded_batches_with_the_same_result(tiny_vit, pixels, monke
         hook.remove()
     assert max(seen) == 8 and sum(s for s in seen if s > 1) == 50  # was one batch of every step
     np.testing.assert_allclose(batched, whole, rtol=1e-10, atol=1e-12)  # float64: the same sum
+
+
+def test_localisation_refuses_an_empty_mask_and_a_nan_map():
+    from xaikit.concepts import vit_relevance as vr
+
+    body = np.zeros((32, 32), bool)
+    body[:16] = True
+    with pytest.raises(ValueError, match=r"localisation: mask is empty"):
+        vr.localisation(np.ones((4, 4)), np.zeros((32, 32), bool))  # was 0.0
+    with pytest.raises(ValueError, match=r"localisation: rmap holds NaN or inf"):
+        vr.localisation(np.full((4, 4), np.nan), body)  # was nan
+    with pytest.raises(ValueError, match=r"pointing_game: mask is empty"):
+        vr.pointing_game(np.ones((4, 4)), np.zeros((32, 32), bool))
+    assert vr.localisation(np.ones((4, 4)), body) == pytest.approx(0.5)
+
+
+def test_vit_relevance_takes_a_class_name_as_target():
+    """``relevance(vit, pixels, method, target='zebra')`` was refused as not an int (tcav takes names)."""
+    from xaikit.concepts import vit_relevance as vr
+    from xaikit.models.tiny import tiny_vit
+
+    vit = tiny_vit(seed=0)
+    pixels = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    rmap, target = vr.relevance(vit, pixels, "attention", target="horse")
+    assert target == 1 and np.allclose(rmap, vr.relevance(vit, pixels, "attention", target=1)[0])
+    with pytest.raises(ValueError, match=r"target 'zebras' is not a class of this model.*Close matches: 'zebra'"):
+        vr.relevance(vit, pixels, "attention", target="zebras")
