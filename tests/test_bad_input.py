@@ -24,11 +24,6 @@ from xaikit.tensor.integrated import CompletenessWarning, alphas_and_weights, in
 from xaikit.text.gradsam import gradsam
 
 
-@pytest.fixture(scope="module")
-def tok(tmp_path_factory):
-    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
-
-
 # -- 6: a batch dimension left on x ----------------------------------------------------------------------------
 def test_batched_x_is_named_with_the_convention():
     square = lambda b: (b ** 2).sum(1)  # noqa: E731

@@ -409,7 +409,6 @@ def test_xaikit_cache_on_a_file_is_named(monkeypatch, tmp_path):
 
 def test_a_grown_cache_file_is_not_called_truncated(tmp_path):
     """An edited (longer) ``config.json`` in a cached model was reported as "(truncated?)"."""
-    from tests.test_cache import Counter
     from xaikit.models import cache
 
     folder = tmp_path / "m"
