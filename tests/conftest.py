@@ -74,3 +74,15 @@ def bert():
     from xaikit.models.tiny import tiny_bert
 
     return tiny_bert(seed=2)
+
+
+@pytest.fixture
+def tmp_cache(tmp_path, monkeypatch):
+    """An empty XAIKIT_CACHE of the test's own (``tmp_path / "cache"``), with no shared cache under it and no
+    training seed from the environment: what a test builds or prunes never touches the real cache."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("XAIKIT_CACHE", str(folder))
+    monkeypatch.delenv("XAIKIT_SHARED_CACHE", raising=False)
+    monkeypatch.delenv("XAIKIT_SEED", raising=False)
+    folder.mkdir()
+    return folder

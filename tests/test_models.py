@@ -20,6 +20,7 @@ from safetensors.torch import load_file, save_file
 
 import xaikit
 from xaikit.models import arch, cache, digits, loaders
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.loaders import HubUnreachableError, load_sentiment, load_vit
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer, tiny_vit
 from xaikit.tensor import toys
@@ -307,13 +308,9 @@ def test_attention_modules_are_where_the_attention_probabilities_come_from(which
         model = tiny_vit(seed=1)
         inputs = {"pixel_values": torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(0))}
     seen = []
-    hooks = [m.register_forward_hook(lambda _m, _i, out: seen.append(out)) for m in arch.attention_modules(model)]
-    try:
-        with torch.no_grad():
-            out = model(**inputs, output_attentions=True)
-    finally:
-        for h in hooks:
-            h.remove()
+    hooks = [(m, lambda _m, _i, out: seen.append(out)) for m in arch.attention_modules(model)]
+    with forward_hooks(*hooks), torch.no_grad():
+        out = model(**inputs, output_attentions=True)
     assert len(seen) == len(out.attentions) == 2
     for got, ref in zip(seen, out.attentions, strict=True):
         weights = [t for t in got if isinstance(t, torch.Tensor) and t.dim() == 4]

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from xaikit import policies
+from xaikit.models.hooks import forward_hooks
 from xaikit.tensor import gradients as G
 
 
@@ -152,11 +153,11 @@ def test_a_method_runs_at_the_count_its_model_size_chooses(fresh, layers, expect
                         intermediate_size=4096, max_position_embeddings=16, attn_implementation="eager")
     model = BertForSequenceClassification(config).eval()  # 12.6M weights a block: 1 block small, 4 large
     seen = []
-    model.bert.encoder.layer[0].register_forward_hook(lambda *a: seen.append(torch.get_num_threads()))
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        gradsam(model, tiny_tokenizer(), "a b", target=0)  # target given: no forward pass to resolve it
+        with forward_hooks((model.bert.encoder.layer[0], lambda *a: seen.append(torch.get_num_threads()))):
+            gradsam(model, tiny_tokenizer(), "a b", target=0)  # target given: no forward pass to resolve it
         assert seen and set(seen) == {expected}
         assert torch.get_num_threads() == 2  # restored
     finally:

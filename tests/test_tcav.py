@@ -17,6 +17,7 @@ from xaikit.concepts import cav as cav_module
 from xaikit.concepts import images as images_module
 from xaikit.concepts import tcav
 from xaikit.models import imageworld as iw
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_vit
 
 
@@ -70,11 +71,8 @@ def test_directional_derivative_matches_finite_difference():
             h = h.clone()
             h[:, 1:] += eps * torch.as_tensor(v)  # add eps * v to every patch token: the mean moves by eps * v
             return (h, *out[1:]) if isinstance(out, tuple) else h
-        handle = encoder_layers(model)[0].register_forward_hook(hook)
-        with torch.no_grad():
-            out = model(pixel_values=x).logits[:, 1].double()
-        handle.remove()
-        return out
+        with forward_hooks((encoder_layers(model)[0], hook)), torch.no_grad():
+            return model(pixel_values=x).logits[:, 1].double()
 
     eps = 1e-3
     fd = ((shifted(eps) - shifted(-eps)) / (2 * eps)).numpy()
@@ -151,8 +149,7 @@ def test_gradients_equal_full_autograd_without_recording_the_blocks_below(poolin
         h.retain_grad()
     out.logits[:, 1].sum().backward()
     recorded = []
-    handle = encoder_layers(model)[0].register_forward_hook(lambda *_: recorded.append(torch.is_grad_enabled()))
-    try:
+    with forward_hooks((encoder_layers(model)[0], lambda *_: recorded.append(torch.is_grad_enabled()))):
         for layer in (1, 0):
             tcav.clear_cache()
             recorded.clear()
@@ -163,8 +160,6 @@ def test_gradients_equal_full_autograd_without_recording_the_blocks_below(poolin
             # where recording starts)
             assert recorded == [False] * len(recorded) and recorded
         assert torch.is_grad_enabled()  # the pass's no_grad block restored the caller's mode
-    finally:
-        handle.remove()
 
 
 @pytest.mark.parametrize("pooling", tcav.POOLINGS)

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import xaikit
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 
 SENTENCES = ["i like the movie", "she hates the book", "this is so boring", "i cannot wait for next time"]
@@ -566,12 +567,8 @@ def test_input_gradient_is_the_derivative_along_the_word_embedding():
             output[0, t] *= 1 + s
             return output
 
-        handle = model.get_input_embeddings().register_forward_hook(scale)
-        try:
-            with torch.no_grad():
-                return torch.softmax(model(**enc.inputs).logits, -1)[0, enc.target].item()
-        finally:
-            handle.remove()
+        with forward_hooks((model.get_input_embeddings(), scale)), torch.no_grad():
+            return torch.softmax(model(**enc.inputs).logits, -1)[0, enc.target].item()
 
     h = 1e-5
     expected = [(prob(t, h) - prob(t, -h)) / (2 * h) for t in range(enc.n_tokens)]

@@ -17,6 +17,7 @@ import torch
 
 from xaikit.concepts import vit_lrp
 from xaikit.concepts import vit_relevance as vr
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_vit
 
 
@@ -87,7 +88,7 @@ def _own_intermediates(model, pixels):
     for layer in model.vit.layers if hasattr(model.vit, "layers") else model.vit.encoder.layer:
         store = {}
         seen.append(store)
-        hooks.append(layer.register_forward_hook(lambda m, a, o, s=store: s.update(x=a[0][0].detach())))
+        hooks.append((layer, lambda m, a, o, s=store: s.update(x=a[0][0].detach())))
         att = layer.attention
         q, k, v, o = ((att.q_proj, att.k_proj, att.v_proj, att.o_proj) if hasattr(att, "q_proj") else
                       (att.attention.query, att.attention.key, att.attention.value, att.output.dense))
@@ -96,14 +97,12 @@ def _own_intermediates(model, pixels):
         for module, name, take in ((q, "ln1", "in"), (q, "q", "out"), (k, "k", "out"), (v, "v", "out"),
                                    (o, "ctx", "in"), (o, "attn_out", "out"), (fc1, "ln2", "in"),
                                    (fc2, "inter", "in"), (fc2, "mlp_out", "out")):
-            hooks.append(module.register_forward_hook(keep(store, name, take)))
+            hooks.append((module, keep(store, name, take)))
         store["mods"] = {"q": q, "k": k, "v": v, "o": o, "fc1": fc1, "fc2": fc2}
     head_in = {}
-    hooks.append(model.classifier.register_forward_hook(lambda m, a, o: head_in.update(x=a[0][0].detach())))
-    with torch.no_grad():
+    hooks.append((model.classifier, lambda m, a, o: head_in.update(x=a[0][0].detach())))
+    with forward_hooks(*hooks), torch.no_grad():
         logits = model(pixel_values=pixels.double()).logits[0]
-    for h in hooks:
-        h.remove()
     return model, seen, head_in["x"], logits
 
 

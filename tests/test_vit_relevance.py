@@ -8,6 +8,7 @@ import torch
 
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models import imageworld as iw
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.vitworld import to_pixels
 
 
@@ -242,16 +243,13 @@ def test_every_method_checks_its_pixel_values(method):
 
 def test_ig_runs_in_bounded_batches_with_the_same_result(tiny_vit, pixels, monkeypatch):
     seen = []
-    hook = tiny_vit.vit.embeddings.register_forward_hook(lambda m, args, out: seen.append(out.shape[0]))
-    try:
+    with forward_hooks((tiny_vit.vit.embeddings, lambda m, args, out: seen.append(out.shape[0]))):
         monkeypatch.setattr(vr, "IG_BATCH", 1000)
         whole, target = vr.relevance(tiny_vit, pixels, "ig", steps=50)
         assert seen[-1] == 50  # one pass, as before
         seen.clear()
         monkeypatch.setattr(vr, "IG_BATCH", 8)
         batched, again = vr.relevance(tiny_vit, pixels, "ig", steps=50, target=target)
-    finally:
-        hook.remove()
     assert max(seen) == 8 and sum(s for s in seen if s > 1) == 50  # was one batch of every step
     np.testing.assert_allclose(batched, whole, rtol=1e-10, atol=1e-12)  # float64: the same sum
 
