@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.fixtures.references import chefer_product_by_hand
 from xaikit.concepts import vit_lrp
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models.hooks import forward_hooks
@@ -175,20 +176,13 @@ def test_attention_relevance_against_an_independent_propagation(vit, pixels):
 def test_map_is_the_cls_row_of_the_product_by_hand(vit, pixels):
     r = vit_lrp.chefer_lrp(vit, pixels, target=0)
     ra, g = r.attention_relevance, r.gradients
-    n = ra.shape[-1]
-    c = np.eye(n)
-    for b in range(ra.shape[0]):  # Abar_b = I + mean over heads of (grad o R)^+, then Abar_b C
-        abar = np.eye(n)
-        for i in range(n):
-            for j in range(n):
-                abar[i, j] += np.mean([max(g[b, h, i, j] * ra[b, h, i, j], 0.0) for h in range(ra.shape[1])])
-        c = abar @ c
+    c = chefer_product_by_hand(ra, g)
     np.testing.assert_allclose(r.matrix, c, rtol=1e-12)
     np.testing.assert_allclose(r.map.ravel(), c[0, 1:], rtol=1e-12)
     assert r.map.shape == (4, 4) and (r.map >= 0).all() and r.map.max() > 0
     # block 0 only: I + the first block's term; and the method registered in vit_relevance gives the same maps
     first = vit_lrp.chefer_lrp(vit, pixels, target=0, block=0)
-    abar0 = np.eye(n) + np.maximum(g[0] * ra[0], 0).mean(0)
+    abar0 = np.eye(ra.shape[-1]) + np.maximum(g[0] * ra[0], 0).mean(0)
     np.testing.assert_allclose(first.map.ravel(), abar0[0, 1:], rtol=1e-12)
     via, t = vr.relevance(vit, pixels, "chefer_lrp", target=0)
     np.testing.assert_allclose(via, r.map, rtol=1e-12)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.fixtures.models import scene_vit
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models import imageworld as iw
 from xaikit.models.hooks import forward_hooks
@@ -143,15 +144,9 @@ def test_bad_input_named(tiny_vit, pixels):
 
 
 def test_relevance_panel_shows_map_mask_and_errors():
-    from transformers import ViTConfig, ViTForImageClassification
-
     from xaikit.widgets import RelevancePanel
 
-    torch.manual_seed(0)
-    config = ViTConfig(image_size=64, patch_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                       intermediate_size=32, num_labels=5, attn_implementation="eager",
-                       id2label={i: n for i, n in enumerate(iw.classes())})
-    model = ViTForImageClassification(config).eval()
+    model = scene_vit()
     scenes = iw.scenes("zebra", 2, seed=0)
     panel = RelevancePanel(model, scenes, method="rollout", block=0)
     assert panel.error is None, panel.error

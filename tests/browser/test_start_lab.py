@@ -85,13 +85,9 @@ _MODEL_JS = """() => { const p = window.jupyterapp.shell.currentWidget;
 
 
 @pytest.fixture
-def page(browser_context):
-    """A page of the session's Chromium (not conftest's ``page``, which starts a LabServer of its own)."""
-    page = browser_context.new_page()
-    page.console_errors = []
-    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
-    yield page
-    page.close()
+def page(bare_page):
+    """conftest's ``bare_page`` (not its ``page``, which starts a LabServer of its own): start.sh serves here."""
+    return bare_page
 
 
 def test_start_sh_opens_a_copy_on_the_project_kernel_and_leaves_git_clean(started_lab, page):

@@ -80,16 +80,6 @@ _WAITING_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
 
 
 @pytest.fixture
-def lab_page(browser_context):
-    """A page of the session's Chromium (not conftest's ``page``, which starts a LabServer of its own)."""
-    page = browser_context.new_page()
-    page.console_errors = []
-    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
-    yield page
-    page.close()
-
-
-@pytest.fixture
 def lab_with_a_build_running(tmp_path):
     from xaikit.models.sentiment import sentiment_folder
 
@@ -121,8 +111,8 @@ def lab_with_a_build_running(tmp_path):
 
 
 def test_notebook_02_waits_for_the_background_build_with_a_moving_bar_then_runs(lab_with_a_build_running,
-                                                                                 lab_page):
-    lab, page = lab_with_a_build_running, lab_page
+                                                                                 bare_page):
+    lab, page = lab_with_a_build_running, bare_page  # conftest's page would start a LabServer of its own
     assert not lab.folder.exists(), "the sentiment model was there before the build"
     open_notebook(page, lab, NOTEBOOK)
     started = start_run_all(page)
