@@ -1,7 +1,8 @@
-"""Issue 14, items 6-16: bad input that used to give silently wrong results or misleading errors.
-
-Each test below failed before its fix; the README's "Bad input and safety" table lists the inputs tried and
-what each now gets.
+"""Bad input that would give a silently wrong result or a misleading error, where it cuts across the package:
+a batch where one input belongs, NaN baselines and completeness gaps, reduced-precision models, long texts, a
+tokenizer of another model, panel controls and constructors, seeds, percentages where fractions belong, and a
+str where a list of names belongs. Each input gets a clear error naming the parameter and the fix, or the
+right answer. Bad input that belongs to one module is tested in that module's test file.
 """
 
 from __future__ import annotations

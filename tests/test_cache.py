@@ -1,4 +1,4 @@
-"""The model cache (issue 14, items 3-5): checksums recorded at build time and checked on load, one build
+"""The model cache: checksums recorded at build time and checked on load, one build
 at a time per folder, and builds that appear whole or not at all. Fake builders stand in for training."""
 
 from __future__ import annotations

@@ -211,8 +211,8 @@ GRADSAM_MISTAKES = [
 
 @pytest.mark.parametrize("fn, mistake, message", GRADSAM_MISTAKES, ids=[m for _, m, _ in GRADSAM_MISTAKES])
 def test_gradsam_classic_mistakes(fn, mistake, message):
-    """Each mistake gets its own name and message, and no other mistake's message (issue 29 item 3 named the
-    transposed attention and the ReLU after the sum, which got only the generic report before)."""
+    """Each mistake gets its own name and message, and no other mistake's message, the transposed attention
+    and the ReLU after the sum included."""
     result = checks.check_gradsam(fn, verbose=False)
     report = result.report()
     assert not result and result.mistake == mistake, report
@@ -390,8 +390,8 @@ def test_exercise_stub_is_todo_and_falls_back_to_the_reference(capsys):
 
 def test_exercise_written_wrong_fails_then_later_calls_use_the_reference(capsys):
     """A wrong exercise: the check fails and names the mistake (on stderr, which nbgrader counts as a failed
-    grade cell), yet is truthy so the sheet runs on, and later calls run the reference with a note (issue 29
-    item 3). Fixed and checked again, the student's own function is called again."""
+    grade cell), yet is truthy so the sheet runs on, and later calls run the reference with a note. Fixed and
+    checked again, the student's own function is called again."""
     from xaikit.text.gradsam import gradsam_scores
 
     @checks.exercise("check_gradsam")

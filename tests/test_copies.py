@@ -1,4 +1,4 @@
-"""Issue 29: a student's own copies of the lecture notebooks (``xaikit notebooks copy``), the command line's
+"""A student's own copies of the lecture notebooks (``xaikit notebooks copy``), the command line's
 ``--version``, ``--help`` and options in any order, and clear messages where there are no notebooks.
 
 The copy rules (:mod:`xaikit.course.copies`): a new copy is written; a copy with the lecture's content is
@@ -216,7 +216,7 @@ def test_version_and_help(capsys):
 
 
 def test_options_in_any_order(tmp_path):
-    """``homework nbgrader --out DIR 02`` is ``homework nbgrader 02 --out DIR`` (issue 29, item 5)."""
+    """``homework nbgrader --out DIR 02`` is ``homework nbgrader 02 --out DIR``."""
     a, b = tmp_path / "a", tmp_path / "b"
     assert main(["homework", "nbgrader", "--out", str(a), "02"]) == 0
     assert main(["homework", "nbgrader", "02", "--out", str(b)]) == 0

@@ -1,4 +1,4 @@
-"""Issue 31, "what an explanation costs": the panels and the lab show each method's passes and wall time.
+"""What an explanation costs: the panels and the lab show each method's passes and wall time.
 
 The shown numbers come from :func:`xaikit.models.passes.count_passes` (hooks on the encoder blocks). Each test
 checks them against an independent count: a forward pre-hook on the whole model adds up the rows (examples)

@@ -1,4 +1,4 @@
-"""Models on another device or dtype than the tensors xaikit builds (issue 12, "Everything runs on a GPU").
+"""Models on another device or dtype than the tensors xaikit builds.
 
 Each model here is a copy moved to ``xaikit.device()`` and cast to float64, so a tensor that xaikit builds
 on the CPU in float32 and hands to the model unmoved fails on the same line on a CPU-only machine (a

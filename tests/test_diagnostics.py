@@ -326,7 +326,7 @@ def test_the_pretrained_control_shares_the_embedded_models_tokens_and_word_embed
 
 
 def test_an_edit_to_any_single_weight_misses_the_disk_cache(model, tok, tmp_path, monkeypatch):
-    """Issue 26 item 13: the key used to sum every 7th weight, so an edit elsewhere read the old attention."""
+    """The key used to sum every 7th weight, so an edit elsewhere read the old attention."""
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
     diagnostic_data(model, tok, PAIRS, cache=True)
     edited = copy.deepcopy(model)

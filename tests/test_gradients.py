@@ -169,7 +169,7 @@ def test_smoothgrad_is_seeded_batch_independent_and_leaves_global_rng_alone():
 
 def test_value_range_sets_the_noise_scale():
     f = lambda b: (b ** 2).sum(1)  # noqa: E731
-    x = torch.tensor([0.5, 0.5])  # constant x: range 0, so value_range must be given (issue 26 item 13)
+    x = torch.tensor([0.5, 0.5])  # constant x: range 0, so value_range must be given
     with pytest.raises(ValueError, match="value_range"):
         G.noisy_gradients(f, x, n=2, seed=0)
     assert G.noisy_gradients(f, x, sigma=0.1, n=2, seed=0, value_range=(0, 4)).noise_std == pytest.approx(0.4)

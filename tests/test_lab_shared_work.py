@@ -1,4 +1,4 @@
-"""The faithfulness lab runs each forward row once (issue 30): blocks below an edited attention layer run
+"""The faithfulness lab runs each forward row once: blocks below an edited attention layer run
 on the sentence once instead of on every copy, and rows two rankings share run once. Its numbers must be
 those of the plain way (every copy through every block, every row on its own), within 1e-6."""
 
@@ -28,7 +28,7 @@ def bert():
     return ensure_eager(model).eval(), tiny_tokenizer()
 
 
-# -- the plain way, as the lab computed before issue 30: the oracle ------------------------------------------
+# -- the plain way, every copy through every block, every row on its own: the oracle --------------------
 def _plain_erased(model, enc, masks, layer):
     from xaikit.text.lab.editing import run_edited
 

@@ -82,7 +82,7 @@ def test_cache_dir_env(tmp_path, monkeypatch):
 
 
 def test_every_export_survives_importing_every_submodule():
-    """Issue 15: no export shares a submodule's name, so importing a submodule never shadows an export
+    """No export shares a submodule's name, so importing a submodule never shadows an export
     (``xaikit.gradsam`` used to turn from the function into the module after ``import xaikit.views``)."""
     code = """
 import importlib, inspect, pkgutil, types

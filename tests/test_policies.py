@@ -1,4 +1,4 @@
-"""xaikit.policies: the thread setting is explicit, visible and restored (issue 15, item 5)."""
+"""xaikit.policies: the thread setting is explicit, visible and restored."""
 
 import pytest
 import torch
@@ -46,7 +46,7 @@ def test_thread_count_is_restored_after_the_block(fresh):
         assert torch.get_num_threads() == before
 
 
-# -- the thread count by the size of the work (issue 30): one thread for the embedded models' short passes,
+# -- the thread count by the size of the work: one thread for the embedded models' short passes,
 # the idle cores for a bert-base or vit-base pass, and the user's setting over both
 
 def _meta(**config):

@@ -535,7 +535,7 @@ def test_r_slider_offers_only_values_with_random_sets():
 
 
 def test_meaningless_sets_are_flagged_and_rejected():
-    """Issue 14, item 12: identical sets, one image as a set, a text model, a tokenizer as processor."""
+    """Identical sets, one image as a set, a text model, a tokenizer as processor."""
     model = tiny_vit(seed=0, image_size=32)
     same = iw.concept_images("striped", 12)[:, ::2, ::2]
     zebras = iw.class_images("zebra", 6)[:, ::2, ::2]

@@ -1,4 +1,4 @@
-"""TCAV on the embedded ViT against a plain reference computation (issue 30): the memory and time changes
+"""TCAV on the embedded ViT against a plain reference computation: the memory and time changes
 (gradients in bounded batches, cached activations) must leave every score and p-value where it was.
 
 The reference here takes the block's output with its own forward hook, all images in one batch, the

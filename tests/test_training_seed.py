@@ -1,4 +1,4 @@
-"""``python -m xaikit prepare --seed N`` (issue 25): the cache records its training seed, every embedded model's
+"""``python -m xaikit prepare --seed N``: the cache records its training seed, every embedded model's
 folder follows it, and the default stays 0."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 31: ground-truth masks of the image world, and ViT relevance maps checked against their definitions."""
+"""Ground-truth masks of the image world, and ViT relevance maps checked against their definitions."""
 
 from __future__ import annotations
 

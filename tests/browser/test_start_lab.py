@@ -1,10 +1,11 @@
-"""Issue 29, item 1: JupyterLab as ``bash scripts/start.sh`` opens it, in headless Chromium.
+"""JupyterLab as ``bash scripts/start.sh`` opens it, in headless Chromium.
 
-A student runs ``start.sh``, opens a lecture notebook, runs it, and leaves it open past an autosave. Before
-issue 29 the notebook opened to a "Select Kernel" dialog (jupytext served the paired ``.py``, whose header
-had no kernelspec), the tab was marked unsaved at once, JupyterLab asked "Would you like to get notified
-about official Jupyter news?", and the autosave wrote outputs into the committed ``.ipynb`` and a kernelspec
-into the ``.py``, so ``git status`` showed two changed lecture files.
+A student runs ``start.sh``, opens a lecture notebook, runs it, and leaves it open past an autosave. Without
+the project's kernelspec and settings the notebook would open to a "Select Kernel" dialog (jupytext serves the
+paired ``.py``, whose header has no kernelspec), the tab would be marked unsaved at once, JupyterLab would
+ask "Would you like to get notified about official Jupyter news?", and the autosave would write outputs into
+the committed ``.ipynb`` and a kernelspec into the ``.py``, so ``git status`` would show two changed lecture
+files.
 
 Here, in a throwaway git repository holding the checkout's working tree (tracked and untracked files, as
 they are now), ``scripts/start.sh`` itself starts JupyterLab (``XAIKIT_PYTHON`` = this Python, as
