@@ -65,3 +65,24 @@ def tok(tmp_path_factory):
     from xaikit.models.tiny import tiny_tokenizer
 
     return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
+
+
+# a second tiny random BERT, for the bad-input tests that need a model of their own (``bert``); a test module
+# that needs another one defines its own ``bert``
+@pytest.fixture(scope="module")
+def bert():
+    from xaikit.models.tiny import tiny_bert
+
+    return tiny_bert(seed=2)
+
+
+@pytest.fixture
+def tmp_cache(tmp_path, monkeypatch):
+    """An empty XAIKIT_CACHE of the test's own (``tmp_path / "cache"``), with no shared cache under it and no
+    training seed from the environment: what a test builds or prunes never touches the real cache."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("XAIKIT_CACHE", str(folder))
+    monkeypatch.delenv("XAIKIT_SHARED_CACHE", raising=False)
+    monkeypatch.delenv("XAIKIT_SEED", raising=False)
+    folder.mkdir()
+    return folder

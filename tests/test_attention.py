@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -371,3 +372,97 @@ def test_position_shift_moves_every_position_by_k(d_model, k):
 def test_position_shift_rejects_odd_width():
     with pytest.raises(ValueError, match="d_model must be even"):
         A.position_shift(1, 7)
+
+
+def test_float_zero_one_masks_are_refused_with_the_fix():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 4), torch.randn(3, 4), torch.randn(3, 4)
+    causal = torch.tril(torch.ones(3, 3))  # float: was added to the scores, the future key kept weight 0.087
+    with pytest.raises(ValueError, match=r"float tensor of only 0s and 1s.*pass mask\.bool\(\)"):
+        A.scaled_dot_product_attention(q, k, v, mask=causal)
+    with pytest.raises(ValueError, match=r"mask\.bool\(\)"):
+        A.self_attention(torch.eye(3), torch.eye(3), torch.eye(3), torch.eye(3), mask=causal)
+    w = torch.eye(4)
+    with pytest.raises(ValueError, match=r"mask\.bool\(\)"):
+        A.multi_head_attention(torch.randn(3, 4), w, w, w, w, 2, mask=causal)
+    with pytest.raises(ValueError, match=r"mask\.bool\(\)"):
+        A.additive_attention(q, k, v, torch.randn(4, 5), torch.randn(4, 5), torch.randn(5), mask=causal.tolist())
+    # what keeps working: the boolean, the 0/1 integer and the additive float mask give the same weights
+    _, want = A.scaled_dot_product_attention(q, k, v, mask=causal.bool())
+    assert torch.all(want.triu(1) == 0)
+    for same in (causal.long(), torch.zeros(3, 3).masked_fill(causal == 0, float("-inf"))):
+        torch.testing.assert_close(A.scaled_dot_product_attention(q, k, v, mask=same)[1], want)
+    torch.testing.assert_close(A.scaled_dot_product_attention(q, k, v, mask=torch.zeros(3, 3))[1],
+                               A.scaled_dot_product_attention(q, k, v)[1])  # an all-zero additive mask: no mask
+
+
+def test_padding_mask_passed_as_is_is_refused_with_padding_mask_fix():
+    q = torch.randn(3, 3, 4, generator=torch.Generator().manual_seed(0))
+    am = torch.tensor([[1, 1, 1], [1, 1, 0], [1, 0, 0]])  # a tokenizer's attention_mask, B = T = 3
+    with pytest.raises(ValueError, match=r"looks like a tokenizer's attention_mask.*padding_mask\(mask\)"):
+        A.scaled_dot_product_attention(q, q, q, mask=am)
+    with pytest.raises(ValueError, match=r"padding_mask\(mask\)"):  # B != T: the shape error names the fix too
+        A.scaled_dot_product_attention(q[:2], q[:2], q[:2], mask=am[:2])
+    _, w = A.scaled_dot_product_attention(q, q, q, mask=A.padding_mask(am))
+    assert float(w[1, :, 2].abs().max()) == 0.0 and float(w[0, 2, 1]) > 0  # padding keys, per batch element
+    A.scaled_dot_product_attention(q, q, q, mask=am.bool())  # a shared (queries, keys) mask, said so
+    A.scaled_dot_product_attention(q[0], q[0], q[0], mask=am)  # unbatched: (T_q, T_k), as before
+
+
+@pytest.mark.parametrize("base", [0, -10, 1, 0.5])
+def test_positional_encoding_base_must_exceed_one(base):
+    with pytest.raises(ValueError, match=r"base must be > 1.0, got .*usual value is 10000"):
+        A.sinusoidal_positional_encoding(3, 4, base=base)
+    with pytest.raises(ValueError, match=r"base must be > 1.0"):
+        A.position_shift(1, 4, base=base)
+    assert bool(torch.isfinite(A.sinusoidal_positional_encoding(3, 4, base=100)).all())
+
+
+def test_row_entropy_refuses_rows_that_are_not_distributions():
+    """``row_entropy([[2, -1]])`` was -70 nats; rows not summing to 1 gave a number with no meaning."""
+    with pytest.raises(ValueError, match=r"row_entropy: weights holds a negative value.*torch.softmax"):
+        A.row_entropy(torch.tensor([[2.0, -1.0]]))
+    with pytest.raises(ValueError, match=r"row_entropy: a row of weights sums to 0.4, not 1"):
+        A.row_entropy(torch.tensor([[0.2, 0.2]]))
+    assert float(A.row_entropy(torch.tensor([[0.5, 0.5]]))) == pytest.approx(np.log(2))
+    nan_row = A.row_entropy(torch.tensor([[0.5, 0.5], [float("nan"), float("nan")]]))  # a query with no key
+    assert nan_row[0] == pytest.approx(np.log(2)) and torch.isnan(nan_row[1])
+
+
+def test_saturation_measures_and_js_divergence_refuse_rows_that_are_not_distributions():
+    from xaikit.text.lab.removal import js_divergence
+
+    scores = torch.tensor([[2.0, -1.0, 0.5]])
+    for fn in (A.max_weight, A.softmax_jacobian_norm, A.row_entropy):
+        with pytest.raises(ValueError, match=rf"{fn.__name__}: weights holds a negative value.*not the scores"):
+            fn(scores)
+        with pytest.raises(ValueError, match=rf"{fn.__name__}: a row of weights sums to 1.8, not 1"):
+            fn(torch.tensor([[0.9, 0.9]]))
+    p = torch.softmax(scores, -1)
+    jac = torch.diag(p[0]) - p[0, :, None] * p[0, None, :]
+    assert float(A.softmax_jacobian_norm(p)[0]) == pytest.approx(float(jac.norm()), rel=1e-5)
+    assert float(A.max_weight(p)[0]) == pytest.approx(float(p.max()))
+    with pytest.raises(ValueError, match=r"js_divergence: p must hold probability rows.*Pass softmax\(logits\)"):
+        js_divergence([2.0, -1.0], [0.5, 0.5])
+    assert js_divergence([1.0, 0.0], [0.0, 1.0]) == pytest.approx(1.0)  # disjoint: 1 bit
+    assert js_divergence([0.5, 0.5], [0.5, 0.5]) == pytest.approx(0.0)
+
+
+def test_mixed_dtypes_in_attention_are_promoted():
+    from xaikit.attention import scratch as A
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 4), torch.randn(3, 4)
+    out, weights = A.scaled_dot_product_attention(q, k, v)  # was "expected m1 and m2 to have the same dtype"
+    want, want_w = A.scaled_dot_product_attention(q, k.double(), v.double())
+    assert out.dtype == torch.float64 and torch.equal(out, want) and torch.equal(weights, want_w)
+    x, w = torch.randn(3, 4, dtype=torch.float64), torch.randn(4, 4)
+    assert A.self_attention(x, w, w, w).out.dtype == torch.float64
+    assert A.multi_head_attention(x, w, w, w, w, n_heads=2)[0].dtype == torch.float64
+
+
+def test_padding_mask_refuses_a_str():
+    from xaikit.attention import scratch as A
+
+    with pytest.raises(TypeError, match=r"attention_mask must be a tensor or a list of 0s and 1s, got str '1101'"):
+        A.padding_mask("1101")

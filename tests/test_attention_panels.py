@@ -12,6 +12,7 @@ import torch
 from PIL import Image
 
 from xaikit.attention import scratch as A
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 from xaikit.widgets import (
     AttentionExplorer,
@@ -132,8 +133,7 @@ def explorer_model():
 def test_explorer_switches_without_forward_pass(explorer_model):
     model, tok = explorer_model
     calls = {"n": 0}
-    hook = model.register_forward_hook(lambda *a: calls.__setitem__("n", calls["n"] + 1))
-    try:
+    with forward_hooks((model, lambda *a: calls.__setitem__("n", calls["n"] + 1))):
         e = AttentionExplorer(model, tok, text=SENTENCE, layer=0, head=0, query="it")
         assert e.error is None and e.n_forward == 1 and calls["n"] == 1
         assert e.result.tokens[e.result.query] == "it"
@@ -157,8 +157,6 @@ def test_explorer_switches_without_forward_pass(explorer_model):
         e.set(text=SENTENCE)
         assert e.n_forward == 2 and calls["n"] == 2
         assert e.figure.axes[0].get_xticklabels()[2].get_text() == "cat"
-    finally:
-        hook.remove()
 
 
 def test_explorer_errors(explorer_model):
@@ -224,3 +222,10 @@ def test_norms_panel_errors(explorer_model):
         AttentionNormsPanel(model, tok, head=4)
     with pytest.raises(ValueError, match="text is empty"):
         AttentionNormsPanel(model, tok, text="")
+
+
+def test_explorer_head_names_mean(bert, tok):
+    from xaikit.widgets import AttentionExplorer
+
+    with pytest.raises(ValueError, match=r"head must be an int 0..3 \(one head\) or 'mean'.*got 'all'"):
+        AttentionExplorer(bert, tok, text="i like the movie", head="all")

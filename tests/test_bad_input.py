@@ -1,7 +1,8 @@
-"""Issue 14, items 6-16: bad input that used to give silently wrong results or misleading errors.
-
-Each test below failed before its fix; the README's "Bad input and safety" table lists the inputs tried and
-what each now gets.
+"""Bad input that would give a silently wrong result or a misleading error, where it cuts across the package:
+a batch where one input belongs, NaN baselines and completeness gaps, reduced-precision models, long texts, a
+tokenizer of another model, panel controls and constructors, seeds, percentages where fractions belong, and a
+str where a list of names belongs. Each input gets a clear error naming the parameter and the fix, or the
+right answer. Bad input that belongs to one module is tested in that module's test file.
 """
 
 from __future__ import annotations
@@ -13,16 +14,15 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from torch import nn
 
 import xaikit
+from tests.fixtures.toy_vit import ToyViT, _colour_images
+from xaikit.attention import scratch as A
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+from xaikit.tensor import gradients as G
 from xaikit.tensor.integrated import CompletenessWarning, alphas_and_weights, integrated_gradients
 from xaikit.text.gradsam import gradsam
-
-
-@pytest.fixture(scope="module")
-def tok(tmp_path_factory):
-    return tiny_tokenizer(tmp_path_factory.mktemp("tok"))
 
 
 # -- 6: a batch dimension left on x ----------------------------------------------------------------------------
@@ -427,3 +427,199 @@ def test_prepare_is_an_attribute_as_the_package_docstring_says():
     code = "import xaikit; print(callable(xaikit.prepare.prepare), 'prepare' in dir(xaikit))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["True", "True"]  # was AttributeError: module 'xaikit' has no attribute 'prepare'
+
+
+def test_a_batch_of_several_inputs_is_refused_with_the_loop():
+    X = torch.tensor([[1.0, -2.0], [3.0, 0.5], [-1.0, 2.0]])
+    square = lambda b: (b ** 2).sum(1)  # noqa: E731
+    # was: one input of shape (3, 2), its output (1, 2) read as two classes
+    for method in (xaikit.gradient, xaikit.grad_times_input, xaikit.smoothgrad, xaikit.integrated_gradients,
+                   xaikit.occlusion):
+        with pytest.raises(ValueError, match=r"a batch of 3 inputs.*ONE input at a time.*for i in range\(3\)"):
+            method(square, X)
+    w = torch.tensor([1.0, -1.0])
+    with pytest.raises(ValueError, match=r"output \(1, 3\), which would be read as 3 classes"):
+        xaikit.gradient(lambda b: b @ w, X)  # the rows as "classes"
+    assert xaikit.gradient(square, X[0]).tolist() == [2.0, -4.0]  # exact: 2 x at small numbers
+
+
+def test_one_input_with_a_leading_size_is_still_one_input():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # f reads x either way but gives one output: nothing to misread
+        got = xaikit.gradient(lambda b: b.flatten(1).sum(1), torch.ones(3, 2))
+        assert torch.equal(got, torch.ones(3, 2))  # exact: the gradient of a sum
+        # an RGB image (3, 8, 8) and a CNN with three classes: f(x) as three (8, 8) inputs runs, but one
+        # (1, 8, 8) does not, so x is one input
+        torch.manual_seed(0)
+        conv, head = nn.Conv2d(3, 4, 3, padding=1), nn.Linear(4, 3)
+        cnn = lambda b: head(torch.relu(conv(b)).mean((-2, -1)))  # noqa: E731
+        x = torch.rand(3, 8, 8)
+        assert xaikit.gradient(cnn, x).shape == (3, 8, 8)
+
+
+def test_a_percent_where_a_fraction_belongs_is_refused():
+    from xaikit.tensor.integrated import steps_for_tolerance
+
+    with pytest.raises(ValueError, match=r"tolerance must be a fraction of \|F\(x\) - F\(x'\)\| in \(0, 1\]: "
+                                         r"0.05 for 5%; got 5, which reads as 500%. Did you mean tolerance=0.05\?"):
+        steps_for_tolerance(lambda b: b[:, 0] * b[:, 1], [2.0, 3.0], tolerance=5)
+    assert steps_for_tolerance(lambda b: b[:, 0] * b[:, 1], [2.0, 3.0], tolerance=1.0).converged
+    with pytest.raises(ValueError, match=r"sigma must be a fraction of the input range, at most 1: 0.15 for 15%; "
+                                         r"got 15"):
+        G.smoothgrad(lambda b: (b ** 2).sum(1), torch.tensor([1.0, 2.0, -4.0]), sigma=15, seed=0)
+    G.smoothgrad(lambda b: (b ** 2).sum(1), torch.tensor([1.0, 2.0, -4.0]), sigma=1.0, seed=0)
+
+
+def test_text_percent_fractions_are_refused(model, tok):
+    bert = model
+    from xaikit._text_input import prepare_text
+    from xaikit.text.gradsam import gradsam
+    from xaikit.text.lab.removal import aopc
+    from xaikit.text.text_ig import text_steps_for_tolerance
+
+    with pytest.raises(ValueError, match=r"tolerance must be a fraction .*got 2, which reads as 200%"):
+        text_steps_for_tolerance(bert, tok, "i like it", rules=["gausslegendre"], tolerance=2)
+    text = "a dull and boring film"
+    enc, scores = prepare_text(bert, tok, text, method="aopc"), gradsam(bert, tok, text)
+    with pytest.raises(ValueError, match=r"bins\[0\] must be a fraction of the words in \(0, 1\]: 0.1 for 10%; "
+                                         r"got 10.*Did you mean bins\[0\]=0.1\?"):
+        aopc(bert, enc, tok, scores, bins=[10, 50])
+    comp, suff = aopc(bert, enc, tok, scores, bins=[0.1, 0.5])
+    assert np.isfinite(comp) and np.isfinite(suff)
+
+
+def test_nan_results_come_with_a_message():
+    from xaikit.concepts.cav import train_cav
+    from xaikit.text.tokens import TokenScores
+
+    with pytest.raises(ValueError, match=r"train_cav: concept_acts holds NaN or inf in 5 of its 5 rows"):
+        train_cav(np.full((5, 3), np.nan), np.zeros((5, 3)))
+    with pytest.raises(ValueError, match=r"position_similarity: row\(s\) \[0\] of pe are all zero.*normalize=False"):
+        A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]))
+    assert A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]), normalize=False)[1, 1] == 1.0
+    t = TokenScores(["a", "b", "c"], np.array([1.0, float("nan"), 3.0]))
+    with pytest.raises(ValueError, match=r"scores hold NaN for token\(s\) \['b'\]"):
+        t.top(2)
+    assert TokenScores(["a", "b"], np.array([1.0, -3.0])).top(1) == [("b", -3.0)]
+
+
+def test_a_str_where_a_list_of_names_belongs(bert, tok):
+    from xaikit.tensor.integrated import gap_curves
+    from xaikit.tensor.sanity import sanity_maps
+    from xaikit.text.faithfulness import run_lab
+    from xaikit.text.views import all_views
+
+    with pytest.raises(ValueError, match=r"methods must be a list of names.*got 'G'\. Did you mean \['IG'\]\?"):
+        all_views(bert, tok, "i like the movie", methods="G")  # was "got 'G'" for one name of the list
+    with pytest.raises(ValueError, match=r"rankings must be a list of names.*got 'IG'\. Did you mean \['IG'\]\?"):
+        run_lab(bert, tok, ["i like the movie"], rankings="IG", progress=False)  # was "got 'I'"
+    with pytest.raises(ValueError, match=r"extra_views must be a list.*Did you mean \['rollout'\]\?"):
+        run_lab(bert, tok, ["i like the movie"], extra_views="rollout", progress=False)
+    with pytest.raises(ValueError, match=r"methods must be a list.*Did you mean \['gradient'\]\?"):
+        sanity_maps(nn.Linear(4, 2), torch.ones(4), target=0, methods="gradient")  # was "got 'g'"
+    with pytest.raises(ValueError, match=r"rules must be a list.*Did you mean \['gausslegendre'\]\?"):
+        gap_curves(lambda b: b.sum(1), [1.0, 2.0], rules="gausslegendre")
+    with pytest.raises(ValueError, match=r"methods\[1\] must be one of"):
+        all_views(bert, tok, "i like the movie", methods=["IG", "nope"])
+
+
+def test_seeds_of_the_wrong_type_or_range_are_named():
+    from xaikit.concepts import tcav
+
+    f = lambda b: torch.tanh(b).sum(1)  # noqa: E731
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*63 - 1.*got 2\*\*70"):
+        xaikit.smoothgrad(f, torch.tensor([1.0, 2.0]), seed=2 ** 70)  # was "Overflow when unpacking long long"
+    with pytest.raises(TypeError, match=r"seed must be an int, got float 1\.5"):
+        xaikit.smoothgrad(f, torch.tensor([1.0, 2.0]), seed=1.5)
+    model = ToyViT().eval()
+    red, grey = _colour_images((0.8, 0.4, 0.2), 12, 0), _colour_images((0.5, 0.5, 0.5), 10, 2)
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*32 - 1.*got -1"):
+        tcav.tcav(model, red, grey, grey, target="zebra", layer=1, pooling="mean",
+                  seed=-1)  # was "expected non-negative integer"
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*32 - 3"):
+        tcav.tcav_significance(model, {"red": red}, grey, target="zebra", layer=1, R=3, pooling="mean",
+                               seed=2 ** 32 - 1)
+    assert xaikit.smoothgrad(f, torch.tensor([1.0, 2.0]), seed=np.int64(3)).shape == (2,)  # NumPy ints still work
+
+
+def test_panel_constructors_name_their_arguments():
+    from xaikit.widgets import GradientPanel, SmoothGradPanel
+
+    with pytest.raises(TypeError, match="x1 must be a number, got str 'a'"):
+        GradientPanel(x1="a")  # was a TraitError
+    with pytest.raises(ValueError, match="n_images must be an int >= 1, got 0"):
+        SmoothGradPanel(n_images=0)  # was an IndexError
+
+
+def test_panel_arguments_are_named():
+    from xaikit.models import imageworld as iw
+    from xaikit.models.tiny import tiny_vit
+    from xaikit.widgets import SmoothGradPanel, TCAVPanel
+    from xaikit.widgets.relevance import RelevancePanel
+
+    with pytest.raises(TypeError, match=r"SmoothGradPanel: trained must be None .* or what digits_classifier\(\) "
+                                        r"returns .*got str 'digits'"):
+        SmoothGradPanel(trained="digits")
+    with pytest.raises(TypeError, match=r"TCAVPanel: model must be a ViT image classifier .*load_vit.*got NoneType"):
+        TCAVPanel(None)
+    model = ToyViT().eval()
+    concepts = {"red": _colour_images((0.9, 0.1, 0.1), 4, 0)}
+    with pytest.raises(TypeError, match=r"processor must be the model's image processor .*got str 'vit'"):
+        TCAVPanel(model, processor="vit", concept_sets=concepts)
+    vit = tiny_vit(seed=0, image_size=64, num_labels=len(iw.classes()), labels=tuple(iw.classes()))
+    with pytest.raises(ValueError, match=r"^part must be one of 'body'.*got 'tail'"):
+        RelevancePanel(vit, iw.scenes("zebra", 1, seed=0), part="tail")
+
+
+def test_function_arguments_are_named(bert, tok):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from xaikit.plotting import signed_bars
+    from xaikit.text.shaptext import shap_text
+
+    fig, ax = plt.subplots()
+    with pytest.raises(ValueError, match=r"labels must hold one label per value: there are 1 values and 2 labels"):
+        signed_bars(ax, ["a", "b"], [1.0])
+    assert len(signed_bars(ax, ["a", "b"], [1.0, -2.0])) == 2
+    plt.close(fig)
+    with pytest.raises(ValueError, match=r"fixed_context must be 0, 1 or None, got 2: 1 measures each word group"):
+        shap_text(bert, tok, ["i like it"], fixed_context=2)
+    assert xaikit.set_seed(np.int64(3)) == 3 and type(xaikit.set_seed(np.int64(3))) is int
+    assert torch.initial_seed() == 3
+    with pytest.raises(ValueError, match=r"seed must be a non-negative int"):
+        xaikit.set_seed(np.int64(-1))
+
+
+def test_panels_and_plots_name_the_parameter():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from xaikit.models import imageworld as iw
+    from xaikit.plotting import show_signed, show_weights
+    from xaikit.tensor.quadrature import additive_toy
+    from xaikit.widgets import IGErrorPanel, RelevancePanel, SaturationPanel
+
+    with pytest.raises(TypeError, match=r"model must be an additive model with a closed-form IG .*got function"):
+        IGErrorPanel(model=lambda b: (b ** 2).sum(1), x=[1.0, 2.0])
+    x = torch.tensor([1.0, -0.7, 2.0, 0.4], dtype=torch.float64)
+    assert IGErrorPanel(model=additive_toy(), x=x).exact.shape == (4,)
+    with pytest.raises(TypeError, match=r"scenes must be a non-empty list of imageworld.Scene, got NoneType"):
+        RelevancePanel(object(), None)
+    with pytest.raises(TypeError, match=r"seed must be an int, got float 2.5"):
+        SaturationPanel(seed=2.5)
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and"):
+        SaturationPanel(seed=-1)
+    assert SaturationPanel(seed=1).seed == 1
+    fig, ax = plt.subplots()
+    for draw in (show_signed, show_weights):
+        with pytest.raises(ValueError, match=rf"{draw.__name__}: values must be a 2-D array .*got shape \(2,\)"):
+            draw(ax, np.array([-1.0, 0.5]))
+    assert show_signed(ax, np.array([[-1.0, 3.0]])).get_array().shape == (1, 2)
+    plt.close(fig)
+    assert iw.Scene  # the panel's type check names this class

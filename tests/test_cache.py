@@ -1,4 +1,4 @@
-"""The model cache (issue 14, items 3-5): checksums recorded at build time and checked on load, one build
+"""The model cache: checksums recorded at build time and checked on load, one build
 at a time per folder, and builds that appear whole or not at all. Fake builders stand in for training."""
 
 from __future__ import annotations
@@ -363,3 +363,58 @@ def test_killed_build_leaves_no_model_and_the_next_build_cleans_up(tmp_path):
     assert [n.split("-")[0] for n in _siblings(folder)] == ["m.building"]  # only the killed build's scratch
     cache.ensure(folder, Counter(), progress=False)  # the lock died with the process: no wait
     assert _siblings(folder) == ["m"] and cache.is_built(folder)
+
+
+def test_cache_dir_is_stripped_and_absolute(tmp_path, monkeypatch):
+    from xaikit._config import cache_dir
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XAIKIT_CACHE", "relcache")
+    assert cache_dir() == tmp_path.resolve() / "relcache"
+    target = tmp_path / "abs cache"
+    monkeypatch.setenv("XAIKIT_CACHE", f"  {target} \n")
+    assert cache_dir() == target.resolve() and target.is_dir()
+    assert not any(p.name.startswith(" ") for p in tmp_path.iterdir())
+    monkeypatch.setenv("XAIKIT_CACHE", "   ")  # spaces only: as if unset
+    assert cache_dir(create=False) != tmp_path / "   "
+
+
+def test_cache_dir_refuses_a_str_for_create(monkeypatch, tmp_path):
+    from xaikit._config import cache_dir
+
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path / "c"))
+    with pytest.raises(TypeError, match="create must be True or False"):
+        cache_dir(create="no")
+    assert not (tmp_path / "c").exists()
+
+
+def test_xaikit_cache_on_a_file_is_named(monkeypatch, tmp_path):
+    from xaikit._config import cache_dir
+
+    a_file = tmp_path / "cache.txt"
+    a_file.write_text("not a folder")
+    monkeypatch.setenv("XAIKIT_CACHE", str(a_file))
+    with pytest.raises(ValueError, match=r"XAIKIT_CACHE=.*cache\.txt is a file, not a folder.*set XAIKIT_CACHE "
+                                         r"to a folder"):
+        cache_dir()  # was FileExistsError
+    with pytest.raises(ValueError, match="is a file, not a folder"):
+        cache_dir(create=False)
+    monkeypatch.setenv("XAIKIT_CACHE", str(a_file / "sub"))
+    with pytest.raises(ValueError, match=r"XAIKIT_CACHE=.*sub cannot be created \(.*\); set XAIKIT_CACHE to a "
+                                         r"folder you can write"):
+        cache_dir()  # was NotADirectoryError
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path / "fine"))
+    assert cache_dir().is_dir()
+
+
+def test_a_grown_cache_file_is_not_called_truncated(tmp_path):
+    """An edited (longer) ``config.json`` in a cached model was reported as "(truncated?)"."""
+    from xaikit.models import cache
+
+    folder = tmp_path / "m"
+    cache.ensure(folder, Counter(), progress=False)
+    metrics = folder / "metrics.json"
+    metrics.write_text(metrics.read_text() + " ", encoding="utf-8")
+    assert "edited or replaced since" in cache.problems(folder)[0]
+    metrics.write_text(metrics.read_text()[:5], encoding="utf-8")
+    assert "truncated?" in cache.problems(folder)[0]

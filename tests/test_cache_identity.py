@@ -12,7 +12,9 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
+from safetensors.torch import load_file, save_file
 
 from xaikit.models import cache, loaders, sentiment
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
@@ -126,3 +128,98 @@ def test_a_manifestless_folder_with_changed_weights_is_not_adopted(tmp_path, kin
     assert cache.is_built(intact, probe=probe)  # adopted: the logits are those recorded
     assert not cache.is_built(damaged, probe=probe) and not (damaged / cache.MANIFEST).exists()
     assert "differ by" in capsys.readouterr().out
+
+
+def _fake_sentiment(tmp: Path, **kw) -> dict:
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+    tiny_bert().save_pretrained(tmp)
+    tiny_tokenizer(tmp).save_pretrained(tmp)
+    metrics = {"test_accuracy": 0.9, "train_seconds": 0.0, "lecture_labels_match": True, "lecture_sentences": {}}
+    (tmp / "metrics.json").write_text(json.dumps(metrics))
+    return metrics
+
+
+def test_a_damaged_model_without_manifest_is_rebuilt_not_adopted(tmp_path, monkeypatch, capsys):
+    from xaikit.models import sentiment
+
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    calls = []
+    monkeypatch.setattr(sentiment, "train_sentiment", lambda tmp, **kw: calls.append(1) or _fake_sentiment(tmp))
+    folder = sentiment.ensure_embedded_sentiment(progress=False)
+    (folder / cache.MANIFEST).unlink()
+    assert sentiment.is_built() and (folder / cache.MANIFEST).is_file()  # intact: adopted
+
+    (folder / cache.MANIFEST).unlink()
+    weights = load_file(str(folder / "model.safetensors"))
+    weights["bert.embeddings.word_embeddings.weight"][2] = 9.6e37  # finite; every sentence's logits NaN
+    save_file(weights, str(folder / "model.safetensors"), metadata={"format": "pt"})
+    # was: adopted (complete and finite), the manifest recorded the damage, and prepare said "done"
+    assert not sentiment.is_built() and not (folder / cache.MANIFEST).exists()
+    assert "not usable: bert.embeddings.word_embeddings.weight holds 9.6e+37" in capsys.readouterr().out
+    sentiment.ensure_embedded_sentiment(progress=False)
+    assert len(calls) == 2 and sentiment.is_built()
+    (folder / cache.MANIFEST).unlink()
+    assert sentiment.is_built()  # the rebuilt model works: adopted after running it
+    assert "the model runs" in capsys.readouterr().out
+
+
+def test_probes_find_nan_logits_and_a_damaged_vit(tmp_path):
+    from xaikit.models import sentiment, vitworld
+    from xaikit.models.tiny import tiny_vit
+
+    good = tmp_path / "vit"
+    tiny_vit(image_size=64, num_labels=5).save_pretrained(good)
+    (good / "metrics.json").write_text(json.dumps({"test_accuracy": 1.0}))
+    assert vitworld.probe(good) is None and cache.is_built(good, probe=vitworld.probe)
+    (good / cache.MANIFEST).unlink()
+    weights = load_file(str(good / "model.safetensors"))
+    weights["vit.embeddings.cls_token"][0, 0, 0] = 9.6e37
+    save_file(weights, str(good / "model.safetensors"), metadata={"format": "pt"})
+    assert not cache.is_built(good, probe=vitworld.probe)
+    assert cache.is_built(good)  # no probe: structure only, as for data folders
+
+    text = tmp_path / "text"
+    text.mkdir()
+    _fake_sentiment(text)
+
+    def nan_logits(folder):  # a model whose weights look fine but compute NaN
+        return "its logits on the lecture's sentences are NaN or inf"
+
+    assert sentiment.probe(text) is None
+    assert not cache.is_built(text, probe=nan_logits) and not (text / cache.MANIFEST).exists()
+    assert not cache.is_built(text, probe=lambda folder: 1 / 0)  # a probe that fails counts as "not usable"
+
+
+def test_a_re_saved_tokenizer_is_not_served_from_the_loader_cache(tmp_path):
+    from xaikit.models import loaders
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+    tiny_bert().save_pretrained(tmp_path)
+    tok = tiny_tokenizer(tmp_path)
+    tok.save_pretrained(tmp_path)
+    loaders.clear_cache()
+    _, first = loaders.load_sentiment(tmp_path)
+    assert first.model_max_length != 77
+    tok.model_max_length = 77
+    tok.save_pretrained(tmp_path)  # only the tokenizer's files change
+    _, second = loaders.load_sentiment(tmp_path)
+    assert second.model_max_length == 77
+
+
+def test_the_rank_tests_null_sets_on_disk_are_the_drawn_ones_and_a_damaged_file_is_drawn_again(tmp_path, monkeypatch):
+    from xaikit.concepts import nullsets
+
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    drawn = nullsets._draw_null_sets(4, 0, 3)
+    first = nullsets.null_sets_on_disk(4, 0, 3, progress=False)
+    again = nullsets.null_sets_on_disk(4, 0, 3, progress=False)  # read back
+    for a, b, c in zip(drawn, first, again, strict=True):
+        assert np.array_equal(a, b) and np.array_equal(a, c)  # exact: uint8 images, saved and loaded
+    (file,) = (tmp_path / "imageworld").glob("*/null-sets.npy")
+    raw = bytearray(file.read_bytes())
+    raw[-5] ^= 0xFF
+    file.write_bytes(bytes(raw))
+    cache._verified.clear()  # checksums are remembered per process
+    repaired = nullsets.null_sets_on_disk(4, 0, 3, progress=False)
+    assert all(np.array_equal(a, b) for a, b in zip(drawn, repaired, strict=True))  # exact: drawn again

@@ -21,13 +21,9 @@ def _model(tmp, metrics=None):
 
 
 @pytest.fixture
-def root(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv("XAIKIT_CACHE", str(folder))
-    monkeypatch.delenv("XAIKIT_SHARED_CACHE", raising=False)
-    monkeypatch.delenv("XAIKIT_SEED", raising=False)
-    folder.mkdir()
-    return folder
+def root(tmp_cache):
+    """The cache the tests fill and prune: conftest's empty ``tmp_cache``."""
+    return tmp_cache
 
 
 def _populate(root):

@@ -177,3 +177,13 @@ def test_the_text_input_rules_sit_below_text_and_attention():
         above = {m for m in imports(path) if m.startswith(("xaikit.text", "xaikit.widgets", "xaikit.course"))}
         assert not above, f"{path.relative_to(root.parent)} imports {sorted(above)}"
     assert not {m for m in imports(root / "_text_input.py") if m.startswith("xaikit.attention")}
+
+
+def test_nan_pixels_are_refused_by_capture_attention():
+    from xaikit.attention.capture import capture_attention
+    from xaikit.models.tiny import tiny_vit
+
+    pixels = torch.rand(3, 32, 32)
+    pixels[0, 2, 5] = float("nan")
+    with pytest.raises(ValueError, match=r"pixel_values contains NaN or inf \(first at index \(0, 0, 2, 5\)\)"):
+        capture_attention(tiny_vit(seed=0), pixel_values=pixels)  # was NaN attention, drawn as a picture

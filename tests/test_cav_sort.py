@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from tests.test_tcav import ToyViT, _colour_images
+from tests.fixtures.toy_vit import ToyViT, _colour_images
 from xaikit.concepts import tcav
 from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit

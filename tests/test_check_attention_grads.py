@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from xaikit.course import checks
+from xaikit.models.hooks import forward_hooks
 
 pytest.importorskip("transformers")
 
@@ -25,13 +26,9 @@ def capture_retain_grad(model, inputs, target):
 def capture_hook(model, inputs, target):
     """Forward hooks on each layer's self-attention module keep its weights, as they are in the graph."""
     kept = []
-    handles = [layer.attention.self.register_forward_hook(lambda mod, args, out: kept.append(out[1]))
-               for layer in model.bert.encoder.layer]
-    try:
+    hooks = [(layer.attention.self, lambda mod, args, out: kept.append(out[1])) for layer in model.bert.encoder.layer]
+    with forward_hooks(*hooks):
         logits = model(**inputs, output_attentions=True).logits
-    finally:
-        for h in handles:
-            h.remove()
     grads = torch.autograd.grad(logits[0, target], kept)
     return [a.detach() for a in kept], list(grads)  # lists of L tensors (1, M, N, N) are accepted
 

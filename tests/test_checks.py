@@ -10,6 +10,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
+import xaikit
 from xaikit.course import checks
 from xaikit.course.checks.gradsam import _synthetic_attention
 
@@ -210,8 +211,8 @@ GRADSAM_MISTAKES = [
 
 @pytest.mark.parametrize("fn, mistake, message", GRADSAM_MISTAKES, ids=[m for _, m, _ in GRADSAM_MISTAKES])
 def test_gradsam_classic_mistakes(fn, mistake, message):
-    """Each mistake gets its own name and message, and no other mistake's message (issue 29 item 3 named the
-    transposed attention and the ReLU after the sum, which got only the generic report before)."""
+    """Each mistake gets its own name and message, and no other mistake's message, the transposed attention
+    and the ReLU after the sum included."""
     result = checks.check_gradsam(fn, verbose=False)
     report = result.report()
     assert not result and result.mistake == mistake, report
@@ -389,8 +390,8 @@ def test_exercise_stub_is_todo_and_falls_back_to_the_reference(capsys):
 
 def test_exercise_written_wrong_fails_then_later_calls_use_the_reference(capsys):
     """A wrong exercise: the check fails and names the mistake (on stderr, which nbgrader counts as a failed
-    grade cell), yet is truthy so the sheet runs on, and later calls run the reference with a note (issue 29
-    item 3). Fixed and checked again, the student's own function is called again."""
+    grade cell), yet is truthy so the sheet runs on, and later calls run the reference with a note. Fixed and
+    checked again, the student's own function is called again."""
     from xaikit.text.gradsam import gradsam_scores
 
     @checks.exercise("check_gradsam")
@@ -568,3 +569,25 @@ def test_rollout_classic_mistakes(kwargs, mistake):
 def test_rollout_wrong_shape_is_named():
     result = checks.check_rollout(lambda a: _rollout_by_hand(a)[0], verbose=False)
     assert not result.passed and result.mistake == "shape"
+
+
+def test_check_ig_riemann_takes_the_result_object():
+    from xaikit.course.checks import check_ig_riemann
+    from xaikit.tensor.integrated import integrated_gradients
+
+    def mine(f, x, b, steps):
+        return integrated_gradients(f, x, b, steps, "riemann_right")
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = check_ig_riemann(mine, verbose=False)
+    assert not any("got None" in line for line in result.lines)
+
+
+def test_check_attention_reads_torchs_own_function():
+    """``check_attention(torch.nn.functional.scaled_dot_product_attention)``: a builtin with no signature was
+    called as ``fn(x, w_q, w_k, w_v)`` and failed with "mat1 and mat2 shapes cannot be multiplied"."""
+    result = xaikit.check_attention(torch.nn.functional.scaled_dot_product_attention, verbose=False)
+    assert result.passed and not any("raised" in line for line in result.lines)

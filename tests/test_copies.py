@@ -1,4 +1,4 @@
-"""Issue 29: a student's own copies of the lecture notebooks (``xaikit notebooks copy``), the command line's
+"""A student's own copies of the lecture notebooks (``xaikit notebooks copy``), the command line's
 ``--version``, ``--help`` and options in any order, and clear messages where there are no notebooks.
 
 The copy rules (:mod:`xaikit.course.copies`): a new copy is written; a copy with the lecture's content is
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_no_data_loss_2 import SOURCE
+from tests.fixtures.demo_notebook import SOURCE
 from xaikit.__main__ import main
 from xaikit.course import copies
 from xaikit.course import notebooks as _nbtools
@@ -216,7 +216,7 @@ def test_version_and_help(capsys):
 
 
 def test_options_in_any_order(tmp_path):
-    """``homework nbgrader --out DIR 02`` is ``homework nbgrader 02 --out DIR`` (issue 29, item 5)."""
+    """``homework nbgrader --out DIR 02`` is ``homework nbgrader 02 --out DIR``."""
     a, b = tmp_path / "a", tmp_path / "b"
     assert main(["homework", "nbgrader", "--out", str(a), "02"]) == 0
     assert main(["homework", "nbgrader", "02", "--out", str(b)]) == 0
@@ -234,3 +234,18 @@ def test_an_empty_folder_name_is_refused_not_read_as_here(tmp_path, monkeypatch)
     with pytest.raises(ValueError, match="folder to copy into is empty"):
         copy_notebooks("", ["01"], verbose=False)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_notebooks_copy_names_a_folder_it_may_not_write(tmp_path, monkeypatch, capsys):
+    from xaikit.__main__ import main
+    from xaikit.course import copies
+    from xaikit.course import notebooks as _nbtools
+
+    def refuse(path, text):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(_nbtools, "write_text_atomic", refuse)
+    with pytest.raises(PermissionError, match=r"cannot write into the folder .*ro: permission denied"):
+        copies.copy_notebooks(tmp_path / "ro", ["01"], verbose=False)
+    assert main(["notebooks", "copy", str(tmp_path / "ro"), "01"]) == 1
+    assert "cannot write into the folder" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""Issue 31, "what an explanation costs": the panels and the lab show each method's passes and wall time.
+"""What an explanation costs: the panels and the lab show each method's passes and wall time.
 
 The shown numbers come from :func:`xaikit.models.passes.count_passes` (hooks on the encoder blocks). Each test
 checks them against an independent count: a forward pre-hook on the whole model adds up the rows (examples)
@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.fixtures.models import scene_vit
 from xaikit.models.passes import Cost
 
 
@@ -159,16 +160,10 @@ def test_lab_keeps_explanation_costs_apart_from_the_evaluation(model, tok, oracl
 
 
 def test_relevance_panel_shows_the_counted_cost_of_its_map():
-    from transformers import ViTConfig, ViTForImageClassification
-
     from xaikit.models import imageworld as iw
     from xaikit.widgets import RelevancePanel
 
-    torch.manual_seed(0)
-    config = ViTConfig(image_size=64, patch_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                       intermediate_size=32, num_labels=5, attn_implementation="eager",
-                       id2label={i: n for i, n in enumerate(iw.classes())})
-    vit = ViTForImageClassification(config).eval()
+    vit = scene_vit()
     oracle = Oracle(vit, vit.classifier)
     try:
         panel = RelevancePanel(vit, iw.scenes("zebra", 2, seed=0), method="rollout")

@@ -75,3 +75,46 @@ def test_homework_exercises_a_file_is_refused(tmp_path: Path, capsys):
     assert main(["homework", "build", "02", "--out", str(tmp_path)]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
     assert not (tmp_path / "solutions").exists()
+
+
+@pytest.mark.parametrize("words, said", [
+    (["notebooks", "copy", ""], "the folder to copy into is empty (an unset shell variable?)"),
+    (["notebooks", "copy", " "], "the folder to copy into is empty"),
+    (["notebooks", "slides", "01", "--out", ""], "--out is empty (an unset shell variable?); name a folder"),
+    (["notebooks", "run", "01", "--html", ""], "--html is empty"),
+    (["homework", "build", "--out", ""], "--out is empty"),
+    (["claims", "report", "--out", ""], "--out is empty (an unset shell variable?); name a file"),
+    (["notebooks", "build", "01", ""], "a notebook name is empty"),
+])
+def test_cli_refuses_an_empty_folder_or_name(tmp_path, monkeypatch, capsys, words, said):
+    from xaikit.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(words)
+    assert exit_.value.code == 2 and said in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []  # nothing written into the current folder
+
+
+def test_one_notebook_name_as_a_str_is_that_notebook():
+    from xaikit.course import homework, notebooks
+
+    for sources in (notebooks.sources, homework.sources):
+        assert [p.stem for p in sources("01")] == ["01_gradients"]  # was every notebook: "0" and "1" matched
+
+
+def test_cli_timeouts_and_missing_model_folder_refused_up_front(capsys):
+    from xaikit.__main__ import main
+
+    for argv in (["notebooks", "run", "--timeout", "-5", "01"], ["warm", "--timeout", "-1", "01"],
+                 ["warm", "--timeout", "0", "01"], ["notebooks", "run", "--timeout", "x", "01"]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert "--timeout must be" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["warm", "--model", "/nonexistent/model", "05"])
+    assert stop.value.code == 2
+    err = capsys.readouterr()
+    assert "--model '/nonexistent/model' looks like a folder, but no such folder exists" in err.err
+    assert "running" not in err.out and "embedded models" not in err.out  # refused before any work

@@ -1,4 +1,4 @@
-"""Models on another device or dtype than the tensors xaikit builds (issue 12, "Everything runs on a GPU").
+"""Models on another device or dtype than the tensors xaikit builds.
 
 Each model here is a copy moved to ``xaikit.device()`` and cast to float64, so a tensor that xaikit builds
 on the CPU in float32 and hands to the model unmoved fails on the same line on a CPU-only machine (a
@@ -202,3 +202,18 @@ def test_model_dtype_env(bert_folder, monkeypatch):
             loaders.load_sentiment(bert_folder)
     finally:
         loaders.clear_cache()
+
+
+def test_xaikit_device_is_named_with_the_valid_values(monkeypatch):
+    from xaikit._config import device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("XAIKIT_DEVICE", "cuda")
+    with pytest.raises(ValueError, match=r"XAIKIT_DEVICE='cuda' asks for cuda, which this machine does not have "
+                                         r"\(torch sees: cpu\); set XAIKIT_DEVICE=cpu"):
+        device()
+    monkeypatch.setenv("XAIKIT_DEVICE", "gpu")
+    with pytest.raises(ValueError, match=r"XAIKIT_DEVICE='gpu' is not a torch device \(e\.g\. 'cpu', 'cuda'"):
+        device()
+    monkeypatch.setenv("XAIKIT_DEVICE", "cpu")
+    assert device() == torch.device("cpu")

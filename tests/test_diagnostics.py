@@ -326,7 +326,7 @@ def test_the_pretrained_control_shares_the_embedded_models_tokens_and_word_embed
 
 
 def test_an_edit_to_any_single_weight_misses_the_disk_cache(model, tok, tmp_path, monkeypatch):
-    """Issue 26 item 13: the key used to sum every 7th weight, so an edit elsewhere read the old attention."""
+    """The key used to sum every 7th weight, so an edit elsewhere read the old attention."""
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
     diagnostic_data(model, tok, PAIRS, cache=True)
     edited = copy.deepcopy(model)
@@ -357,3 +357,16 @@ def test_attention_cache_key_ignores_where_the_model_was_loaded_from(tmp_path):
     model.config._name_or_path, tokenizer.name_or_path = "/somewhere/else/sentiment", "/somewhere/else/sentiment"
     assert _cache_key(model, tokenizer, pairs, -1) == before
     assert _cache_key(tiny_bert(seed=4), tokenizer, pairs, -1) != before  # other weights: another key
+
+
+def test_train_diagnostic_refuses_fractional_labels():
+    from xaikit.text import diagnostics as D
+
+    emb = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
+    ids = torch.tensor([[1, 2, 3]] * 6)
+    mask = torch.ones(6, 3, dtype=torch.long)
+    w = torch.full((6, 3), 1 / 3)
+    with pytest.raises(ValueError, match=r"labels must be class indices 0, 1, \.\.\., got 0\.9 at index 0.*> 0\.5"):
+        D.train_diagnostic(emb, ids, mask, [0.9, 0.2, 0.8, 0.1, 0.7, 0.6], weights=w)
+    mlp = D.train_diagnostic(emb, ids, mask, [1.0, 0.0, 1.0, 0.0, 1.0, 0.0], weights=w, epochs=1)  # whole floats
+    assert mlp.classifier.out_features == 2

@@ -123,3 +123,21 @@ def test_blitted_redraw_equals_a_fresh_full_draw(factory, changes, trained):
     fresh.set(**panel.values)
     assert panel.error is None and fresh.error is None
     assert panel.image.value == fresh.image.value
+
+
+def test_panels_name_lo_hi_ig_steps_and_head():
+    from xaikit.widgets import GradientSaturationPanel, ThresholdPanel
+
+    with pytest.raises(ValueError, match=r"lo must be below hi.*lo=15, hi=5"):  # was a TraitError
+        ThresholdPanel(lo=15, hi=5)
+    with pytest.raises(ValueError, match=r"ig_steps must be an int >= 1, got 0"):  # it said "steps"
+        GradientSaturationPanel(ig_steps=0)
+
+
+def test_gradient_panel_takes_any_function_of_two_inputs():
+    """``GradientPanel(f=lambda b: b.sum(1))`` showed ``AttributeError: 'function' object has no attribute
+    'formula'`` in its status line."""
+    from xaikit.widgets import GradientPanel
+
+    panel = GradientPanel(f=lambda b: b.sum(1))
+    assert panel.error is None and panel.result.attributions["gradient"].tolist() == [1.0, 1.0]

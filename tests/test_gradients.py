@@ -169,7 +169,7 @@ def test_smoothgrad_is_seeded_batch_independent_and_leaves_global_rng_alone():
 
 def test_value_range_sets_the_noise_scale():
     f = lambda b: (b ** 2).sum(1)  # noqa: E731
-    x = torch.tensor([0.5, 0.5])  # constant x: range 0, so value_range must be given (issue 26 item 13)
+    x = torch.tensor([0.5, 0.5])  # constant x: range 0, so value_range must be given
     with pytest.raises(ValueError, match="value_range"):
         G.noisy_gradients(f, x, n=2, seed=0)
     assert G.noisy_gradients(f, x, sigma=0.1, n=2, seed=0, value_range=(0, 4)).noise_std == pytest.approx(0.4)
@@ -351,3 +351,105 @@ def test_progress_bars_do_not_change_results(capsys):
     assert torch.equal(G.smoothgrad(net, x, n=8, seed=1, batch_size=3, progress=True),  # exact: the same seeded call
                        G.smoothgrad(net, x, n=8, seed=1, batch_size=3))
     assert "smoothgrad" in capsys.readouterr().err
+
+
+def _linear(x):
+    w = torch.arange(1.0, x.shape[-1] + 1)
+    return (x * w).sum(-1)
+
+
+def test_smoothgrad_on_a_constant_input_asks_for_value_range():
+    from xaikit.tensor.gradients import smoothgrad
+
+    def f(b):
+        return b.flatten(1).square().sum(1)
+
+    grey = torch.full((1, 3, 3), 0.5)
+    with pytest.raises(ValueError, match=r"x is constant.*Pass value_range.*value_range=\(0, 1\)"):
+        smoothgrad(f, grey, seed=0)
+    noisy = smoothgrad(f, grey, seed=0, value_range=(0, 1), n=8)
+    assert not torch.allclose(noisy, 2 * grey)  # real noise now: not the plain gradient 2x
+    assert torch.allclose(smoothgrad(f, grey, sigma=0.0, n=2, seed=0), 2 * grey)  # sigma 0: asked for, allowed
+
+
+def test_occlusion_stride_larger_than_window_is_refused():
+    with pytest.raises(ValueError, match=r"stride \(2,\) is larger than window \(1,\).*stride <= window"):
+        G.occlusion(_linear, torch.ones(6), window=1, stride=2)
+    img = lambda x: x.flatten(-3).sum(-1)  # noqa: E731
+    with pytest.raises(ValueError, match=r"stride .* is larger than window"):
+        G.occlusion(img, torch.ones(1, 8, 8), window=2, stride=3)
+    assert bool((G.occlusion(_linear, torch.ones(6), window=2, stride=1) != 0).all())  # overlapping: fine
+
+
+def test_vargrad_needs_two_samples():
+    x = torch.tensor([0.5, -1.0, 2.0])
+    f = lambda x: (x ** 3).sum(-1)  # noqa: E731
+    with pytest.raises(ValueError, match=r"n must be an int >= 2 for kind='vargrad', got 1"):
+        G.smoothgrad(f, x, n=1, kind="vargrad", seed=0)
+    with pytest.raises(ValueError, match=r"n must be an int >= 2 for kind='vargrad'"):
+        G.noisy_gradients(f, x, n=1, seed=0).reduce("vargrad")
+    assert G.smoothgrad(f, x, n=1, kind="squared", seed=0).shape == x.shape  # a mean of one square is fine
+    assert bool((G.smoothgrad(f, x, n=4, kind="vargrad", seed=0) > 0).all())
+
+
+def test_relative_change_from_a_zero_map():
+    assert G.relative_change(torch.zeros(3), torch.ones(3)) == float("inf")
+    assert G.relative_change(torch.zeros(3), torch.zeros(3)) == 0.0
+    assert G.relative_change(torch.tensor([3.0, 4.0]), torch.zeros(2)) == pytest.approx(1.0)
+
+
+def test_attributions_that_overflow_are_refused_naming_the_scale():
+    """``grad_times_input`` at x = 3e38 returned ``[inf, -inf]``: the gradient (10, -10) is finite, the product
+    overflows float32. The output of ``(b ** 2).sum(1)`` at 1e38 overflows too, and is named as such."""
+    f = lambda b: 10 * (b[:, 0] - b[:, 1])  # noqa: E731 - F(x) = 0 here, dF/dx = (10, -10)
+    x = [3e38, 3e38]
+    assert torch.equal(G.gradient(f, x), torch.tensor([10.0, -10.0]))
+    with pytest.raises(ValueError, match=r"grad_times_input: the attributions are not finite.*largest magnitude is "
+                                         r"3e\+38.*Rescale x"):
+        G.grad_times_input(f, x)
+    with pytest.raises(ValueError, match=r"f returned NaN or inf.*largest magnitude is 1e\+38"):
+        G.grad_times_input(lambda b: (b ** 2).sum(1), [1e38, 1e38])
+    from xaikit.tensor.integrated import integrated_gradients
+
+    with pytest.raises(ValueError, match=r"Integrated Gradients: the attributions are not finite"):
+        integrated_gradients(f, x, steps=4)
+    assert torch.allclose(G.grad_times_input(f, [3.0, 1.0]), torch.tensor([30.0, -10.0]))
+
+
+def test_occlusion_refuses_a_channels_last_image():
+    """An (8, 8, 3) uint8 NumPy image was read as 8 channels of 8x3 and occluded in strips, with no word."""
+    f = lambda b: b.flatten(1).sum(1)  # noqa: E731 - takes any shape
+    hwc = (np.random.default_rng(0).random((8, 8, 3)) * 255).astype(np.uint8)
+    with pytest.raises(ValueError, match=r"channels-last image \(H, W, C\) = \(8, 8, 3\) of uint8.*"
+                                         r"permute\(2, 0, 1\)\.float\(\) / 255"):
+        G.occlusion(f, hwc, window=2)
+    chw = torch.as_tensor(hwc).permute(2, 0, 1).float() / 255
+    assert G.occlusion(f, chw, window=2).shape == (3, 8, 8)
+    assert G.occlusion(f, hwc.astype(np.float32), window=(2, 2, 3)).shape == (8, 8, 3)  # the caller chose
+
+
+def test_smoothgrad_refuses_a_value_range_far_from_x():
+    img = torch.rand(1, 8, 8, generator=torch.Generator().manual_seed(0)) * 255
+    f = lambda b: (b ** 2).sum((1, 2, 3)) / 1e4  # noqa: E731
+    with pytest.raises(ValueError, match=r"x has values in \[.*\], far outside value_range=\(0, 1\).*"
+                                         r"value_range=\(0, 255\)"):
+        G.smoothgrad(f, img, value_range=(0, 1), seed=0)
+    assert G.noisy_gradients(f, img, value_range=1.0, seed=0).noise_std == pytest.approx(0.15)  # a spread: kept
+    with pytest.raises(ValueError, match=r"far outside value_range"):
+        G.smoothgrad(lambda b: b.sum(-1), torch.tensor([50.0, 60.0]), value_range=(0, 1), seed=0)
+    assert G.noisy_gradients(f, img, value_range=(0, 255), seed=0).noise_std == pytest.approx(0.15 * 255)
+    assert G.noisy_gradients(f, img / 255, value_range=(0, 1), seed=0).noise_std == pytest.approx(0.15)
+
+
+def test_gradient_names_a_nan_output_complex_and_meta_inputs():
+    from xaikit.tensor import gradients as G
+
+    with pytest.raises(ValueError, match=r"f returned NaN or inf"):  # was "f gave different outputs ... eval()"
+        G.gradient(lambda b: (b * float("nan")).sum(1), [1.0, 2.0])
+    with pytest.raises(TypeError, match=r"x is complex \(complex64\).*x\.real"):  # was a cast with a torch warning
+        G.gradient(lambda b: (b ** 2).sum(1), torch.tensor([1 + 1j, 2]))
+    with pytest.raises(ValueError, match=r"x is on the meta device"):  # was Tensor.item() from torch
+        G.gradient(lambda b: (b ** 2).sum(1), torch.zeros(2, device="meta"))
+    img = torch.rand(3, 8, 8, generator=torch.Generator().manual_seed(0))
+    f = lambda b: b.flatten(1).sum(1)  # noqa: E731
+    assert torch.equal(G.occlusion(f, img, window=np.int64(2)), G.occlusion(f, img, window=2))

@@ -333,7 +333,7 @@ def test_every_notebook_marks_every_exercise():
         assert solved == marked, f"{src.stem}: exercises without @exercise(check): {sorted(solved - marked)}"
 
 
-# --- a wrong answer in every exercise (issue 29 item 3) ------------------------------------------------------
+# --- a wrong answer in every exercise ------------------------------------------------------
 
 #: per exercise function: (its check, the mistake the check must name, a wrong body a student might write)
 WRONG = {
@@ -458,7 +458,7 @@ def test_exercise_sheet_runs_to_the_end_or_stops_at_a_stub(src, sheets):
 @pytest.mark.prepared
 @pytest.mark.parametrize("src", STUBBED, ids=[p.stem for p in STUBBED])
 def test_exercise_sheet_with_every_answer_wrong_runs_to_the_end(src, sheets, tmp_path):
-    """Every exercise of the sheet written wrong (issue 29 item 3): the sheet runs to its last cell without an
+    """Every exercise of the sheet written wrong: the sheet runs to its last cell without an
     error; each check names its exercise's mistake (on stderr, which nbgrader counts as a failed grade cell);
     every later cell that calls the function runs xaikit's reference and says so."""
     out, _ = sheets

@@ -1,4 +1,4 @@
-"""The pages and slides ``start.sh --headless`` writes (issue 29, items 4 and 8), checked by reading the HTML.
+"""The pages and slides ``start.sh --headless`` writes, checked by reading the HTML.
 
 * The students' page of every lecture notebook holds no solution code, no hidden test and no written answer,
   and the instructors' page holds all three (so the grep can fail): what a solution, a hidden test and an

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -218,3 +221,83 @@ def test_text_ig_batches_and_training_mode(bert):
     assert model.config._attn_implementation == "eager"  # IG borrowed SDPA and gave it back
     eager = text_integrated_gradients(model, tok, "she hates the book", target=0, steps=12, fast_attention=False)
     assert eager.scores == pytest.approx(full.scores, abs=1e-5)
+
+
+def _linear(x):
+    w = torch.arange(1.0, x.shape[-1] + 1)
+    return (x * w).sum(-1)
+
+
+def test_baseline_attributions_warns_about_a_completeness_gap():
+    from xaikit.tensor.baselines import baseline_attributions
+    from xaikit.tensor.integrated import CompletenessWarning
+
+    def f(batch):
+        return batch.flatten(1).pow(6).sum(1)  # curved along the path: two Riemann nodes miss badly
+
+    x = torch.linspace(0.2, 1.0, 16).reshape(1, 4, 4)
+    with pytest.warns(CompletenessWarning, match=r"baseline_attributions: .*completeness gap.*Raise steps"):
+        coarse = baseline_attributions(f, x, "zero", steps=2, rule="riemann_right")
+    assert coarse.relative_gap > 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompletenessWarning)  # enough steps: silent
+        fine = baseline_attributions(f, x, "zero", steps=32, rule="gausslegendre")
+    assert fine.relative_gap < 1e-3
+
+
+def test_image_baseline_refuses_an_image_outside_low_high():
+    from xaikit.tensor.baselines import image_baseline
+
+    img = torch.rand(1, 6, 6, generator=torch.Generator().manual_seed(0))
+    for kind in ("max_distance", "gaussian", "uniform", "constant"):
+        with pytest.raises(ValueError, match=r"x has values in .*outside the pixel range low=0, high=1.*high=255"):
+            image_baseline(img * 255, kind)
+    far = image_baseline(img * 255, "max_distance", low=0, high=255)
+    assert set(far.unique().tolist()) <= {0.0, 255.0} and bool((far == 255).any())
+    assert float(image_baseline(img * 255, "gaussian", low=0, high=255).max()) > 1.0
+    image_baseline(img * 255, "blurred")  # no range involved
+    image_baseline(img, "max_distance")
+
+
+def test_expected_baseline_refuses_more_samples_than_data():
+    from xaikit.tensor.baselines import baseline_attributions
+
+    f = lambda x: x.flatten(1).sum(-1)  # noqa: E731
+    x, data = torch.rand(1, 4, 4), torch.rand(5, 1, 4, 4)
+    with pytest.raises(ValueError, match=r"param \(k, .*\) is 100 but data holds 5 images; pass param <= 5"):
+        baseline_attributions(f, x, "expected", param=100, data=data)
+    assert len(baseline_attributions(f, x, "expected", param=5, data=data, steps=4).baselines) == 5
+
+
+def test_image_baseline_seed_must_be_an_int():
+    from xaikit.tensor.baselines import baseline_attributions, image_baseline
+
+    with pytest.raises(TypeError, match=r"seed must be an int, got float 2.7"):
+        image_baseline(torch.rand(1, 4, 4), "uniform", seed=2.7)
+    with pytest.raises(TypeError, match=r"seed must be an int"):
+        baseline_attributions(lambda x: x.flatten(1).sum(-1), torch.rand(1, 4, 4), "uniform", seed=2.7)
+
+
+def test_path_order_is_ints_and_only_for_the_sequential_path():
+    from xaikit.tensor.paths import path_integrated_gradients
+
+    x = torch.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match=r"order\[0\] must be an int, got float 0\.5"):
+        path_integrated_gradients(_linear, x, path="sequential", order=[0.5, 1, 2])
+    with pytest.raises(ValueError, match=r"order is an option of path='sequential', not of path='straight'"):
+        path_integrated_gradients(_linear, x, path="straight", order=[2, 1, 0])
+    with pytest.raises(ValueError, match=r"powers is an option of path='power'"):
+        path_integrated_gradients(_linear, x, path="sequential", powers=[1, 2, 3])
+    path_integrated_gradients(_linear, x, path="sequential", order=np.array([2, 1, 0]), steps=30)
+
+
+def test_embedding_ig_refuses_a_mask_that_attends_to_no_token():
+    from xaikit.models.tiny import tiny_bert
+    from xaikit.text.text_ig import embedding_integrated_gradients
+
+    model = tiny_bert(seed=2)
+    ids = torch.tensor([[2, 40, 41, 42, 3]])
+    with pytest.raises(ValueError, match=r"attention_mask is all 0: no token is attended to"):
+        embedding_integrated_gradients(model, ids, attention_mask=torch.zeros_like(ids), steps=4)
+    ones = embedding_integrated_gradients(model, ids, attention_mask=torch.ones(5), steps=4)  # float 0/1 reads
+    assert torch.allclose(ones.attributions, embedding_integrated_gradients(model, ids, steps=4).attributions)

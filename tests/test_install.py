@@ -1,4 +1,4 @@
-"""Issue 29, item 2: a wheel built from this checkout, installed into a fresh virtual environment, used from
+"""A wheel built from this checkout, installed into a fresh virtual environment, used from
 an empty folder, does what the README promises.
 
 * The wheel is built offline from a copy of the working tree (``pip wheel --no-deps --no-build-isolation

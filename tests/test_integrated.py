@@ -190,3 +190,36 @@ def test_gap_curves_equal_separate_runs():
         for n, gap in zip(ns, gaps, strict=True):
             alone = xk.integrated_gradients(model, x, steps=n, rule=rule, target=1).relative_gap
             assert gap == pytest.approx(alone, rel=1e-3, abs=1e-6)
+
+
+def test_a_numpy_scalar_baseline_is_a_constant_input():
+    from xaikit.tensor.integrated import integrated_gradients
+
+    f = lambda b: torch.tanh(b).sum(1)  # noqa: E731
+    want = integrated_gradients(f, [1.0, 2.0], baseline=0.25).attributions
+    for scalar in (np.float32(0.25), np.float16(0.25), np.array(0.25), torch.tensor(0.25)):
+        got = integrated_gradients(f, [1.0, 2.0], baseline=scalar).attributions  # was "wrap it as [0.25]", which
+        assert torch.equal(got, want)  # then failed: a (1,) baseline for a (2,) input
+
+
+def test_nan_along_the_path_is_not_blamed_on_the_steps():
+    from xaikit.tensor.integrated import integrated_gradients, steps_for_tolerance
+
+    root = lambda b: torch.sqrt(b).sum(1)  # noqa: E731 - NaN below 0
+    with pytest.raises(ValueError, match=r"the model's output is NaN at alpha=0\.125 .*not a matter of steps"):
+        integrated_gradients(root, [1.0, 2.0], baseline=-1.0, steps=8)  # was NaN attributions, "Raise steps"
+    with pytest.raises(ValueError, match=r"the model's output is NaN at alpha=0 \(the baseline\)"):
+        integrated_gradients(root, [1.0, 2.0], baseline=-1.0, steps=8, rule="riemann_left")
+    with pytest.raises(ValueError, match=r"the model's gradient is NaN or inf at alpha=0 \(the baseline\)"):
+        integrated_gradients(root, [1.0, 2.0], baseline=0.0, steps=4, rule="riemann_left")  # d sqrt / dx at 0
+    with pytest.raises(ValueError, match="not a matter of steps"):
+        steps_for_tolerance(root, [1.0, 2.0], baseline=-1.0)  # was a search to max_steps
+
+
+def test_ig_refuses_a_billion_steps_before_allocating():
+    import torch
+
+    import xaikit as xk
+
+    with pytest.raises(ValueError, match="steps must be an int <= 100000"):
+        xk.integrated_gradients(lambda b: b.sum(1), torch.ones(1, 3), steps=10**9)

@@ -69,3 +69,43 @@ def test_completeness_panel_running_sum_reaches_delta(image_model):
     panel.set(rule="gausslegendre", steps=30)
     assert panel.result.relative_gap < 1e-3
     assert len(panel.figure.axes) >= 7  # six strip images and two curves
+
+
+def test_ig_panels_keep_the_input_given_without_a_model_or_refuse_it():
+    from xaikit.tensor.quadrature import additive_toy
+    from xaikit.widgets import IGBaselinePanel, IGCompletenessPanel, IGErrorPanel, IGStepsPanel
+
+    grey = torch.full((1, 8, 8), 0.5)
+    panel = IGCompletenessPanel(x=grey, baseline=torch.ones(1, 8, 8))
+    assert torch.equal(panel.x, grey) and float(panel.baseline.min()) == 1.0  # was the digit, the black image
+    assert torch.equal(IGStepsPanel(x=grey).x, grey)
+    four = torch.tensor([3.0, 3.0, 3.0, 3.0], dtype=torch.float64)
+    assert torch.equal(IGErrorPanel(x=four).x, four)
+    assert torch.equal(IGErrorPanel(x=four).exact, additive_toy().exact_ig(four, None))
+    assert IGBaselinePanel(images=torch.full((2, 1, 8, 8), 0.3)).images.shape == (2, 1, 8, 8)
+    with pytest.raises(ValueError, match=r"IGStepsPanel: x has shape \(3,\), but without f= .* shape \(1, 8, 8\); "
+                                         r"pass f=your model together with x"):
+        IGStepsPanel(x=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"IGBaselinePanel: images has shape \(2, 3, 8, 8\).*model="):
+        IGBaselinePanel(images=torch.zeros(2, 3, 8, 8))
+    with pytest.raises(ValueError, match=r"IGErrorPanel: x is None; with model= given, pass x= too"):
+        IGErrorPanel(model=additive_toy(), x=None)
+
+
+def test_set_gives_the_baseline_its_parameter_whatever_the_previous_baseline():
+    from xaikit.widgets import IGBaselinePanel
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Flatten(), nn.Linear(64, 16), nn.Tanh(), nn.Linear(16, 10)).eval()
+    panel = IGBaselinePanel(model, torch.rand(4, 1, 8, 8), data=torch.rand(40, 1, 8, 8), steps=8)
+    assert panel.result.kind == "zero"  # its parameter slider runs 0..1
+    updates = panel.n_updates
+    panel.set(baseline="expected", param=16)  # was k = 1: 16 was clamped to the zero baseline's range first
+    assert panel.error is None and panel.values["param"] == 16 and panel.result.baselines.shape[0] == 16
+    assert panel.n_updates == updates + 1  # one update, not one per control
+    panel.set(baseline="uniform", param=3)  # 1..16 samples
+    assert panel.result.baselines.shape[0] == 3
+    panel.set(baseline="expected", param=40)  # 40 is outside uniform's range, inside expected's
+    assert panel.values["param"] == 40 and panel.result.baselines.shape[0] == 40 and panel.status.value == ""
+    panel.set(baseline="gaussian", param=9.0)  # outside the new range: clamped to it, with a note
+    assert panel.values["param"] == 1.0 and "param: 9 is above its maximum 1" in panel.status.value

@@ -1,4 +1,4 @@
-"""The faithfulness lab runs each forward row once (issue 30): blocks below an edited attention layer run
+"""The faithfulness lab runs each forward row once: blocks below an edited attention layer run
 on the sentence once instead of on every copy, and rows two rankings share run once. Its numbers must be
 those of the plain way (every copy through every block, every row on its own), within 1e-6."""
 
@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
+from xaikit.models.hooks import forward_hooks
 
 SENTENCES = ["a clever piece of cinema that i like", "the plot is dull and the acting is worse",
              "wonderful story and a great cast"]
@@ -26,7 +28,7 @@ def bert():
     return ensure_eager(model).eval(), tiny_tokenizer()
 
 
-# -- the plain way, as the lab computed before issue 30: the oracle ------------------------------------------
+# -- the plain way, every copy through every block, every row on its own: the oracle --------------------
 def _plain_erased(model, enc, masks, layer):
     from xaikit.text.lab.editing import run_edited
 
@@ -59,22 +61,13 @@ def _plain_permutation(model, enc, n_permutations=16, layers=(-1,), seed=0, quer
     return PermutationChange(median_tvd=float(np.median(tvd)), flips=float(np.mean(q.argmax(-1) != p.argmax())))
 
 
-def _rows_through_block_0(model):
-    from xaikit.models.arch import encoder_layers
-
-    seen = []
-    handle = encoder_layers(model)[0].register_forward_hook(lambda m, args, out: seen.append(args[0].shape[0]))
-    return seen, handle
-
-
 def _run(model, tok):
+    from xaikit.models.arch import encoder_layers
     from xaikit.text.lab.faithfulness import run_lab
 
-    seen, handle = _rows_through_block_0(model)
-    try:
+    seen = []  # the rows each pass through block 0 holds
+    with forward_hooks((encoder_layers(model)[0], lambda m, args, out: seen.append(args[0].shape[0]))):
         lab = run_lab(model, tok, SENTENCES, n_permutations=4, shap_evals=40, ig_steps=4, progress=False)
-    finally:
-        handle.remove()
     return lab, sum(seen)
 
 

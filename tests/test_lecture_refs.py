@@ -1,6 +1,6 @@
 """Every notebook section says where in the lecture it comes from, and each reference points at what it claims.
 
-Issue 17, "For the instructor". Directly under every ``## N.`` heading of ``notebooks/NN_*.py`` stands one
+For the instructor: directly under every ``## N.`` heading of ``notebooks/NN_*.py`` stands one
 italic line, either
 
     *Lecture: <short lecture name> (seeds/00X), <where>.*      <where>: "p. 12", "pp. 13-14", "pp. 30, 33"
@@ -458,7 +458,7 @@ def test_every_stored_keyword_entry_is_cited(found):
 
 
 def test_pause_markers_are_spread_over_the_notebooks(found):
-    """About six questions to the room (issue 17), in at least four notebooks, none asked twice."""
+    """About six questions to the room, in at least four notebooks, none asked twice."""
     assert len(found.pauses) >= 6, [p.where_in_notebook for p in found.pauses]
     assert len({p.where_in_notebook.split()[0] for p in found.pauses}) >= 4
     assert len({normalise(p.question) for p in found.pauses}) == len(found.pauses), "a question is asked twice"

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 from xaikit.text import lime as L
 
 TEXT = "i like the movie so"  # distinct whole words of the tiny vocabulary: one token each
@@ -378,3 +379,20 @@ def test_a_huge_sample_count_is_refused_before_any_work():
         lime_module._check_options(10**9, 25.0, 1.0, 0, "logit", 32)
     with pytest.raises(ValueError, match="n_samples"):
         lime_module.sample_presence(4, 10**9)
+
+
+def test_lime_refuses_a_long_text_as_shap_does(tmp_path):
+    from xaikit.text.lime import lime
+
+    model = tiny_bert(seed=2, max_position_embeddings=512).eval()
+    tok = tiny_tokenizer(tmp_path)
+    tok.model_max_length = 512
+    text = "i like the movie " * 60  # 240 words
+    with pytest.raises(ValueError, match=r"text has \d+ tokens; LIME would run n_samples=20 forward passes.*"
+                                         r"allow_long=True"):
+        lime(model, tok, text, n_samples=20)
+    assert len(lime(model, tok, text, n_samples=4, allow_long=True).tokens) > 200
+    from xaikit.widgets import MethodComparisonPanel
+
+    panel = MethodComparisonPanel(model, tok, text=text, a="Grad-SAM", b="LIME")
+    assert panel.error is not None and "allow_long" in str(panel.error)

@@ -16,11 +16,14 @@ import numpy as np
 import pytest
 import torch
 import transformers
+from safetensors.torch import load_file, save_file
 
 import xaikit
-from xaikit.models import arch, loaders
+from xaikit.models import arch, cache, digits, loaders
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.loaders import HubUnreachableError, load_sentiment, load_vit
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer, tiny_vit
+from xaikit.tensor import toys
 
 SENTENCE = "I like the movie"
 TF5 = int(transformers.__version__.split(".")[0]) >= 5
@@ -305,13 +308,9 @@ def test_attention_modules_are_where_the_attention_probabilities_come_from(which
         model = tiny_vit(seed=1)
         inputs = {"pixel_values": torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(0))}
     seen = []
-    hooks = [m.register_forward_hook(lambda _m, _i, out: seen.append(out)) for m in arch.attention_modules(model)]
-    try:
-        with torch.no_grad():
-            out = model(**inputs, output_attentions=True)
-    finally:
-        for h in hooks:
-            h.remove()
+    hooks = [(m, lambda _m, _i, out: seen.append(out)) for m in arch.attention_modules(model)]
+    with forward_hooks(*hooks), torch.no_grad():
+        out = model(**inputs, output_attentions=True)
     assert len(seen) == len(out.attentions) == 2
     for got, ref in zip(seen, out.attentions, strict=True):
         weights = [t for t in got if isinstance(t, torch.Tensor) and t.dim() == 4]
@@ -517,3 +516,52 @@ def test_a_cached_digits_cnn_changed_in_place_is_trained_or_read_again(capsys):
     again.data.train_x[0].zero_()  # the cached data set counts too
     assert digits.digits_classifier(seed=3, epochs=1, progress=False, disk_cache=False) is not again
     digits._MEMORY.clear()
+
+
+@pytest.fixture
+def digits_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    digits._MEMORY.clear()
+    yield tmp_path / "toys"
+    digits._MEMORY.clear()
+
+
+def _reload():
+    digits._MEMORY.clear()
+    return toys.digits_classifier(seed=1, epochs=1, progress=False)
+
+
+def test_a_damaged_digits_cnn_is_trained_again(digits_cache, capsys):
+    first = toys.digits_classifier(seed=1, epochs=1, progress=False)
+    path = digits_cache / "digits_cnn_seed1_epochs1_v1.safetensors"  # the name scheme is unchanged
+    assert _reload().from_cache
+
+    weights = load_file(str(path))
+    weights["head.weight"][0, 0] = float("nan")
+    save_file(weights, str(path))  # was: loaded with from_cache=True, NaN logits, 9.8% accuracy
+    again = _reload()
+    assert not again.from_cache and again.accuracy == first.accuracy  # exact: the same seeded training
+    assert "SHA-256 differs" in capsys.readouterr().out
+    assert _reload().from_cache
+    sidecar = path.with_name(path.name + ".sha256")
+    assert sidecar.read_text().split()[0] == cache.sha256_file(path)
+
+    data = bytearray(path.read_bytes())
+    data[-50] ^= 0x01  # one flipped bit of a weight: finite, a little less accurate
+    path.write_bytes(bytes(data))
+    assert not _reload().from_cache
+
+    sidecar.unlink()  # saved by an older xaikit, or cut off between the two renames
+    assert not _reload().from_cache
+    assert "no checksum file" in capsys.readouterr().out
+    assert sidecar.is_file() and _reload().from_cache
+    assert sorted(p.name for p in digits_cache.iterdir() if not p.name.startswith(".")) == [
+        path.name, sidecar.name]  # no temporary files left
+
+
+def test_digits_classifier_leaves_the_global_rng_alone(digits_cache):
+    for disk_cache in (False, True, True):  # trained, trained and saved, read back
+        digits._MEMORY.clear()
+        state = torch.get_rng_state()
+        toys.digits_classifier(seed=1, epochs=1, progress=False, disk_cache=disk_cache)
+        assert torch.equal(state, torch.get_rng_state())  # exact: no draw from the global generator

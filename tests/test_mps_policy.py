@@ -1,4 +1,4 @@
-"""Apple laptops (issue 25, item 6): ``xaikit.device()`` leaves MPS alone unless asked, and float64 work never
+"""Apple laptops: ``xaikit.device()`` leaves MPS alone unless asked, and float64 work never
 goes to a device that holds no float64 (:func:`xaikit.policies.float64_device`).
 
 No MPS device exists here, so the tests use stand-ins: torch's MPS check patched to say yes, a model whose

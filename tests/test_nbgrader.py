@@ -1,4 +1,4 @@
-"""nbgrader, for real (issue 16): the lecture notebooks as an nbgrader course, in a temporary folder, with the
+"""nbgrader, for real: the lecture notebooks as an nbgrader course, in a temporary folder, with the
 nbgrader package itself. ``generate_assignment`` gives a student version without solutions, hidden tests or
 answers; ``autograde`` gives a submission with the solutions written in full marks and the blank student
 version zero on every exercise, while the blank one still runs to its last cell. Scores are read from
@@ -162,7 +162,7 @@ def _blank_submission_runs_to_the_end(course: Path) -> None:
 
 
 
-# --- a stock nbgrader course: the written answers are marked the way nbgrader itself reads them (issue 29, 5) ---
+# --- a stock nbgrader course: the written answers are marked the way nbgrader itself reads them ---
 
 def _answer_text(source: str) -> list[str]:
     """The lines of a markdown cell's written-answer regions that say something (not the markers or tags)."""

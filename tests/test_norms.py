@@ -12,6 +12,7 @@ import torch
 
 from xaikit.attention.norms import AttentionNorms, attention_norms, output_projection
 from xaikit.models import arch
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer, tiny_vit
 
 SENTENCE = "The cat drank the milk because it was hungry"
@@ -37,15 +38,11 @@ def _random_bert_model(seed=0, dtype=torch.float32):
 def _oracle(model, tok, text):
     """The model's own attention-output dense outputs (hooked) and attention weights, per layer."""
     seen = {}
-    handles = [output_projection(model, i).register_forward_hook(
-        lambda m, a, o, i=i: seen.__setitem__(i, o.detach()[0].cpu())) for i in range(arch.n_layers(model))]
+    hooks = [(output_projection(model, i), lambda m, a, o, i=i: seen.__setitem__(i, o.detach()[0].cpu()))
+             for i in range(arch.n_layers(model))]
     enc = tok(text, return_tensors="pt").to(next(model.parameters()).device)
-    try:
-        with torch.no_grad():
-            out = model(**enc, output_attentions=True)
-    finally:
-        for h in handles:
-            h.remove()
+    with forward_hooks(*hooks), torch.no_grad():
+        out = model(**enc, output_attentions=True)
     return [seen[i] for i in range(len(seen))], [a[0].cpu() for a in out.attentions]
 
 

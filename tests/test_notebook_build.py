@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.test_no_data_loss import SOURCE, _jupyter_edit
+from tests.fixtures.demo_notebook import SOURCE, _jupyter_edit
 from xaikit.__main__ import main
 from xaikit.course import notebooks as _nbtools
 from xaikit.course import pages
@@ -131,3 +131,27 @@ def test_slides_refuse_a_notebook_the_build_kept(notebooks, tmp_path, capsys):
     assert not out_dir.exists()  # no empty folder either
     nb = nbformat.read(ipynb, as_version=4)
     assert any("mine = 1" in c.source for c in nb.cells)
+
+
+def test_notebooks_check_reports_a_notebook_without_its_source(tmp_path, monkeypatch, capsys):
+    from tests.fixtures.demo_notebook import SOURCE
+    from xaikit.__main__ import main
+    from xaikit.course import notebooks as _nbtools
+
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / "01_demo.py").write_text(SOURCE)
+    (folder / "02_other.py").write_text(SOURCE)
+    monkeypatch.setattr(_nbtools, "NOTEBOOKS", folder)
+    _nbtools.build_notebooks(verbose=False)
+    assert _nbtools.check() == []
+    (folder / "01_demo.py").unlink()
+    capsys.readouterr()
+    assert main(["notebooks", "check"]) == 1
+    err = capsys.readouterr().err
+    assert "01_demo.ipynb has no source 01_demo.py" in err and "git checkout -- notebooks/01_demo.py" in err
+    assert main(["notebooks", "check", "01"]) == 1
+    assert main(["notebooks", "check", "02"]) == 0
+    assert main(["notebooks", "build"]) == 1
+    assert "01_demo.ipynb has no source" in capsys.readouterr().err
+    assert (folder / "01_demo.ipynb").exists()

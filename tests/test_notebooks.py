@@ -153,7 +153,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
              if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
              and any(o.get("name") == "stderr" for o in c.get("outputs", []))]
     assert not noisy, f"{path.name}: grade cells that write to stderr, which nbgrader scores 0: {noisy}"
-    # every panel carries a picture of its figure for renderers without widgets (issue 16), and the
+    # every panel carries a picture of its figure for renderers without widgets, and the
     # headless HTML export shows one image per picture, with no empty widget view left
     from xaikit.widgets.base import PANEL_METADATA
 
@@ -162,7 +162,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
     blind = [o["metadata"][PANEL_METADATA] for o in panels
              if _nbtools.WIDGET_VIEW not in o["data"] or not {"image/png", "text/html"} & set(o["data"])]
     assert not blind, f"{path.name}: panels without a live widget and a static picture: {blind}"
-    # no figure or Axes printed as its text instead of drawn (issue 29: "<Axes: xlabel=...>" after a SHAP
+    # no figure or Axes printed as its text instead of drawn ("<Axes: xlabel=...>" after a SHAP
     # plot, and 04's figures that were "<Figure size ...>" until pyplot had drawn one)
     stray = ["".join(o["data"]["text/plain"]) for o in outputs if set(o.get("data", {})) == {"text/plain"}
              and "".join(o["data"]["text/plain"]).startswith(("<Axes", "<Figure", "<matplotlib"))]
@@ -192,7 +192,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
 @pytest.mark.prepared
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs_in_student_mode(path: Path, tmp_path: Path, monkeypatch):
-    """Every notebook as a student runs it, fast mode off (issue 25): the 12-epoch digits CNN, the full lab,
+    """Every notebook as a student runs it, fast mode off: the 12-epoch digits CNN, the full lab,
     every student-mode sample count. Each ledger claim it checks is logged and must hold, and every claim of
     its notebook must be reached. Time budgets are printed by ``benchmarks/notebook_times.py``, not asserted."""
     from xaikit import claims
@@ -222,7 +222,7 @@ MODEL_NOTEBOOKS = [p for p in NOTEBOOKS if p.stem.startswith(("03", "04", "06"))
 @pytest.mark.prepared
 @pytest.mark.parametrize("path", MODEL_NOTEBOOKS, ids=[p.stem for p in MODEL_NOTEBOOKS])
 def test_notebook_runs_with_float64_models(path: Path, monkeypatch):
-    """The CPU stand-in for a GPU run (issue 12): with ``XAIKIT_MODEL_DTYPE=float64`` the loaders give
+    """The CPU stand-in for a GPU run: with ``XAIKIT_MODEL_DTYPE=float64`` the loaders give
     float64 models, so a float32 tensor that a cell builds on the CPU and feeds to the model unmoved fails
     on the same line as a CPU tensor would on CUDA."""
     import os

@@ -82,7 +82,7 @@ def test_cache_dir_env(tmp_path, monkeypatch):
 
 
 def test_every_export_survives_importing_every_submodule():
-    """Issue 15: no export shares a submodule's name, so importing a submodule never shadows an export
+    """No export shares a submodule's name, so importing a submodule never shadows an export
     (``xaikit.gradsam`` used to turn from the function into the module after ``import xaikit.views``)."""
     code = """
 import importlib, inspect, pkgutil, types
@@ -112,3 +112,22 @@ def test_an_export_named_like_a_submodule_is_refused():
 
     with pytest.raises(ImportError, match="share a submodule's name"):
         attach("xaikit", {"gradsam": "gradsam"})
+
+
+def test_set_seed_too_large_is_named():
+    import xaikit
+
+    with pytest.raises(ValueError, match=r"seed must be an int between 0 and 2\*\*63 - 1, got 2\*\*70"):
+        xaikit.set_seed(2 ** 70)
+
+
+def test_set_seed_names_a_str():
+    with pytest.raises(ValueError, match=r"seed must be a non-negative int, got str '1'; write it as a number, "
+                                         r"set_seed\(1\)"):
+        xaikit.set_seed("1")
+
+
+def test_embedding_integrated_gradients_is_a_top_level_name():
+    from xaikit.text.text_ig import embedding_integrated_gradients
+
+    assert xaikit.embedding_integrated_gradients is embedding_integrated_gradients

@@ -226,3 +226,17 @@ def test_a_still_picture_says_what_it_shows_and_a_page_has_the_notebooks_title()
                                          nbformat.v4.new_markdown_cell("intro\n# 02 — *Integrated* Gradients\n")])
     assert page_title(nb) == "02 — Integrated Gradients"
     assert page_title(nbformat.v4.new_notebook()) == "xaikit notebook"
+
+
+def test_choice_of_ints_given_a_str_names_the_types():
+    from xaikit._validate import check_choice
+    from xaikit.widgets.attention import HeadsPanel
+
+    panel = HeadsPanel()
+    panel.set(n_heads="2")  # the error is shown in the panel
+    assert isinstance(panel.error, ValueError)
+    assert "got '2' (str), so nothing was changed. Did you mean 2 (int)?" in str(panel.error)
+    with pytest.raises(ValueError, match=r"got '4' \(str\)\. Did you mean 4 \(int\)\?"):
+        check_choice("4", "n_heads", (1, 2, 4, 8))
+    with pytest.raises(ValueError, match=r"got 'smothgrad'\. Did you mean 'smoothgrad'\?"):
+        check_choice("smothgrad", "kind", ("smoothgrad", "vargrad"))

@@ -1,4 +1,4 @@
-"""count_passes: forward and backward passes counted by hooks on the encoder blocks (issue 31)."""
+"""count_passes: forward and backward passes counted by hooks on the encoder blocks."""
 
 import pytest
 import torch
@@ -66,7 +66,7 @@ def test_counts_agree_with_a_counter_on_the_whole_model():
 
 @pytest.mark.parametrize("method,cost", [("Grad-SAM", None), ("IG", 8), ("SHAP", 40)])
 def test_text_method_costs_agree_with_rows_entering_the_model(method, cost):
-    # issue 31: a method's passes, counted on the blocks, equal the rows that entered the model (a pre-hook on
+    # a method's passes, counted on the blocks, equal the rows that entered the model (a pre-hook on
     # the whole model, independent of the block hooks); IG's grow with its steps, SHAP's with its evaluations
     from xaikit.models import tiny_tokenizer
     from xaikit.text.views import explain

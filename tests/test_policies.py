@@ -1,9 +1,11 @@
-"""xaikit.policies: the thread setting is explicit, visible and restored (issue 15, item 5)."""
+"""xaikit.policies: the thread setting is explicit, visible and restored."""
 
 import pytest
 import torch
 
 from xaikit import policies
+from xaikit.models.hooks import forward_hooks
+from xaikit.tensor import gradients as G
 
 
 @pytest.fixture
@@ -44,7 +46,7 @@ def test_thread_count_is_restored_after_the_block(fresh):
         assert torch.get_num_threads() == before
 
 
-# -- the thread count by the size of the work (issue 30): one thread for the embedded models' short passes,
+# -- the thread count by the size of the work: one thread for the embedded models' short passes,
 # the idle cores for a bert-base or vit-base pass, and the user's setting over both
 
 def _meta(**config):
@@ -151,11 +153,11 @@ def test_a_method_runs_at_the_count_its_model_size_chooses(fresh, layers, expect
                         intermediate_size=4096, max_position_embeddings=16, attn_implementation="eager")
     model = BertForSequenceClassification(config).eval()  # 12.6M weights a block: 1 block small, 4 large
     seen = []
-    model.bert.encoder.layer[0].register_forward_hook(lambda *a: seen.append(torch.get_num_threads()))
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        gradsam(model, tiny_tokenizer(), "a b", target=0)  # target given: no forward pass to resolve it
+        with forward_hooks((model.bert.encoder.layer[0], lambda *a: seen.append(torch.get_num_threads()))):
+            gradsam(model, tiny_tokenizer(), "a b", target=0)  # target given: no forward pass to resolve it
         assert seen and set(seen) == {expected}
         assert torch.get_num_threads() == 2  # restored
     finally:
@@ -191,3 +193,28 @@ def test_a_count_over_the_cores_is_capped_with_a_note(fresh):
     assert policies.method_thread_count() == 2 and type(policies.method_thread_count()) is int
     with pytest.raises(TypeError, match=r"n must be a positive int or None, got str '2'"):
         policies.set_method_threads("2")
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
+def test_a_bad_thread_setting_is_refused_by_the_plain_tensor_methods(monkeypatch, value):
+    """``XAIKIT_THREADS=abc`` was refused by the model methods and ignored by ``smoothgrad`` on a function."""
+    monkeypatch.setenv("XAIKIT_THREADS", value)
+    with pytest.raises(ValueError, match=r"XAIKIT_THREADS must be a positive integer or 'auto', got"):
+        G.smoothgrad(lambda b: (b ** 2).sum(1), [1.0, 2.0], seed=0)
+    with pytest.raises(ValueError, match=r"XAIKIT_THREADS must be"):
+        G.gradient(lambda b: (b ** 2).sum(1), [1.0, 2.0])
+    monkeypatch.setenv("XAIKIT_THREADS", "1")
+    assert G.gradient(lambda b: (b ** 2).sum(1), [1.0, 2.0]).tolist() == [2.0, 4.0]
+
+
+def test_fast_mode_refuses_an_unknown_value(monkeypatch):
+    """``XAIKIT_FAST=maybe`` was read as off, with no word."""
+    import xaikit
+
+    for value, expected in (("ON", True), ("Yes", True), ("off", False), ("No", False), ("FALSE", False)):
+        monkeypatch.setenv("XAIKIT_FAST", value)
+        assert xaikit.fast_mode() is expected
+    for value in ("maybe", "2"):
+        monkeypatch.setenv("XAIKIT_FAST", value)
+        with pytest.raises(ValueError, match=rf"XAIKIT_FAST must be one of 1, true, yes, on .*got '{value}'"):
+            xaikit.pick(50, 5)

@@ -38,12 +38,10 @@ def _fill(tmp: Path, text: str = "weights") -> None:
 
 
 @pytest.fixture
-def shared(tmp_path, monkeypatch):
-    """A shared cache prepared by the instructor (XAIKIT_CACHE pointing at it), then made read-only."""
-    folder = tmp_path / "srv-xaikit"
-    monkeypatch.setenv("XAIKIT_CACHE", str(folder))
-    monkeypatch.delenv("XAIKIT_SHARED_CACHE", raising=False)
-    monkeypatch.delenv("XAIKIT_SEED", raising=False)
+def shared(tmp_cache, monkeypatch):
+    """A shared cache prepared by the instructor (XAIKIT_CACHE pointing at it: conftest's ``tmp_cache``), then
+    made read-only."""
+    folder = tmp_cache
     cache.ensure(folder / "sentiment-v0-test", _fill)
     cache.ensure(folder / "diagnostics" / "attention-abc", lambda tmp: (tmp / "attention.pt").write_text("a"),
                  required=("attention.pt",))

@@ -110,3 +110,15 @@ def test_significance_refuses_a_direction_that_does_not_name_every_concept():
         tcav.tcav_significance(model, concepts, cls_imgs, alternative="higher", **kw)
     with pytest.raises(TypeError, match="alternative must be one of .* or a dict"):
         tcav.tcav_significance(model, concepts, cls_imgs, alternative=["greater"], **kw)
+
+
+def test_rank_p_refuses_nan_in_value_or_null():
+    from xaikit.concepts.significance import rank_p
+
+    with pytest.raises(ValueError, match=r"value must be a finite number, got nan"):
+        rank_p(float("nan"), [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"null holds 1 non-finite value\(s\) \(first at index 1: nan\)"):
+        rank_p(0.5, [0.1, float("nan"), 0.3])
+    with pytest.raises(ValueError, match=r"value must be a finite"):
+        rank_p(float("inf"), [0.1, 0.2], alternative="greater")
+    assert rank_p(0.5, [0.1, 0.3]) == pytest.approx(2 / 3)

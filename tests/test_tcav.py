@@ -5,58 +5,20 @@ plus the embedded ViT's lecture numbers (``prepared``)."""
 from __future__ import annotations
 
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 from torch import nn
 
+from tests.fixtures.toy_vit import ToyViT, _colour_images
 from xaikit.concepts import activations as activations_module
 from xaikit.concepts import cav as cav_module
 from xaikit.concepts import images as images_module
 from xaikit.concepts import tcav
 from xaikit.models import imageworld as iw
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_vit
-
-
-# -- a hand-built "ViT": token activations are patch mean colours, the zebra logit is mean(red - blue) --------
-class _Block(nn.Module):
-    def __init__(self, gain: float):
-        super().__init__()
-        self.gain = gain
-
-    def forward(self, h):
-        return (self.gain * h,)  # a tuple, like a transformers 4.x block
-
-
-class ToyViT(nn.Module):
-    """Tokens = [CLS] (zeros) + each 4x4 patch's mean (r, g, b); blocks scale them; logit_zebra is the
-    mean over patch tokens of (r - b) at the last block: linear in the direction (1, 0, -1)."""
-
-    def __init__(self):
-        super().__init__()
-        self.config = SimpleNamespace(id2label={0: "zebra", 1: "horse"}, image_size=16, patch_size=4, hidden_size=3)
-        self.encoder = nn.Module()
-        self.encoder.layer = nn.ModuleList([_Block(2.0), _Block(1.0)])
-        self.dummy = nn.Parameter(torch.zeros(1))
-
-    def forward(self, pixel_values):
-        b = pixel_values.shape[0]
-        patches = pixel_values.unfold(2, 4, 4).unfold(3, 4, 4)  # (B, 3, 4, 4, 4, 4)
-        tokens = patches.mean((-1, -2)).flatten(2).transpose(1, 2)  # (B, 16, 3)
-        h = torch.cat([torch.zeros(b, 1, 3), tokens], 1) + self.dummy  # (B, 17, 3)
-        for block in self.encoder.layer:
-            h = block(h)[0]
-        zebra = (h[:, 1:, 0] - h[:, 1:, 2]).mean(1)  # (B,)
-        return SimpleNamespace(logits=torch.stack([zebra, -zebra], 1))
-
-
-def _colour_images(rgb, n, seed):
-    rng = np.random.default_rng(seed)
-    base = np.array(rgb, float)
-    imgs = base + rng.uniform(-0.15, 0.15, (n, 16, 16, 3))
-    return (np.clip(imgs, 0, 1) * 255).astype(np.uint8)
 
 
 def test_tcav_is_one_along_and_zero_against_the_logit_direction():
@@ -109,11 +71,8 @@ def test_directional_derivative_matches_finite_difference():
             h = h.clone()
             h[:, 1:] += eps * torch.as_tensor(v)  # add eps * v to every patch token: the mean moves by eps * v
             return (h, *out[1:]) if isinstance(out, tuple) else h
-        handle = encoder_layers(model)[0].register_forward_hook(hook)
-        with torch.no_grad():
-            out = model(pixel_values=x).logits[:, 1].double()
-        handle.remove()
-        return out
+        with forward_hooks((encoder_layers(model)[0], hook)), torch.no_grad():
+            return model(pixel_values=x).logits[:, 1].double()
 
     eps = 1e-3
     fd = ((shifted(eps) - shifted(-eps)) / (2 * eps)).numpy()
@@ -190,8 +149,7 @@ def test_gradients_equal_full_autograd_without_recording_the_blocks_below(poolin
         h.retain_grad()
     out.logits[:, 1].sum().backward()
     recorded = []
-    handle = encoder_layers(model)[0].register_forward_hook(lambda *_: recorded.append(torch.is_grad_enabled()))
-    try:
+    with forward_hooks((encoder_layers(model)[0], lambda *_: recorded.append(torch.is_grad_enabled()))):
         for layer in (1, 0):
             tcav.clear_cache()
             recorded.clear()
@@ -202,8 +160,6 @@ def test_gradients_equal_full_autograd_without_recording_the_blocks_below(poolin
             # where recording starts)
             assert recorded == [False] * len(recorded) and recorded
         assert torch.is_grad_enabled()  # the pass's no_grad block restored the caller's mode
-    finally:
-        handle.remove()
 
 
 @pytest.mark.parametrize("pooling", tcav.POOLINGS)
@@ -579,7 +535,7 @@ def test_r_slider_offers_only_values_with_random_sets():
 
 
 def test_meaningless_sets_are_flagged_and_rejected():
-    """Issue 14, item 12: identical sets, one image as a set, a text model, a tokenizer as processor."""
+    """Identical sets, one image as a set, a text model, a tokenizer as processor."""
     model = tiny_vit(seed=0, image_size=32)
     same = iw.concept_images("striped", 12)[:, ::2, ::2]
     zebras = iw.class_images("zebra", 6)[:, ::2, ::2]
@@ -643,3 +599,200 @@ def test_one_tcav_call_checks_the_layer_and_the_class_once(monkeypatch):
                      target="zebra", layer=1,
                      pairs=[("red", "blue"), ("blue", "red")])
     assert calls == {"layer": 1, "class": 1}
+
+
+def _sets():
+    return {"red": _colour_images((0.8, 0.4, 0.2), 12, 0)}, _colour_images((0.5, 0.5, 0.5), 10, 2)
+
+
+class _SignedViT(ToyViT):
+    """ToyViT whose logits are multiplied by a parameter: flipping it in place flips every TCAV score."""
+
+    def __init__(self):
+        super().__init__()
+        self.sign = nn.Parameter(torch.ones(1))
+
+    def forward(self, pixel_values):
+        out = super().forward(pixel_values)
+        out.logits = out.logits * self.sign
+        return out
+
+
+def _state(panel):
+    return panel.values, panel.result, panel.n_updates, panel.status.value
+
+
+@pytest.fixture(scope="module")
+def tcav_panel():
+    from xaikit.models import imageworld as iw
+    from xaikit.models.tiny import tiny_vit
+    from xaikit.widgets import TCAVPanel
+
+    model = tiny_vit(seed=0, image_size=32)
+    concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted", "bubbly")}
+    zebras = {"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]}
+    randoms = [iw.random_images(8, seed=i)[:, ::2, ::2] for i in range(4)]
+    return TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, pooling="mean")
+
+
+def test_identical_random_sets_are_refused_with_the_seed_fix():
+    concepts, cls_imgs = _sets()
+    model = ToyViT().eval()
+    same = [iw.random_images(10)[:, ::4, ::4] for _ in range(6)]  # the default seed: six copies of one set
+    with pytest.raises(ValueError, match=r"random_sets\[0\] and random_sets\[1\] hold the same images.*seed=i"):
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=same, R=5,
+                               pooling="mean")
+    one = iw.random_images(10, seed=1)[:, ::4, ::4]
+    with pytest.raises(ValueError, match=r"random_sets\[1\] and random_sets\[2\] hold the same images"):
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, R=3, pooling="mean",
+                               random_sets=[iw.random_images(10, seed=0)[:, ::4, ::4], *[one] * 3])
+    # near-identical: 8 of 10 images in common
+    a, b = iw.random_images(10, seed=2)[:, ::4, ::4], iw.random_images(10, seed=3)[:, ::4, ::4]
+    mixed = np.concatenate([a[:8], b[:2]])
+    with pytest.raises(ValueError, match=r"random_sets\[0\] and random_sets\[1\] hold 8 of the same 10 images"):
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=[a, mixed, b],
+                               R=2, pooling="mean")
+    # a concept against itself as the counterpart
+    with pytest.raises(ValueError, match=r"concepts\['red'\] and negative hold the same images"):
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, R=2, pooling="mean",
+                               random_sets=[a, b, one], negative=concepts["red"])
+    # null sets of the rank test, all the same
+    with pytest.raises(ValueError, match=r"null_sets\[0\] and null_sets\[1\] hold the same images"):
+        tcav.tcav_significance(model, {"r": a}, cls_imgs, target="zebra", layer=1, R=2, pooling="mean",
+                               test="rank",
+                               random_sets=[_colour_images((0.1, 0.9, 0.1), 10, k) for k in range(3)],
+                               null_sets=[b] * 20)
+
+
+def test_a_baseline_cav_of_indistinguishable_sets_is_refused():
+    concepts, cls_imgs = _sets()
+    model = ToyViT().eval()  # its [CLS] token is 0 for every image: at "cls" pooling no two sets differ
+    rng = np.random.default_rng(0)
+    randoms = [rng.integers(0, 256, (10, 16, 16, 3), dtype=np.uint8) for _ in range(3)]
+    # was: every baseline score 0.00 (a zero CAV), and any concept measured against that baseline
+    with pytest.raises(ValueError, match=r"baseline CAV of random_sets\[0\] vs random_sets\[1\] is zero.*layer 1 "
+                                         r"\(cls pooling\)"):
+        tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms, R=2,
+                               pooling="cls")
+    res = tcav.tcav_significance(model, concepts, cls_imgs, target="zebra", layer=1, random_sets=randoms,
+                                 R=2, pooling="mean")
+    assert res.random_cav_accuracies.shape == (2,)
+
+
+def test_tcav_notices_weights_edited_in_place():
+    model = _SignedViT().eval()
+    red, blue = _colour_images((0.8, 0.4, 0.2), 20, 0), _colour_images((0.2, 0.4, 0.8), 20, 1)
+    cls_imgs = _colour_images((0.5, 0.5, 0.5), 10, 2)
+    before = tcav.tcav(model, red, blue, cls_imgs, target="zebra", layer=1, pooling="mean").score
+    with torch.no_grad():
+        model.sign.mul_(-1)  # the model now says the opposite
+    after = tcav.tcav(model, red, blue, cls_imgs, target="zebra", layer=1, pooling="mean").score
+    assert before == pytest.approx(1.0) and after == pytest.approx(0.0)  # it served 1.0 again from the cache
+    model.sign.data = torch.ones(1)  # a new tensor, version 0 again: still noticed
+    assert tcav.tcav(model, red, blue, cls_imgs, target="zebra", layer=1,
+                     pooling="mean").score == pytest.approx(1.0)
+
+
+def test_concept_gallery_refuses_one_image_as_a_set():
+    from xaikit.widgets.tcav import ConceptGalleryPanel
+
+    one = np.zeros((32, 32, 3), dtype=np.uint8)
+    sets = {"x": np.zeros((4, 32, 32, 3), dtype=np.uint8)}
+    with pytest.raises(ValueError, match=r"concept_sets\['x'\] looks like one image of shape \(32, 32, 3\)"):
+        ConceptGalleryPanel(concept_sets={"x": one}, random_set=sets["x"])
+    with pytest.raises(ValueError, match=r"random_set looks like one image"):
+        ConceptGalleryPanel(concept_sets=sets, random_set=one)
+    with pytest.raises(ValueError, match=r"n_show must be an int >= 1, got 0"):
+        ConceptGalleryPanel(concept_sets=sets, n_show=0)
+
+
+def test_concept_panels_read_a_negative_layer_as_tcav_does():
+    """``TCAVPanel(layer=-1)`` was clamped to layer 0 while ``tcav(layer=-1)`` reads the last block."""
+    from tests.fixtures.toy_vit import ToyViT, _colour_images
+    from xaikit.widgets import TCAVPanel
+
+    model = ToyViT().eval()
+    concepts = {"red": _colour_images((0.9, 0.1, 0.1), 8, 0), "blue": _colour_images((0.1, 0.1, 0.9), 8, 1)}
+    zebras = {"zebra": _colour_images((0.6, 0.3, 0.3), 8, 2)}
+    randoms = [_colour_images((0.5, 0.5, 0.5), 8, 10 + i) for i in range(3)]
+    panel = TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, layer=-1,
+                      pooling="mean")
+    assert panel.values["layer"] == 1 and panel.result.layer == 1  # the last of 2 blocks
+    with pytest.raises(ValueError, match=r"layer must be an int >= -2.*use 0..1 \(or -1 for the last\)"):
+        TCAVPanel(model, concept_sets=concepts, class_images=zebras, R=3, random_sets=randoms, layer=-3)
+
+
+def test_an_unknown_concept_changes_nothing_and_names_the_choices(tcav_panel):
+    panel = tcav_panel
+    panel.set(layer=0, concepts=("striped", "dotted"))
+    assert panel.error is None
+    before = _state(panel)
+    for bad in (("nope",), ("striped", "nope")):  # a typo among good names is refused, not dropped
+        panel.set(layer=1, concepts=bad)  # was: the layer moved, then a raw TraitError, panel.error None
+        assert isinstance(panel.error, ValueError)
+        assert str(panel.error).startswith("concepts must be names among 'striped', 'dotted', 'bubbly'")
+        assert "'nope'" in str(panel.error) and "nothing was changed" in str(panel.error)
+        assert "concepts must be names among" in panel.status.value
+        assert _state(panel)[:3] == before[:3]  # no control moved, no update ran
+    panel.set(concepts="striped")  # a str where a tuple is expected
+    assert isinstance(panel.error, ValueError) and "Did you mean ('striped',)?" in str(panel.error)
+    assert _state(panel)[:3] == before[:3]
+    panel.set(layer=1, concepts=("striped",))
+    assert panel.error is None and panel.result.layer == 1 and list(panel.result.concepts) == ["striped"]
+
+
+def test_a_failing_computation_is_still_shown_in_the_panel(tcav_panel):
+    panel = tcav_panel
+    panel.set(concepts=("dotted",), negative="dotted")  # checked values, but nothing left to score
+    assert isinstance(panel.error, ValueError) and "other than the counterpart" in panel.status.value
+    assert panel.set(concepts=("striped",), negative="random") is panel.result and panel.error is None
+
+
+def test_the_tcav_panels_refuse_unknown_concepts():
+    from xaikit.models import imageworld as iw
+    from xaikit.models.tiny import tiny_vit
+    from xaikit.widgets import LayerSweepPanel, TCAVPanel
+
+    model = tiny_vit(seed=0, image_size=32)
+    concepts = {c: iw.concept_images(c, 8)[:, ::2, ::2] for c in ("striped", "dotted")}
+    zebras = {"zebra": iw.class_images("zebra", 8)[:, ::2, ::2]}
+    for panel in (TCAVPanel, LayerSweepPanel):
+        with pytest.raises(ValueError, match=r"concepts\[1\] must be one of 'striped', 'dotted'; got 'nope'"):
+            panel(model, concept_sets=concepts, class_images=zebras, concepts=("striped", "nope"))  # was dropped
+        with pytest.raises(ValueError, match=r"concepts must be a list.*got 'striped'\. Did you mean \['striped'\]"):
+            panel(model, concept_sets=concepts, class_images=zebras, concepts="striped")  # was: no concept at all
+
+
+def test_an_empty_list_of_null_sets_is_named():
+    from xaikit.concepts import tcav
+
+    model = ToyViT().eval()
+    red, grey = _colour_images((0.8, 0.4, 0.2), 10, 0), _colour_images((0.5, 0.5, 0.5), 10, 2)
+    randoms = [_colour_images((0.1, 0.9, 0.1), 10, k) for k in range(3)]
+    with pytest.raises(ValueError, match=r"null_sets is empty.*leave null_sets=None"):
+        tcav.tcav_significance(model, {"red": red}, grey, target="zebra", layer=1, R=2, pooling="mean",
+                               test="rank",
+                               random_sets=randoms, null_sets=[])  # was an IndexError
+
+
+def test_one_pair_where_a_list_of_pairs_belongs_is_named():
+    from xaikit.concepts.tcav import pair_scores
+
+    with pytest.raises(ValueError, match=r"got one pair \('striped', 'dotted'\); pass pairs=\[\('striped', 'dotted'\)\]"):
+        pair_scores(None, {"striped": None, "dotted": None}, None, target=0, layer=0, pairs=("striped",
+                                                                                             "dotted"))
+    with pytest.raises(ValueError, match=r"pairs must be a list of \(concept, counterpart\) pairs"):
+        pair_scores(None, {"striped": None}, None, target=0, layer=0, pairs="striped")
+
+
+def test_tcav_images_may_be_file_names(tmp_path):
+    from PIL import Image
+
+    from xaikit.concepts.images import prepare_images
+
+    for i in range(2):
+        Image.fromarray(np.full((8, 8, 3), 40 * i, np.uint8)).save(tmp_path / f"{i}.png")
+    got = prepare_images([str(tmp_path / "0.png"), tmp_path / "1.png"])
+    assert [int(a.max()) for a in got] == [0, 40]
+    with pytest.raises(FileNotFoundError, match=r"images\[0\] is the file name '/nope/a.png', but there is no such"):
+        prepare_images(["/nope/a.png", str(tmp_path / "0.png")])

@@ -1,4 +1,4 @@
-"""TCAV on the embedded ViT against a plain reference computation (issue 30): the memory and time changes
+"""TCAV on the embedded ViT against a plain reference computation: the memory and time changes
 (gradients in bounded batches, cached activations) must leave every score and p-value where it was.
 
 The reference here takes the block's output with its own forward hook, all images in one batch, the
@@ -19,6 +19,7 @@ from xaikit.concepts.cav import train_cav
 from xaikit.concepts.images import pixel_values
 from xaikit.models import imageworld as iw
 from xaikit.models.arch import encoder_layers
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.vitworld import TCAV_LAYER
 
 N, R, K, SEED = 16, 3, 6, 0
@@ -40,15 +41,11 @@ def _block_output(model, images, processor, target=None):
     def hook(_m, _i, out):
         seen["h"] = out[0] if isinstance(out, (tuple, list)) else out
 
-    handle = encoder_layers(model)[TCAV_LAYER].register_forward_hook(hook)
-    try:
-        with torch.enable_grad():
-            logits = model(pixel_values=x).logits
-            if target is None:
-                return seen["h"].detach().flatten(1).numpy().astype(np.float64)
-            (g,) = torch.autograd.grad(logits[:, target].sum(), seen["h"])
-    finally:
-        handle.remove()
+    with forward_hooks((encoder_layers(model)[TCAV_LAYER], hook)), torch.enable_grad():
+        logits = model(pixel_values=x).logits
+        if target is None:
+            return seen["h"].detach().flatten(1).numpy().astype(np.float64)
+        (g,) = torch.autograd.grad(logits[:, target].sum(), seen["h"])
     return g.flatten(1).numpy().astype(np.float64)
 
 

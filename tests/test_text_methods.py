@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import torch
 
+import xaikit
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 
 SENTENCES = ["i like the movie", "she hates the book", "this is so boring", "i cannot wait for next time"]
@@ -565,12 +567,8 @@ def test_input_gradient_is_the_derivative_along_the_word_embedding():
             output[0, t] *= 1 + s
             return output
 
-        handle = model.get_input_embeddings().register_forward_hook(scale)
-        try:
-            with torch.no_grad():
-                return torch.softmax(model(**enc.inputs).logits, -1)[0, enc.target].item()
-        finally:
-            handle.remove()
+        with forward_hooks((model.get_input_embeddings(), scale)), torch.no_grad():
+            return torch.softmax(model(**enc.inputs).logits, -1)[0, enc.target].item()
 
     h = 1e-5
     expected = [(prob(t, h) - prob(t, -h)) / (2 * h) for t in range(enc.n_tokens)]
@@ -662,3 +660,86 @@ def test_rank_agreement_bad_input(model, tok):
         word_tau([1, 2, 3], [1, 2, 3], [1, 1])
     with pytest.raises(ValueError, match="a and b must be finite"):
         word_tau([1, np.nan, 3], [1, 2, 3], [0, 1, 2])
+
+
+def test_method_comparison_allow_long_must_be_a_bool():
+    from xaikit.widgets.text_methods import MethodComparisonPanel
+
+    with pytest.raises(TypeError, match=r"allow_long must be True or False, got str 'False'"):
+        MethodComparisonPanel(None, None, allow_long="False")
+
+
+def test_a_special_token_typed_in_the_text_is_warned_about(model, tok):
+    import warnings
+
+    from xaikit._text_input import SpecialTokenWarning
+    from xaikit.text.gradsam import gradsam
+    from xaikit.text.lime import lime
+
+    with pytest.warns(SpecialTokenWarning, match=r"text holds \[SEP\] typed as text: the tokenizer reads each as "
+                                                 r"its special token"):
+        scores = gradsam(model, tok, "good movie [SEP] bad ending")
+    assert scores.tokens.count("[SEP]") == 2  # what the warning is about
+    with pytest.warns(SpecialTokenWarning, match=r"\[CLS\] typed as text"):
+        lime(model, tok, "[CLS] great film", n_samples=20, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SpecialTokenWarning)
+        gradsam(model, tok, "good movie, bad ending")  # brackets of other words are no special token
+        gradsam(model, tok, "a [good] movie")
+
+
+def test_a_row_past_the_last_token_is_named(bert, tok):
+    from xaikit.text.views import grad_weighted_attention, raw_attention, rollout
+
+    for method in (rollout, raw_attention, grad_weighted_attention):
+        with pytest.raises(ValueError, match=r"row must be a token position 0\.\.5: 'i like the movie' has 6 "
+                                             r"tokens \(\[CLS\] is 0\); got 99"):
+            method(bert, tok, "i like the movie", row=99)  # was IndexError from torch
+    with pytest.raises(TypeError, match="row must be an int"):
+        rollout(bert, tok, "i like the movie", row=1.5)
+    assert rollout(bert, tok, "i like the movie", row=-1).scores.shape == (6,)  # Python's -1: the last token
+
+
+def test_run_lab_names_its_own_arguments(bert, tok):
+    from xaikit.text.faithfulness import run_lab
+
+    lab = lambda **kw: run_lab(bert, tok, ["i like the movie"], progress=False, **kw)  # noqa: E731
+    with pytest.raises(ValueError, match="shap_evals must be an int >= 2, got 0"):
+        lab(rankings=("attention", "SHAP"), shap_evals=0)  # was "max_evals must be ..."
+    with pytest.raises(ValueError, match=r"bins must hold at least one fraction.*e\.g\. bins=\(0\.1, 0\.2, 0\.5\)"):
+        lab(bins=())  # was NaN AOPC scores
+    with pytest.raises(TypeError, match="seed must be an int, got str 'x'"):
+        lab(seed="x")  # was a TypeError from NumPy's SeedSequence
+    with pytest.raises(ValueError, match="ig_steps must be an int >= 1, got 0"):
+        lab(ig_steps=0)
+    with pytest.raises(ValueError, match="n_permutations must be an int >= 1, got 0"):
+        lab(n_permutations=0)
+
+
+def test_embedding_ig_names_bad_ids_masks_and_zero_rows(bert):
+    from xaikit.text.text_ig import embedding_integrated_gradients as eig
+
+    ids = torch.tensor([[2, 40, 41, 42, 3]])
+    with pytest.raises(ValueError, match=r"input_ids is empty"):
+        eig(bert, torch.zeros(1, 0, dtype=torch.long), steps=4)
+    with pytest.raises(ValueError, match=r"zero_rows holds position 99, outside the 5 tokens"):
+        eig(bert, ids, zero_rows=[99], steps=4)
+    with pytest.raises(ValueError, match=r"attention_mask must have the shape of input_ids"):
+        eig(bert, ids, attention_mask=torch.ones(3), steps=4)
+    with pytest.raises(ValueError, match=r"attention_mask must hold only 0"):
+        eig(bert, ids, attention_mask=torch.full((5,), 0.5), steps=4)
+    by_position = eig(bert, ids, zero_rows=[1, 2], steps=4)
+    by_mask = eig(bert, ids, zero_rows=torch.tensor([False, True, True, False, False]), steps=4)
+    assert torch.allclose(by_position.attributions, by_mask.attributions)
+
+
+def test_text_methods_take_a_class_name_as_target(tok):
+    """``gradsam(..., target='positive')`` was refused as not an int although the labels were listed."""
+    bert = tiny_bert(seed=2).eval()
+    bert.config.id2label, bert.config.label2id = {0: "NEGATIVE", 1: "POSITIVE"}, {"NEGATIVE": 0, "POSITIVE": 1}
+    by_name = xaikit.gradsam(bert, tok, "i like the movie", target="positive")
+    assert by_name.target == 1
+    assert torch.allclose(torch.as_tensor(by_name.scores),
+                          torch.as_tensor(xaikit.gradsam(bert, tok, "i like the movie", target=1).scores))
+    with pytest.raises(ValueError, match=r"target 'neutral' is not a class name of this model.*1=POSITIVE"):
+        xaikit.gradsam(bert, tok, "i like the movie", target="neutral")

@@ -159,3 +159,84 @@ def test_all_views_prepares_the_text_once(model, tok, counted):
     views = all_views(model, tok, TEXT, methods=methods, ig_steps=4)
     assert set(views) == set(methods)
     assert counted == {"tokenizer": 2, "forward": 1 + 1 + 2}
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    from xaikit.models.tiny import tiny_bert, tiny_tokenizer
+
+    return tiny_bert(seed=1), tiny_tokenizer(tmp_path_factory.mktemp("tok"))
+
+
+def test_explain_passes_layer_on_to_the_methods_that_take_it(bert):
+    from xaikit.text.views import attention_gradient, explain, raw_attention
+
+    model, tok = bert
+    text = "a fine and moving film"
+    for method, fn, extra in (("attention", raw_attention, {}),
+                              ("gradient", attention_gradient, {"target": 1}),
+                              ("gradient x attention", attention_gradient, {"target": 1, "times_attention": True})):
+        got = explain(model, tok, text, method, target=1, layer=0).scores
+        want = fn(model, tok, text, layer=0, **extra).scores
+        last = fn(model, tok, text, layer=-1, **extra).scores
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-7)
+        assert not np.allclose(got, last), method  # the option changed the answer
+
+
+@pytest.mark.parametrize("method", ["Grad-SAM", "grad-weighted attention", "Chefer LRP", "rollout"])
+def test_explain_refuses_an_option_the_method_does_not_take(bert, method):
+    from xaikit.text.views import explain
+
+    model, tok = bert
+    with pytest.raises(TypeError, match=rf"explain\(method='{method}'\) got the option layer=2.*Remove it"):
+        explain(model, tok, "a fine film", method, layer=2)
+
+
+@pytest.mark.parametrize("text", ["\u200b\u200b", "\x00\x07", "\ufeff \u2060", "\u200d\t\u200c"])
+def test_a_sentence_of_invisible_characters_is_refused_as_empty(bert, text):
+    from xaikit.text.views import explain
+
+    model, tok = bert
+    with pytest.raises(ValueError, match=r"text is empty: it holds only invisible characters \(U\+"):
+        explain(model, tok, text, "attention")
+
+
+def test_a_sentence_with_a_zero_width_space_among_words_is_still_explained(bert):
+    from xaikit.text.views import explain
+
+    model, tok = bert
+    assert len(explain(model, tok, "a fine\u200b film", "attention").scores) >= 3
+
+
+def test_run_lab_refuses_a_long_sentence_before_any_work(bert, monkeypatch):
+    from xaikit.text import faithfulness, shaptext, views
+
+    model, tok = bert
+    monkeypatch.setattr(shaptext, "LONG_TEXT", 6)  # the tiny model takes too few tokens for the real 200
+    calls = []
+    real = views.all_views
+    monkeypatch.setattr(views, "all_views", lambda *a, **k: calls.append(1) or real(*a, **k))
+    sentences = ["a fine film", "a fine film and a fine moving film"]
+    with pytest.raises(ValueError, match=r"sentences\[1\] has \d+ tokens.*run_lab\(\.\.\., allow_long=True\)"):
+        faithfulness.run_lab(model, tok, sentences, shap_evals=20, ig_steps=4, n_permutations=2, progress=False)
+    assert calls == []  # refused before the first sentence was explained
+    lab = faithfulness.run_lab(model, tok, sentences, shap_evals=20, ig_steps=4, n_permutations=2, progress=False,
+                               allow_long=True)
+    assert len(lab.sentences) == 2
+
+
+def test_token_scores_top_needs_k_at_least_one():
+    from xaikit.text.tokens import TokenScores
+
+    ts = TokenScores(["a", "b", "c"], np.array([0.1, 0.5, -0.2]), "demo", 0, True)
+    with pytest.raises(ValueError, match=r"k must be an int >= 1, got -1"):
+        ts.top(k=-1)
+    assert [t for t, _ in ts.top(k=10)] == ["b", "c", "a"]
+
+
+def test_tokenscores_refuses_a_sentence_as_its_tokens():
+    from xaikit.text.tokens import TokenScores
+
+    with pytest.raises(TypeError, match="tokens must be a list of token strings"):
+        TokenScores("hi there", np.arange(8.0))
+    assert TokenScores(["hi", "there"], np.arange(2.0)).tokens == ["hi", "there"]

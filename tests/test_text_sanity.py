@@ -149,7 +149,7 @@ def test_one_string_is_refused_as_texts():
 
 
 def test_cascade_costs_counted_by_hooks(bert):
-    """Issue 31: what the sanity table cost, counted by hooks. The cheap methods read one shared
+    """What the sanity table cost, counted by hooks. The cheap methods read one shared
     forward/backward pass per (model, text): 2 texts on the trained model and on 2 randomised copies give 6
     of each; the trained model's prediction (target=None) costs one more forward per text, and the randomised
     copies, explained for the trained model's class, none. An independent count: a forward pre-hook on each
@@ -184,7 +184,7 @@ def test_cascade_costs_counted_by_hooks(bert):
 
 
 def test_panel_shows_costs_counted_by_hooks(bert):
-    """Issue 31: the panel shows what each column cost. Grad-SAM and rollout read one shared pass: one forward
+    """The panel shows what each column cost. Grad-SAM and rollout read one shared pass: one forward
     and one backward per model; the trained model's prediction costs one forward more; a column taken from the
     cache shows what computing it cost, marked cached."""
     from xaikit import widgets as W

@@ -1,4 +1,4 @@
-"""``python -m xaikit prepare --seed N`` (issue 25): the cache records its training seed, every embedded model's
+"""``python -m xaikit prepare --seed N``: the cache records its training seed, every embedded model's
 folder follows it, and the default stays 0."""
 
 from __future__ import annotations
@@ -181,3 +181,23 @@ def test_a_seed_beyond_torchs_range_is_refused_before_any_training(cache, monkey
         main(["prepare"])
     assert "XAIKIT_SEED must be a non-negative integer" in capsys.readouterr().err
     assert asked == []  # nothing was trained
+
+
+def test_an_unprepared_training_seed_says_why_a_fine_tune_starts(monkeypatch, tmp_path, capsys):
+    from xaikit.models import sentiment
+
+    monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path))
+    monkeypatch.setenv("XAIKIT_SEED", "3")
+
+    class Stop(Exception):
+        pass
+
+    def stub(*args, **kwargs):
+        raise Stop
+
+    monkeypatch.setattr(sentiment, "train_sentiment", stub)
+    with pytest.raises(Stop):
+        sentiment.ensure_embedded_sentiment(progress=False)
+    out = capsys.readouterr().out
+    assert "no sentiment model for training seed 3" in out or "for training seed 3" in out, out
+    assert "XAIKIT_SEED" in out

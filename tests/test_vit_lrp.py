@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 import torch
 
+from tests.fixtures.references import chefer_product_by_hand
 from xaikit.concepts import vit_lrp
 from xaikit.concepts import vit_relevance as vr
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_vit
 
 
@@ -87,7 +89,7 @@ def _own_intermediates(model, pixels):
     for layer in model.vit.layers if hasattr(model.vit, "layers") else model.vit.encoder.layer:
         store = {}
         seen.append(store)
-        hooks.append(layer.register_forward_hook(lambda m, a, o, s=store: s.update(x=a[0][0].detach())))
+        hooks.append((layer, lambda m, a, o, s=store: s.update(x=a[0][0].detach())))
         att = layer.attention
         q, k, v, o = ((att.q_proj, att.k_proj, att.v_proj, att.o_proj) if hasattr(att, "q_proj") else
                       (att.attention.query, att.attention.key, att.attention.value, att.output.dense))
@@ -96,14 +98,12 @@ def _own_intermediates(model, pixels):
         for module, name, take in ((q, "ln1", "in"), (q, "q", "out"), (k, "k", "out"), (v, "v", "out"),
                                    (o, "ctx", "in"), (o, "attn_out", "out"), (fc1, "ln2", "in"),
                                    (fc2, "inter", "in"), (fc2, "mlp_out", "out")):
-            hooks.append(module.register_forward_hook(keep(store, name, take)))
+            hooks.append((module, keep(store, name, take)))
         store["mods"] = {"q": q, "k": k, "v": v, "o": o, "fc1": fc1, "fc2": fc2}
     head_in = {}
-    hooks.append(model.classifier.register_forward_hook(lambda m, a, o: head_in.update(x=a[0][0].detach())))
-    with torch.no_grad():
+    hooks.append((model.classifier, lambda m, a, o: head_in.update(x=a[0][0].detach())))
+    with forward_hooks(*hooks), torch.no_grad():
         logits = model(pixel_values=pixels.double()).logits[0]
-    for h in hooks:
-        h.remove()
     return model, seen, head_in["x"], logits
 
 
@@ -176,20 +176,13 @@ def test_attention_relevance_against_an_independent_propagation(vit, pixels):
 def test_map_is_the_cls_row_of_the_product_by_hand(vit, pixels):
     r = vit_lrp.chefer_lrp(vit, pixels, target=0)
     ra, g = r.attention_relevance, r.gradients
-    n = ra.shape[-1]
-    c = np.eye(n)
-    for b in range(ra.shape[0]):  # Abar_b = I + mean over heads of (grad o R)^+, then Abar_b C
-        abar = np.eye(n)
-        for i in range(n):
-            for j in range(n):
-                abar[i, j] += np.mean([max(g[b, h, i, j] * ra[b, h, i, j], 0.0) for h in range(ra.shape[1])])
-        c = abar @ c
+    c = chefer_product_by_hand(ra, g)
     np.testing.assert_allclose(r.matrix, c, rtol=1e-12)
     np.testing.assert_allclose(r.map.ravel(), c[0, 1:], rtol=1e-12)
     assert r.map.shape == (4, 4) and (r.map >= 0).all() and r.map.max() > 0
     # block 0 only: I + the first block's term; and the method registered in vit_relevance gives the same maps
     first = vit_lrp.chefer_lrp(vit, pixels, target=0, block=0)
-    abar0 = np.eye(n) + np.maximum(g[0] * ra[0], 0).mean(0)
+    abar0 = np.eye(ra.shape[-1]) + np.maximum(g[0] * ra[0], 0).mean(0)
     np.testing.assert_allclose(first.map.ravel(), abar0[0, 1:], rtol=1e-12)
     via, t = vr.relevance(vit, pixels, "chefer_lrp", target=0)
     np.testing.assert_allclose(via, r.map, rtol=1e-12)

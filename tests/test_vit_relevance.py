@@ -1,4 +1,4 @@
-"""Issue 31: ground-truth masks of the image world, and ViT relevance maps checked against their definitions."""
+"""Ground-truth masks of the image world, and ViT relevance maps checked against their definitions."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+from tests.fixtures.models import scene_vit
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models import imageworld as iw
+from xaikit.models.hooks import forward_hooks
 from xaikit.models.vitworld import to_pixels
 
 
@@ -142,15 +144,9 @@ def test_bad_input_named(tiny_vit, pixels):
 
 
 def test_relevance_panel_shows_map_mask_and_errors():
-    from transformers import ViTConfig, ViTForImageClassification
-
     from xaikit.widgets import RelevancePanel
 
-    torch.manual_seed(0)
-    config = ViTConfig(image_size=64, patch_size=8, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                       intermediate_size=32, num_labels=5, attn_implementation="eager",
-                       id2label={i: n for i, n in enumerate(iw.classes())})
-    model = ViTForImageClassification(config).eval()
+    model = scene_vit()
     scenes = iw.scenes("zebra", 2, seed=0)
     panel = RelevancePanel(model, scenes, method="rollout", block=0)
     assert panel.error is None, panel.error
@@ -242,15 +238,39 @@ def test_every_method_checks_its_pixel_values(method):
 
 def test_ig_runs_in_bounded_batches_with_the_same_result(tiny_vit, pixels, monkeypatch):
     seen = []
-    hook = tiny_vit.vit.embeddings.register_forward_hook(lambda m, args, out: seen.append(out.shape[0]))
-    try:
+    with forward_hooks((tiny_vit.vit.embeddings, lambda m, args, out: seen.append(out.shape[0]))):
         monkeypatch.setattr(vr, "IG_BATCH", 1000)
         whole, target = vr.relevance(tiny_vit, pixels, "ig", steps=50)
         assert seen[-1] == 50  # one pass, as before
         seen.clear()
         monkeypatch.setattr(vr, "IG_BATCH", 8)
         batched, again = vr.relevance(tiny_vit, pixels, "ig", steps=50, target=target)
-    finally:
-        hook.remove()
     assert max(seen) == 8 and sum(s for s in seen if s > 1) == 50  # was one batch of every step
     np.testing.assert_allclose(batched, whole, rtol=1e-10, atol=1e-12)  # float64: the same sum
+
+
+def test_localisation_refuses_an_empty_mask_and_a_nan_map():
+    from xaikit.concepts import vit_relevance as vr
+
+    body = np.zeros((32, 32), bool)
+    body[:16] = True
+    with pytest.raises(ValueError, match=r"localisation: mask is empty"):
+        vr.localisation(np.ones((4, 4)), np.zeros((32, 32), bool))  # was 0.0
+    with pytest.raises(ValueError, match=r"localisation: rmap holds NaN or inf"):
+        vr.localisation(np.full((4, 4), np.nan), body)  # was nan
+    with pytest.raises(ValueError, match=r"pointing_game: mask is empty"):
+        vr.pointing_game(np.ones((4, 4)), np.zeros((32, 32), bool))
+    assert vr.localisation(np.ones((4, 4)), body) == pytest.approx(0.5)
+
+
+def test_vit_relevance_takes_a_class_name_as_target():
+    """``relevance(vit, pixels, method, target='zebra')`` was refused as not an int (tcav takes names)."""
+    from xaikit.concepts import vit_relevance as vr
+    from xaikit.models.tiny import tiny_vit
+
+    vit = tiny_vit(seed=0)
+    pixels = torch.randn(1, 3, 32, 32, generator=torch.Generator().manual_seed(1))
+    rmap, target = vr.relevance(vit, pixels, "attention", target="horse")
+    assert target == 1 and np.allclose(rmap, vr.relevance(vit, pixels, "attention", target=1)[0])
+    with pytest.raises(ValueError, match=r"target 'zebras' is not a class of this model.*Close matches: 'zebra'"):
+        vr.relevance(vit, pixels, "attention", target="zebras")

@@ -38,6 +38,17 @@ def browser_context():
 
 
 @pytest.fixture
+def bare_page(browser_context):
+    """A page of the session's Chromium with no LabServer behind it, for the tests that start JupyterLab
+    their own way (through ``scripts/start.sh``); it collects the page's errors like ``page``."""
+    page = browser_context.new_page()
+    page.console_errors = []
+    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
+    yield page
+    page.close()
+
+
+@pytest.fixture
 def page(browser_context, lab_server):
     page = browser_context.new_page()
     console_errors: list[str] = []

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -61,6 +62,61 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def start_sh_home(tmp_path: Path, server_config: str, user_settings: dict) -> dict[str, str]:
+    """A temporary Jupyter home under ``tmp_path/home`` for ``scripts/start.sh``: ``server_config`` as the
+    server's configuration and ``user_settings`` (file name -> values) as JupyterLab's user settings. Returns
+    the environment variables that point Jupyter, IPython and JupyterLab at it."""
+    home = tmp_path / "home"
+    for sub in ("config", "data", "runtime", "ipython", "workspaces"):
+        (home / sub).mkdir(parents=True)
+    (home / "config" / "jupyter_server_config.py").write_text(server_config)
+    settings = home / "user-settings"
+    for rel, values in user_settings.items():
+        (settings / rel).parent.mkdir(parents=True, exist_ok=True)
+        (settings / rel).write_text(json.dumps(values))
+    return dict(JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
+                JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"),
+                JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+
+
+@contextlib.contextmanager
+def running_start_sh(repo: Path, env: dict[str, str], cwd: Path, port: int, timeout: float = 300,
+                     on_stop=None):
+    """Run ``bash scripts/start.sh`` of ``repo`` on ``port`` (its output in ``cwd/start.log``) and wait until
+    JupyterLab answers ``/api/status``; yields ``(url, log_path)``. On leaving, ``on_stop()`` (if given) runs,
+    then start.sh's process group is stopped. start.sh runs prepare and the notebook build before
+    JupyterLab, hence the long ``timeout``; it raises if start.sh exits or JupyterLab does not answer."""
+    log_path = cwd / "start.log"
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(["bash", str(repo / "scripts" / "start.sh"), f"--port={port}", "--port-retries=0"],
+                                cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"start.sh exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
+            with contextlib.suppress(OSError):
+                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"JupyterLab did not answer:\n{log_path.read_text()[-4000:]}")
+            time.sleep(0.5)
+        yield url, log_path
+    finally:
+        if on_stop is not None:
+            on_stop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # start.sh execs JupyterLab, which leads its own group
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=5)
 
 
 class LabServer:

@@ -1,4 +1,4 @@
-"""The headless HTML export typesets formulas with no network (issue 16, item 2).
+"""The headless HTML export typesets formulas with no network.
 
 nbconvert's page loads MathJax from a CDN by default; ``course.notebooks.export_html`` points it at a
 local copy. The page is opened from disk in Chromium with every request that is not a local file
@@ -58,7 +58,7 @@ def test_exported_formulas_render_offline(browser_context, tmp_path):
 
 def test_shap_text_plot_keeps_its_colours(browser_context, tmp_path):
     """SHAP 0.51's text plot writes ``rgb(np.float64(255.0), ...)`` under NumPy 2: every bar black, no token
-    coloured (issue 29). The exported page repairs the numbers; Chromium must then draw red and blue."""
+    coloured. The exported page repairs the numbers; Chromium must then draw red and blue."""
     import numpy as np
     import shap
 

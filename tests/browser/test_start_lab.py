@@ -1,10 +1,11 @@
-"""Issue 29, item 1: JupyterLab as ``bash scripts/start.sh`` opens it, in headless Chromium.
+"""JupyterLab as ``bash scripts/start.sh`` opens it, in headless Chromium.
 
-A student runs ``start.sh``, opens a lecture notebook, runs it, and leaves it open past an autosave. Before
-issue 29 the notebook opened to a "Select Kernel" dialog (jupytext served the paired ``.py``, whose header
-had no kernelspec), the tab was marked unsaved at once, JupyterLab asked "Would you like to get notified
-about official Jupyter news?", and the autosave wrote outputs into the committed ``.ipynb`` and a kernelspec
-into the ``.py``, so ``git status`` showed two changed lecture files.
+A student runs ``start.sh``, opens a lecture notebook, runs it, and leaves it open past an autosave. Without
+the project's kernelspec and settings the notebook would open to a "Select Kernel" dialog (jupytext serves the
+paired ``.py``, whose header has no kernelspec), the tab would be marked unsaved at once, JupyterLab would
+ask "Would you like to get notified about official Jupyter news?", and the autosave would write outputs into
+the committed ``.ipynb`` and a kernelspec into the ``.py``, so ``git status`` would show two changed lecture
+files.
 
 Here, in a throwaway git repository holding the checkout's working tree (tracked and untracked files, as
 they are now), ``scripts/start.sh`` itself starts JupyterLab (``XAIKIT_PYTHON`` = this Python, as
@@ -23,20 +24,16 @@ Run:  .venv/bin/python -m pytest tests/browser/test_start_lab.py -m browser -q
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 import urllib.request
 
 import pytest
 
 from tests.worktree import copy_worktree, git
 
-from .lab_driver import free_port, open_notebook, run_all
+from .lab_driver import free_port, open_notebook, run_all, running_start_sh, start_sh_home
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.notebook, pytest.mark.prepared]
 
@@ -66,50 +63,15 @@ USER_SETTINGS = {
 @pytest.fixture
 def started_lab(tmp_path):
     repo = copy_worktree(tmp_path / "repo", commit=True)
-    home = tmp_path / "home"
-    for sub in ("config", "data", "runtime", "ipython", "workspaces"):
-        (home / sub).mkdir(parents=True)
-    (home / "config" / "jupyter_server_config.py").write_text(SERVER_CONFIG)
-    settings = home / "user-settings"
-    for rel, values in USER_SETTINGS.items():
-        (settings / rel).parent.mkdir(parents=True, exist_ok=True)
-        (settings / rel).write_text(json.dumps(values))
+    jupyter_home = start_sh_home(tmp_path, SERVER_CONFIG, USER_SETTINGS)
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "XAIKIT_PYTHON"))}
     env.update(XAIKIT_PYTHON=sys.executable, PYTHONPATH=str(repo), XAIKIT_FAST="1", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1",
-               JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
-               JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"),
-               JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+               TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1", **jupyter_home)
     env.pop("MPLBACKEND", None)  # the kernel draws inline, as for a student
-    log_path = tmp_path / "start.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(["bash", str(repo / "scripts" / "start.sh"), f"--port={port}", "--port-retries=0"],
-                                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300  # start.sh runs prepare and the notebook build first
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"start.sh exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"JupyterLab did not answer:\n{log_path.read_text()[-4000:]}")
-            time.sleep(0.5)
+    with running_start_sh(repo, env, tmp_path, port) as (url, log_path):
         server = type("Started", (), {"url": url, "repo": repo, "log": log_path})()
         yield server
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)  # start.sh execs JupyterLab, which leads its own group
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
 
 
 def _get(url: str):
@@ -124,13 +86,9 @@ _MODEL_JS = """() => { const p = window.jupyterapp.shell.currentWidget;
 
 
 @pytest.fixture
-def page(browser_context):
-    """A page of the session's Chromium (not conftest's ``page``, which starts a LabServer of its own)."""
-    page = browser_context.new_page()
-    page.console_errors = []
-    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
-    yield page
-    page.close()
+def page(bare_page):
+    """conftest's ``bare_page`` (not its ``page``, which starts a LabServer of its own): start.sh serves here."""
+    return bare_page
 
 
 def test_start_sh_opens_a_copy_on_the_project_kernel_and_leaves_git_clean(started_lab, page):

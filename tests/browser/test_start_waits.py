@@ -18,22 +18,16 @@ Run:  .venv/bin/python -m pytest tests/browser/test_start_waits.py -m browser -q
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import textwrap
-import time
-import urllib.request
 
 import pytest
 
 from tests.worktree import copy_worktree, git
 
-from .lab_driver import free_port, open_notebook, run_all, start_run_all
+from .lab_driver import free_port, open_notebook, run_all, running_start_sh, start_run_all, start_sh_home
 from .test_start_lab import SERVER_CONFIG, USER_SETTINGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.notebook, pytest.mark.prepared]
@@ -86,16 +80,6 @@ _WAITING_JS = """() => [...document.querySelectorAll('.jp-OutputArea-output')]
 
 
 @pytest.fixture
-def lab_page(browser_context):
-    """A page of the session's Chromium (not conftest's ``page``, which starts a LabServer of its own)."""
-    page = browser_context.new_page()
-    page.console_errors = []
-    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
-    yield page
-    page.close()
-
-
-@pytest.fixture
 def lab_with_a_build_running(tmp_path):
     from xaikit.models.sentiment import sentiment_folder
 
@@ -103,14 +87,7 @@ def lab_with_a_build_running(tmp_path):
     if not (source / "model.safetensors").is_file():
         pytest.skip("the embedded sentiment model is not prepared (python -m xaikit prepare)")
     repo = copy_worktree(tmp_path / "repo", commit=True)
-    home = tmp_path / "home"
-    for sub in ("config", "data", "runtime", "ipython", "workspaces"):
-        (home / sub).mkdir(parents=True)
-    (home / "config" / "jupyter_server_config.py").write_text(SERVER_CONFIG)
-    settings = home / "user-settings"
-    for rel, values in USER_SETTINGS.items():
-        (settings / rel).parent.mkdir(parents=True, exist_ok=True)
-        (settings / rel).write_text(json.dumps(values))
+    jupyter_home = start_sh_home(tmp_path, SERVER_CONFIG, USER_SETTINGS)
     cache_root = tmp_path / "cache"  # the digits CNNs and the data the notebook reads, not the sentiment model
     cache_root.mkdir()
     for entry in source.parent.iterdir():
@@ -126,45 +103,16 @@ def lab_with_a_build_running(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "XAIKIT_PYTHON"))}
     env.update(XAIKIT_PYTHON=str(wrapper), XAIKIT_CACHE=str(cache_root), FAKE_SOURCE=str(source),
                FAKE_RELEASE=str(release), PYTHONPATH=str(repo), XAIKIT_FAST="1", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1",
-               JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_DATA_DIR=str(home / "data"),
-               JUPYTER_RUNTIME_DIR=str(home / "runtime"), IPYTHONDIR=str(home / "ipython"),
-               JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+               TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1", **jupyter_home)
     env.pop("MPLBACKEND", None)
-    log_path = tmp_path / "start.log"
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(["bash", str(repo / "scripts" / "start.sh"), f"--port={port}", "--port-retries=0"],
-                                cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"start.sh exited with {proc.returncode}:\n{log_path.read_text()[-4000:]}")
-            with contextlib.suppress(OSError):
-                with urllib.request.urlopen(f"{url}/api/status", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"JupyterLab did not answer:\n{log_path.read_text()[-4000:]}")
-            time.sleep(0.5)
+    with running_start_sh(repo, env, tmp_path, port, on_stop=release.touch) as (url, log_path):
         yield type("Started", (), {"url": url, "repo": repo, "log": log_path, "release": release,
                                    "folder": cache_root / source.name})()
-    finally:
-        release.touch()
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=5)
 
 
 def test_notebook_02_waits_for_the_background_build_with_a_moving_bar_then_runs(lab_with_a_build_running,
-                                                                                 lab_page):
-    lab, page = lab_with_a_build_running, lab_page
+                                                                                 bare_page):
+    lab, page = lab_with_a_build_running, bare_page  # conftest's page would start a LabServer of its own
     assert not lab.folder.exists(), "the sentiment model was there before the build"
     open_notebook(page, lab, NOTEBOOK)
     started = start_run_all(page)
