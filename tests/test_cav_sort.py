@@ -196,14 +196,13 @@ def test_panel_builds_redraws_and_shows_errors():
 @pytest.mark.prepared
 def test_embedded_vit_keeps_section_8s_relative_cav_claims():
     """Notebook 07, section 3, on the model `prepare` built on *this* machine, with the image sets of
-    ``benchmarks/cav_sort_robustness.py``'s draw 1 (not the notebook's). Over training seeds 0-4 and three
+    draw 1 of ``benchmarks/cav_sort_robustness.py`` (not the notebook's), drawn here by ``_draw_1``. Over training seeds 0-4 and three
     draws each: dotted vs random 0.19-0.50 below the random CAVs, bubbly vs dotted 0.65-1.00, striped vs
     dotted 0.84-1.00; the bounds below leave a margin of about 0.1."""
-    from benchmarks.cav_sort_robustness import images_for
     from xaikit.models import load_vit, vitworld
 
     model, processor = load_vit("embedded")
-    concepts, zebras, _, randoms = images_for(1, 10)
+    concepts, zebras, randoms = _draw_1(R=10)
     sig = tcav.tcav_significance(model, concepts, zebras, target="zebra", layer=vitworld.TCAV_LAYER,
                                  random_sets=randoms, R=10,
                                  pooling=vitworld.TCAV_POOLING, processor=processor)
@@ -212,3 +211,11 @@ def test_embedded_vit_keeps_section_8s_relative_cav_claims():
                            processor=processor)
     assert sig.random_scores.mean() - sig["dotted"].mean >= 0.1, sig.summary()
     assert rel[("bubbly", "dotted")] >= 0.55 and rel[("striped", "dotted")] >= 0.75, rel
+
+
+def _draw_1(R: int):
+    """The concept sets, 100 zebras and R+1 random sets of the robustness study's draw 1 (its seeds)."""
+    concepts = {c: iw.concept_images(c, 50, seed=1001) for c in ("striped", "dotted", "bubbly")}
+    zebras = iw.class_images("zebra", 100, "main", seed=1001)
+    randoms = [iw.random_images(50, seed=5100 + i) for i in range(R + 1)]
+    return concepts, zebras, randoms

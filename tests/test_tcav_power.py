@@ -1,4 +1,4 @@
-"""``benchmarks/tcav_power.py``: the power study of the rank test (Kim et al. 2018's TCAV significance, notebook 07
+"""The power study of ``benchmarks/tcav_power.py`` of the rank test (Kim et al. 2018's TCAV significance, notebook 07
 section 1) reads every protocol off one K x R table per model. That is sound only if each random concept's row
 depends on its own set alone, so that the first K rows are the table a call with K random concepts computes; and
 its one-sided p must hold its level when the concept is one more random set."""
@@ -8,10 +8,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks.tcav_power import rank_p_greater
 from xaikit.concepts import tcav
+from xaikit.concepts.significance import rank_p
 from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
+
+
+def rank_p_greater(value, null):
+    """The power study's one-sided p: the rank test's ``alternative="greater"``."""
+    return rank_p(value, null, alternative="greater")
 
 
 def test_a_split_call_gives_the_rows_of_one_call():
