@@ -5,7 +5,7 @@ shuffled-label twin (:func:`xaikit.models.sentiment.ensure_shuffled_sentiment`: 
 2,000 training texts, labels permuted by ``random.Random(LABEL_SEED_OFFSET + seed)``), then prints how much of
 its shuffled training labels it fits, both held-out accuracies and the
 mean Spearman similarity of each cheap method's token ranking on the two models
-(:func:`xaikit.text.sanity.model_similarities`), on the first ``--n`` held-out sentences as in notebook 06's
+(:func:`xaikit.lab.text_sanity.model_similarities`), on the first ``--n`` held-out sentences as in notebook 06's
 student mode. A seed not yet in the cache costs two trainings of about 4-5 minutes each on 2 cores.
 
     python benchmarks/text_data_randomisation.py            # seed 0
@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from xaikit.lab import text_sanity as sanity
 from xaikit.models import load_sentiment
 from xaikit.models.sentiment import ensure_embedded_sentiment, ensure_shuffled_sentiment, load_movie_reviews
-from xaikit.text import sanity
 
 METHODS = ["Grad-SAM", "attention", "rollout", "grad-weighted attention", "Chefer LRP"]
 

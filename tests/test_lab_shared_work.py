@@ -28,7 +28,7 @@ def bert():
 
 # -- the plain way, as the lab computed before issue 30: the oracle ------------------------------------------
 def _plain_erased(model, enc, masks, layer):
-    from xaikit.text.lab.editing import run_edited
+    from xaikit.lab.editing import run_edited
 
     b = masks.shape[0]
     inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
@@ -48,8 +48,8 @@ def _plain_deleted(model, enc, masks, pad_id, batch_size=64):
 
 
 def _plain_permutation(model, enc, n_permutations=16, layers=(-1,), seed=0, queries=None):
-    from xaikit.text.lab.editing import run_edited
-    from xaikit.text.lab.removal import PermutationChange
+    from xaikit.lab.editing import run_edited
+    from xaikit.lab.removal import PermutationChange
 
     inputs = {k: v.expand(n_permutations, *v.shape[1:]) for k, v in enc.inputs.items()}
     q = torch.softmax(run_edited(model, inputs, permute=True, layers=layers, seed=seed,
@@ -68,7 +68,7 @@ def _rows_through_block_0(model):
 
 
 def _run(model, tok):
-    from xaikit.text.lab.faithfulness import run_lab
+    from xaikit.lab.faithfulness import run_lab
 
     seen, handle = _rows_through_block_0(model)
     try:
@@ -79,7 +79,7 @@ def _run(model, tok):
 
 
 def test_lab_equals_the_plain_way_with_fewer_rows(bert, monkeypatch):
-    from xaikit.text.lab import agreement, faithfulness
+    from xaikit.lab import agreement, faithfulness
 
     model, tok = bert
     lab, rows = _run(model, tok)
@@ -106,8 +106,8 @@ def test_lab_equals_the_plain_way_with_fewer_rows(bert, monkeypatch):
 
 def test_permutation_change_equals_every_copy_through_every_block(bert):
     from xaikit._text_input import prepare_text
+    from xaikit.lab.removal import permutation_change
     from xaikit.models.arch import n_layers
-    from xaikit.text.lab.removal import permutation_change
 
     model, tok = bert
     enc = prepare_text(model, tok, SENTENCES[0], method="test")

@@ -247,7 +247,8 @@ def bert(tmp_path_factory):
 
 
 def test_explain_passes_layer_on_to_the_methods_that_take_it(bert):
-    from xaikit.text.views import attention_gradient, explain, raw_attention
+    from xaikit.text.attention_views import attention_gradient, raw_attention
+    from xaikit.text.views import explain
 
     model, tok = bert
     text = "a fine and moving film"
@@ -324,7 +325,8 @@ def test_a_sentence_with_a_zero_width_space_among_words_is_still_explained(bert)
 # --- item 15: run_lab checks every sentence's length before any work, and takes allow_long -------------------
 
 def test_run_lab_refuses_a_long_sentence_before_any_work(bert, monkeypatch):
-    from xaikit.text import faithfulness, shaptext, views
+    from xaikit.lab import faithfulness
+    from xaikit.text import shaptext, views
 
     model, tok = bert
     monkeypatch.setattr(shaptext, "LONG_TEXT", 6)  # the tiny model takes too few tokens for the real 200

@@ -179,7 +179,7 @@ def test_notebooks_check_reports_a_notebook_without_its_source(tmp_path, monkeyp
 
 # -- 218: probabilities as labels truncated to 0 ---------------------------------------------------------------
 def test_train_diagnostic_refuses_fractional_labels():
-    from xaikit.text import diagnostics as D
+    from xaikit.lab import diagnostics as D
 
     emb = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
     ids = torch.tensor([[1, 2, 3]] * 6)
@@ -285,17 +285,17 @@ def test_row_entropy_refuses_rows_that_are_not_distributions():
 
 
 def test_localisation_refuses_an_empty_mask_and_a_nan_map():
-    from xaikit.concepts import vit_relevance as vr
+    from xaikit.lab import pixel_scores as ps
 
     body = np.zeros((32, 32), bool)
     body[:16] = True
     with pytest.raises(ValueError, match=r"localisation: mask is empty"):
-        vr.localisation(np.ones((4, 4)), np.zeros((32, 32), bool))  # was 0.0
+        ps.localisation(np.ones((4, 4)), np.zeros((32, 32), bool))  # was 0.0
     with pytest.raises(ValueError, match=r"localisation: rmap holds NaN or inf"):
-        vr.localisation(np.full((4, 4), np.nan), body)  # was nan
+        ps.localisation(np.full((4, 4), np.nan), body)  # was nan
     with pytest.raises(ValueError, match=r"pointing_game: mask is empty"):
-        vr.pointing_game(np.ones((4, 4)), np.zeros((32, 32), bool))
-    assert vr.localisation(np.ones((4, 4)), body) == pytest.approx(0.5)
+        ps.pointing_game(np.ones((4, 4)), np.zeros((32, 32), bool))
+    assert ps.localisation(np.ones((4, 4)), body) == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-2", "1.5"])
@@ -412,8 +412,8 @@ def test_a_percent_where_a_fraction_belongs_is_refused():
 def test_text_percent_fractions_are_refused(model, tok):
     bert = model
     from xaikit._text_input import prepare_text
+    from xaikit.lab.removal import aopc
     from xaikit.text.gradsam import gradsam
-    from xaikit.text.lab.removal import aopc
     from xaikit.text.text_ig import text_steps_for_tolerance
 
     with pytest.raises(ValueError, match=r"tolerance must be a fraction .*got 2, which reads as 200%"):
@@ -429,7 +429,7 @@ def test_text_percent_fractions_are_refused(model, tok):
 
 # -- adversarial round 3 (H11, H17, H18, R06): rows that are not distributions ---------------------------------
 def test_saturation_measures_and_js_divergence_refuse_rows_that_are_not_distributions():
-    from xaikit.text.lab.removal import js_divergence
+    from xaikit.lab.removal import js_divergence
 
     scores = torch.tensor([[2.0, -1.0, 0.5]])
     for fn in (A.max_weight, A.softmax_jacobian_norm, A.row_entropy):

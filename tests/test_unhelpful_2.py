@@ -106,7 +106,7 @@ def test_the_tcav_panels_refuse_unknown_concepts():
 
 # -- 16: errors that name the parameter and the fix -----------------------------------------------------------
 def test_a_row_past_the_last_token_is_named(bert, tok):
-    from xaikit.text.views import grad_weighted_attention, raw_attention, rollout
+    from xaikit.text.attention_views import grad_weighted_attention, raw_attention, rollout
 
     for method in (rollout, raw_attention, grad_weighted_attention):
         with pytest.raises(ValueError, match=r"row must be a token position 0\.\.5: 'i like the movie' has 6 "
@@ -118,9 +118,9 @@ def test_a_row_past_the_last_token_is_named(bert, tok):
 
 
 def test_a_str_where_a_list_of_names_belongs(bert, tok):
+    from xaikit.lab.faithfulness import run_lab
+    from xaikit.lab.tensor_sanity import sanity_maps
     from xaikit.tensor.integrated import gap_curves
-    from xaikit.tensor.sanity import sanity_maps
-    from xaikit.text.faithfulness import run_lab
     from xaikit.text.views import all_views
 
     with pytest.raises(ValueError, match=r"methods must be a list of names.*got 'G'\. Did you mean \['IG'\]\?"):
@@ -145,7 +145,7 @@ def test_one_notebook_name_as_a_str_is_that_notebook():
 
 
 def test_run_lab_names_its_own_arguments(bert, tok):
-    from xaikit.text.faithfulness import run_lab
+    from xaikit.lab.faithfulness import run_lab
 
     lab = lambda **kw: run_lab(bert, tok, ["i like the movie"], progress=False, **kw)  # noqa: E731
     with pytest.raises(ValueError, match="shap_evals must be an int >= 2, got 0"):
@@ -435,7 +435,7 @@ def test_text_methods_take_a_class_name_as_target(tok):
 
 def test_vit_relevance_takes_a_class_name_as_target():
     """``relevance(vit, pixels, method, target='zebra')`` was refused as not an int (tcav takes names)."""
-    from xaikit.concepts import vit_relevance as vr
+    from xaikit.image import registry as vr
     from xaikit.models.tiny import tiny_vit
 
     vit = tiny_vit(seed=0)

@@ -2,7 +2,7 @@
 "Sanity checks for saliency maps"; notebook 01, section 5) and their panel read, at the time they run.
 
 An entry names the method, the function that computes its map of one input for one class, and the options
-of :func:`xaikit.tensor.sanity.sanity_maps` it takes. A method registered with :func:`register` is then a
+of :func:`xaikit.lab.tensor_sanity.sanity_maps` it takes. A method registered with :func:`register` is then a
 name that ``sanity_maps``, ``cascade_scores``, ``compare_models`` and the sanity panel accept, with nothing
 else to edit.
 """

@@ -148,9 +148,3 @@ def run_method(method: TextMethod, prepared, options: dict):
                             f"does not take; {offer}. Remove it, or pick a method that takes it (e.g. 'attention' "
                             f"or 'gradient' take layer=...)")
     return method.run(prepared, **{**method.defaults, **options})
-
-
-def __getattr__(name: str):
-    if name == "TEXT_METHODS":  # the registry as a dict, read live
-        return entries()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
