@@ -16,6 +16,7 @@ from torch import nn
 
 import xaikit
 from tests.test_tcav import ToyViT, _colour_images
+from xaikit.attention import scores as SC
 from xaikit.attention import scratch as A
 from xaikit.concepts import tcav
 from xaikit.models import cache, digits
@@ -197,7 +198,7 @@ def test_float_zero_one_masks_are_refused_with_the_fix():
     with pytest.raises(ValueError, match=r"mask\.bool\(\)"):
         A.multi_head_attention(torch.randn(3, 4), w, w, w, w, 2, mask=causal)
     with pytest.raises(ValueError, match=r"mask\.bool\(\)"):
-        A.additive_attention(q, k, v, torch.randn(4, 5), torch.randn(4, 5), torch.randn(5), mask=causal.tolist())
+        SC.additive_attention(q, k, v, torch.randn(4, 5), torch.randn(4, 5), torch.randn(5), mask=causal.tolist())
     # what keeps working: the boolean, the 0/1 integer and the additive float mask give the same weights
     _, want = A.scaled_dot_product_attention(q, k, v, mask=causal.bool())
     assert torch.all(want.triu(1) == 0)

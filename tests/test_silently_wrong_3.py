@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 import torch
 
+from xaikit.attention import positions as PE
+from xaikit.attention import saturation as SAT
 from xaikit.attention import scratch as A
 from xaikit.tensor import gradients as G
 
@@ -94,10 +96,10 @@ def test_padding_mask_passed_as_is_is_refused_with_padding_mask_fix():
 @pytest.mark.parametrize("base", [0, -10, 1, 0.5])
 def test_positional_encoding_base_must_exceed_one(base):
     with pytest.raises(ValueError, match=r"base must be > 1.0, got .*usual value is 10000"):
-        A.sinusoidal_positional_encoding(3, 4, base=base)
+        PE.sinusoidal_positional_encoding(3, 4, base=base)
     with pytest.raises(ValueError, match=r"base must be > 1.0"):
-        A.position_shift(1, 4, base=base)
-    assert bool(torch.isfinite(A.sinusoidal_positional_encoding(3, 4, base=100)).all())
+        PE.position_shift(1, 4, base=base)
+    assert bool(torch.isfinite(PE.sinusoidal_positional_encoding(3, 4, base=100)).all())
 
 
 # -- 171, 170: ConceptGalleryPanel with one image as a set; n_show named ----------------------------------------
@@ -276,11 +278,11 @@ def test_embedding_ig_refuses_a_mask_that_attends_to_no_token():
 def test_row_entropy_refuses_rows_that_are_not_distributions():
     """``row_entropy([[2, -1]])`` was -70 nats; rows not summing to 1 gave a number with no meaning."""
     with pytest.raises(ValueError, match=r"row_entropy: weights holds a negative value.*torch.softmax"):
-        A.row_entropy(torch.tensor([[2.0, -1.0]]))
+        SAT.row_entropy(torch.tensor([[2.0, -1.0]]))
     with pytest.raises(ValueError, match=r"row_entropy: a row of weights sums to 0.4, not 1"):
-        A.row_entropy(torch.tensor([[0.2, 0.2]]))
-    assert float(A.row_entropy(torch.tensor([[0.5, 0.5]]))) == pytest.approx(np.log(2))
-    nan_row = A.row_entropy(torch.tensor([[0.5, 0.5], [float("nan"), float("nan")]]))  # a query with no key
+        SAT.row_entropy(torch.tensor([[0.2, 0.2]]))
+    assert float(SAT.row_entropy(torch.tensor([[0.5, 0.5]]))) == pytest.approx(np.log(2))
+    nan_row = SAT.row_entropy(torch.tensor([[0.5, 0.5], [float("nan"), float("nan")]]))  # a query with no key
     assert nan_row[0] == pytest.approx(np.log(2)) and torch.isnan(nan_row[1])
 
 
@@ -432,15 +434,15 @@ def test_saturation_measures_and_js_divergence_refuse_rows_that_are_not_distribu
     from xaikit.lab.removal import js_divergence
 
     scores = torch.tensor([[2.0, -1.0, 0.5]])
-    for fn in (A.max_weight, A.softmax_jacobian_norm, A.row_entropy):
+    for fn in (SAT.max_weight, SAT.softmax_jacobian_norm, SAT.row_entropy):
         with pytest.raises(ValueError, match=rf"{fn.__name__}: weights holds a negative value.*not the scores"):
             fn(scores)
         with pytest.raises(ValueError, match=rf"{fn.__name__}: a row of weights sums to 1.8, not 1"):
             fn(torch.tensor([[0.9, 0.9]]))
     p = torch.softmax(scores, -1)
     jac = torch.diag(p[0]) - p[0, :, None] * p[0, None, :]
-    assert float(A.softmax_jacobian_norm(p)[0]) == pytest.approx(float(jac.norm()), rel=1e-5)
-    assert float(A.max_weight(p)[0]) == pytest.approx(float(p.max()))
+    assert float(SAT.softmax_jacobian_norm(p)[0]) == pytest.approx(float(jac.norm()), rel=1e-5)
+    assert float(SAT.max_weight(p)[0]) == pytest.approx(float(p.max()))
     with pytest.raises(ValueError, match=r"js_divergence: p must hold probability rows.*Pass softmax\(logits\)"):
         js_divergence([2.0, -1.0], [0.5, 0.5])
     assert js_divergence([1.0, 0.0], [0.0, 1.0]) == pytest.approx(1.0)  # disjoint: 1 bit
@@ -455,8 +457,8 @@ def test_nan_results_come_with_a_message():
     with pytest.raises(ValueError, match=r"train_cav: concept_acts holds NaN or inf in 5 of its 5 rows"):
         train_cav(np.full((5, 3), np.nan), np.zeros((5, 3)))
     with pytest.raises(ValueError, match=r"position_similarity: row\(s\) \[0\] of pe are all zero.*normalize=False"):
-        A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]))
-    assert A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]), normalize=False)[1, 1] == 1.0
+        PE.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]))
+    assert PE.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]), normalize=False)[1, 1] == 1.0
     t = TokenScores(["a", "b", "c"], np.array([1.0, float("nan"), 3.0]))
     with pytest.raises(ValueError, match=r"scores hold NaN for token\(s\) \['b'\]"):
         t.top(2)

@@ -8,6 +8,7 @@ import torch
 
 from xaikit.attention.relevance import rollout_matrix
 from xaikit.image import registry as vr
+from xaikit.image import relevance as image_methods
 from xaikit.lab import pixel_scores as ps
 from xaikit.models import imageworld as iw
 from xaikit.models.vitworld import to_pixels
@@ -247,11 +248,11 @@ def test_ig_runs_in_bounded_batches_with_the_same_result(tiny_vit, pixels, monke
     seen = []
     hook = tiny_vit.vit.embeddings.register_forward_hook(lambda m, args, out: seen.append(out.shape[0]))
     try:
-        monkeypatch.setattr(vr, "IG_BATCH", 1000)
+        monkeypatch.setattr(image_methods, "IG_BATCH", 1000)
         whole, target = vr.relevance(tiny_vit, pixels, "ig", steps=50)
         assert seen[-1] == 50  # one pass, as before
         seen.clear()
-        monkeypatch.setattr(vr, "IG_BATCH", 8)
+        monkeypatch.setattr(image_methods, "IG_BATCH", 8)
         batched, again = vr.relevance(tiny_vit, pixels, "ig", steps=50, target=target)
     finally:
         hook.remove()
