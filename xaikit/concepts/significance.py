@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from xaikit._types import Target
 from xaikit._validate import SKLEARN_SEED_MAX, bool_flags, check_choice, check_float, check_int, check_seed
 from xaikit.concepts.activations import _activations, _cached, _check_common, _score
 from xaikit.concepts.cav import CHANCE_ACCURACY, CLASSIFIERS
@@ -216,7 +217,7 @@ def _subsample(n: int, rng: np.random.Generator, fraction: float = 0.8) -> np.nd
 
 @bool_flags
 def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
-                      target: int | str, layer: int, random_sets: Sequence | None = None, R: int = 10,
+                      target: Target, layer: int, random_sets: Sequence | None = None, R: int = 10,
                       negative=None, pooling: str = "flatten", classifier: str = "logistic",
                       alpha: float = 0.05, processor=None, seed: int = 0, n_random: int = 50,
                       progress: bool | None = None, test: str = "t-test", null_sets: Sequence | None = None,
