@@ -148,8 +148,10 @@ def compare_methods(model, scenes, methods=None, *, perturb: bool = True, seed: 
     scenes = list(scenes)
     if not scenes:
         raise ValueError("scenes must hold at least one imageworld.Scene (imageworld.scenes('zebra', n, world))")
+    from xaikit._fn import ensure_eval
     from xaikit.policies import method_threads
 
+    ensure_eval(model, "compare_methods")  # before the first pass: the class found once per scene is eval mode's
     with method_threads(model):  # xaikit.policies: one thread for the embedded ViTs
         return _compare(model, scenes, methods, perturb, check_int(seed, "seed", 0), steps, count_passes, to_pixels)
 
