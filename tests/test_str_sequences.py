@@ -45,9 +45,10 @@ def _refused(call, name: str, example: str):
 
 def _cases(bert, tok, vit):
     from xaikit.lab import intervention, pixel_scores, text_sanity
+    from xaikit.lab import tensor_sanity as sanity
     from xaikit.lab.faithfulness import run_lab
     from xaikit.models import imageworld as iw
-    from xaikit.tensor import integrated, quadrature, sanity
+    from xaikit.tensor import integrated, quadrature
     from xaikit.text.text_ig import text_steps_for_tolerance
     from xaikit.text.views import all_views
 
