@@ -115,3 +115,7 @@ def test_every_image_method_explains_the_class_its_entry_resolves():
         assert named == other, name  # a class name resolves by the entry too
         if name not in ("attention", "rollout"):  # the attention weights do not depend on the class
             assert not np.array_equal(by_name, found), name
+    from xaikit.models.tiny import tiny_bert
+
+    with pytest.raises(TypeError, match=r"model must be a ViT image classifier.*BertForSequenceClassification"):
+        registry.relevance(tiny_bert(seed=0), pixels, "rollout")

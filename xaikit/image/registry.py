@@ -24,7 +24,7 @@ import torch
 from xaikit._types import Target
 
 __all__ = ["ImageMethod", "PreparedImage", "register", "unregister", "entries", "entry", "method_names",
-           "prepare_image", "relevance"]
+           "check_model", "prepare_image", "relevance"]
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,16 @@ def entry(name: str) -> ImageMethod:
     return entries()[check_choice(name, "method", method_names())]
 
 
+def check_model(model) -> None:
+    """Refuse anything but a ViT image classifier, naming what was passed and the fix."""
+    config = getattr(model, "config", None)
+    if not isinstance(model, torch.nn.Module) or not all(
+            hasattr(config, a) for a in ("image_size", "patch_size", "num_hidden_layers", "num_labels")):
+        raise TypeError(f"model must be a ViT image classifier (a transformers ViTForImageClassification, e.g. "
+                        f"xaikit.models.load_vit() or xaikit.models.tiny_vit()), got {type(model).__name__}; a "
+                        f"text classifier is explained by the text methods (xaikit.text.views.explain)")
+
+
 def prepare_image(model, pixels: torch.Tensor, *, target: Target = None, block: int | None = None) -> PreparedImage:
     """Check one image for the ViT ``model`` and resolve ``target`` once: an int is checked against the
     classes, a str is a class name (:func:`xaikit.concepts.images.resolve_class`), ``None`` is the class of
@@ -132,6 +142,7 @@ def prepare_image(model, pixels: torch.Tensor, *, target: Target = None, block: 
     from xaikit._validate import check_int
     from xaikit.concepts.images import check_pixels, resolve_class
 
+    check_model(model)
     config = model.config
     n_blocks = int(config.num_hidden_layers)
     block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1)
@@ -162,6 +173,7 @@ def relevance(model, pixels: torch.Tensor, method: str, *, target: Target = None
     from xaikit.policies import method_threads
 
     found = entry(method)
+    check_model(model)
     ensure_eval(model, method)
     with method_threads(model), computing_in_float32(model):  # xaikit.policies: one thread for the embedded ViTs
         prepared = prepare_image(model, pixels, target=target, block=block)
