@@ -64,7 +64,7 @@ class RelevancePanel(Panel):
         super().__init__(controls)
 
     def compute(self, index, method, block, part):
-        from xaikit.image.registry import relevance
+        from xaikit.image.registry import prepare_image, relevance
         from xaikit.lab.pixel_scores import localisation, pointing_game
         from xaikit.models.passes import count_passes
         from xaikit.models.vitworld import to_pixels
@@ -72,8 +72,9 @@ class RelevancePanel(Panel):
         scene = self.scenes[index]
         image = scene.image()
         pixels = to_pixels(image[None])
+        target = prepare_image(self.model, pixels).target  # the class, found before the method's passes are counted
         with count_passes(self.model) as passes:
-            rmap, target = relevance(self.model, pixels, method, block=block)
+            rmap, target = relevance(self.model, pixels, method, target=target, block=block)
         mask = scene.masks()[part]
         return RelevanceView(image, mask, rmap, method, part, block, localisation(rmap, mask),
                              pointing_game(rmap, mask), self.model.config.id2label[target], passes.cost)
