@@ -103,8 +103,7 @@ from xaikit.claims import claim
 from xaikit.concepts import claims as tcav_claims
 from xaikit.concepts import tcav
 from xaikit.image import registry as vr
-from xaikit.lab import intervention
-from xaikit.lab import pixel_scores as ps
+from xaikit.lab import intervention, pixel_scores
 from xaikit.models import arch, load_vit, vitworld
 from xaikit.models import imageworld as iw
 from xaikit.widgets import CAVSortPanel, LayerSweepPanel, RelevancePanel
@@ -687,8 +686,8 @@ if MODEL.startswith("embedded"):
 if MODEL.startswith("embedded"):
     rel_scenes = iw.scenes("zebra", pick(12, 4), "main", seed=5)
     rel_control_scenes = iw.scenes("zebra", pick(12, 4), "control", seed=5)
-    rows, random_auc = ps.compare_methods(model, rel_scenes)
-    control_rows, _ = ps.compare_methods(control, rel_control_scenes, perturb=False)
+    rows, random_auc = pixel_scores.compare_methods(model, rel_scenes)
+    control_rows, _ = pixel_scores.compare_methods(control, rel_control_scenes, perturb=False)
     print(f"{len(rel_scenes)} zebras; the body covers {rows[0].body_area:.2f} of the frame (control world: "
           f"{control_rows[0].body_area:.2f}); random-order positive AUC {random_auc:.3f}")
     # "lift": the share on the body over the body's share of the frame (1 = spread evenly); the two worlds'
@@ -707,7 +706,7 @@ if MODEL.startswith("embedded"):
           f"{max(control_lifts, key=control_lifts.get)})")
     first_pixels = vitworld.to_pixels(rel_scenes[0].image()[None])
     first_map, first_class = vr.relevance(model, first_pixels, "chefer")
-    first = ps.perturbation_curve(model, first_pixels, np.argsort(-first_map.ravel(), kind="stable"), first_class)
+    first = pixel_scores.perturbation_curve(model, first_pixels, np.argsort(-first_map.ravel(), kind="stable"), first_class)
     print(f"first zebra, Chefer order: probability {first.probs[0]:.2f} with nothing removed, "
           f"{first.probs[1]:.2f} after the top 10% of patches")
     by = {r.method: r for r in rows}
@@ -760,7 +759,7 @@ if MODEL.startswith("embedded"):
     for ax, method in zip(axes[2:], vr.method_names(), strict=True):
         rmap, _ = vr.relevance(model, pixels0, method)
         ax.imshow(rmap, cmap=plotting.DIVERGING, vmin=-np.abs(rmap).max(), vmax=np.abs(rmap).max())
-        ax.set_title(f"{method}\non body {ps.localisation(rmap, scene.masks()['body']):.2f}", fontsize=9)
+        ax.set_title(f"{method}\non body {pixel_scores.localisation(rmap, scene.masks()['body']):.2f}", fontsize=9)
     for ax in axes:
         ax.axis("off")
     plt.tight_layout()
