@@ -2,7 +2,7 @@
 
 For each training seed of the digits CNN (``--train-seeds``, default 0-2) and each randomisation seed
 (``--seeds``, default 0-2), runs the cascading randomisation test on the notebook's test images
-(:func:`xaikit.tensor.sanity.cascade_scores`) and prints the mean similarity to the trained model's map
+(:func:`xaikit.lab.tensor_sanity.cascade_scores`) and prints the mean similarity to the trained model's map
 (Spearman, Spearman of absolute values, SSIM) of each method with 0..all layers randomised; then the data
 randomisation test (the same CNN trained on shuffled labels, same seed) on the same images.
 
@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from xaikit import pick
-from xaikit.tensor import sanity as S
+from xaikit.lab import tensor_sanity as S
 from xaikit.tensor import toys
 
 

@@ -28,7 +28,7 @@ seeds ``5_000_000 + k``, drawn once into ``--out``), shared by every model: prot
 protocols differ in K alone, not in their draw. Each model's K x R table comes from one call of
 ``tcav_significance`` per set size, split in two calls (random sets 0-100 and 101-300) so that the first call's
 time is the current protocol's cost and the sum the cost of K = 300; every row of the table depends on its own
-set only (:func:`xaikit.concepts.significance._null_score_table`), which ``tests/test_tcav_power.py`` checks.
+set only (:func:`xaikit.concepts.nullscores._null_score_table`), which ``tests/test_tcav_power.py`` checks.
 
 Rule, fixed before any build was evaluated: a protocol replaces the current default only if (1) striped is
 significant (corrected p < 0.05) on the main model of every measured build, at least training seeds 0-4 with

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from xaikit.concepts import vit_lrp
-from xaikit.concepts import vit_relevance as vr
+from xaikit.image import lrp as vit_lrp
+from xaikit.lab import pixel_scores as ps
 from xaikit.models import imageworld as iw
 from xaikit.models import vitworld
 from xaikit.models.hooks import set_attention_implementation
@@ -58,8 +58,8 @@ def run(root: Path, main_scenes, control_scenes) -> None:
     if mm is None or cm is None:
         print(f"{root.name}: no trained ViT in {root}; skipped")
         return
-    res, rand = vr.compare_methods(mm, main_scenes)
-    ctl, _ = vr.compare_methods(cm, control_scenes, perturb=False)
+    res, rand = ps.compare_methods(mm, main_scenes)
+    ctl, _ = ps.compare_methods(cm, control_scenes, perturb=False)
     conservation = max(vit_lrp.chefer_lrp(model, vitworld.to_pixels(s.image()[None])).conservation_error
                        for model, scenes in ((mm, main_scenes), (cm, control_scenes)) for s in scenes)
     print(f"{root.name}: random-order AUC {rand:.3f}; body area share {res[0].body_area:.3f} (main), "

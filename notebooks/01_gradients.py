@@ -558,7 +558,7 @@ panel4b
 # class the trained model predicts. The digits CNN has three layers; from the top:
 
 # %%
-from xaikit.tensor import sanity
+from xaikit.lab import tensor_sanity as sanity
 
 print(sanity.layers_from_top(model))
 assert sanity.layers_from_top(model) == ["head", "conv2", "conv1"]

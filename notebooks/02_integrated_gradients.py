@@ -449,7 +449,7 @@ claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(
 # as in our matrices ($A_{ij}$: how much token $i$ takes from token $j$), what reaches the top is
 # $\hat A^N \cdots \hat A^1$, the last layer on the left. The lecture's left-to-right order is the same
 # product read with columns as queries; used on row-stochastic matrices as written, it composes the layers
-# in reverse. `xaikit.text.views.rollout_matrix` follows Abnar & Zuidema.
+# in reverse. `xaikit.attention.relevance.rollout_matrix` follows Abnar & Zuidema.
 
 # %%
 background = torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.5, -0.2, 1.0, 0.1], [-1.0, 0.3, 0.5, -0.4]],

@@ -102,6 +102,9 @@ import torch.nn.functional as F
 
 import xaikit
 from xaikit import pick
+from xaikit.attention import positions as PE
+from xaikit.attention import saturation as SAT
+from xaikit.attention import scores as SC
 from xaikit.attention import scratch as A
 from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.attention.norms import attention_norms
@@ -173,7 +176,7 @@ assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
 # The properties below belong to the sinusoidal table only.)
 
 # %%
-pe = A.sinusoidal_positional_encoding(50, 64)  # (positions, d_model)
+pe = PE.sinusoidal_positional_encoding(50, 64)  # (positions, d_model)
 assert abs(pe[7, 10].item() - math.sin(7 / 10000 ** (10 / 64))) < 1e-6
 assert abs(pe[7, 11].item() - math.cos(7 / 10000 ** (10 / 64))) < 1e-6
 if MODEL == "embedded":  # our MiniLM, like BERT, adds a learned table of absolute positions
@@ -214,15 +217,15 @@ claim("03.1-offset-only", abs(sim[5, 9] - sim[30, 34]))  # the same offset 4 at 
 
 # %%
 d_pe, k = 64, 3
-pe = A.sinusoidal_positional_encoding(60, d_pe).double()  # (positions, d)
-M = A.position_shift(k, d_pe).double()  # (d, d), built from k alone, never from a position
+pe = PE.sinusoidal_positional_encoding(60, d_pe).double()  # (positions, d)
+M = PE.position_shift(k, d_pe).double()  # (d, d), built from k alone, never from a position
 moved = pe[:-k] @ M.T  # row p is M @ PE[p]
 shift_error = (moved - pe[k:]).abs().max().item()
 print(f"max |M_{k} PE[p] - PE[p+{k}]| over all {len(moved)} positions: {shift_error:.1e}")
 claim("03.1-one-matrix-shifts", shift_error)  # one matrix moves every position k steps on (float32 tables)
 assert torch.allclose(M @ M.T, torch.eye(d_pe, dtype=M.dtype), atol=1e-6), "M_k is a rotation (orthogonal)"
-assert torch.allclose(A.position_shift(2, d_pe).double() @ A.position_shift(5, d_pe).double(),
-                      A.position_shift(7, d_pe).double(), atol=1e-6), "shifting by 2 then 5 is shifting by 7"
+assert torch.allclose(PE.position_shift(2, d_pe).double() @ PE.position_shift(5, d_pe).double(),
+                      PE.position_shift(7, d_pe).double(), atol=1e-6), "shifting by 2 then 5 is shifting by 7"
 # the angle each feature pair turns by: fast pairs (left) turn far, slow pairs hardly at all
 angles = torch.atan2(M[0::2, 1::2].diagonal(), M[0::2, 0::2].diagonal())  # (d/2,) = k * w_i, wrapped
 want = k / 10000 ** (torch.arange(0, d_pe, 2, dtype=torch.float64) / d_pe)  # (d/2,) k * w_i
@@ -355,25 +358,25 @@ W_a = torch.randn(3, d_a, generator=gen) / math.sqrt(3)  # (d_k, d_a): projects 
 U_a = torch.randn(3, d_a, generator=gen) / math.sqrt(3)  # (d_k, d_a): projects a key
 v_a = torch.randn(d_a, generator=gen)  # (d_a,): d_a hidden units -> one score
 
-add_out, add_weights = A.additive_attention(steps.q, steps.k, steps.v, W_a, U_a, v_a)  # (3, 3), (3, 3)
+add_out, add_weights = SC.additive_attention(steps.q, steps.k, steps.v, W_a, U_a, v_a)  # (3, 3), (3, 3)
 by_hand = torch.stack([v_a @ torch.tanh(steps.q[0] @ W_a + key @ U_a) for key in steps.k])  # query 1's scores
 assert torch.allclose(add_weights[0], torch.softmax(by_hand, -1)), "one row by hand: e_1j, then a softmax"
 assert torch.allclose(add_weights.sum(-1), torch.ones(3), atol=1e-6), "rows sum to 1, as for the dot product"
 assert torch.allclose(add_out, add_weights @ steps.v), "the output is the same weighted sum of the values"
-_, blind = A.additive_attention(steps.q, steps.k, steps.v, W_a, torch.zeros(3, d_a), v_a)
+_, blind = SC.additive_attention(steps.q, steps.k, steps.v, W_a, torch.zeros(3, d_a), v_a)
 claim("03.2-blind-keys-uniform", (blind - 1 / 3).abs().max())  # U_a = 0: every key looks alike, weights 1/3
 
 floor = math.exp(-2 * v_a.abs().sum().item()) / 3  # |e_ij| <= ||v_a||_1 gives w_ij >= e^(-2||v_a||_1) / T_k
 weights_at = {}  # key scale c -> (dot-product weights, additive weights), each (T_q, T_k)
 for c in (1, 10, 1000):
     weights_at[c] = (A.scaled_dot_product_attention(steps.q, c * steps.k, steps.v)[1],
-                     A.additive_attention(steps.q, c * steps.k, steps.v, W_a, U_a, v_a)[1])
+                     SC.additive_attention(steps.q, c * steps.k, steps.v, W_a, U_a, v_a)[1])
 # the smallest additive weight over keys x 1, 10 and 1000, in units of the floor: never below it
 claim("03.2-additive-floor", min(add_w.min().item() for _, add_w in weights_at.values()) / floor)
 dot_10 = weights_at[10][0]
 claim("03.2-dot-saturates", dot_10[1:].amax(-1).min())  # keys x 10: one key takes the rows of inputs 2, 3
 assert dot_10.min() < floor, "keys x 10: the dot product's smallest weight drops below the additive floor"
-claim("03.2-dot-no-gradient", A.softmax_jacobian_norm(dot_10[1:]).max())  # ...its softmax passes ~no gradient
+claim("03.2-dot-no-gradient", SAT.softmax_jacobian_norm(dot_10[1:]).max())  # ...its softmax passes ~no gradient
 assert torch.allclose(dot_10[0, 1:], torch.full((2,), 0.5), atol=1e-4)  # input 1's tie (section 3) stays
 def tanh_slopes(c):  # tanh'(W_a q_i + U_a c k_j) for every pair and hidden unit, (T_q, T_k, d_a)
     return 1 - torch.tanh((steps.q @ W_a).unsqueeze(1) + (c * steps.k @ U_a).unsqueeze(0)) ** 2
@@ -401,7 +404,7 @@ for draw in range(8):
     g = torch.Generator().manual_seed(draw)
     W_s, U_s = (torch.randn(3, d_a, generator=g) / math.sqrt(3) for _ in range(2))  # drawn in this order
     v_s = torch.randn(d_a, generator=g)
-    w_at = {c: A.additive_attention(steps.q, c * steps.k, steps.v, W_s, U_s, v_s)[1] for c in (1, 10, 1000)}
+    w_at = {c: SC.additive_attention(steps.q, c * steps.k, steps.v, W_s, U_s, v_s)[1] for c in (1, 10, 1000)}
     slope_1000 = (1 - torch.tanh((steps.q @ W_s).unsqueeze(1) + (1000 * steps.k @ U_s).unsqueeze(0)) ** 2).max()
     per_seed.append((query_dependence(w_at[1]), (w_at[10].max() - w_at[10].min()).item(),
                      query_dependence(w_at[1000]), slope_1000.item()))
@@ -447,16 +450,16 @@ plt.show()
 # sequence (the decoder) and the keys and values from another (the source): cross-attention, last below.
 
 # %%
-dot_s, dot_w = A.dot_scores(X, X)  # (3, 3) each: x_i . x_j on the raw inputs, and its softmax
+dot_s, dot_w = SC.dot_scores(X, X)  # (3, 3) each: x_i . x_j on the raw inputs, and its softmax
 dot_loop = torch.tensor([[sum(float(X[i, d]) * float(X[j, d]) for d in range(4)) for j in range(3)]
                         for i in range(3)])  # the same dot products by explicit loops
 claim("03.2b-dot-by-hand", (dot_s - dot_loop).abs().max())
-claim("03.2b-general-identity-is-dot", (A.general_scores(X, X, torch.eye(4))[0] - dot_s).abs().max())
+claim("03.2b-general-identity-is-dot", (SC.general_scores(X, X, torch.eye(4))[0] - dot_s).abs().max())
 W_QK = W_Q @ W_K.T  # (4, 4): the transformer's W, of rank at most d_k = 3
-gen_s, gen_w = A.general_scores(X, X, W_QK)  # x_i W_Q W_K^T x_j, (3, 3) each
+gen_s, gen_w = SC.general_scores(X, X, W_QK)  # x_i W_Q W_K^T x_j, (3, 3) each
 QK = steps.q @ steps.k.T  # (3, 3)
 claim("03.2b-general-is-q-dot-k", (gen_s - QK).abs().max() / QK.abs().max())
-add_s, add_w = A.additive_scores(steps.q, steps.k, W_a, U_a, v_a)  # (3, 3) each, W_a, U_a, v_a of section 2
+add_s, add_w = SC.additive_scores(steps.q, steps.k, W_a, U_a, v_a)  # (3, 3) each, W_a, U_a, v_a of section 2
 pairs = torch.tensor([[float(v_a @ torch.tanh(qi @ W_a + kj @ U_a)) for kj in steps.k] for qi in steps.q])
 claim("03.2b-additive-by-loop", (add_s - pairs).abs().max() / pairs.abs().max())
 print("dot scores on the inputs:\n", dot_s, f"\ngeneral, W = W_Q W_K^T (rank {int(torch.linalg.matrix_rank(W_QK))}):\n",
@@ -464,7 +467,7 @@ print("dot scores on the inputs:\n", dot_s, f"\ngeneral, W = W_Q W_K^T (rank {in
 assert dot_s[0, 2] == dot_s[0, 0] and dot_s[2, 1] == dot_s[2, 2]  # exact: sums of small integers
 
 Y = torch.tensor([[1.0, 0, 0, 1], [0, 1, 1, 0]])  # (2, 4): a second, shorter sequence that asks
-cross = A.cross_attention(Y, X, W_Q, W_K, W_V)  # queries from Y, keys and values from X
+cross = SC.cross_attention(Y, X, W_Q, W_K, W_V)  # queries from Y, keys and values from X
 print("cross-attention weights (2 queries x 3 keys):\n", cross.weights)
 claim("03.2b-cross-rows-sum-to-one", (cross.weights.sum(-1) - 1).abs().max())
 torch_cross = F.scaled_dot_product_attention(Y @ W_Q, X @ W_K, X @ W_V)  # scale 1/sqrt(d_k) by default
@@ -513,7 +516,7 @@ plt.show()
 # grows like $d_k$. Measured:
 
 # %%
-var = A.qk_variance((1, 4, 16, 64, 256), n_samples=pick(20000, 5000))
+var = SAT.qk_variance((1, 4, 16, 64, 256), n_samples=pick(20000, 5000))
 worst = 0.0  # the largest relative miss: |var(q.k) / d_k - 1| and |var(q.k / sqrt(d_k)) - 1| over every d_k
 for d, raw, scaled in zip(var["d_k"], var["raw"], var["scaled"], strict=True):
     print(f"d_k = {d:4d}: var(q.k) = {raw:7.1f}   var(q.k / sqrt(d_k)) = {scaled:.2f}")
@@ -644,7 +647,7 @@ out, _ = A.multi_head_attention(x, **W)
 out_shuffled, _ = A.multi_head_attention(x[perm], **W)
 claim("03.6-permutation-equivariant", (out_shuffled - out[perm]).abs().max())  # without positions
 
-pe7 = A.sinusoidal_positional_encoding(7, d_model)
+pe7 = PE.sinusoidal_positional_encoding(7, d_model)
 out_pe, _ = A.multi_head_attention(x + pe7, **W)
 out_pe_shuffled, _ = A.multi_head_attention(x[perm] + pe7, **W)
 gap = (out_pe_shuffled - out_pe[perm]).abs().max().item()

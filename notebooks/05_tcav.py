@@ -106,7 +106,8 @@ import xaikit
 from xaikit import pick
 from xaikit.claims import claim
 from xaikit.concepts import claims as tcav_claims
-from xaikit.concepts import intervention, tcav
+from xaikit.concepts import tcav
+from xaikit.lab import intervention
 from xaikit.models import arch, load_vit
 from xaikit.models import imageworld as iw
 from xaikit.widgets import ConceptGalleryPanel, PatchGridPanel, TCAVPanel

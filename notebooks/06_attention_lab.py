@@ -99,8 +99,8 @@ from xaikit import pick, widgets
 from xaikit.claims import claim
 from xaikit.course import checks
 from xaikit.course.checks import exercise
+from xaikit.lab.faithfulness import run_lab
 from xaikit.models.arch import attn_implementation
-from xaikit.text.lab.faithfulness import run_lab
 from xaikit.text.tokens import rank_correlation
 from xaikit.text.views import all_views
 
@@ -322,7 +322,7 @@ HTML("".join(f"<p><b>{s}</b></p>" + lrp_of[s].html() + alrp_of[s].html() for s i
 # *Lecture: Attention is not not explanation, slide "Attention as explanation?".*
 #
 # Held-out movie sentences the model never saw. A word can be removed in two ways, and they are different
-# experiments (`xaikit.text.lab`):
+# experiments (`xaikit.lab`):
 #
 # * **Erasure** (Serrano & Smith 2019): set the word's attention weight to zero in the one attention layer
 #   whose weights gave the ranking, in every head, and renormalise the rows. The attention rankings read the
@@ -446,7 +446,7 @@ if MODEL == "embedded":
 # sentences with the largest gaps, the lab's IG order against IG with 64 steps.
 
 # %%
-from xaikit.text.lab.agreement import word_tau
+from xaikit.lab.agreement import word_tau
 from xaikit.text.views import explain
 
 print(f"IG in the lab: {lab_settings['ig_steps']} Gauss-Legendre steps, relative completeness gap median "
@@ -665,7 +665,7 @@ fig
 # shuffled or adversarial distribution tests another model, not this one's explanation. They ask something
 # else: do the trained model's attention weights carry information about the task? Their **diagnostic model**
 # sees each token alone, with no access to its neighbours, and pools the tokens with weights imposed from
-# outside (`xaikit.text.lab.diagnostics`):
+# outside (`xaikit.lab.diagnostics`):
 #
 # $$h_t = \tanh(W e_t + b), \qquad c = \sum_t \alpha_t h_t \Big/ \sum_t \alpha_t, \qquad \text{logits} = U c + u,$$
 #
@@ -688,8 +688,8 @@ fig
 # times as long otherwise (5 seeds, 2,000 sentences, 8 epochs).
 
 # %%
+from xaikit.lab.diagnostics import notebook_sentences, run_diagnostic
 from xaikit.models.sentiment import pretrained_encoder
-from xaikit.text.lab.diagnostics import notebook_sentences, run_diagnostic
 
 # 2,000 training sentences drawn once with random.Random(0), the same for every diagnostic seed, and the first 500
 # held-out movie sentences (fast mode: 1,000 and 400); `prepare` has read their attention already
@@ -762,7 +762,7 @@ fig
 # mode also uses fewer sentences and randomises only the head, the top block and all blocks.
 
 # %%
-from xaikit.text import sanity as text_sanity
+from xaikit.lab import text_sanity
 
 SANITY_ALL = False  # True: add IG (16 steps) and SHAP (200 evaluations); several minutes on a laptop
 sanity_methods = ["Grad-SAM", "attention", "rollout", "grad-weighted attention", "Chefer LRP"]
@@ -973,7 +973,7 @@ if MODEL == "embedded":  # as in section 2, the groups are compared by the means
 # (the same product with $A$ in place of $R^A$), with raw attention and with leave-one-out.
 
 # %%
-from xaikit.text.lab.agreement import word_tau
+from xaikit.lab.agreement import word_tau
 
 # the lab kept every sentence's scores (lab.scores: its rankings, grad-weighted attention, leave-one-out) and
 # word positions, so nothing runs again here

@@ -101,8 +101,9 @@ import xaikit
 from xaikit import pick, plotting
 from xaikit.claims import claim
 from xaikit.concepts import claims as tcav_claims
-from xaikit.concepts import intervention, tcav
-from xaikit.concepts import vit_relevance as vr
+from xaikit.concepts import tcav
+from xaikit.image import registry as vr
+from xaikit.lab import intervention, pixel_scores
 from xaikit.models import arch, load_vit, vitworld
 from xaikit.models import imageworld as iw
 from xaikit.widgets import CAVSortPanel, LayerSweepPanel, RelevancePanel
@@ -667,10 +668,10 @@ if MODEL.startswith("embedded"):
 # lies, and here we can check them against the truth: the image world knows every pixel's role, from the
 # layers it drew (`Scene.masks()`: body, legs and head, foam, background), and the intervention told
 # us the main model uses the body's stripes and the control model does not. Seven maps over the
-# patch grid (`xaikit.concepts.vit_relevance`): raw attention ([CLS] row of the last block, head mean),
+# patch grid (`xaikit.image.relevance`): raw attention ([CLS] row of the last block, head mean),
 # attention rollout (Abnar & Zuidema 2020), Chefer et al.'s gradient-weighted propagation ("chefer": the rule
 # of their ICCV 2021 paper, gradient times attention), their CVPR 2021 method ("chefer_lrp": gradient times
-# the LRP relevance of the attention, computed by `xaikit.concepts.vit_lrp` on a float64 re-run of the ViT,
+# the LRP relevance of the attention, computed by `xaikit.image.lrp` on a float64 re-run of the ViT,
 # the same rules as lab 06's Chefer LRP for BERT, section 1), gradient-weighted attention of the last block, and
 # gradient x input and integrated gradients on the pixels (summed over each patch). Scores: the **localisation** is the share of positive relevance on the body
 # (masks pooled to patches: a patch counts by the fraction of its pixels on the body; a map spread evenly
@@ -685,8 +686,8 @@ if MODEL.startswith("embedded"):
 if MODEL.startswith("embedded"):
     rel_scenes = iw.scenes("zebra", pick(12, 4), "main", seed=5)
     rel_control_scenes = iw.scenes("zebra", pick(12, 4), "control", seed=5)
-    rows, random_auc = vr.compare_methods(model, rel_scenes)
-    control_rows, _ = vr.compare_methods(control, rel_control_scenes, perturb=False)
+    rows, random_auc = pixel_scores.compare_methods(model, rel_scenes)
+    control_rows, _ = pixel_scores.compare_methods(control, rel_control_scenes, perturb=False)
     print(f"{len(rel_scenes)} zebras; the body covers {rows[0].body_area:.2f} of the frame (control world: "
           f"{control_rows[0].body_area:.2f}); random-order positive AUC {random_auc:.3f}")
     # "lift": the share on the body over the body's share of the frame (1 = spread evenly); the two worlds'
@@ -705,7 +706,7 @@ if MODEL.startswith("embedded"):
           f"{max(control_lifts, key=control_lifts.get)})")
     first_pixels = vitworld.to_pixels(rel_scenes[0].image()[None])
     first_map, first_class = vr.relevance(model, first_pixels, "chefer")
-    first = vr.perturbation_curve(model, first_pixels, np.argsort(-first_map.ravel(), kind="stable"), first_class)
+    first = pixel_scores.perturbation_curve(model, first_pixels, np.argsort(-first_map.ravel(), kind="stable"), first_class)
     print(f"first zebra, Chefer order: probability {first.probs[0]:.2f} with nothing removed, "
           f"{first.probs[1]:.2f} after the top 10% of patches")
     by = {r.method: r for r in rows}
@@ -722,7 +723,7 @@ if MODEL.startswith("embedded"):
           f"{'<' if rollout_auc < attention_auc else '>='} {attention_auc:.3f} "
           f"({'reproduced' if lrp_auc < rollout_auc < attention_auc else 'not reproduced'} for this model; "
           f"their ICCV rule: {by['chefer'].pos_auc:.3f})")
-    from xaikit.concepts import vit_lrp
+    from xaikit.image import lrp as vit_lrp
 
     lrp_first = vit_lrp.chefer_lrp(model, first_pixels)
     print(f"chefer_lrp, first zebra: the total relevance is the same at every block boundary to "
@@ -748,17 +749,17 @@ if MODEL.startswith("embedded"):
 
 # %%
 if MODEL.startswith("embedded"):
-    fig, axes = plt.subplots(1, len(vr.METHODS) + 2, figsize=(2.0 * (len(vr.METHODS) + 2), 2.3))
+    fig, axes = plt.subplots(1, len(vr.method_names()) + 2, figsize=(2.0 * (len(vr.method_names()) + 2), 2.3))
     scene = rel_scenes[0]
     axes[0].imshow(scene.image())
     axes[0].set_title("picture", fontsize=9)
     axes[1].imshow(scene.masks()["body"], cmap=plotting.SEQUENTIAL)
     axes[1].set_title("body (drawn)", fontsize=9)
     pixels0 = vitworld.to_pixels(scene.image()[None])
-    for ax, method in zip(axes[2:], vr.METHODS, strict=True):
+    for ax, method in zip(axes[2:], vr.method_names(), strict=True):
         rmap, _ = vr.relevance(model, pixels0, method)
         ax.imshow(rmap, cmap=plotting.DIVERGING, vmin=-np.abs(rmap).max(), vmax=np.abs(rmap).max())
-        ax.set_title(f"{method}\non body {vr.localisation(rmap, scene.masks()['body']):.2f}", fontsize=9)
+        ax.set_title(f"{method}\non body {pixel_scores.localisation(rmap, scene.masks()['body']):.2f}", fontsize=9)
     for ax in axes:
         ax.axis("off")
     plt.tight_layout()

@@ -354,8 +354,8 @@ def row_text_ig(vit_dir: Path, bert_dir: Path, quick: bool, clock):
 
 
 def row_lab(vit_dir: Path, bert_dir: Path, quick: bool, clock):
+    from xaikit.lab.faithfulness import run_lab
     from xaikit.models import load_sentiment
-    from xaikit.text.lab.faithfulness import run_lab
 
     model, tok = load_sentiment(bert_dir)
     sentences = LAB[:3] if quick else LAB

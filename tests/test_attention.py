@@ -12,6 +12,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from xaikit.attention import positions as PE
+from xaikit.attention import saturation as SAT
+from xaikit.attention import scores as SC
 from xaikit.attention import scratch as A
 
 TOL = dict(atol=1e-6, rtol=1e-6)
@@ -137,7 +140,7 @@ def test_permutation_equivariance_holds_without_pe_and_breaks_with_it():
     out_p, w_p = A.multi_head_attention(x[perm], **kw)
     torch.testing.assert_close(out_p, out[perm], **TOL)  # f(P x) = P f(x)
     torch.testing.assert_close(w_p, w[:, perm][:, :, perm], **TOL)
-    pe = A.sinusoidal_positional_encoding(7, 12).double()
+    pe = PE.sinusoidal_positional_encoding(7, 12).double()
     out_pe, _ = A.multi_head_attention(x + pe, **kw)
     out_pe_p, _ = A.multi_head_attention(x[perm] + pe, **kw)
     assert (out_pe_p - out_pe[perm]).abs().max() > 1e-2
@@ -145,20 +148,20 @@ def test_permutation_equivariance_holds_without_pe_and_breaks_with_it():
 
 # -- positional encoding -----------------------------------------------------------------------------------
 def test_sinusoidal_positional_encoding_formula_and_similarity():
-    pe = A.sinusoidal_positional_encoding(50, 16)
+    pe = PE.sinusoidal_positional_encoding(50, 16)
     assert pe.shape == (50, 16)
     for pos in (0, 3, 49):
         for i in range(8):
             angle = pos / 10000 ** (2 * i / 16)
             assert pe[pos, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-6)
             assert pe[pos, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
-    sim = A.position_similarity(pe)
+    sim = PE.position_similarity(pe)
     torch.testing.assert_close(sim.diagonal(), torch.ones(50), atol=1e-5, rtol=0)
     assert sim[10, 11] > sim[10, 20] > sim[10, 40]  # nearby positions are more alike
     torch.testing.assert_close(sim[5, 8], sim[20, 23], atol=1e-5, rtol=0)  # depends only on the offset
-    odd = A.sinusoidal_positional_encoding(4, 5)
+    odd = PE.sinusoidal_positional_encoding(4, 5)
     assert odd.shape == (4, 5) and torch.isfinite(odd).all()
-    raw = A.position_similarity(pe, normalize=False)
+    raw = PE.position_similarity(pe, normalize=False)
     torch.testing.assert_close(raw.diagonal(), torch.full((50,), 8.0), atol=1e-4, rtol=0)  # sum sin^2+cos^2
 
 
@@ -166,24 +169,24 @@ def test_sinusoidal_positional_encoding_formula_and_similarity():
 def test_entropy_max_weight_and_jacobian_norm():
     uniform = torch.full((1, 4), 0.25, dtype=torch.float64)
     one_hot = torch.tensor([[1.0, 0, 0, 0]], dtype=torch.float64)
-    assert A.row_entropy(uniform).item() == pytest.approx(math.log(4))
-    assert A.row_entropy(one_hot).item() == pytest.approx(0.0, abs=1e-12)
-    assert A.max_weight(uniform).item() == pytest.approx(0.25)
-    assert A.softmax_jacobian_norm(one_hot).item() == pytest.approx(0.0, abs=1e-12)
+    assert SAT.row_entropy(uniform).item() == pytest.approx(math.log(4))
+    assert SAT.row_entropy(one_hot).item() == pytest.approx(0.0, abs=1e-12)
+    assert SAT.max_weight(uniform).item() == pytest.approx(0.25)
+    assert SAT.softmax_jacobian_norm(one_hot).item() == pytest.approx(0.0, abs=1e-12)
     s = torch.tensor([0.3, -1.2, 2.0, 0.5], dtype=torch.float64)
     jac = torch.autograd.functional.jacobian(lambda z: torch.softmax(z, -1), s)
-    assert A.softmax_jacobian_norm(torch.softmax(s, -1)).item() == pytest.approx(jac.norm().item(), rel=1e-10)
+    assert SAT.softmax_jacobian_norm(torch.softmax(s, -1)).item() == pytest.approx(jac.norm().item(), rel=1e-10)
     # sharper temperature -> lower entropy, higher max weight, smaller gradient
     ents, grads = [], []
     for temp in (10.0, 1.0, 0.1, 0.01):
         p = torch.softmax(s / temp, -1)
-        ents.append(A.row_entropy(p).item())
-        grads.append(A.softmax_jacobian_norm(p).item())
+        ents.append(SAT.row_entropy(p).item())
+        grads.append(SAT.softmax_jacobian_norm(p).item())
     assert ents == sorted(ents, reverse=True) and grads[-1] < 1e-6 < grads[1]
 
 
 def test_qk_variance_grows_with_d_k_and_scaling_fixes_it():
-    res = A.qk_variance((1, 16, 256), n_samples=20000, seed=0)
+    res = SAT.qk_variance((1, 16, 256), n_samples=20000, seed=0)
     for d, raw, scaled in zip(res["d_k"], res["raw"], res["scaled"], strict=True):
         assert raw == pytest.approx(d, rel=0.1)
         assert scaled == pytest.approx(1.0, rel=0.1)
@@ -230,7 +233,7 @@ def _additive_by_loop(q, k, v, w_q, w_k, v_a, allowed=None):
 @pytest.mark.parametrize("batch", [(), (3,)])
 def test_additive_matches_a_loop_over_every_pair(batch):
     q, k, v, w_q, w_k, v_a = _additive_setup(batch=batch)
-    out, weights = A.additive_attention(q, k, v, w_q, w_k, v_a)
+    out, weights = SC.additive_attention(q, k, v, w_q, w_k, v_a)
     assert out.shape == (*batch, 5, 3) and weights.shape == (*batch, 5, 7)
     flat = (lambda t: t.reshape(-1, *t.shape[-2:])) if batch else (lambda t: t.unsqueeze(0))
     for qb, kb, vb, ob, wb in zip(flat(q), flat(k), flat(v), flat(out), flat(weights), strict=True):
@@ -243,15 +246,15 @@ def test_additive_matches_a_loop_over_every_pair(batch):
 def test_additive_with_keys_ignored_is_uniform_and_with_queries_ignored_is_the_same_for_every_query():
     q, k, v, w_q, w_k, v_a = _additive_setup(batch=())
     # w_k = 0: e_ij = v_a . tanh(q_i W_q) does not depend on j, so every key gets 1 / T_k
-    out, weights = A.additive_attention(q, k, v, w_q, torch.zeros_like(w_k), v_a)
+    out, weights = SC.additive_attention(q, k, v, w_q, torch.zeros_like(w_k), v_a)
     torch.testing.assert_close(weights, torch.full((5, 7), 1 / 7, dtype=torch.float64), atol=1e-15, rtol=0)
     torch.testing.assert_close(out, v.mean(0).expand(5, -1), atol=1e-15, rtol=1e-14)
     # w_q = 0: e_ij = v_a . tanh(k_j W_k) does not depend on i, so every row is softmax of the same scores
-    _, weights = A.additive_attention(q, k, v, torch.zeros_like(w_q), w_k, v_a)
+    _, weights = SC.additive_attention(q, k, v, torch.zeros_like(w_q), w_k, v_a)
     one_row = torch.softmax(torch.tanh(k @ w_k) @ v_a, dim=-1)  # (T_k,)
     torch.testing.assert_close(weights, one_row.expand(5, -1), atol=1e-15, rtol=0)
     # one key: all the weight goes to it, whatever the scores
-    out, weights = A.additive_attention(q, k[:1], v[:1], w_q, w_k, v_a)
+    out, weights = SC.additive_attention(q, k[:1], v[:1], w_q, w_k, v_a)
     torch.testing.assert_close(weights, torch.ones(5, 1, dtype=torch.float64), atol=1e-15, rtol=0)
     torch.testing.assert_close(out, v[:1].expand(5, -1), atol=1e-15, rtol=1e-14)
 
@@ -259,20 +262,20 @@ def test_additive_with_keys_ignored_is_uniform_and_with_queries_ignored_is_the_s
 def test_additive_masks_give_exact_zeros_and_renormalise_the_rest():
     q, k, v, w_q, w_k, v_a = _additive_setup(batch=(2,), t_q=6, t_k=6)
     causal = A.causal_mask(6)
-    out, weights = A.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)
+    out, weights = SC.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)
     assert torch.all(weights.triu(1) == 0), "a masked key gets weight exactly 0"
     torch.testing.assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64), **TOL)
     ref_out, ref_w = _additive_by_loop(q[1], k[1], v[1], w_q, w_k, v_a, allowed=causal.tolist())
     assert (weights[1] - ref_w).abs().max() < 1e-12 and (out[1] - ref_out).abs().max() < 1e-12
     pad = A.padding_mask(torch.tensor([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1]]))  # (2, 1, 6)
-    _, weights = A.additive_attention(q, k, v, w_q, w_k, v_a, mask=pad)
+    _, weights = SC.additive_attention(q, k, v, w_q, w_k, v_a, mask=pad)
     assert torch.all(weights[0, :, 4:] == 0) and torch.all(weights[1] > 0)  # exact: exp(-inf) = 0
     torch.testing.assert_close(weights.sum(-1), torch.ones(2, 6, dtype=torch.float64), **TOL)
     # the same masks as 0/1 integers and as an additive float mask give the same weights
     as_float = torch.zeros(6, 6, dtype=torch.float64).masked_fill(~causal, float("-inf"))
     for same in (causal.int(), as_float):
-        torch.testing.assert_close(A.additive_attention(q, k, v, w_q, w_k, v_a, mask=same)[1],
-                                   A.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)[1],
+        torch.testing.assert_close(SC.additive_attention(q, k, v, w_q, w_k, v_a, mask=same)[1],
+                                   SC.additive_attention(q, k, v, w_q, w_k, v_a, mask=causal)[1],
                                    atol=0, rtol=0)  # exact: the same scores (+0 or -inf), the same softmax
 
 
@@ -284,7 +287,7 @@ def test_additive_scores_stay_bounded_where_dot_product_scores_grow_with_the_key
     t_k = k.shape[0]
     floor = math.exp(-2 * v_a.abs().sum().item()) / t_k
     for c in (0.0, 1.0, 10.0, 1e3, 1e6):
-        _, additive = A.additive_attention(q, c * k, v, w_q, w_k, v_a)
+        _, additive = SC.additive_attention(q, c * k, v, w_q, w_k, v_a)
         assert additive.min() >= floor, f"keys x {c}: an additive weight fell below the floor"
         torch.testing.assert_close(additive.sum(-1), torch.ones(5, dtype=torch.float64), **TOL)
     # dot product: log(w_ij / w_il) = c (s_ij - s_il) exactly, so the spread of log-weights scales with c
@@ -298,32 +301,32 @@ def test_additive_scores_stay_bounded_where_dot_product_scores_grow_with_the_key
     c = (2 * v_a.abs().sum().item() + math.log(t_k) + 1) / spread
     _, dot = A.scaled_dot_product_attention(q, c * k, v)
     assert torch.all(dot.amin(-1) < floor), "scaled keys push dot-product weights below additive's floor"
-    _, additive = A.additive_attention(q, c * k, v, w_q, w_k, v_a)
+    _, additive = SC.additive_attention(q, c * k, v, w_q, w_k, v_a)
     assert additive.min() >= floor
 
 
 def test_additive_bad_shapes_raise_clear_errors():
     q, k, v, w_q, w_k, v_a = _additive_setup(batch=())  # d_q = 6, d_k = 4, d_a = 8
     with pytest.raises(ValueError, match=r"w_q must be \(d_q, d_a\) with d_q = q.shape\[-1\] = 6"):
-        A.additive_attention(q, k, v, w_k, w_k, v_a)
+        SC.additive_attention(q, k, v, w_k, w_k, v_a)
     with pytest.raises(ValueError, match=r"w_q must be .*got shape \(8,\)"):
-        A.additive_attention(q, k, v, v_a, w_k, v_a)
+        SC.additive_attention(q, k, v, v_a, w_k, v_a)
     with pytest.raises(ValueError, match=r"w_k must be \(d_k, d_a\) with d_k = k.shape\[-1\] = 4.*weight.T"):
-        A.additive_attention(q, k, v, w_q, w_q, v_a)
+        SC.additive_attention(q, k, v, w_q, w_q, v_a)
     with pytest.raises(ValueError, match=r"same number of hidden units d_a.*w_k is \(4, 5\)"):
-        A.additive_attention(q, k, v, w_q, w_k[:, :5], v_a)
+        SC.additive_attention(q, k, v, w_q, w_k[:, :5], v_a)
     with pytest.raises(ValueError, match=r"v_a must be a vector \(d_a,\) = \(8,\).*v_a.reshape\(-1\)"):
-        A.additive_attention(q, k, v, w_q, w_k, v_a.unsqueeze(1))
+        SC.additive_attention(q, k, v, w_q, w_k, v_a.unsqueeze(1))
     with pytest.raises(ValueError, match=r"v_a must be a vector .*got shape \(7,\)"):
-        A.additive_attention(q, k, v, w_q, w_k, v_a[:7])
+        SC.additive_attention(q, k, v, w_q, w_k, v_a[:7])
     with pytest.raises(ValueError, match="k and v must have the same number of tokens"):
-        A.additive_attention(q, k, v[:3], w_q, w_k, v_a)
+        SC.additive_attention(q, k, v[:3], w_q, w_k, v_a)
     with pytest.raises(ValueError, match="mask has shape"):
-        A.additive_attention(q, k, v, w_q, w_k, v_a, mask=torch.ones(5, 5, dtype=torch.bool))
+        SC.additive_attention(q, k, v, w_q, w_k, v_a, mask=torch.ones(5, 5, dtype=torch.bool))
     with pytest.raises(TypeError, match="w_k must be a torch tensor"):
-        A.additive_attention(q, k, v, w_q, "abc", v_a)
+        SC.additive_attention(q, k, v, w_q, "abc", v_a)
     # nested lists work like tensors, in the default dtype, promoted to the tensors' float64
-    out, _ = A.additive_attention(q, k, v, w_q.tolist(), w_k, v_a.tolist())
+    out, _ = SC.additive_attention(q, k, v, w_q.tolist(), w_k, v_a.tolist())
     assert out.dtype == torch.float64
 
 
@@ -351,9 +354,9 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="mask has shape"):
         A.multi_head_attention(x, **kw, mask=torch.ones(4, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="n_positions"):
-        A.sinusoidal_positional_encoding(0, 8)
+        PE.sinusoidal_positional_encoding(0, 8)
     with pytest.raises(TypeError, match="d_model must be an int"):
-        A.sinusoidal_positional_encoding(8, 4.5)
+        PE.sinusoidal_positional_encoding(8, 4.5)
     with pytest.raises(ValueError, match="only 0"):
         A.padding_mask(torch.tensor([[1, 2, 0]]))
 
@@ -361,17 +364,17 @@ def test_bad_inputs_raise_clear_errors():
 @pytest.mark.parametrize("d_model,k", [(2, 1), (16, 3), (64, 11), (128, -4)])
 def test_position_shift_moves_every_position_by_k(d_model, k):
     """Oracle: the angle-sum identities, checked numerically on the encoding itself (Vaswani et al. 3.5)."""
-    pe = A.sinusoidal_positional_encoding(80, d_model).double()  # (P, d)
-    m = A.position_shift(k, d_model).double()
+    pe = PE.sinusoidal_positional_encoding(80, d_model).double()  # (P, d)
+    m = PE.position_shift(k, d_model).double()
     lo, hi = max(0, -k), 80 - max(0, k)
     assert torch.allclose(pe[lo:hi] @ m.T, pe[lo + k:hi + k], atol=2e-6)  # float32 tables
     assert torch.allclose(m @ m.T, torch.eye(d_model, dtype=m.dtype), atol=1e-6)
-    assert torch.allclose(A.position_shift(0, d_model).double(), torch.eye(d_model, dtype=m.dtype))
+    assert torch.allclose(PE.position_shift(0, d_model).double(), torch.eye(d_model, dtype=m.dtype))
 
 
 def test_position_shift_rejects_odd_width():
     with pytest.raises(ValueError, match="d_model must be even"):
-        A.position_shift(1, 7)
+        PE.position_shift(1, 7)
 
 
 def test_float_zero_one_masks_are_refused_with_the_fix():
@@ -386,7 +389,7 @@ def test_float_zero_one_masks_are_refused_with_the_fix():
     with pytest.raises(ValueError, match=r"mask\.bool\(\)"):
         A.multi_head_attention(torch.randn(3, 4), w, w, w, w, 2, mask=causal)
     with pytest.raises(ValueError, match=r"mask\.bool\(\)"):
-        A.additive_attention(q, k, v, torch.randn(4, 5), torch.randn(4, 5), torch.randn(5), mask=causal.tolist())
+        SC.additive_attention(q, k, v, torch.randn(4, 5), torch.randn(4, 5), torch.randn(5), mask=causal.tolist())
     # what keeps working: the boolean, the 0/1 integer and the additive float mask give the same weights
     _, want = A.scaled_dot_product_attention(q, k, v, mask=causal.bool())
     assert torch.all(want.triu(1) == 0)
@@ -412,36 +415,36 @@ def test_padding_mask_passed_as_is_is_refused_with_padding_mask_fix():
 @pytest.mark.parametrize("base", [0, -10, 1, 0.5])
 def test_positional_encoding_base_must_exceed_one(base):
     with pytest.raises(ValueError, match=r"base must be > 1.0, got .*usual value is 10000"):
-        A.sinusoidal_positional_encoding(3, 4, base=base)
+        PE.sinusoidal_positional_encoding(3, 4, base=base)
     with pytest.raises(ValueError, match=r"base must be > 1.0"):
-        A.position_shift(1, 4, base=base)
-    assert bool(torch.isfinite(A.sinusoidal_positional_encoding(3, 4, base=100)).all())
+        PE.position_shift(1, 4, base=base)
+    assert bool(torch.isfinite(PE.sinusoidal_positional_encoding(3, 4, base=100)).all())
 
 
 def test_row_entropy_refuses_rows_that_are_not_distributions():
     """``row_entropy([[2, -1]])`` was -70 nats; rows not summing to 1 gave a number with no meaning."""
     with pytest.raises(ValueError, match=r"row_entropy: weights holds a negative value.*torch.softmax"):
-        A.row_entropy(torch.tensor([[2.0, -1.0]]))
+        SAT.row_entropy(torch.tensor([[2.0, -1.0]]))
     with pytest.raises(ValueError, match=r"row_entropy: a row of weights sums to 0.4, not 1"):
-        A.row_entropy(torch.tensor([[0.2, 0.2]]))
-    assert float(A.row_entropy(torch.tensor([[0.5, 0.5]]))) == pytest.approx(np.log(2))
-    nan_row = A.row_entropy(torch.tensor([[0.5, 0.5], [float("nan"), float("nan")]]))  # a query with no key
+        SAT.row_entropy(torch.tensor([[0.2, 0.2]]))
+    assert float(SAT.row_entropy(torch.tensor([[0.5, 0.5]]))) == pytest.approx(np.log(2))
+    nan_row = SAT.row_entropy(torch.tensor([[0.5, 0.5], [float("nan"), float("nan")]]))  # a query with no key
     assert nan_row[0] == pytest.approx(np.log(2)) and torch.isnan(nan_row[1])
 
 
 def test_saturation_measures_and_js_divergence_refuse_rows_that_are_not_distributions():
-    from xaikit.text.lab.removal import js_divergence
+    from xaikit.lab.removal import js_divergence
 
     scores = torch.tensor([[2.0, -1.0, 0.5]])
-    for fn in (A.max_weight, A.softmax_jacobian_norm, A.row_entropy):
+    for fn in (SAT.max_weight, SAT.softmax_jacobian_norm, SAT.row_entropy):
         with pytest.raises(ValueError, match=rf"{fn.__name__}: weights holds a negative value.*not the scores"):
             fn(scores)
         with pytest.raises(ValueError, match=rf"{fn.__name__}: a row of weights sums to 1.8, not 1"):
             fn(torch.tensor([[0.9, 0.9]]))
     p = torch.softmax(scores, -1)
     jac = torch.diag(p[0]) - p[0, :, None] * p[0, None, :]
-    assert float(A.softmax_jacobian_norm(p)[0]) == pytest.approx(float(jac.norm()), rel=1e-5)
-    assert float(A.max_weight(p)[0]) == pytest.approx(float(p.max()))
+    assert float(SAT.softmax_jacobian_norm(p)[0]) == pytest.approx(float(jac.norm()), rel=1e-5)
+    assert float(SAT.max_weight(p)[0]) == pytest.approx(float(p.max()))
     with pytest.raises(ValueError, match=r"js_divergence: p must hold probability rows.*Pass softmax\(logits\)"):
         js_divergence([2.0, -1.0], [0.5, 0.5])
     assert js_divergence([1.0, 0.0], [0.0, 1.0]) == pytest.approx(1.0)  # disjoint: 1 bit

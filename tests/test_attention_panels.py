@@ -11,7 +11,7 @@ import pytest
 import torch
 from PIL import Image
 
-from xaikit.attention import scratch as A
+from xaikit.attention import positions as PE
 from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 from xaikit.widgets import (
@@ -32,7 +32,7 @@ def test_positional_encoding_panel_follows_controls():
     assert p.error is None and p.result.pe.shape == (20, 16)
     p.set(d_model=32, positions=40)
     assert p.result.pe.shape == (40, 32) and p.result.similarity.shape == (40, 40)
-    torch.testing.assert_close(p.result.pe, A.sinusoidal_positional_encoding(40, 32))
+    torch.testing.assert_close(p.result.pe, PE.sinusoidal_positional_encoding(40, 32))
     assert len(p.figure.axes) == 4  # two heatmaps and their colour bars
     assert p.image.value[:4] == b"\x89PNG"
 
@@ -43,7 +43,7 @@ def test_positional_encoding_panel_updates_in_place_like_a_full_redraw(monkeypat
     p.set(d_model=24, positions=30)  # updated in place: same axes, new data, limits and title
     assert p.figure.axes == axes_before
     heat, sim = (ax.images[0] for ax in p.figure.axes[:2])
-    np.testing.assert_allclose(heat.get_array(), A.sinusoidal_positional_encoding(30, 24).numpy(), rtol=0, atol=1e-6)
+    np.testing.assert_allclose(heat.get_array(), PE.sinusoidal_positional_encoding(30, 24).numpy(), rtol=0, atol=1e-6)
     assert sim.get_array().shape == (30, 30) and sim.axes.get_xlim() == (-0.5, 29.5)
     assert heat.axes.get_title() == "PE (30 positions x d_model 24)"
     restyled = p.image.value

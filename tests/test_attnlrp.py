@@ -129,7 +129,7 @@ def test_differs_from_chefer_and_refuses_other_models(pair):
 
 
 def test_registered_as_a_view_and_lab_ranking():
-    from xaikit.text.lab.faithfulness import rankings
+    from xaikit.lab.faithfulness import rankings
     from xaikit.text.registry import method_names
 
     assert "AttnLRP" in method_names()

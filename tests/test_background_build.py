@@ -34,8 +34,8 @@ def _record_steps(monkeypatch, tmp_path):
     """Replace every build step of prepare with one that records its name and returns a folder."""
     from xaikit import prepare as prep
     from xaikit.concepts import nullsets
+    from xaikit.lab import diagnostics
     from xaikit.models import sentiment, vitworld
-    from xaikit.text import diagnostics
 
     calls: list[str] = []
 
@@ -251,7 +251,7 @@ BACKGROUND = textwrap.dedent("""
 
     prep._digits = lambda *a, **k: {"digits": fake("digits", 1, 0.0)}
     from xaikit.models import sentiment, vitworld
-    from xaikit.text import diagnostics
+    from xaikit.lab import diagnostics
     from xaikit.concepts import nullsets
     sentiment.is_built = vitworld.is_built = lambda *a, **k: False
     sentiment.ensure_embedded_sentiment = lambda *a, **k: fake("sentiment")

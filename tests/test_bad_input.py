@@ -18,7 +18,7 @@ from torch import nn
 
 import xaikit
 from tests.fixtures.toy_vit import ToyViT, _colour_images
-from xaikit.attention import scratch as A
+from xaikit.attention import positions as PE
 from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 from xaikit.tensor import gradients as G
 from xaikit.tensor.integrated import CompletenessWarning, alphas_and_weights, integrated_gradients
@@ -170,8 +170,11 @@ def _one_cut(fn):
 
 
 def test_every_text_method_cuts_a_long_text_the_same_way(tok):
+    from xaikit.text.registry import method_names
     from xaikit.text.shaptext import token_scores
-    from xaikit.text.views import METHODS, all_views, explain
+    from xaikit.text.views import all_views, explain
+
+    METHODS = method_names()
 
     model = tiny_bert(seed=2)
     grad_sam, cut = _one_cut(lambda: gradsam(model, tok, LONG))
@@ -379,7 +382,7 @@ def test_text_methods_refuse_an_image_model(tok):
 
     vit = tiny_vit(seed=0)
     for method in (gradsam, xaikit.text_integrated_gradients, xaikit.shap_text):
-        with pytest.raises(TypeError, match=r"model is an image model \(ViTForImageClassification\).*vit_relevance"):
+        with pytest.raises(TypeError, match=r"model is an image model \(ViTForImageClassification\).*image.registry.relevance"):
             method(vit, tok, "i like the movie")  # was "'NoneType' object has no attribute 'dtype'"
 
 
@@ -474,8 +477,8 @@ def test_a_percent_where_a_fraction_belongs_is_refused():
 def test_text_percent_fractions_are_refused(model, tok):
     bert = model
     from xaikit._text_input import prepare_text
+    from xaikit.lab.removal import aopc
     from xaikit.text.gradsam import gradsam
-    from xaikit.text.lab.removal import aopc
     from xaikit.text.text_ig import text_steps_for_tolerance
 
     with pytest.raises(ValueError, match=r"tolerance must be a fraction .*got 2, which reads as 200%"):
@@ -496,8 +499,8 @@ def test_nan_results_come_with_a_message():
     with pytest.raises(ValueError, match=r"train_cav: concept_acts holds NaN or inf in 5 of its 5 rows"):
         train_cav(np.full((5, 3), np.nan), np.zeros((5, 3)))
     with pytest.raises(ValueError, match=r"position_similarity: row\(s\) \[0\] of pe are all zero.*normalize=False"):
-        A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]))
-    assert A.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]), normalize=False)[1, 1] == 1.0
+        PE.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]))
+    assert PE.position_similarity(torch.tensor([[0.0, 0.0], [1.0, 0.0]]), normalize=False)[1, 1] == 1.0
     t = TokenScores(["a", "b", "c"], np.array([1.0, float("nan"), 3.0]))
     with pytest.raises(ValueError, match=r"scores hold NaN for token\(s\) \['b'\]"):
         t.top(2)
@@ -505,9 +508,9 @@ def test_nan_results_come_with_a_message():
 
 
 def test_a_str_where_a_list_of_names_belongs(bert, tok):
+    from xaikit.lab.faithfulness import run_lab
+    from xaikit.lab.tensor_sanity import sanity_maps
     from xaikit.tensor.integrated import gap_curves
-    from xaikit.tensor.sanity import sanity_maps
-    from xaikit.text.faithfulness import run_lab
     from xaikit.text.views import all_views
 
     with pytest.raises(ValueError, match=r"methods must be a list of names.*got 'G'\. Did you mean \['IG'\]\?"):

@@ -127,9 +127,9 @@ def _fake_sentiment(tmp: Path, progress: bool = True, threads=None) -> dict:
 
 
 def test_prepare_and_the_loader_rebuild_a_corrupt_sentiment_model(cache_root, monkeypatch):
+    from xaikit.lab import diagnostics
     from xaikit.models import loaders, sentiment
     from xaikit.prepare import prepare
-    from xaikit.text import diagnostics
 
     calls, shuffled = [], []
     monkeypatch.setattr(sentiment, "train_sentiment", lambda tmp, labels="real", **kw: (
@@ -232,7 +232,7 @@ PREPARE_SCRIPT = textwrap.dedent("""
     from pathlib import Path
     from xaikit.models import sentiment
     from xaikit.prepare import prepare
-    from xaikit.text import diagnostics
+    from xaikit.lab import diagnostics
 
     log, started, release = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 

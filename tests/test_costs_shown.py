@@ -120,8 +120,8 @@ def test_all_views_counts_the_shared_pass_once(model, tok, oracle):
 
 def test_lab_keeps_explanation_costs_apart_from_the_evaluation(model, tok, oracle):
     from xaikit._text_input import prepare_text
+    from xaikit.lab.faithfulness import EVALUATIONS, LAB_RANKINGS, run_lab
     from xaikit.text import registry
-    from xaikit.text.lab.faithfulness import EVALUATIONS, LAB_RANKINGS, run_lab
 
     sentences = ["a fine film and a dull plot", "i like the movie a lot", "this is so boring"]
     rankings = ("attention", "Grad-SAM", "SHAP", "IG", "random")

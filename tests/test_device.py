@@ -59,8 +59,11 @@ def test_gradsam_and_attention_gradients(pair, tok):
 
 
 def test_views_and_text_ig(pair, tok):
+    from xaikit.text.registry import method_names
     from xaikit.text.text_ig import TEXT_BASELINES, text_integrated_gradients
-    from xaikit.text.views import METHODS, all_views, explain
+    from xaikit.text.views import all_views, explain
+
+    METHODS = method_names()
 
     near, far = pair
     views = all_views(far, tok, TEXT, methods=[m for m in METHODS if m != "SHAP"], ig_steps=8)
@@ -79,8 +82,8 @@ def test_views_and_text_ig(pair, tok):
 
 
 def test_shap_editing_and_lab(pair, tok):
-    from xaikit.text.editing import edited_attention, run_edited
-    from xaikit.text.faithfulness import run_lab
+    from xaikit.lab.editing import edited_attention, run_edited
+    from xaikit.lab.faithfulness import run_lab
     from xaikit.text.shaptext import shap_text
 
     near, far = pair

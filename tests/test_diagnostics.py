@@ -1,10 +1,10 @@
-"""Wiegreffe & Pinter's diagnostic model (xaikit.text.diagnostics, notebook 06, section 4).
+"""Wiegreffe & Pinter's diagnostic model (xaikit.lab.diagnostics, notebook 06, section 4).
 
 Oracles: a plain loop for the pooling, the mean (uniform weights) and one token's output (one-hot weights);
 a synthetic task whose label is carried by one known token, where oracle weights must reach accuracy near 1
 and adversarial weights (none on that token) stay at chance; the same sequences with extra padding (any ids
 and weights there) give the same outputs; the model's attention read in padded batches equals
-``xaikit.text.views.raw_attention`` on each sentence alone.
+``xaikit.text.attention_views.raw_attention`` on each sentence alone.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from xaikit.models.tiny import tiny_bert, tiny_tokenizer
-from xaikit.text.diagnostics import (
+from xaikit.lab.diagnostics import (
     DiagnosticMLP,
     diagnostic_data,
     evaluate_diagnostic,
@@ -24,6 +23,7 @@ from xaikit.text.diagnostics import (
     run_diagnostic,
     train_diagnostic,
 )
+from xaikit.models.tiny import tiny_bert, tiny_tokenizer
 
 PAIRS = [("i like the movie", 1), ("she hates the book", 0), ("this is so boring", 0),
          ("i cannot wait for next time", 1), ("you look extremely confused", 0), ("the cat drank the milk", 1)]
@@ -148,7 +148,7 @@ def test_training_is_seeded_and_leaves_the_global_generator_alone():
 def test_all_pairs_trained_at_once_equal_one_training_per_pair():
     """run_diagnostic trains every (seed, weighting) pair at once (stacked parameters, one Adam); each pair's
     logits equal train_diagnostic's for it, up to the order of float sums (ragged lengths, a short last batch)."""
-    from xaikit.text.diagnostics import DiagnosticData, _train_stacked
+    from xaikit.lab.diagnostics import DiagnosticData, _train_stacked
 
     emb = torch.randn(40, 16, generator=torch.Generator().manual_seed(0))
     sets = []
@@ -172,7 +172,7 @@ def test_all_pairs_trained_at_once_equal_one_training_per_pair():
 
 # -- the model's attention ------------------------------------------------------------------------------
 def test_attention_in_batches_equals_raw_attention_alone(model, tok):
-    from xaikit.text.views import raw_attention
+    from xaikit.text.attention_views import raw_attention
 
     data = diagnostic_data(model, tok, PAIRS, batch_size=4)  # mixed lengths: padded batches
     assert data.ids.shape[0] == len(PAIRS) and data.layer == 1
@@ -337,7 +337,7 @@ def test_an_edit_to_any_single_weight_misses_the_disk_cache(model, tok, tmp_path
 
 
 def test_notebook_sentences_are_fixed_and_the_sizes_follow_the_mode():
-    from xaikit.text.diagnostics import notebook_sentences
+    from xaikit.lab.diagnostics import notebook_sentences
 
     train, test = notebook_sentences(fast=True)
     again, _ = notebook_sentences(fast=True)
@@ -349,7 +349,7 @@ def test_notebook_sentences_are_fixed_and_the_sizes_follow_the_mode():
 def test_attention_cache_key_ignores_where_the_model_was_loaded_from(tmp_path):
     """Moving the cache (XAIKIT_CACHE) changes the path a model is loaded from, not the model: the key of the
     attention cache must stay, or notebook 06 reads every sentence's attention again."""
-    from xaikit.text.diagnostics import _cache_key
+    from xaikit.lab.diagnostics import _cache_key
 
     model, tokenizer = tiny_bert(seed=3), tiny_tokenizer(tmp_path / "tok")
     pairs = [("a fine film", 1)]
@@ -360,7 +360,7 @@ def test_attention_cache_key_ignores_where_the_model_was_loaded_from(tmp_path):
 
 
 def test_train_diagnostic_refuses_fractional_labels():
-    from xaikit.text import diagnostics as D
+    from xaikit.lab import diagnostics as D
 
     emb = torch.randn(10, 4, generator=torch.Generator().manual_seed(0))
     ids = torch.tensor([[1, 2, 3]] * 6)

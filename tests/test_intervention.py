@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from xaikit.concepts import intervention
+from xaikit.lab import intervention
 from xaikit.models import imageworld as iw
 from xaikit.models.tiny import tiny_vit
 

@@ -30,7 +30,7 @@ def bert():
 
 # -- the plain way, every copy through every block, every row on its own: the oracle --------------------
 def _plain_erased(model, enc, masks, layer):
-    from xaikit.text.lab.editing import run_edited
+    from xaikit.lab.editing import run_edited
 
     b = masks.shape[0]
     inputs = {k: v.expand(b, *v.shape[1:]) for k, v in enc.inputs.items()}
@@ -50,8 +50,8 @@ def _plain_deleted(model, enc, masks, pad_id, batch_size=64):
 
 
 def _plain_permutation(model, enc, n_permutations=16, layers=(-1,), seed=0, queries=None):
-    from xaikit.text.lab.editing import run_edited
-    from xaikit.text.lab.removal import PermutationChange
+    from xaikit.lab.editing import run_edited
+    from xaikit.lab.removal import PermutationChange
 
     inputs = {k: v.expand(n_permutations, *v.shape[1:]) for k, v in enc.inputs.items()}
     q = torch.softmax(run_edited(model, inputs, permute=True, layers=layers, seed=seed,
@@ -62,8 +62,8 @@ def _plain_permutation(model, enc, n_permutations=16, layers=(-1,), seed=0, quer
 
 
 def _run(model, tok):
+    from xaikit.lab.faithfulness import run_lab
     from xaikit.models.arch import encoder_layers
-    from xaikit.text.lab.faithfulness import run_lab
 
     seen = []  # the rows each pass through block 0 holds
     with forward_hooks((encoder_layers(model)[0], lambda m, args, out: seen.append(args[0].shape[0]))):
@@ -72,7 +72,7 @@ def _run(model, tok):
 
 
 def test_lab_equals_the_plain_way_with_fewer_rows(bert, monkeypatch):
-    from xaikit.text.lab import agreement, faithfulness
+    from xaikit.lab import agreement, faithfulness
 
     model, tok = bert
     lab, rows = _run(model, tok)
@@ -99,8 +99,8 @@ def test_lab_equals_the_plain_way_with_fewer_rows(bert, monkeypatch):
 
 def test_permutation_change_equals_every_copy_through_every_block(bert):
     from xaikit._text_input import prepare_text
+    from xaikit.lab.removal import permutation_change
     from xaikit.models.arch import n_layers
-    from xaikit.text.lab.removal import permutation_change
 
     model, tok = bert
     enc = prepare_text(model, tok, SENTENCES[0], method="test")

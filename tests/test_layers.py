@@ -28,10 +28,15 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     # the one text entry (the text checked, cut, tokenized once, the target resolved), shared by text/ and
     # attention/ and below both
     ("text entry", frozenset({"_text_input"})),
-    # the method families that stand on models alone
+    # the method families that stand on models alone: tensor maps, attention (with the one rollout and the one
+    # Chefer gradient rule), TCAV
     ("methods", frozenset({"tensor", "attention", "concepts"})),
-    # the text family: it may use the tensor methods (IG's quadrature) and the attention family
-    ("text methods", frozenset({"text"})),
+    # the text and image families: they may use the tensor methods (IG's quadrature), the attention family
+    # (rollout, Chefer's rule) and TCAV's image input
+    ("text and image methods", frozenset({"text", "image"})),
+    # the lab: experiments about the methods (faithfulness, the sanity cascades, the intervention, the pixel
+    # scores), over every family below
+    ("lab", frozenset({"lab"})),
     # the lecture's static diagrams: drawn from the methods' own numbers (the worked example, a CAV's fit)
     ("diagrams", frozenset({"diagrams"})),
     ("widgets", frozenset({"widgets"})),
@@ -188,6 +193,8 @@ def test_the_checker_sees_what_it_must():
     assert "xaikit.tensor.gradients" in graph["xaikit"]  # the root's lazy table
     assert not allowed("xaikit.models.cache", "xaikit.concepts.tcav")
     assert not allowed("xaikit.tensor.gradients", "xaikit.concepts.tcav")  # two families of one layer
+    assert not allowed("xaikit.text.lrp", "xaikit.image.lrp") and not allowed("xaikit.image.lrp", "xaikit.lab.faithfulness")
+    assert allowed("xaikit.lab.pixel_scores", "xaikit.image.registry") and allowed("xaikit.diagrams", "xaikit.lab.removal")
     assert allowed("xaikit.widgets.tcav", "xaikit.concepts.tcav") and allowed("xaikit._fn", "xaikit.policies")
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

@@ -166,12 +166,12 @@ def test_chefer_matrix_by_hand(saved):
 
 
 def test_registered_view_lab_ranking_and_explain(saved):
-    from xaikit.text.faithfulness import RANKINGS
+    from xaikit.lab.faithfulness import rankings
     from xaikit.text.lrp import chefer_lrp
     from xaikit.text.views import all_views, explain
 
     model, tok, _ = saved
-    assert "Chefer LRP" in RANKINGS
+    assert "Chefer LRP" in rankings()
     views = all_views(model, tok, TEXT, methods=("Grad-SAM", "Chefer LRP"))
     np.testing.assert_allclose(views["Chefer LRP"].scores, chefer_lrp(model, tok, TEXT).scores, rtol=1e-12)
     assert views["Chefer LRP"].tokens == views["Grad-SAM"].tokens

@@ -125,12 +125,13 @@ def test_chefer_lrp_on_a_model_that_reads_as_mps(bert, monkeypatch):
 # -- on a GPU: CUDA stands in for MPS ------------------------------------------------------------------------
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a second device type (CUDA) to stand in for MPS")
 def test_methods_on_a_gpu_that_refuses_float64(bert, monkeypatch):
+    from xaikit.lab.agreement import input_gradient, leave_one_out
+    from xaikit.lab.diagnostics import _cache_key
+    from xaikit.lab.faithfulness import run_lab
+    from xaikit.lab.tensor_sanity import spearman
     from xaikit.tensor.contrast import exact_shapley
     from xaikit.tensor.integrated import integrated_gradients
-    from xaikit.tensor.sanity import spearman
-    from xaikit.text.diagnostics import _cache_key
     from xaikit.text.encoding import encode_one
-    from xaikit.text.faithfulness import input_gradient, leave_one_out, run_lab
     from xaikit.text.lrp import chefer_lrp
     from xaikit.text.shaptext import shap_text
 

@@ -1,4 +1,4 @@
-"""Sanity checks for saliency maps (Adebayo et al. 2018; xaikit.tensor.sanity, notebook 01 section 5).
+"""Sanity checks for saliency maps (Adebayo et al. 2018; xaikit.lab.tensor_sanity, notebook 01 section 5).
 
 Oracles: scipy's ``spearmanr`` for the rank correlation; SSIM of a map with itself (1), of two constant maps
 (closed form), and a by-hand SSIM over every 7x7 window (Wang et al. 2004's formula) for scikit-image's;
@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 import xaikit
-from xaikit.tensor import sanity as S
+from xaikit.lab import tensor_sanity as S
 from xaikit.tensor import toys
 
 ONES = S.Similarity(*[pytest.approx(1.0, abs=1e-12)] * 3)  # two identical maps, up to rounding

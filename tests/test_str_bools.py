@@ -44,8 +44,8 @@ def _public_flags():
 def test_the_walk_finds_the_flags_of_the_round():
     labels = {(label, p) for label, *_, p in _public_flags()}
     for case in [("xaikit.text.tokens.rank_correlation", "by_abs"), ("xaikit.text.tokens.TokenScores.top", "by_abs"),
-                 ("xaikit.text.attention_views.rollout_matrix", "residual"),
-                 ("xaikit.attention.scratch.dot_scores", "scaled"), ("xaikit.tensor.sanity.ssim", "absolute"),
+                 ("xaikit.attention.relevance.rollout_matrix", "residual"),
+                 ("xaikit.attention.scores.dot_scores", "scaled"), ("xaikit.lab.tensor_sanity.ssim", "absolute"),
                  ("xaikit.plotting.token_heatmap_html", "signed"),
                  ("xaikit.widgets.attention.SaturationPanel", "scaled"),
                  ("xaikit.widgets.text_methods.MethodComparisonPanel", "drop_special")]:
@@ -68,10 +68,11 @@ def test_every_public_flag_refuses_a_str_naming_the_parameter():
 
 
 def test_str_flags_of_the_round_and_what_still_passes():
-    from xaikit.attention.scratch import dot_scores, position_similarity, sinusoidal_positional_encoding
+    from xaikit.attention.positions import position_similarity, sinusoidal_positional_encoding
+    from xaikit.attention.relevance import rollout_matrix
+    from xaikit.attention.scores import dot_scores
+    from xaikit.lab.tensor_sanity import spearman, ssim
     from xaikit.plotting import token_heatmap_html
-    from xaikit.tensor.sanity import spearman, ssim
-    from xaikit.text.attention_views import rollout_matrix
     from xaikit.text.tokens import TokenScores, rank_correlation
 
     a, b = TokenScores(list("abcd"), np.array([-4.0, 1, 2, 3])), TokenScores(list("abcd"), np.array([4.0, 1, 2, 3]))

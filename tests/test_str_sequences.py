@@ -44,11 +44,11 @@ def _refused(call, name: str, example: str):
 
 
 def _cases(bert, tok, vit):
-    from xaikit.concepts import intervention, vit_relevance
+    from xaikit.lab import intervention, pixel_scores, text_sanity
+    from xaikit.lab import tensor_sanity as sanity
+    from xaikit.lab.faithfulness import run_lab
     from xaikit.models import imageworld as iw
-    from xaikit.tensor import integrated, quadrature, sanity
-    from xaikit.text import sanity as text_sanity
-    from xaikit.text.lab.faithfulness import run_lab
+    from xaikit.tensor import integrated, quadrature
     from xaikit.text.text_ig import text_steps_for_tolerance
     from xaikit.text.views import all_views
 
@@ -56,15 +56,15 @@ def _cases(bert, tok, vit):
     x = torch.ones(1, 4, 4)
     scenes = iw.scenes("zebra", 2, "main", seed=0)
     return {
-        ("xaikit.concepts.vit_relevance", "compare_methods", "methods"):
-            (lambda: vit_relevance.compare_methods(vit, scenes, methods="chefer"), "['chefer']"),
-        ("xaikit.concepts.intervention", "intervene", "textures"):
+        ("xaikit.lab.pixel_scores", "compare_methods", "methods"):
+            (lambda: pixel_scores.compare_methods(vit, scenes, methods="chefer"), "['chefer']"),
+        ("xaikit.lab.intervention", "intervene", "textures"):
             (lambda: intervention.intervene(vit, scenes, textures="striped"), "['striped']"),
-        ("xaikit.tensor.sanity", "sanity_maps", "methods"):
+        ("xaikit.lab.tensor_sanity", "sanity_maps", "methods"):
             (lambda: sanity.sanity_maps(lin, x, target=0, methods="gradient"), "['gradient']"),
-        ("xaikit.tensor.sanity", "cascade_scores", "methods"):
+        ("xaikit.lab.tensor_sanity", "cascade_scores", "methods"):
             (lambda: sanity.cascade_scores(lin, x[None], methods="gradient"), "['gradient']"),
-        ("xaikit.tensor.sanity", "compare_models", "methods"):
+        ("xaikit.lab.tensor_sanity", "compare_models", "methods"):
             (lambda: sanity.compare_models(lin, lin, x[None], methods="gradient"), "['gradient']"),
         ("xaikit.tensor.integrated", "gap_curves", "rules"):
             (lambda: integrated.gap_curves(lin, x, rules="gausslegendre", target=0), "['gausslegendre']"),
@@ -75,17 +75,17 @@ def _cases(bert, tok, vit):
             (lambda: text_steps_for_tolerance(bert, tok, "i like it", rules="gausslegendre"), "['gausslegendre']"),
         ("xaikit.text.views", "all_views", "methods"):
             (lambda: all_views(bert, tok, "i like it", methods="gradsam"), "[" ),
-        ("xaikit.text.sanity", "cascade_similarities", "texts"):
+        ("xaikit.lab.text_sanity", "cascade_similarities", "texts"):
             (lambda: text_sanity.cascade_similarities(bert, tok, "i like it", [1], ["Grad-SAM"]), "[text]"),
-        ("xaikit.text.sanity", "cascade_similarities", "methods"):
+        ("xaikit.lab.text_sanity", "cascade_similarities", "methods"):
             (lambda: text_sanity.cascade_similarities(bert, tok, ["i like it"], [1], "Grad-SAM"), "['Grad-SAM']"),
-        ("xaikit.text.lab.faithfulness", "run_lab", "rankings"):
+        ("xaikit.lab.faithfulness", "run_lab", "rankings"):
             (lambda: run_lab(bert, tok, ["i like it"], rankings="IG"), "['IG']"),
         ("xaikit.tensor.quadrature", "AdditiveModel", "names"):
             (lambda: quadrature.AdditiveModel([torch.sin, torch.cos], names="ab"), "['ab']"),
-        ("xaikit.text.sanity", "model_similarities", "texts"):
+        ("xaikit.lab.text_sanity", "model_similarities", "texts"):
             (lambda: text_sanity.model_similarities(bert, bert, tok, "i like it", ["Grad-SAM"]), "[text]"),
-        ("xaikit.text.sanity", "model_similarities", "methods"):
+        ("xaikit.lab.text_sanity", "model_similarities", "methods"):
             (lambda: text_sanity.model_similarities(bert, bert, tok, ["i like it"], "Grad-SAM"), "['Grad-SAM']"),
     }
 
@@ -116,8 +116,8 @@ def _panel_cases(bert, tok, vit):
 #: a sequence of names (why in the comment)
 ONE_STR_OK = {
     ("xaikit.text.shaptext", "shap_text", "texts"),  # "one string or a list of strings"
-    ("xaikit.text.lab.faithfulness", "run_lab", "sentences"),  # check_texts: one sentence
-    ("xaikit.text.lab.agreement", "rank_agreement", "sentences"),  # check_texts: one sentence
+    ("xaikit.lab.faithfulness", "run_lab", "sentences"),  # check_texts: one sentence
+    ("xaikit.lab.agreement", "rank_agreement", "sentences"),  # check_texts: one sentence
     ("xaikit.widgets.text_methods", "LabPanel", "sentences"),  # run_lab's sentences
     ("xaikit.course.copies", "lectures", "names"), ("xaikit.course.copies", "copy_notebooks", "names"),
     ("xaikit.course.homework", "sources", "names"), ("xaikit.course.homework", "build", "names"),
@@ -135,8 +135,8 @@ NOT_NAMES = {
     ("xaikit.models.digits", "shuffled_labels", "labels"), ("xaikit.models.sentiment", "recipe", "labels"),
     ("xaikit.models.sentiment", "is_built", "labels"), ("xaikit.models.sentiment", "sentiment_folder", "labels"),
     ("xaikit.models.sentiment", "train_sentiment", "labels"), ("xaikit.models.sentiment", "identity", "labels"), ("xaikit.models.vitworld", "accuracy", "labels"),
-    ("xaikit.text.lab.diagnostic_model", "train_diagnostic", "labels"),
-    ("xaikit.text.lab.diagnostic_model", "evaluate_diagnostic", "labels"),
+    ("xaikit.lab.diagnostic_model", "train_diagnostic", "labels"),
+    ("xaikit.lab.diagnostic_model", "evaluate_diagnostic", "labels"),
     ("xaikit.tensor.integrated", "shared_path", "rules"),  # gap_curves' helper, given checked rules
     ("xaikit.text.shaptext", "additivity_gaps", "texts"),  # the texts a SHAP explanation was computed on
     ("xaikit.models.sentiment", "logit_gaps", "texts"), ("xaikit.models.sentiment", "prepared_folder", "labels"),
@@ -147,7 +147,7 @@ NOT_NAMES = {
     ("xaikit.models.tiny", "tiny_tokenizer", "words"), ("xaikit.models.tiny", "tiny_vit", "labels"),
     ("xaikit.plotting", "signed_bars", "labels"),
     ("xaikit.widgets.tcav", "ImageSets.classes", "labels"),
-    ("xaikit.text.lab.diagnostics", "run_diagnostic", "weightings"),
+    ("xaikit.lab.diagnostics", "run_diagnostic", "weightings"),
 }
 
 
@@ -191,7 +191,7 @@ def test_one_str_is_refused_naming_the_parameter_and_the_list(bert, tok, vit, wh
 
 
 def test_one_str_as_one_sentence_where_documented(bert, tok):
-    from xaikit.text.lab.agreement import rank_agreement
+    from xaikit.lab.agreement import rank_agreement
 
     one = rank_agreement(bert, tok, "i like the movie")
     assert one.sentences == ["i like the movie"]

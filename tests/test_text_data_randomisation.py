@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import torch
 
+from xaikit.lab import text_sanity as sanity
 from xaikit.models import cache, loaders, sentiment, tiny_bert, tiny_tokenizer
-from xaikit.text import sanity
 
 
 @pytest.fixture
@@ -124,8 +124,8 @@ def test_a_damaged_shuffled_model_is_rebuilt_not_loaded(cache_root, monkeypatch)
 
 
 def test_prepare_builds_the_shuffled_model_after_the_real_one_once(cache_root, monkeypatch):
+    from xaikit.lab import diagnostics
     from xaikit.prepare import prepare
-    from xaikit.text import diagnostics
 
     calls = []
     monkeypatch.setattr(sentiment, "train_sentiment", _fake_train(calls))

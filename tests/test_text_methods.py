@@ -149,7 +149,7 @@ def test_shap_max_length_recipe_gives_same_values(model, tok):
 
 # -- views ---------------------------------------------------------------------------------------------------
 def test_rollout_of_identity_is_identity():
-    from xaikit.text.views import grad_attention_matrix, rollout_matrix
+    from xaikit.attention.relevance import grad_attention_matrix, rollout_matrix
 
     eye = torch.eye(5).expand(3, 2, 5, 5)
     torch.testing.assert_close(rollout_matrix(eye), torch.eye(5))
@@ -175,7 +175,7 @@ def test_all_views_agree_with_single_calls(model, tok):
 
 # -- editing -------------------------------------------------------------------------------------------------
 def test_editing_nothing_changes_nothing_and_restores(model, tok):
-    from xaikit.text.editing import edited_attention, run_edited
+    from xaikit.lab.editing import edited_attention, run_edited
 
     enc = tok(SENTENCES, return_tensors="pt", padding=True)
     before = {k: v.clone() for k, v in model.state_dict().items()}
@@ -195,7 +195,7 @@ def test_editing_nothing_changes_nothing_and_restores(model, tok):
 
 
 def test_removing_a_token_equals_masking_it(model, tok):
-    from xaikit.text.editing import run_edited
+    from xaikit.lab.editing import run_edited
 
     enc = tok(SENTENCES[3:4], return_tensors="pt")
     n = enc["input_ids"].shape[1]
@@ -213,7 +213,7 @@ def test_removing_a_token_equals_masking_it(model, tok):
 
 
 def test_permutation_keeps_the_weights_of_each_row(model, tok):
-    from xaikit.text.editing import edited_attention
+    from xaikit.lab.editing import edited_attention
 
     enc = tok(SENTENCES[3:4], return_tensors="pt")
     with torch.no_grad():
@@ -227,7 +227,7 @@ def test_permutation_keeps_the_weights_of_each_row(model, tok):
 
 
 def test_permutation_of_the_cls_row_alone(model, tok):
-    from xaikit.text.editing import edited_attention
+    from xaikit.lab.editing import edited_attention
 
     enc = tok(SENTENCES[3:4], return_tensors="pt")
     with torch.no_grad():
@@ -244,7 +244,7 @@ def test_permutation_of_the_cls_row_alone(model, tok):
 
 # -- the lab -------------------------------------------------------------------------------------------------
 def test_js_divergence_known_values():
-    from xaikit.text.faithfulness import js_divergence
+    from xaikit.lab.removal import js_divergence
 
     assert js_divergence([0.5, 0.5], [0.5, 0.5]) == pytest.approx(0.0)
     assert js_divergence([1.0, 0.0], [0.0, 1.0]) == pytest.approx(1.0)
@@ -252,9 +252,9 @@ def test_js_divergence_known_values():
 
 
 def test_batched_lab_row_equals_the_single_experiments(model, tok):
+    from xaikit.lab.faithfulness import _one_sentence
+    from xaikit.lab.removal import aopc, erasure, flip_fraction
     from xaikit.text.encoding import encode_one
-    from xaikit.text.lab.faithfulness import _one_sentence
-    from xaikit.text.lab.removal import aopc, erasure, flip_fraction
     from xaikit.text.views import all_views
 
     text = SENTENCES[3]
@@ -275,9 +275,9 @@ def test_batched_lab_row_equals_the_single_experiments(model, tok):
 def test_erasure_edits_one_layer_only(model, tok):
     """Serrano & Smith's erasure: the word's weight is zeroed (rows renormalised) in the ranking's layer alone;
     the other layers' attention is what the unedited model computes."""
-    from xaikit.text.editing import edited_attention
+    from xaikit.lab.editing import edited_attention
+    from xaikit.lab.removal import _probs_erased
     from xaikit.text.encoding import encode_one
-    from xaikit.text.lab.removal import _probs_erased
 
     enc = encode_one(model, tok, SENTENCES[3])
     mask = torch.zeros(1, enc.n_tokens, dtype=torch.bool)
@@ -297,8 +297,8 @@ def test_erasure_edits_one_layer_only(model, tok):
 
 def test_deletion_equals_the_shorter_text(model, tok):
     """Deleting words = running the model on the text without them (the oracle: tokenize the shorter text)."""
+    from xaikit.lab.removal import _probs_deleted
     from xaikit.text.encoding import encode_one
-    from xaikit.text.lab.removal import _probs_deleted
 
     enc = encode_one(model, tok, "i cannot wait for next time")  # [CLS] i cannot wait for next time [SEP]
     masks = torch.zeros(3, enc.n_tokens, dtype=torch.bool)
@@ -313,7 +313,7 @@ def test_deletion_equals_the_shorter_text(model, tok):
 
 
 def test_aopc_uses_erasers_bins():
-    from xaikit.text.lab.removal import ERASER_BINS, _bin_sizes
+    from xaikit.lab.removal import ERASER_BINS, _bin_sizes
 
     assert ERASER_BINS == (0.01, 0.05, 0.1, 0.2, 0.5)  # DeYoung et al. 2020
     assert _bin_sizes(ERASER_BINS, 6) == [1, 1, 1, 2, 3]  # at least one word, ceil(k * n) as ERASER's scorer
@@ -321,7 +321,7 @@ def test_aopc_uses_erasers_bins():
 
 
 def test_lab_runs_and_is_consistent(model, tok):
-    from xaikit.text.faithfulness import run_lab
+    from xaikit.lab.faithfulness import run_lab
 
     rankings = ("attention", "gradient", "Grad-SAM", "random")
     r = run_lab(model, tok, SENTENCES, rankings=rankings, n_permutations=4, progress=False)
@@ -399,7 +399,7 @@ def test_method_comparison_panel(model, tok):
 
 
 def test_lab_panel_views(model, tok):
-    from xaikit.text.faithfulness import run_lab
+    from xaikit.lab.faithfulness import run_lab
     from xaikit.widgets import LabPanel
 
     lab = run_lab(model, tok, SENTENCES[:3], rankings=("attention", "random"), n_permutations=2, progress=False)
@@ -511,7 +511,7 @@ def test_word_tau_is_scipys_tau_b_over_the_words_only():
     positions hold does not count, and |score| is ranked."""
     from scipy.stats import kendalltau
 
-    from xaikit.text.faithfulness import word_tau
+    from xaikit.lab.agreement import word_tau
 
     words = [1, 2, 3, 4, 5, 6]  # [CLS] = 0, [SEP] = 7
     cases = [([0.1, 0.5, 0.5, 0.2, 0.9, 0.3], [0.2, 0.4, 0.4, 0.1, 0.8, 0.1]),  # ties in both
@@ -531,8 +531,8 @@ def test_word_tau_is_scipys_tau_b_over_the_words_only():
 
 def test_leave_one_out_equals_a_loop_of_separate_passes(model, tok):
     """Oracle: for each word, its id removed from the input and the model run on that shorter input alone."""
+    from xaikit.lab.agreement import leave_one_out
     from xaikit.text.encoding import encode_one
-    from xaikit.text.faithfulness import leave_one_out
 
     for text in SENTENCES:
         enc = encode_one(model, tok, text)
@@ -553,9 +553,9 @@ def test_leave_one_out_equals_a_loop_of_separate_passes(model, tok):
 def test_input_gradient_is_the_derivative_along_the_word_embedding():
     """Oracle: e_t . dp/de_t is d/ds p(word embedding t scaled by 1 + s) at s = 0, by a central difference
     in float64 (the derivative along the one-hot input at the token's own word)."""
+    from xaikit.lab.agreement import input_gradient
     from xaikit.models.tiny import tiny_bert
     from xaikit.text.encoding import encode_one
-    from xaikit.text.faithfulness import input_gradient
 
     model, tok = tiny_bert(seed=5).double(), tiny_tokenizer()
     enc = encode_one(model, tok, "i cannot wait for next time")
@@ -579,7 +579,8 @@ def test_input_gradient_is_the_derivative_along_the_word_embedding():
 def test_rank_agreement_taus_and_the_labs(model, tok):
     """The taus are word_tau of the three rankings (attention view, |gradient|, |LOO|), and the lab keeps
     the same numbers."""
-    from xaikit.text import faithfulness as fa
+    from xaikit.lab import agreement as fa
+    from xaikit.lab.faithfulness import run_lab
     from xaikit.text.encoding import encode_one
     from xaikit.text.views import all_views
 
@@ -596,7 +597,7 @@ def test_rank_agreement_taus_and_the_labs(model, tok):
         assert r.tau["gradient-LOO"][k] == pytest.approx(fa.word_tau(grad, loo, words), abs=1e-12)
     for v in r.tau.values():
         assert isinstance(v, np.ndarray) and v.shape == (4,) and ((v >= -1) & (v <= 1)).all()
-    lab = fa.run_lab(model, tok, SENTENCES, rankings=("attention", "random"), n_permutations=2, progress=False)
+    lab = run_lab(model, tok, SENTENCES, rankings=("attention", "random"), n_permutations=2, progress=False)
     assert lab.agreement.sentences == SENTENCES and lab.agreement.seconds > 0
     for pair in fa.TAU_PAIRS:
         np.testing.assert_allclose(lab.agreement.tau[pair], r.tau[pair], atol=1e-12, rtol=0)
@@ -607,13 +608,14 @@ def test_lab_keeps_each_sentences_scores(model, tok):
     """LabResult.scores holds what the methods give each sentence alone: Chefer LRP, grad-weighted attention
     (an extra view), attention, leave-one-out and the input gradient, with the word positions (notebook 06,
     section 8 ranks them against each other without running them again)."""
-    from xaikit.text import faithfulness as fa
+    from xaikit.lab import agreement as fa
+    from xaikit.lab.faithfulness import run_lab
     from xaikit.text.encoding import encode_one
     from xaikit.text.lrp import chefer_lrp
     from xaikit.text.views import all_views
 
-    lab = fa.run_lab(model, tok, SENTENCES[:3], rankings=("attention", "Chefer LRP", "random"), n_permutations=2,
-                     progress=False)
+    lab = run_lab(model, tok, SENTENCES[:3], rankings=("attention", "Chefer LRP", "random"), n_permutations=2,
+                  progress=False)
     assert set(lab.scores) == {"attention", "Chefer LRP", "random", "grad-weighted attention", "input gradient",
                                "LOO"}
     assert all(len(v) == 3 for v in lab.scores.values()) and len(lab.positions) == 3
@@ -628,15 +630,15 @@ def test_lab_keeps_each_sentences_scores(model, tok):
             np.testing.assert_allclose(lab.scores[k][i], expected, atol=1e-7, rtol=0, err_msg=k)
         order = sorted(lab.positions[i], key=lambda p: -lab.scores["random"][i][p])  # the random ranking's order
         assert sorted(order) == lab.positions[i]
-    bare = fa.run_lab(model, tok, SENTENCES[:2], rankings=("attention",), n_permutations=2, progress=False,
+    bare = run_lab(model, tok, SENTENCES[:2], rankings=("attention",), n_permutations=2, progress=False,
                       extra_views=())
     assert set(bare.scores) == {"attention", "input gradient", "LOO"}
     with pytest.raises(ValueError, match="extra_views"):
-        fa.run_lab(model, tok, SENTENCES[:2], rankings=("attention",), extra_views=("nope",), progress=False)
+        run_lab(model, tok, SENTENCES[:2], rankings=("attention",), extra_views=("nope",), progress=False)
 
 
 def test_rank_agreement_bad_input(model, tok):
-    from xaikit.text.faithfulness import rank_agreement, word_tau
+    from xaikit.lab.agreement import rank_agreement, word_tau
 
     with pytest.raises(ValueError, match="sentences is an empty list"):
         rank_agreement(model, tok, [])
@@ -701,7 +703,7 @@ def test_a_row_past_the_last_token_is_named(bert, tok):
 
 
 def test_run_lab_names_its_own_arguments(bert, tok):
-    from xaikit.text.faithfulness import run_lab
+    from xaikit.lab.faithfulness import run_lab
 
     lab = lambda **kw: run_lab(bert, tok, ["i like the movie"], progress=False, **kw)  # noqa: E731
     with pytest.raises(ValueError, match="shap_evals must be an int >= 2, got 0"):

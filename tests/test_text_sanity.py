@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
+from xaikit.lab import text_sanity as sanity
+from xaikit.lab.tensor_sanity import _layer_seed
 from xaikit.models import tiny_bert, tiny_tokenizer
-from xaikit.tensor.sanity import _layer_seed
-from xaikit.text import sanity
 from xaikit.text.tokens import TokenScores
 
 TEXTS = ["i like the movie", "a bad film , really"]
@@ -141,8 +141,8 @@ def test_panel_refuses_bad_arguments(bert):
 
 
 def test_one_string_is_refused_as_texts():
+    from xaikit.lab import text_sanity as sanity
     from xaikit.models import tiny_bert, tiny_tokenizer
-    from xaikit.text import sanity
 
     with pytest.raises(TypeError, match="list of sentences"):
         sanity.cascade_similarities(tiny_bert(), tiny_tokenizer(), "a fine film", [1], ["attention"])

@@ -71,8 +71,8 @@ def test_digits_cnn_follows_the_seed(cache, monkeypatch):
 def test_prepare_seed_builds_with_that_seed_and_records_it(cache, monkeypatch):
     """prepare's wiring, with the trainers replaced by stand-ins that record what they were asked for."""
     from xaikit import prepare as build
+    from xaikit.lab import diagnostics
     from xaikit.models import digits, sentiment, vitworld
-    from xaikit.text import diagnostics
 
     asked = []
 
@@ -127,8 +127,8 @@ def test_prepare_cli_refuses_a_negative_seed(capsys):
 def _fake_builds(monkeypatch) -> list:
     """Every trainer prepare calls replaced by a stand-in that records its seed (the digits CNN trains 1 epoch)."""
     from xaikit.concepts import nullsets
+    from xaikit.lab import diagnostics
     from xaikit.models import digits, sentiment, vitworld
-    from xaikit.text import diagnostics
 
     asked = []
     for name, labels in (("ensure_embedded_sentiment", "real"), ("ensure_shuffled_sentiment", "shuffled"),

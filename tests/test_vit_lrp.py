@@ -1,4 +1,4 @@
-"""Chefer et al.'s LRP-based relevance for a ViT (xaikit.concepts.vit_lrp, notebook 07 section 4).
+"""Chefer et al.'s LRP-based relevance for a ViT (xaikit.image.lrp, notebook 07 section 4).
 
 Oracles: the transformers model itself (the float64 re-run gives its logits; its intermediates, read by
 forward hooks on the model's own modules, feed an independent propagation written here the way the authors'
@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from tests.fixtures.references import chefer_product_by_hand
-from xaikit.concepts import vit_lrp
-from xaikit.concepts import vit_relevance as vr
+from xaikit.image import lrp as vit_lrp
+from xaikit.image import registry as vr
 from xaikit.models.hooks import forward_hooks
 from xaikit.models.tiny import tiny_vit
 
@@ -186,7 +186,7 @@ def test_map_is_the_cls_row_of_the_product_by_hand(vit, pixels):
     np.testing.assert_allclose(first.map.ravel(), abar0[0, 1:], rtol=1e-12)
     via, t = vr.relevance(vit, pixels, "chefer_lrp", target=0)
     np.testing.assert_allclose(via, r.map, rtol=1e-12)
-    assert t == 0 and "chefer_lrp" in vr.METHODS
+    assert t == 0 and "chefer_lrp" in vr.method_names()
     pred, t = vr.relevance(vit, pixels, "chefer_lrp")
     with torch.no_grad():
         assert t == int(vit(pixel_values=pixels).logits[0].argmax())
@@ -238,4 +238,4 @@ def test_embedded_vit_reproduction_and_conservation(world):
         assert np.abs(r.logits - own).max() <= 1e-5 * np.abs(own).max()
         assert r.target == int(own.argmax())
         assert r.conservation_error < 1e-10, r.totals
-        assert r.map.shape == (vr._grid(model),) * 2 and r.map.max() > 0
+        assert r.map.shape == (model.config.image_size // model.config.patch_size,) * 2 and r.map.max() > 0

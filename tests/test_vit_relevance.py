@@ -7,7 +7,10 @@ import pytest
 import torch
 
 from tests.fixtures.models import scene_vit
-from xaikit.concepts import vit_relevance as vr
+from xaikit.attention.relevance import rollout_matrix
+from xaikit.image import registry as vr
+from xaikit.image import relevance as image_methods
+from xaikit.lab import pixel_scores as ps
 from xaikit.models import imageworld as iw
 from xaikit.models.hooks import forward_hooks
 from xaikit.models.vitworld import to_pixels
@@ -59,7 +62,7 @@ def test_rollout_against_a_hand_loop():
                 m[i, j] = 0.5 * float(a[:, i, j].mean()) + 0.5 * (i == j)
             m[i] /= m[i].sum()
         r = m @ r
-    np.testing.assert_allclose(vr.rollout_from(atts).numpy(), r, rtol=1e-12)
+    np.testing.assert_allclose(rollout_matrix(torch.stack(atts)).numpy(), r, rtol=1e-12)
     assert np.allclose(r.sum(1), 1.0)  # rows of a product of row-stochastic matrices stay stochastic
 
 
@@ -115,17 +118,17 @@ def test_scores_on_hand_maps():
     mask[:8, :8] = True  # the top-left 2x2 patches of a 4x4 grid
     rmap = np.zeros((4, 4))
     rmap[0, 0], rmap[3, 3], rmap[1, 1] = 3.0, 1.0, -5.0
-    assert vr.localisation(rmap, mask) == pytest.approx(0.75)
-    assert vr.pointing_game(rmap, mask)
+    assert ps.localisation(rmap, mask) == pytest.approx(0.75)
+    assert ps.pointing_game(rmap, mask)
     rmap[3, 3] = 4.0
-    assert not vr.pointing_game(rmap, mask)
-    assert np.isnan(vr.localisation(-np.ones((4, 4)), mask))
+    assert not ps.pointing_game(rmap, mask)
+    assert np.isnan(ps.localisation(-np.ones((4, 4)), mask))
 
 
 def test_perturbation_curve(tiny_vit, pixels):
     rmap, target = vr.relevance(tiny_vit, pixels, "rollout")
     order = np.argsort(-rmap.ravel())
-    res = vr.perturbation_curve(tiny_vit, pixels, order, target, fractions=(0.0, 0.5, 1.0))
+    res = ps.perturbation_curve(tiny_vit, pixels, order, target, fractions=(0.0, 0.5, 1.0))
     with torch.no_grad():
         p0 = float(tiny_vit(pixel_values=pixels).logits.softmax(-1)[0, target])
         p1 = float(tiny_vit(pixel_values=0 * pixels).logits.softmax(-1)[0, target])
@@ -133,7 +136,7 @@ def test_perturbation_curve(tiny_vit, pixels):
     assert res.probs[-1] == pytest.approx(p1, rel=1e-10)  # every patch grey
     assert res.auc == pytest.approx(0.25 * (res.probs[0] + 2 * res.probs[1] + res.probs[2]))
     with pytest.raises(ValueError, match="permutation"):
-        vr.perturbation_curve(tiny_vit, pixels, order[:-1], target)
+        ps.perturbation_curve(tiny_vit, pixels, order[:-1], target)
 
 
 def test_bad_input_named(tiny_vit, pixels):
@@ -153,7 +156,7 @@ def test_relevance_panel_shows_map_mask_and_errors():
     r = panel.result
     assert r.rmap.shape == (8, 8)
     np.testing.assert_array_equal(r.mask, scenes[0].masks()["body"])  # exact: booleans
-    assert r.localisation == pytest.approx(vr.localisation(r.rmap, r.mask))
+    assert r.localisation == pytest.approx(ps.localisation(r.rmap, r.mask))
     want, _ = vr.relevance(model, to_pixels(scenes[0].image()[None]), "rollout", block=0)
     np.testing.assert_allclose(r.rmap, want, rtol=1e-6)
     panel.set(index=1, method="chefer", block=1, part="foam")
@@ -170,7 +173,8 @@ def test_relevance_panel_shows_map_mask_and_errors():
 
 
 def test_bad_input_names_the_parameter():
-    from xaikit.concepts import vit_relevance as vr
+    from xaikit.image import registry as vr
+    from xaikit.lab import pixel_scores as ps
     from xaikit.models import tiny_vit
 
     model = tiny_vit(seed=0)
@@ -180,12 +184,12 @@ def test_bad_input_names_the_parameter():
     with pytest.raises(ValueError, match="target"):
         vr.relevance(model, pixels, "attention", target=-1)
     with pytest.raises(ValueError, match="target"):
-        vr.perturbation_curve(model, pixels, np.arange(16), 99)
+        ps.perturbation_curve(model, pixels, np.arange(16), 99)
     with pytest.raises(ValueError, match="mask must be a square"):
-        vr.localisation(np.ones((4, 4)), np.ones((30, 31), dtype=bool))
+        ps.localisation(np.ones((4, 4)), np.ones((30, 31), dtype=bool))
 
 
-@pytest.mark.parametrize("method", vr.METHODS)
+@pytest.mark.parametrize("method", vr.method_names())
 def test_every_method_checks_its_pixels(method):
     """One image (1, 3, H, W), float, of the model's size and channels: each mistake named with its fix, the
     same for every method (concepts.images.check_pixels), before any forward pass."""
@@ -209,13 +213,13 @@ def test_every_method_checks_its_pixels(method):
         vr.relevance(model, pixels[..., :16, :16], method)
 
 
-@pytest.mark.parametrize("method", vr.METHODS)
+@pytest.mark.parametrize("method", vr.method_names())
 def test_every_method_checks_its_pixel_values(method):
     """NaN/inf pixels gave all-NaN maps; channels-last pixels a shape error; an image left in 0..255 was
     explained as another picture, silently."""
     import warnings
 
-    from xaikit.concepts.vit_lrp import chefer_lrp
+    from xaikit.image.lrp import chefer_lrp
     from xaikit.models import tiny_vit
 
     model = tiny_vit(seed=0)
@@ -239,33 +243,31 @@ def test_every_method_checks_its_pixel_values(method):
 def test_ig_runs_in_bounded_batches_with_the_same_result(tiny_vit, pixels, monkeypatch):
     seen = []
     with forward_hooks((tiny_vit.vit.embeddings, lambda m, args, out: seen.append(out.shape[0]))):
-        monkeypatch.setattr(vr, "IG_BATCH", 1000)
+        monkeypatch.setattr(image_methods, "IG_BATCH", 1000)
         whole, target = vr.relevance(tiny_vit, pixels, "ig", steps=50)
         assert seen[-1] == 50  # one pass, as before
         seen.clear()
-        monkeypatch.setattr(vr, "IG_BATCH", 8)
+        monkeypatch.setattr(image_methods, "IG_BATCH", 8)
         batched, again = vr.relevance(tiny_vit, pixels, "ig", steps=50, target=target)
     assert max(seen) == 8 and sum(s for s in seen if s > 1) == 50  # was one batch of every step
     np.testing.assert_allclose(batched, whole, rtol=1e-10, atol=1e-12)  # float64: the same sum
 
 
 def test_localisation_refuses_an_empty_mask_and_a_nan_map():
-    from xaikit.concepts import vit_relevance as vr
-
     body = np.zeros((32, 32), bool)
     body[:16] = True
     with pytest.raises(ValueError, match=r"localisation: mask is empty"):
-        vr.localisation(np.ones((4, 4)), np.zeros((32, 32), bool))  # was 0.0
+        ps.localisation(np.ones((4, 4)), np.zeros((32, 32), bool))  # was 0.0
     with pytest.raises(ValueError, match=r"localisation: rmap holds NaN or inf"):
-        vr.localisation(np.full((4, 4), np.nan), body)  # was nan
+        ps.localisation(np.full((4, 4), np.nan), body)  # was nan
     with pytest.raises(ValueError, match=r"pointing_game: mask is empty"):
-        vr.pointing_game(np.ones((4, 4)), np.zeros((32, 32), bool))
-    assert vr.localisation(np.ones((4, 4)), body) == pytest.approx(0.5)
+        ps.pointing_game(np.ones((4, 4)), np.zeros((32, 32), bool))
+    assert ps.localisation(np.ones((4, 4)), body) == pytest.approx(0.5)
 
 
 def test_vit_relevance_takes_a_class_name_as_target():
     """``relevance(vit, pixels, method, target='zebra')`` was refused as not an int (tcav takes names)."""
-    from xaikit.concepts import vit_relevance as vr
+    from xaikit.image import registry as vr
     from xaikit.models.tiny import tiny_vit
 
     vit = tiny_vit(seed=0)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from xaikit._config import cache_dir, device, fast_mode, pick, set_seed, shared_cache_dir, training_seed
 from xaikit._lazy import attach
+from xaikit._moved import install as _install_moved
 
 __version__ = "0.1.0"
 
@@ -60,9 +61,11 @@ _EXPORTS: dict[str, str] = {
 }
 
 # subpackages and modules reachable as attributes, e.g. ``xaikit.concepts.tcav.tcav_significance``.
-_SUBMODULES = {"tensor", "text", "attention", "concepts", "models", "widgets", "course", "plotting", "policies",
+_SUBMODULES = {"tensor", "text", "image", "attention", "concepts", "lab", "models", "widgets", "course", "plotting", "policies",
                "diagrams", "prepare"}
 
 __all__ = ["__version__", "cache_dir", "device", "fast_mode", "pick", "set_seed", "shared_cache_dir", "training_seed", *sorted(_EXPORTS)]
 
 __getattr__, __dir__ = attach(__name__, _EXPORTS, _SUBMODULES)
+
+_install_moved()  # old module paths, kept for one release with a DeprecationWarning (xaikit._moved)

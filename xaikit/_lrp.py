@@ -1,20 +1,23 @@
-"""Layer-wise relevance propagation rules that know no architecture, shared by the text and concept families.
+"""Layer-wise relevance propagation rules that know no architecture, shared by the text and image families.
 
 Chefer, Gur & Wolf 2021, "Transformer Interpretability Beyond Attention Visualization", CVPR: the rules their
 method propagates relevance with (the z+ rule for linear layers, the non-parametric rule with rescaling for
 the residual adds and the two attention matmuls, eq. 5-8) and its aggregation over blocks (eq. 13-14). Used
-by :mod:`xaikit.text.lrp` (BERT, notebook 06) and :mod:`xaikit.concepts.vit_lrp` (ViT, notebook
+by :mod:`xaikit.text.lrp` (BERT, notebook 06) and :mod:`xaikit.image.lrp` (ViT, notebook
 07 section 4), which re-export the public names; the modules of each family hold the forward pass and the
 order in which the rules are applied. See :mod:`xaikit.text.lrp` for the rules in words.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 
 from xaikit._validate import check_choice
 
-__all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "chefer_matrix", "propagate_blocks"]
+__all__ = ["LRPDetail", "LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "chefer_matrix", "propagate_blocks"]
 
 #: the rules :func:`lrp_linear` knows: ``"z+"`` (alpha1-beta0, the paper's) and ``"0"`` (LRP-0).
 LINEAR_RULES = ("z+", "0")
@@ -110,3 +113,32 @@ def chefer_matrix(attention_relevance, attention_gradients) -> torch.Tensor:
     for r_b, g_b in zip(r_a, grads, strict=True):
         c = (eye + (g_b * r_b).clamp(min=0).mean(dim=0)) @ c
     return c
+
+
+@dataclass
+class LRPDetail:
+    """What Chefer et al.'s LRP computed besides the map, as NumPy arrays on the CPU (float64): the one record of
+    both families' LRP, :func:`xaikit.text.lrp.chefer_lrp` (its scores' ``detail``) and
+    :func:`xaikit.image.lrp.chefer_lrp` (whose :class:`~xaikit.image.lrp.ViTLRP` adds the map and the class).
+
+    Attributes:
+        matrix: C ``(N, N)``; the scores (text) or the map (image) are read from its [CLS] row.
+        attention_relevance: R^{A_b} ``(L, M, N, N)``; gradients: nabla A_b ``(L, M, N, N)``.
+        input_relevance: relevance of each token at block 0's input ``(N,)`` (summed over the hidden units).
+        totals: total relevance at the logits, after each block from the last down, and at block 0's input
+            ``(L + 2,)``; conservation makes them all equal (1).
+        logits: ``(C,)`` of the float64 re-run.
+    """
+
+    matrix: np.ndarray
+    attention_relevance: np.ndarray
+    gradients: np.ndarray
+    input_relevance: np.ndarray
+    totals: np.ndarray
+    logits: np.ndarray
+
+    @property
+    def conservation_error(self) -> float:
+        """The largest relative change of the total relevance from one boundary to the next."""
+        t = self.totals
+        return float(np.max(np.abs(np.diff(t)) / np.maximum(np.abs(t[:-1]), 1e-300)))

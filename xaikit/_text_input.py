@@ -90,7 +90,7 @@ def check_model(model, tokenizer, method: str, strict: bool = False, eager: bool
     if is_vision_model(model):  # it had failed deep inside with "'NoneType' object has no attribute 'dtype'"
         raise TypeError(f"model is an image model ({type(model).__name__}), and {method} explains text: pass a text "
                         "classifier (xaikit.models.load_sentiment()), or explain the ViT with the image methods "
-                        "(xaikit.concepts.vit_relevance.relevance(model, pixels, method), "
+                        "(xaikit.image.registry.relevance(model, pixels, method), "
                         "capture_attention(model, pixel_values=pixels))")
     if not callable(tokenizer) or not hasattr(tokenizer, "convert_ids_to_tokens"):
         raise TypeError(f"tokenizer must be a transformers tokenizer (the one saved with the model), got "

@@ -8,7 +8,7 @@ here, so a reader can see all of it at once. Nothing here imports torch at modul
 policy                    what changes                                 why
 ========================  ==========================================  =================================
 :func:`method_threads`    torch's thread count while a text or         by the work's size unless the
-                          concept method, or a ``tensor.sanity``       user says (``XAIKIT_THREADS=N``
+                          concept method, or a ``lab.tensor_sanity``       user says (``XAIKIT_THREADS=N``
                           cascade, runs (restored afterwards): one     or ``auto``, or
                           thread for a model under 40 M weights        :func:`set_method_threads`).
                           outside its embedding tables (every          More threads pay off only at
@@ -25,7 +25,7 @@ policy                    what changes                                 why
                           their plain Python functions (reversible;    first call; the texts are short
                           shap 0.45-0.51 only: 0.52+ ships them
                           compiled, and nothing is swapped)
-``text.editing``          one attention function registered under      editing attention needs a forward
+``lab.editing``          one attention function registered under      editing attention needs a forward
                           its own name in transformers'                pass that transformers runs for us;
                           ``AttentionInterface`` (once, never          the name is xaikit's, so no other
                           replacing another)                           model's attention changes
@@ -38,7 +38,7 @@ policy                    what changes                                 why
                           ``cache_dir()/activations`` (keyed by the    a new kernel reads them back
                           weights' SHA-256, block, pooling, target
                           and the pixel values; checksummed)
-``text.diagnostics``      a model's attention for a set of sentences   Wiegreffe & Pinter's diagnostic
+``lab.diagnostics``      a model's attention for a set of sentences   Wiegreffe & Pinter's diagnostic
                           on disk in ``cache_dir()/diagnostics``       reads thousands of sentences:
                           (``cache=True``; keyed by the sentences,     many forward passes, once per
                           layer, tokenizer and a fingerprint of        model

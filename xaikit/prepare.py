@@ -9,7 +9,7 @@
 * the digits CNNs of notebooks 01 and 02 (:func:`xaikit.models.digits.digits_classifier`), on true and on
   shuffled labels;
 * the attention that notebook 06's Wiegreffe & Pinter diagnostic reads from the sentiment model and its
-  pretrained encoder (:func:`xaikit.text.diagnostics.warm_notebook_cache`), for the
+  pretrained encoder (:func:`xaikit.lab.diagnostics.warm_notebook_cache`), for the
   sentences of the current mode (fast or student);
 * the 100 random image sets of the rank test in notebook 07 (the TCAV lab)
   (:func:`xaikit.concepts.nullsets.warm_null_sets`).
@@ -131,7 +131,7 @@ def prepare(force: bool = False, only: str | None = None, progress: bool = True,
                 say, "sentiment (control)",
                 lambda: sentiment.ensure_subset_sentiment(force, bars, threads=threads, seed=seed))
             # notebook 06's Wiegreffe & Pinter attention for the current mode's sentences
-            from xaikit.text.diagnostics import warm_notebook_cache
+            from xaikit.lab.diagnostics import warm_notebook_cache
 
             folders["attention"] = _timed(say, "attention (nb 06)", lambda: warm_notebook_cache(bars, seed=seed))
         if want_vit:  # notebook 07's rank test: its 100 random image sets (while the ViTs train, in parallel)

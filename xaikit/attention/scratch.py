@@ -1,21 +1,11 @@
-"""Self-attention written out by hand: scaled dot-product attention, additive attention, multi-head attention,
-Luong's dot and general scores beside Bahdanau's additive one, cross-attention, masks, sinusoidal positional
-encodings and the measures of softmax saturation. Used by notebook 03.
+"""Self-attention written out by hand: scaled dot-product attention, self-attention step by step, multi-head
+attention, masks and the lecture's worked example (notebook 03). The other scores (Bahdanau's additive, Luong's
+dot and general, cross-attention) are in :mod:`xaikit.attention.scores`, positional encodings in
+:mod:`xaikit.attention.positions`, the measures of softmax saturation in :mod:`xaikit.attention.saturation`;
+they share this module's input checks.
 
 Vaswani et al. (2017), "Attention Is All You Need", NeurIPS: ``Attention(Q, K, V) = softmax(Q K^T /
-sqrt(d_k)) V``, multi-head attention ``Concat(head_1, ..., head_h) W_O`` and the fixed positional encoding
-``PE(pos, 2i) = sin(pos / 10000^(2i/d))``, ``PE(pos, 2i+1) = cos(pos / 10000^(2i/d))``.
-
-Bahdanau, Cho & Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and Translate",
-ICLR: additive attention, whose scores come from a network with one hidden layer,
-``e_ij = v_a^T tanh(W_a s_{i-1} + U_a h_j)`` (Luong et al. 2015 call it "concat"); Vaswani et al. (2017,
-section 3.2.1) compare it with dot-product attention.
-
-Luong, Pham & Manning (2015), "Effective Approaches to Attention-based Neural Machine Translation", EMNLP,
-section 3.1: three scores of a decoder state ``h_t`` against a source state ``h_s``, *dot* ``h_t^T h_s``,
-*general* ``h_t^T W_a h_s`` and *concat* (Bahdanau's additive score); :func:`dot_scores`,
-:func:`general_scores` and :func:`additive_scores` return each score matrix with its softmax, and
-:func:`cross_attention` lets the queries come from one sequence and the keys and values from another.
+sqrt(d_k)) V``, multi-head attention ``Concat(head_1, ..., head_h) W_O``.
 
 The code follows the lecture's notation (``Q = X W_Q``: weights are ``(d_in, d_out)`` matrices that
 multiply from the right) and comments the shape of every tensor, in the style of Karpathy's minGPT.
@@ -30,7 +20,7 @@ tokenizers return them), or additive floats (0 keep, ``-inf`` drop). A float mas
 added to the scores it would mask nothing; pass ``mask.bool()``.
 
 Inputs of different float dtypes (a float64 ``q`` with a float32 ``k``, float64 inputs with float32 weights)
-are computed in their common dtype (``torch.promote_types``), as :func:`additive_attention` always did.
+are computed in their common dtype (``torch.promote_types``).
 """
 
 from __future__ import annotations
@@ -41,14 +31,10 @@ from dataclasses import dataclass
 
 import torch
 
-from xaikit._validate import bool_flags, check_float, check_int
+from xaikit._validate import check_int
 
-__all__ = [
-    "scaled_dot_product_attention", "additive_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
-    "sinusoidal_positional_encoding", "position_shift", "position_similarity", "row_entropy", "max_weight",
-    "softmax_jacobian_norm", "qk_variance", "worked_example", "AttentionSteps", "dot_scores", "general_scores",
-    "additive_scores", "cross_attention", "CrossAttentionSteps",
-]
+__all__ = ["scaled_dot_product_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
+           "worked_example", "AttentionSteps"]
 
 
 # -- input checks -----------------------------------------------------------------------------------------
@@ -312,221 +298,6 @@ def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, b_q=Non
     return out, att
 
 
-# -- additive (Bahdanau) attention ----------------------------------------------------------------------------
-def additive_attention(q, k, v, w_q, w_k, v_a, mask=None):
-    """Additive attention: a small network with one tanh layer scores every (query, key) pair.
-
-    ``e_ij = v_a . tanh(q_i W_q + k_j W_k)``, ``weights_i = softmax_j(e_ij)``, ``out_i = sum_j weights_ij v_j``:
-    the alignment model ``a(s_{i-1}, h_j) = v_a^T tanh(W_a s_{i-1} + U_a h_j)`` of Bahdanau, Cho & Bengio
-    (2015), written, like the rest of this module, with weights that multiply from the right (``w_q`` is
-    their ``W_a`` transposed, ``w_k`` their ``U_a`` transposed). Luong et al. (2015) call it "concat".
-
-    Queries and keys may have different widths: each gets its own projection to the ``d_a`` hidden units.
-    There is no ``1/sqrt(d)`` factor: tanh keeps every hidden unit in (-1, 1), so ``|e_ij| <= ||v_a||_1``
-    however large ``q`` and ``k`` grow. The price is a ``(..., T_q, T_k, d_a)`` hidden tensor, one tanh layer
-    per pair, where :func:`scaled_dot_product_attention` needs a single ``(T_q, d_k) @ (d_k, T_k)`` product
-    (Vaswani et al. 2017, section 3.2.1). Fine for a lecture's few tokens; not how long texts are handled.
-
-    Args:
-        q: queries ``(..., T_q, d_q)``; k: keys ``(..., T_k, d_k)``; v: values ``(..., T_k, d_v)``.
-        w_q: ``(d_q, d_a)``, projects the queries; w_k: ``(d_k, d_a)``, projects the keys.
-        v_a: ``(d_a,)``, turns the hidden units of a pair into one score.
-        mask: optional, as in :func:`scaled_dot_product_attention`: broadcastable to ``(..., T_q, T_k)``,
-            boolean (``True`` = may attend) or an additive float mask.
-
-    Returns:
-        ``(out, weights)`` as :func:`scaled_dot_product_attention` returns them: ``out`` is ``(..., T_q, d_v)``;
-        ``weights`` is ``(..., T_q, T_k)``, each row a probability distribution over the keys (rows of fully
-        masked queries are NaN).
-    """
-    q, k, v = _check_qkv(q, k, v, same_width=False)
-    scores, v = _promoted(_additive(q, k, w_q, w_k, v_a), v)  # (..., T_q, T_k), weights' dtype
-    return _weigh(scores, v, mask)
-
-
-def _additive(q: torch.Tensor, k: torch.Tensor, w_q, w_k, v_a) -> torch.Tensor:
-    """The additive scores ``e_ij = v_a . tanh(q_i W_q + k_j W_k)`` of checked ``q`` and ``k``, ``(..., T_q, T_k)``."""
-    w_q, w_k, v_a = _as_tensor(w_q, "w_q"), _as_tensor(w_k, "w_k"), _as_tensor(v_a, "v_a")
-    for name, w, of, width in (("w_q", w_q, "q", q.shape[-1]), ("w_k", w_k, "k", k.shape[-1])):
-        if w.dim() != 2 or w.shape[0] != width:
-            raise ValueError(f"{name} must be (d_{of}, d_a) with d_{of} = {of}.shape[-1] = {width}, got shape "
-                             f"{tuple(w.shape)}; it multiplies from the right ({of} @ {name}), so an "
-                             f"nn.Linear's weight is passed as linear.weight.T")
-    d_a = w_q.shape[1]
-    if w_k.shape[1] != d_a:
-        raise ValueError(f"w_q and w_k must project to the same number of hidden units d_a (the two "
-                         f"projections are added before the tanh): w_q is {tuple(w_q.shape)}, w_k is "
-                         f"{tuple(w_k.shape)}")
-    if v_a.dim() != 1 or v_a.shape[0] != d_a:
-        raise ValueError(f"v_a must be a vector (d_a,) = ({d_a},), one weight per hidden unit, got shape "
-                         f"{tuple(v_a.shape)}; a ({d_a}, 1) column or (1, {d_a}) row can be passed as "
-                         f"v_a.reshape(-1)")
-    q, k, w_q, w_k, v_a = _promoted(q, k, w_q, w_k, v_a)
-    q_a = q @ w_q  # (..., T_q, d_q) @ (d_q, d_a) -> (..., T_q, d_a)
-    k_a = k @ w_k  # (..., T_k, d_k) @ (d_k, d_a) -> (..., T_k, d_a)
-    hidden = torch.tanh(q_a.unsqueeze(-2) + k_a.unsqueeze(-3))  # (..., T_q, 1, d_a) + (..., 1, T_k, d_a)
-    #                                                             -> (..., T_q, T_k, d_a), every pair
-    return hidden @ v_a  # (..., T_q, T_k, d_a) @ (d_a,) -> (..., T_q, T_k)
-
-
-# -- the three scores side by side (Luong et al. 2015, section 3.1) -------------------------------------------
-def _check_qk(q, k, same_width: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    q, k = _promoted(_as_tensor(q, "q"), _as_tensor(k, "k"))
-    for name, t in (("q", q), ("k", k)):
-        if t.dim() < 2:
-            raise ValueError(f"{name} must have at least 2 dimensions (..., tokens, features), got shape "
-                             f"{tuple(t.shape)}; for one token pass {name}.unsqueeze(0)")
-    if same_width and q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q and k must have the same last dimension for a dot product: q is {tuple(q.shape)}, "
-                         f"k is {tuple(k.shape)}; for queries and keys of different widths use general_scores "
-                         f"(q W k^T with W of shape (d_q, d_k)) or additive_scores")
-    try:
-        torch.broadcast_shapes(q.shape[:-2], k.shape[:-2])
-    except RuntimeError as err:
-        raise ValueError(f"q and k must have matching batch dimensions: q is {tuple(q.shape)}, k is "
-                         f"{tuple(k.shape)}") from err
-    return q, k
-
-
-def _softmax_of(scores: torch.Tensor, mask) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(scores, weights)``: the scores with the mask applied (``-inf`` where masked) and their softmax."""
-    if mask is not None:
-        scores = _apply_mask(scores, _check_mask(mask, tuple(scores.shape)))  # (..., T_q, T_k)
-    return scores, torch.softmax(scores, dim=-1)  # (..., T_q, T_k) each, rows of weights sum to 1
-
-
-@bool_flags
-def dot_scores(q, k, mask=None, scaled: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """Luong's *dot* score ``score(q_i, k_j) = q_i . k_j`` for every pair, and its softmax over the keys.
-
-    Luong, Pham & Manning (2015), "Effective Approaches to Attention-based Neural Machine Translation", EMNLP,
-    section 3.1: ``score(h_t, h_s) = h_t^T h_s``; ``scaled=True`` divides by ``sqrt(d_k)`` as Vaswani et al.
-    (2017) do (the scores of :func:`scaled_dot_product_attention`). Notebook 03, section 2b.
-
-    Args:
-        q: queries ``(..., T_q, d)``; k: keys ``(..., T_k, d)``, the same width ``d``.
-        mask: optional, as in :func:`scaled_dot_product_attention`.
-        scaled: divide the scores by ``sqrt(d)``.
-
-    Returns:
-        ``(scores, weights)``, both ``(..., T_q, T_k)``: the scores (``-inf`` where masked) and their softmax
-        over the keys.
-    """
-    q, k = _check_qk(q, k, same_width=True)
-    scores = q @ k.transpose(-2, -1)  # (..., T_q, d) @ (..., d, T_k) -> (..., T_q, T_k)
-    if scaled:
-        scores = scores / math.sqrt(q.size(-1))  # (..., T_q, T_k)
-    return _softmax_of(scores, mask)
-
-
-def general_scores(q, k, w, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Luong's *general* (multiplicative) score ``score(q_i, k_j) = q_i W k_j^T``, and its softmax over the keys.
-
-    Luong, Pham & Manning (2015), section 3.1: ``score(h_t, h_s) = h_t^T W_a h_s``, a learned bilinear form
-    (written here for row vectors). ``W = I`` gives :func:`dot_scores`; with ``q = X``, ``k = X`` and
-    ``W = W_Q W_K^T`` it gives the transformer's unscaled ``Q K^T``: the dot product of projected queries and
-    keys is a general score whose ``W`` is factored, of rank at most ``d_k``. Notebook 03, section 2b.
-
-    Args:
-        q: queries ``(..., T_q, d_q)``; k: keys ``(..., T_k, d_k)``; the widths may differ.
-        w: ``(d_q, d_k)``.
-        mask: optional, as in :func:`scaled_dot_product_attention`.
-
-    Returns:
-        ``(scores, weights)``, both ``(..., T_q, T_k)``.
-    """
-    q, k = _check_qk(q, k, same_width=False)
-    w = _as_tensor(w, "w")
-    if w.dim() != 2 or tuple(w.shape) != (q.shape[-1], k.shape[-1]):
-        raise ValueError(f"w must be (d_q, d_k) = ({q.shape[-1]}, {k.shape[-1]}) for q of shape {tuple(q.shape)} "
-                         f"and k of shape {tuple(k.shape)}, got {tuple(w.shape)}"
-                         + ("; it looks transposed, pass w.T" if tuple(w.shape) == (k.shape[-1], q.shape[-1])
-                            else ""))
-    q, k, w = _promoted(q, k, w)
-    scores = (q @ w) @ k.transpose(-2, -1)  # (..., T_q, d_q) @ (d_q, d_k) @ (..., d_k, T_k) -> (..., T_q, T_k)
-    return _softmax_of(scores, mask)
-
-
-def additive_scores(q, k, w_q, w_k, v_a, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Bahdanau's additive score ``e_ij = v_a . tanh(q_i W_q + k_j W_k)`` (Luong et al.'s "concat"), and its
-    softmax over the keys: the scores of :func:`additive_attention`, whose docstring has the details.
-
-    Args:
-        q: queries ``(..., T_q, d_q)``; k: keys ``(..., T_k, d_k)``.
-        w_q: ``(d_q, d_a)``; w_k: ``(d_k, d_a)``; v_a: ``(d_a,)``.
-        mask: optional, as in :func:`scaled_dot_product_attention`.
-
-    Returns:
-        ``(scores, weights)``, both ``(..., T_q, T_k)``. Notebook 03, section 2b.
-    """
-    q, k = _check_qk(q, k, same_width=False)
-    return _softmax_of(_additive(q, k, w_q, w_k, v_a), mask)
-
-
-@dataclass
-class CrossAttentionSteps:
-    """The intermediates of one cross-attention: queries from ``x_q``, keys and values from ``x_kv``."""
-
-    q: torch.Tensor  # (T_q, d_k)
-    k: torch.Tensor  # (T_k, d_k)
-    v: torch.Tensor  # (T_k, d_v)
-    scores: torch.Tensor  # (T_q, T_k), masked with -inf
-    weights: torch.Tensor  # (T_q, T_k), rows sum to 1
-    out: torch.Tensor  # (T_q, d_v)
-
-
-_CROSS_SCORES = ("scaled_dot", "dot", "general")
-
-
-def cross_attention(x_q, x_kv, w_q, w_k, w_v, mask=None, score: str = "scaled_dot",
-                    w=None) -> CrossAttentionSteps:
-    """Cross-attention: ``Q = X_q W_Q`` from one sequence, ``K = X_kv W_K`` and ``V = X_kv W_V`` from another.
-
-    The encoder-decoder attention of Bahdanau et al. (2015) and Luong et al. (2015), where the decoder's state
-    asks and the source sentence answers, and of Vaswani et al. (2017, section 3.2.3). The two sequences may
-    have different lengths and widths; the weights are ``(T_q, T_k)``: one row per query, one column per key.
-    Notebook 03, section 2b.
-
-    Args:
-        x_q: ``(T_q, d_q_in)``, the sequence that asks; x_kv: ``(T_k, d_kv_in)``, the one it reads.
-        w_q: ``(d_q_in, d_k)``; w_k: ``(d_kv_in, d_k)``; w_v: ``(d_kv_in, d_v)``.
-        mask: optional, broadcastable to ``(T_q, T_k)``, as in :func:`scaled_dot_product_attention`.
-        score: ``"scaled_dot"`` (``q . k / sqrt(d_k)``, the transformer's), ``"dot"`` or ``"general"``
-            (``q W k^T``, with ``w`` of shape ``(d_q, d_k)``, the output widths of ``w_q`` and ``w_k``).
-        w: the matrix of the general score; only with ``score="general"``.
-    """
-    if score not in _CROSS_SCORES:
-        raise ValueError(f"score must be one of {', '.join(map(repr, _CROSS_SCORES))}, got {score!r}")
-    if (w is None) == (score == "general"):
-        raise ValueError("pass w (the (d_q, d_k) matrix of q W k^T) with score='general', and only then; "
-                         f"got score={score!r} and w {'missing' if w is None else 'given'}")
-    x_q, x_kv = _as_tensor(x_q, "x_q"), _as_tensor(x_kv, "x_kv")
-    for name, x in (("x_q", x_q), ("x_kv", x_kv)):
-        if x.dim() != 2:
-            raise ValueError(f"{name} must be (tokens, features), got shape {tuple(x.shape)}")
-    mats = {}
-    for name, m, x, of in (("w_q", w_q, x_q, "x_q"), ("w_k", w_k, x_kv, "x_kv"), ("w_v", w_v, x_kv, "x_kv")):
-        m = _as_tensor(m, name)
-        if m.dim() != 2 or m.shape[0] != x.shape[1]:
-            raise ValueError(f"{name} must be (d_in, d_out) with d_in = {of}.shape[1] = {x.shape[1]}, got shape "
-                             f"{tuple(m.shape)}")
-        mats[name] = m
-    if mats["w_q"].shape[1] != mats["w_k"].shape[1] and score != "general":
-        raise ValueError(f"w_q and w_k must project to the same width d_k for a dot product: w_q is "
-                         f"{tuple(mats['w_q'].shape)}, w_k is {tuple(mats['w_k'].shape)}")
-    x_q, x_kv, w_q, w_k, w_v = _promoted(x_q, x_kv, mats["w_q"], mats["w_k"], mats["w_v"])
-    q = x_q @ w_q  # (T_q, d_q_in) @ (d_q_in, d_k) -> (T_q, d_k)
-    k = x_kv @ w_k  # (T_k, d_kv_in) @ (d_kv_in, d_k) -> (T_k, d_k)
-    v = x_kv @ w_v  # (T_k, d_v)
-    if score == "general":
-        scores, weights = general_scores(q, k, w, mask=mask)  # (T_q, T_k) each
-    else:
-        scores, weights = dot_scores(q, k, mask=mask, scaled=score == "scaled_dot")  # (T_q, T_k) each
-    weights, v = _promoted(weights, v)  # a float64 w makes float64 weights
-    out = weights @ v  # (T_q, T_k) @ (T_k, d_v) -> (T_q, d_v)
-    return CrossAttentionSteps(q, k, v, scores, weights, out)
-
-
 # -- masks -------------------------------------------------------------------------------------------------
 def causal_mask(n_tokens: int) -> torch.Tensor:
     """``(T, T)`` boolean, True on and below the diagonal: token t sees tokens 0..t only (GPT)."""
@@ -556,138 +327,6 @@ def padding_mask(attention_mask) -> torch.Tensor:
     if not bool(((m == 0) | (m == 1)).all()):
         raise ValueError("attention_mask must contain only 0 (padding) and 1 (real token)")
     return m.bool().unsqueeze(1)  # (B, 1, T)
-
-
-# -- positions ----------------------------------------------------------------------------------------------
-def sinusoidal_positional_encoding(n_positions: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
-    """The fixed encoding of Vaswani et al. (2017): ``(n_positions, d_model)``, with
-    ``PE[pos, 2i] = sin(pos / base^(2i/d))`` and ``PE[pos, 2i+1] = cos(pos / base^(2i/d))``."""
-    n_positions = check_int(n_positions, "n_positions", 1)
-    d_model = check_int(d_model, "d_model", 2, hint="use an even number such as 16 or 64")
-    base = _check_base(base)
-    pos = torch.arange(n_positions, dtype=torch.float64).unsqueeze(1)  # (P, 1)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (ceil(d/2),)
-    angle = pos / base ** (two_i / d_model)  # (P, ceil(d/2)); wavelengths from 2*pi to base*2*pi
-    pe = torch.zeros(n_positions, d_model, dtype=torch.float64)  # (P, d)
-    pe[:, 0::2] = torch.sin(angle)  # even features
-    pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])  # odd features
-    return pe.to(torch.get_default_dtype())
-
-
-def _check_base(base) -> float:
-    """The wavelength base: > 1, so the wavelengths grow from 2 pi to base * 2 pi (0 or less gives NaN, 1 the same
-    frequency in every column)."""
-    return check_float(base, "base", 1.0, strict_min=True,
-                       hint="base sets the longest wavelength, base * 2 pi; the usual value is 10000")
-
-
-def position_shift(k: int, d_model: int, base: float = 10000.0) -> torch.Tensor:
-    """The ``(d_model, d_model)`` matrix ``M_k`` with ``PE[p + k] = M_k @ PE[p]`` for *every* position ``p``
-    (Vaswani et al. 2017, section 3.5: "for any fixed offset k, PE_{pos+k} can be represented as a linear
-    function of PE_pos").
-
-    Each (sin, cos) feature pair of frequency ``w_i = base^(-2i/d)`` turns by the angle ``k * w_i``:
-    ``sin((p+k)w) = sin(pw)cos(kw) + cos(pw)sin(kw)`` and ``cos((p+k)w) = cos(pw)cos(kw) - sin(pw)sin(kw)``,
-    so ``M_k`` is block diagonal with 2x2 rotations (``[[cos, sin], [-sin, cos]]``, since the features are
-    stored as (sin, cos)), orthogonal, and ``M_a @ M_b = M_(a+b)``. It depends on the offset only: what
-    Vaswani et al. hypothesised would let attention learn relative positions with one linear map. It holds
-    for the bare sinusoidal table, not once token embeddings are added. Notebook 03.
-    """
-    k = check_int(k, "k", None)
-    d_model = check_int(d_model, "d_model", 2)
-    if d_model % 2:
-        raise ValueError(f"d_model must be even for the shift to be a rotation, got {d_model}: the last sine "
-                         "feature of an odd d_model has no cosine partner; use e.g. 64")
-    base = _check_base(base)
-    w = 1.0 / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)  # (d/2,) frequencies
-    c, s = torch.cos(k * w), torch.sin(k * w)  # (d/2,)
-    m = torch.zeros(d_model, d_model, dtype=torch.float64)
-    even, odd = torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)
-    m[even, even], m[even, odd] = c, s  # new sin =  cos(kw) sin + sin(kw) cos
-    m[odd, even], m[odd, odd] = -s, c  # new cos = -sin(kw) sin + cos(kw) cos
-    return m.to(torch.get_default_dtype())
-
-
-@bool_flags
-def position_similarity(pe: torch.Tensor, normalize: bool = True) -> torch.Tensor:
-    """``(P, P)`` dot products between position vectors (cosine similarity when ``normalize``): nearby
-    positions are similar, and the similarity depends only on the offset between two positions."""
-    pe = _as_tensor(pe, "pe")
-    if pe.dim() != 2:
-        raise ValueError(f"pe must be (positions, d_model), got shape {tuple(pe.shape)}")
-    if normalize:
-        norms = pe.norm(dim=-1, keepdim=True)  # (P, 1)
-        if bool((norms == 0).any()):
-            zero = [int(i) for i in torch.nonzero(norms.squeeze(-1) == 0).ravel()]
-            raise ValueError(f"position_similarity: row(s) {zero} of pe are all zero, and a zero vector has no "
-                             f"direction, so its cosine similarity is undefined (NaN); pass normalize=False for the "
-                             f"plain dot products, or leave the zero rows out")
-        pe = pe / norms  # (P, d), unit rows
-    return pe @ pe.T  # (P, P)
-
-
-# -- saturation -------------------------------------------------------------------------------------------
-def row_entropy(weights: torch.Tensor) -> torch.Tensor:
-    """Entropy in nats of each attention row, ``(..., T_q)``: log(T_k) for uniform rows, 0 for one-hot."""
-    w = _check_weight_rows(_as_tensor(weights, "weights"), "row_entropy")
-    return -(w * torch.log(w.clamp_min(1e-30))).sum(-1)  # (..., T_q); 0 * log 0 taken as 0
-
-
-def _check_weight_rows(w: torch.Tensor, method: str) -> torch.Tensor:
-    """Refuse rows that are not probability distributions (a negative weight, or a row not summing to 1):
-    an entropy of such a row is a number with no meaning (``[2, -1]`` gives -70 nats). A row that is all NaN
-    (a query that sees no key, see :func:`scaled_dot_product_attention`) is let through and gives NaN."""
-    if w.dim() == 0:
-        raise ValueError(f"{method}: weights must have at least one dimension (..., T_q, T_k), got a scalar")
-    finite_rows = torch.isfinite(w).all(-1)  # (...,)
-    rows = w[finite_rows]  # (n, T_k)
-    if rows.numel() == 0:
-        return w
-    tol = 1e-3 if w.dtype in (torch.float16, torch.bfloat16) else 1e-5
-    if bool((rows < -tol).any()):
-        raise ValueError(f"{method}: weights holds a negative value ({float(rows.min()):.4g}); attention weights are "
-                         f"a softmax, each row a probability distribution. Pass the weights "
-                         f"(torch.softmax(scores, -1)), not the scores")
-    sums = rows.double().sum(-1)
-    worst = float((sums - 1).abs().max())
-    if worst > max(tol, 1e-6 * rows.shape[-1]) * 10:
-        raise ValueError(f"{method}: a row of weights sums to {float(sums[(sums - 1).abs().argmax()]):.4g}, not 1; "
-                         f"each row of attention weights is a probability distribution over the keys. Pass the "
-                         f"softmax weights, or normalise the rows (w / w.sum(-1, keepdim=True))")
-    return w
-
-
-def max_weight(weights: torch.Tensor) -> torch.Tensor:
-    """The largest weight of each attention row, ``(..., T_q)``: 1 means the softmax is saturated."""
-    return _check_weight_rows(_as_tensor(weights, "weights"), "max_weight").amax(-1)  # (..., T_q)
-
-
-def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
-    """Frobenius norm of the softmax Jacobian ``d p / d s = diag(p) - p p^T`` for each row ``p``,
-    ``(..., T_q)``: how strongly the weights still react to the scores. It goes to 0 as the softmax
-    saturates, so gradients through a saturated attention vanish (the reason for ``1/sqrt(d_k)``)."""
-    p = _check_weight_rows(_as_tensor(weights, "weights"), "softmax_jacobian_norm")
-    jac = torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)  # (..., T_k, T_k)
-    return jac.pow(2).sum((-2, -1)).sqrt()  # (..., T_q)
-
-
-def qk_variance(d_ks=(1, 4, 16, 64, 256), n_samples: int = 20000, seed: int = 0) -> dict[str, list[float]]:
-    """Measured variance of ``q . k`` for ``q, k ~ N(0, I_{d_k})``, raw and divided by ``sqrt(d_k)``.
-
-    The raw variance grows like ``d_k`` (a sum of ``d_k`` unit-variance products); the scaled one stays
-    near 1 (Vaswani et al. 2017, footnote 4). Returns ``{"d_k", "raw", "scaled"}`` lists.
-    """
-    n_samples = check_int(n_samples, "n_samples", 2)
-    gen = torch.Generator().manual_seed(check_int(seed, "seed", 0))
-    raw, scaled = [], []
-    for d_k in d_ks:
-        d_k = check_int(d_k, "d_k", 1)
-        q = torch.randn(n_samples, d_k, generator=gen, dtype=torch.float64)  # (N, d_k)
-        k = torch.randn(n_samples, d_k, generator=gen, dtype=torch.float64)  # (N, d_k)
-        dots = (q * k).sum(-1)  # (N,)
-        raw.append(float(dots.var()))
-        scaled.append(float((dots / math.sqrt(d_k)).var()))
-    return {"d_k": [int(d) for d in d_ks], "raw": raw, "scaled": scaled}
 
 
 # -- the lecture's worked example ------------------------------------------------------------------------

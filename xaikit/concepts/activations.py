@@ -39,6 +39,7 @@ import torch
 from torch import nn
 
 from xaikit._fn import ensure_eval
+from xaikit._types import Target
 from xaikit._validate import check_choice, check_int
 from xaikit.concepts.cav import CAV
 from xaikit.concepts.images import pixel_values, resolve_class
@@ -318,7 +319,7 @@ def _activations(model, x: torch.Tensor, layer: int, pooling: str, batch_size: i
     return _cached(model, x, layer, pooling, None, batch_size)
 
 
-def gradients(model: nn.Module, images, layer: int, *, target: int | str, pooling: str = "flatten",
+def gradients(model: nn.Module, images, layer: int, *, target: Target, pooling: str = "flatten",
               processor=None, batch_size: int = 64) -> np.ndarray:
     """The gradient (N, D) of the ``target`` logit at encoder block ``layer``, pooled as the CAVs are (cached):
     ``directional_derivatives`` is this times the CAV. With ``"flatten"`` the first ``hidden_size`` numbers of
@@ -329,7 +330,7 @@ def gradients(model: nn.Module, images, layer: int, *, target: int | str, poolin
     return _cached(model, x, layer, pooling, idx, check_int(batch_size, "batch_size", 1))
 
 
-def directional_derivatives(model: nn.Module, images, layer: int, cav, *, target: int | str,
+def directional_derivatives(model: nn.Module, images, layer: int, cav, *, target: Target,
                             pooling: str = "flatten", processor=None, batch_size: int = 64) -> np.ndarray:
     """``S(x) = grad h_target(a_layer(x)) . cav`` for each image, (N,) (Kim et al. 2018, eq. 1)."""
     layer = _check_common(model, layer, pooling)

@@ -112,8 +112,8 @@ def _open_image(path, name: str):
 def check_pixels(model, pixels):
     """``pixels`` if it is one normalised image ``(1, C, H, W)`` of the size and channel count the ViT ``model``
     was built for; else an error that names the parameter and the fix (a grayscale picture, a wrong size, a
-    batch, a NumPy array). Used by every per-image ViT explanation (:mod:`xaikit.concepts.vit_relevance`,
-    :mod:`xaikit.concepts.vit_lrp`)."""
+    batch, a NumPy array). Used by every per-image ViT explanation (:mod:`xaikit.image.relevance`,
+    :mod:`xaikit.image.lrp`)."""
     config = model.config
     size, channels = int(config.image_size), int(config.num_channels)
     make = "make it with xaikit.models.vitworld.to_pixels(images[:1]) or the model's image processor"

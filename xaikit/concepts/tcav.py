@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from xaikit._types import Target
 from xaikit._validate import SKLEARN_SEED_MAX, bool_flags, check_choice, check_seed
 from xaikit.concepts.activations import (
     POOLINGS,
@@ -91,7 +92,7 @@ class LayerSweep:
     results: list[SignificanceResult] = field(repr=False)
 
 
-def tcav(model: torch.nn.Module, concept_images, negative_images, class_images, *, target: int | str,
+def tcav(model: torch.nn.Module, concept_images, negative_images, class_images, *, target: Target,
          layer: int, pooling: str = "flatten", classifier: str = "logistic", processor=None,
          seed: int = 0, concept: str = "concept", negative: str = "negative") -> TCAVResult:
     """The TCAV score of one CAV (concept vs negative) for ``target`` at ``layer`` (Kim et al. 2018)."""
@@ -129,7 +130,7 @@ LECTURE_PAIRS = {("striped", "dotted"): 0.95, ("bubbly", "striped"): 0.1, ("dott
 
 
 def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], class_images, *,
-                target: int | str, layer: int, pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS),
+                target: Target, layer: int, pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS),
                 **kwargs) -> dict[tuple[str, str], float]:
     """TCAV score of each (concept, counterpart) pair, e.g. the lecture's striped-vs-dotted for zebra;
     ``kwargs`` go to :func:`tcav` (pooling, classifier, processor, seed)."""
@@ -158,7 +159,7 @@ def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], clas
 
 @bool_flags
 def layer_sweep(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
-                target: int | str, layers: Sequence[int] | None = None, progress: bool = True,
+                target: Target, layers: Sequence[int] | None = None, progress: bool = True,
                 **kwargs) -> LayerSweep:
     """:func:`tcav_significance` at every layer (or ``layers``); ``kwargs`` go to it (R, pooling, ...)."""
     from tqdm.auto import tqdm

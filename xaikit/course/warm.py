@@ -2,7 +2,7 @@
 lecture notebooks reads, and say how long each live cell will then take.
 
 1. The caches ``python -m xaikit prepare`` warms for the embedded models: the models themselves, notebook
-   06's attention diagnostics (:func:`xaikit.text.diagnostics.warm_notebook_cache`) and the rank test's random
+   06's attention diagnostics (:func:`xaikit.lab.diagnostics.warm_notebook_cache`) and the rank test's random
    sets (:func:`xaikit.concepts.nullsets.warm_null_sets`).
 2. Each named notebook runs once, top to bottom, in a fresh kernel, in the mode of this shell (student mode
    unless ``XAIKIT_FAST`` is set), with ``MODEL`` set to ``--model`` where given: whatever its live path keeps
@@ -147,7 +147,7 @@ def warm(names: list[str], models: list[str] | None = None, timeout: int = 1800,
     t0 = time.perf_counter()
     say("xaikit warm: the embedded models, the attention diagnostics and the rank test's random sets", flush=True)
     from xaikit.concepts.nullsets import warm_null_sets
-    from xaikit.text.diagnostics import warm_notebook_cache
+    from xaikit.lab.diagnostics import warm_notebook_cache
 
     warm_notebook_cache(progress=True)
     warm_null_sets(progress=False)

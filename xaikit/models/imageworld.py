@@ -24,7 +24,7 @@ context cue (foam is 2.5 times as likely beside a zebra), and dots are the mark 
 That is the order the lecture's ImageNet ViT shows (striped vs dotted ~0.95, dotted vs bubbly ~0.05). It is
 the order in the *data*; what a trained model took from it is measured without TCAV, by repainting a scene's
 body or adding and taking away its foam (:class:`Scene`, :func:`repaint`, :func:`with_foam`,
-:mod:`xaikit.concepts.intervention`): on the main models stripes are used, and the foam hardly at all.
+:mod:`xaikit.lab.intervention`): on the main models stripes are used, and the foam hardly at all.
 
 How this world came about (recipe v6; ``benchmarks/tcav_robustness.py`` trains several seeds and checks
 each claim on each):
@@ -143,7 +143,7 @@ def _render(label: str, world: str, rng: np.random.Generator, texture_kind: str 
 @dataclass(frozen=True)
 class Scene:
     """One picture of the world taken apart into its layers, so that one of them can be changed and the
-    rest kept, pixel for pixel (:mod:`xaikit.concepts.intervention`). :meth:`image` puts them together,
+    rest kept, pixel for pixel (:mod:`xaikit.lab.intervention`). :meth:`image` puts them together,
     and ``render`` / ``class_images`` return exactly that image.
 
     Attributes:

@@ -26,42 +26,14 @@ from xaikit._fn import to_cpu
 from xaikit._text_input import PreparedText, Tokenizer, run_text
 from xaikit._types import Target
 from xaikit._validate import bool_flags, check_int
+from xaikit.attention.relevance import grad_attention_matrix, rollout_matrix
 from xaikit.models.arch import check_layer
 from xaikit.text.gradsam import _attention_and_gradients
 from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
-__all__ = ["AttentionDetail", "rollout_matrix", "grad_attention_matrix", "raw_attention", "rollout",
+__all__ = ["AttentionDetail", "raw_attention", "rollout",
            "grad_weighted_attention", "attention_gradient"]
-
-
-@bool_flags
-def rollout_matrix(attentions: torch.Tensor, residual: bool = True) -> torch.Tensor:
-    """Attention rollout ``(N, N)`` from per-layer attention ``(L, M, N, N)`` or head means ``(L, N, N)``.
-
-    With ``residual``, each layer's matrix is 0.5 * A + 0.5 * I with rows renormalised (the residual
-    connection carries the token itself forward); the product runs from the first layer to the last,
-    R = A_L ... A_2 A_1, so ``R[i, j]`` is how much input token j flows into position i at the top.
-    """
-    a = attentions.mean(dim=1) if attentions.ndim == 4 else attentions  # (L, N, N)
-    n = a.shape[-1]
-    eye = torch.eye(n, dtype=a.dtype, device=a.device)
-    r = eye.clone()
-    for layer in a:
-        step = 0.5 * layer + 0.5 * eye if residual else layer
-        step = step / step.sum(dim=-1, keepdim=True)  # rows sum to 1
-        r = step @ r
-    return r
-
-
-def grad_attention_matrix(attentions: torch.Tensor, gradients: torch.Tensor) -> torch.Tensor:
-    """Chefer et al.'s relevance ``(N, N)``: R = I, then R <- R + mean_h ReLU(G o A) R for each layer."""
-    n = attentions.shape[-1]
-    r = torch.eye(n, dtype=attentions.dtype, device=attentions.device)
-    for a, g in zip(attentions, gradients, strict=False):  # (M, N, N) each
-        a_bar = torch.relu(g * a).mean(dim=0)  # (N, N)
-        r = r + a_bar @ r
-    return r
 
 
 @dataclass

@@ -30,7 +30,7 @@ rules:
   unchanged, element by element, as in the paper's implementation.
 
 The rules themselves know no architecture and live in :mod:`xaikit._lrp` (shared with the ViT's version,
-:mod:`xaikit.concepts.vit_lrp`, notebook 07 section 4); this module re-exports them.
+:mod:`xaikit.image.lrp`, notebook 07 section 4); this module re-exports them.
 
 So the relevance entering a block equals the relevance leaving it, up to rows with z^+ = 0 (none were met
 on the models here); :class:`LRPDetail` records the totals at every block boundary, and the tests hold them
@@ -58,7 +58,15 @@ import numpy as np
 import torch
 
 from xaikit._fn import model_device, to_cpu
-from xaikit._lrp import LINEAR_RULES, chefer_matrix, lrp_add, lrp_linear, lrp_matmul, propagate_blocks
+from xaikit._lrp import (
+    LINEAR_RULES,
+    LRPDetail,
+    chefer_matrix,
+    lrp_add,
+    lrp_linear,
+    lrp_matmul,
+    propagate_blocks,
+)
 from xaikit._text_input import PreparedText, Tokenizer, run_text
 from xaikit._types import Target
 from xaikit.models.passes import record_passes
@@ -67,9 +75,9 @@ from xaikit.text.registry import TextMethod, register
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["LINEAR_RULES", "lrp_linear", "lrp_add", "lrp_matmul", "BertTrace", "relevance_forward", "propagate",
-           "LRPDetail", "chefer_matrix", "chefer_lrp"]
+           "chefer_matrix", "chefer_lrp"]
 # the rules (lrp_linear, lrp_add, lrp_matmul) and chefer_matrix know no architecture: they live in xaikit._lrp,
-# shared with the ViT's re-run (xaikit.concepts.vit_lrp), and are re-exported here
+# shared with the ViT's re-run (xaikit.image.lrp), and are re-exported here
 
 
 # ----------------------------------------------------------------------------------------------- the forward
@@ -295,33 +303,6 @@ def _block_relevance(blk: _Block, b: dict, r_out: torch.Tensor, scale: float, m:
     for name, r in (("q", r_q), ("k", r_k), ("v", r_v)):  # x feeds Q, K, V and the residual branch
         r_x = r_x + lrp_linear(x, b[name][0], merged(r), parts=b[name][2:])
     return r_x, r_probs
-
-
-@dataclass
-class LRPDetail:
-    """What :func:`chefer_lrp` computed besides the scores, as NumPy arrays on the CPU (float64).
-
-    Attributes:
-        matrix: C ``(N, N)``; the scores are its [CLS] row with the [CLS] entry set to the row's minimum.
-        attention_relevance: R^{A_b} ``(L, M, N, N)``; gradients: nabla A_b ``(L, M, N, N)``.
-        input_relevance: relevance of each token at block 0's input ``(N,)`` (summed over the hidden units).
-        totals: total relevance at the logits, after each block from the last down, and at block 0's input
-            ``(L + 2,)``; conservation makes them all equal (1 here).
-        logits: ``(C,)`` of the float64 re-run.
-    """
-
-    matrix: np.ndarray
-    attention_relevance: np.ndarray
-    gradients: np.ndarray
-    input_relevance: np.ndarray
-    totals: np.ndarray
-    logits: np.ndarray
-
-    @property
-    def conservation_error(self) -> float:
-        """The largest relative change of the total relevance from one boundary to the next."""
-        t = self.totals
-        return float(np.max(np.abs(np.diff(t)) / np.maximum(np.abs(t[:-1]), 1e-300)))
 
 
 def chefer_lrp(model: torch.nn.Module, tokenizer: Tokenizer, text: str, *,

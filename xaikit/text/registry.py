@@ -142,9 +142,3 @@ def run_method(method: TextMethod, prepared, options: dict):
                             f"or 'gradient' take layer=...)")
     with computing(prepared.model, method.heavy):
         return method.run(prepared, **{**method.defaults, **options})
-
-
-def __getattr__(name: str):
-    if name == "TEXT_METHODS":  # the registry as a dict, read live
-        return entries()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -28,7 +28,7 @@ class TokenScores:
         detail: the method's own typed result with the intermediates a figure needs, or ``None``:
             :class:`~xaikit.text.gradsam.GradSAMDetail`, :class:`~xaikit.tensor.integrated.IGResult` (text
             IG), :class:`~xaikit.text.shaptext.ShapDetail`, :class:`~xaikit.text.attention_views.AttentionDetail`,
-            :class:`~xaikit.text.lrp.LRPDetail`, :class:`~xaikit.text.lime.LimeDetail`.
+            :class:`~xaikit._lrp.LRPDetail`, :class:`~xaikit.text.lime.LimeDetail`.
             Every array in it is on the CPU (NumPy, or CPU tensors for IG).
     """
 

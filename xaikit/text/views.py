@@ -31,11 +31,6 @@ __all__ = ["explain", "all_views", "SHARED_PASS", "PREPARE"]
 #: for every method that read it), and the key of the forward pass that prepares the text (tokens, target)
 SHARED_PASS, PREPARE = "shared pass", "prepare"
 
-#: names that moved to :mod:`xaikit.text.attention_views`, still reachable from here
-_MOVED = ("AttentionDetail", "rollout_matrix", "grad_attention_matrix", "raw_attention", "rollout",
-          "grad_weighted_attention", "attention_gradient")
-
-
 def explain(model: torch.nn.Module, tokenizer: Tokenizer, text: str, method: str, *, target: Target = None,
             cost: int | None = None, **options) -> TokenScores:
     """One method by name (:func:`xaikit.text.registry.method_names`); ``target=None`` explains the
@@ -140,13 +135,3 @@ def _all_views(prepared: PreparedText, methods, layer: int, costs: dict[str, int
             with _counted(prepared.model, spent, m):
                 out[m] = registry.run_method(entry, prepared, {**given, **options.get(m, {})})
     return {m: out[m] for m in methods}  # in the order asked for
-
-
-def __getattr__(name: str):
-    if name == "METHODS":  # every method name, read live from the registry
-        return registry.method_names()
-    if name in _MOVED:
-        from xaikit.text import attention_views
-
-        return getattr(attention_views, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,6 +24,8 @@ import torch
 
 from xaikit._fn import to_cpu
 from xaikit._validate import bool_flags
+from xaikit.attention import positions as PE
+from xaikit.attention import saturation as SAT
 from xaikit.attention import scratch as A
 from xaikit.plotting import DIVERGING, OKABE_ITO, SEQUENTIAL
 from xaikit.widgets.base import Panel, checkbox, dropdown, int_slider, log_slider, toggle
@@ -89,8 +91,8 @@ class PositionalEncodingPanel(Panel):
         })
 
     def compute(self, d_model: int, positions: int) -> PEResult:
-        pe = A.sinusoidal_positional_encoding(positions, d_model)  # (P, d)
-        return PEResult(pe, A.position_similarity(pe))
+        pe = PE.sinusoidal_positional_encoding(positions, d_model)  # (P, d)
+        return PEResult(pe, PE.position_similarity(pe))
 
     def draw(self, fig: Figure, r: PEResult) -> None:
         ax1, ax2 = fig.subplots(1, 2)
@@ -153,7 +155,7 @@ class WorkedExamplePanel(Panel):
         ex = self.example
         steps = A.self_attention(ex["x"], ex["w_q"], ex["w_k"], ex["w_v"], scale=1.0 / temperature)
         w = steps.weights  # (3, 3)
-        return SaturationResult(steps, temperature, A.row_entropy(w), A.max_weight(w), A.softmax_jacobian_norm(w))
+        return SaturationResult(steps, temperature, SAT.row_entropy(w), SAT.max_weight(w), SAT.softmax_jacobian_norm(w))
 
     names = ["input 1", "input 2", "input 3"]
 
@@ -242,9 +244,9 @@ class SaturationPanel(Panel):
         out = {"entropy": [], "max_weight": [], "grad_norm": []}
         for d in self.d_ks:
             w = self._weights(d, scaled)
-            out["entropy"].append(float(A.row_entropy(w).mean()))
-            out["max_weight"].append(float(A.max_weight(w).mean()))
-            out["grad_norm"].append(float(A.softmax_jacobian_norm(w).mean()))
+            out["entropy"].append(float(SAT.row_entropy(w).mean()))
+            out["max_weight"].append(float(SAT.max_weight(w).mean()))
+            out["grad_norm"].append(float(SAT.softmax_jacobian_norm(w).mean()))
         return out
 
     def compute(self, d_k: int, scaled) -> DkResult:

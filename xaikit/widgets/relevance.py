@@ -1,6 +1,6 @@
 """Notebook 07, section 4: where a ViT looks, beside the pixels the image world drew.
 
-Pick a picture, a relevance method (:mod:`xaikit.concepts.vit_relevance`) and a block; the panel shows the
+Pick a picture, a relevance method (:mod:`xaikit.image`, every method its registry lists) and a block; the panel shows the
 picture, the ground-truth mask of the chosen part (:meth:`xaikit.models.imageworld.Scene.masks`) and the
 relevance map over the patch grid, headed by its localisation (share of positive relevance on the mask)
 and whether the pointing game hits, and by what the map cost: the forward and backward passes
@@ -50,7 +50,7 @@ class RelevancePanel(Panel):
 
     def __init__(self, model: nn.Module, scenes: Sequence[Scene], method: str = "chefer", block: int | None = None, part: str = "body",
                  index: int = 0):
-        from xaikit.concepts.vit_relevance import METHODS
+        from xaikit.image.registry import method_names
         from xaikit.models import imageworld as iw
 
         self.model = model
@@ -66,25 +66,27 @@ class RelevancePanel(Panel):
         block = n_blocks - 1 if block is None else block
         controls = {
             "index": int_slider("picture", index, 0, len(self.scenes) - 1),
-            "method": dropdown("method", list(METHODS), method),
+            "method": dropdown("method", list(method_names()), method),
             "block": int_slider("block", block, 0, n_blocks - 1),
             "part": dropdown("mask", list(_PARTS), part, name="part"),
         }
         super().__init__(controls)
 
     def compute(self, index: int, method: str, block: int, part: str) -> RelevanceView:
-        from xaikit.concepts import vit_relevance as vr
+        from xaikit.image.registry import prepare_image, relevance
+        from xaikit.lab.pixel_scores import localisation, pointing_game
         from xaikit.models.passes import count_passes
         from xaikit.models.vitworld import to_pixels
 
         scene = self.scenes[index]
         image = scene.image()
         pixels = to_pixels(image[None])
+        target = prepare_image(self.model, pixels).target  # the class, found before the method's passes are counted
         with count_passes(self.model) as passes:
-            rmap, target = vr.relevance(self.model, pixels, method, block=block)
+            rmap, target = relevance(self.model, pixels, method, target=target, block=block)
         mask = scene.masks()[part]
-        return RelevanceView(image, mask, rmap, method, part, block, vr.localisation(rmap, mask),
-                             vr.pointing_game(rmap, mask), self.model.config.id2label[target], passes.cost)
+        return RelevanceView(image, mask, rmap, method, part, block, localisation(rmap, mask),
+                             pointing_game(rmap, mask), self.model.config.id2label[target], passes.cost)
 
     def draw(self, fig: Figure, r: RelevanceView) -> str:
         from xaikit import plotting

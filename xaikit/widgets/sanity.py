@@ -2,12 +2,12 @@
 
 :class:`SanityCheckPanel` shows one digit's gradient, gradient x input, SmoothGrad and Integrated Gradients
 maps side by side for three models: the trained digits CNN, a copy with its top ``layers`` layers
-re-initialised (:func:`xaikit.tensor.sanity.cascading_randomisation`, the slider) and the same CNN trained on
-shuffled labels (:func:`xaikit.tensor.sanity.data_randomised_digits`). Each randomised map is titled with its
+re-initialised (:func:`xaikit.lab.tensor_sanity.cascading_randomisation`, the slider) and the same CNN trained on
+shuffled labels (:func:`xaikit.lab.tensor_sanity.data_randomised_digits`). Each randomised map is titled with its
 Spearman rank correlation (of absolute values) and SSIM to the trained model's map. All three models are
 asked about the class the trained model predicts.
 
-The maps are computed by :func:`xaikit.tensor.sanity.sanity_maps` and kept in small caches, so moving the
+The maps are computed by :func:`xaikit.lab.tensor_sanity.sanity_maps` and kept in small caches, so moving the
 slider back and forth recomputes nothing; a change only updates the image data and titles (blitting).
 """
 
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
+from xaikit.lab import tensor_sanity as S
 from xaikit.plotting import DIVERGING, SEQUENTIAL
-from xaikit.tensor import sanity as S
 from xaikit.tensor import toys
 from xaikit.widgets.base import dropdown, int_slider, lru_get, toggle
 from xaikit.widgets.toy import ToyPanel
@@ -67,7 +67,7 @@ class SanityCheckPanel(ToyPanel):
     trained model, the maximum every layer), values (signed maps on a diverging scale, or their absolute
     values on a sequential one). Each map is divided by its largest absolute value. ``methods``: the
     columns, names of :mod:`xaikit.tensor.registry` (default: the lecture's four,
-    :data:`~xaikit.tensor.sanity.METHODS`).
+    :data:`~xaikit.lab.tensor_sanity.METHODS`).
     """
 
     title = "Sanity checks: randomise the model, or its training labels"

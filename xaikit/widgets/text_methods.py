@@ -154,7 +154,7 @@ class LabView:
 class LabPanel(Panel):
     """The lab's results over many held-out sentences (notebook 06, sections 2-6): pick a view.
 
-    The lab runs once when the panel is built (``xaikit.text.lab.faithfulness.run_lab``) or takes a ready
+    The lab runs once when the panel is built (``xaikit.lab.faithfulness.run_lab``) or takes a ready
     ``LabResult`` via ``lab=``; switching views only redraws.
     """
 
@@ -172,13 +172,13 @@ class LabPanel(Panel):
         if lab is None:
             if model is None or tokenizer is None or sentences is None:
                 raise ValueError("LabPanel needs either lab=<LabResult> or model, tokenizer and sentences")
-            from xaikit.text.lab.faithfulness import run_lab
+            from xaikit.lab.faithfulness import run_lab
 
             lab = run_lab(model, tokenizer, sentences, **lab_kwargs)
-        from xaikit.text.lab.faithfulness import LabResult
+        from xaikit.lab.faithfulness import LabResult
 
         if not isinstance(lab, LabResult):
-            raise TypeError(f"lab must be a LabResult (what xaikit.text.lab.faithfulness.run_lab returns), got "
+            raise TypeError(f"lab must be a LabResult (what xaikit.lab.faithfulness.run_lab returns), got "
                             f"{type(lab).__name__} {lab!r:.60}; or pass model, tokenizer and sentences instead")
         self.lab = lab
         super().__init__({"view": dropdown("view", self.VIEWS, view)})

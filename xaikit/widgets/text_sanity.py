@@ -1,5 +1,5 @@
 """The text sanity-check panel of notebook 06 (Adebayo et al. 2018, "Sanity Checks for Saliency Maps", carried
-to a transformer's token scores; :mod:`xaikit.text.sanity`).
+to a transformer's token scores; :mod:`xaikit.lab.text_sanity`).
 
 :class:`TextSanityPanel`: a slider picks how many encoder blocks are re-drawn from the top (or the head
 alone); per method the panel shows one sentence's token scores on the trained model and on the randomised
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 import numpy as np
 
-from xaikit.text import sanity as S
+from xaikit.lab import text_sanity as S
 from xaikit.widgets.base import Panel, lru_get
 
 if TYPE_CHECKING:

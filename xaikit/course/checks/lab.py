@@ -13,8 +13,8 @@ __all__ = ["check_rollout"]
 
 
 def _rollout_reference(attentions: torch.Tensor) -> torch.Tensor:
-    """The rollout matrix ``(N, N)`` of attention ``(L, M, N, N)``: :func:`xaikit.text.attention_views.rollout_matrix`."""
-    from xaikit.text.attention_views import rollout_matrix
+    """The rollout matrix ``(N, N)`` of attention ``(L, M, N, N)``: :func:`xaikit.attention.relevance.rollout_matrix`."""
+    from xaikit.attention.relevance import rollout_matrix
 
     return rollout_matrix(attentions)
 

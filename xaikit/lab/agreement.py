@@ -15,10 +15,10 @@ import torch
 from xaikit._fn import in_float32, inputs_to_model
 from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
 from xaikit._validate import bool_flags
+from xaikit.lab.removal import _pad_id, _probs_deleted, content_positions
 from xaikit.models.arch import check_layer
 from xaikit.models.hooks import forward_hooks
 from xaikit.policies import method_threads, to_float64
-from xaikit.text.lab.removal import _pad_id, _probs_deleted, content_positions
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["TAU_PAIRS", "word_tau", "input_gradient", "leave_one_out", "RankAgreement", "rank_agreement"]

@@ -1,12 +1,12 @@
 """Removing words from a sentence, two ways, and what the classifier does then (notebook 06, sections 2 and 6):
-the experiments of the faithfulness lab (:mod:`xaikit.text.lab.faithfulness`) one sentence at a time.
+the experiments of the faithfulness lab (:mod:`xaikit.lab.faithfulness`) one sentence at a time.
 
 Only word tokens are ranked and removed; [CLS] and [SEP] always stay. A token is removed in one of two ways,
 and the two are different experiments:
 
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
-  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.text.lab.editing`).
+  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.lab.editing`).
   The token stays in the input, and the layers below have already mixed it into every position.
 * **Deletion** (as in ERASER, DeYoung et al. 2020): the token is deleted from the input ids and the tokens
   after it move up one position, so no layer ever sees it.
@@ -28,9 +28,9 @@ import torch
 
 from xaikit._fn import inputs_to_model
 from xaikit._validate import check_choice, check_fraction, check_int
+from xaikit.lab.editing import run_edited
 from xaikit.models.arch import embeddings_module, encoder_layers
 from xaikit.models.hooks import forward_hooks
-from xaikit.text.lab.editing import run_edited
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["ERASER_BINS", "js_divergence", "content_positions", "Erasure", "erasure", "flip_fraction", "aopc",

@@ -1,6 +1,6 @@
 """Wiegreffe & Pinter's diagnostic model (2019, "Attention is not not Explanation", EMNLP, section 4): a
 classifier that sees every token on its own and pools the tokens with weights imposed from outside
-(notebook 06, section 4; the experiment is :mod:`xaikit.text.lab.diagnostics`).
+(notebook 06, section 4; the experiment is :mod:`xaikit.lab.diagnostics`).
 
 * **token encoder** (non-contextual): the classifier's own word embeddings e_t, frozen, then one trained
   layer h_t = tanh(W e_t + b) per token;
@@ -25,7 +25,7 @@ from xaikit.policies import method_threads
 
 __all__ = ["WEIGHTINGS", "pool", "DiagnosticMLP", "train_diagnostic", "evaluate_diagnostic"]
 
-#: the pooling weights compared by :func:`xaikit.text.lab.diagnostics.run_diagnostic`, in Wiegreffe &
+#: the pooling weights compared by :func:`xaikit.lab.diagnostics.run_diagnostic`, in Wiegreffe &
 #: Pinter's order (their Table 3: uniform, trained MLP, the base model's attention).
 WEIGHTINGS = ("uniform", "learned", "model attention")
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from xaikit._types import Target
 from xaikit._validate import check_choice, check_int, check_names
 from xaikit.concepts.images import pixel_values, resolve_class
 from xaikit.models import imageworld as iw
@@ -116,7 +117,7 @@ def _target_scores(model, images: Sequence[np.ndarray], index: int, processor, b
     return np.concatenate(z).astype(np.float64), np.concatenate(p).astype(np.float64)
 
 
-def intervene(model: torch.nn.Module, scenes: Sequence[iw.Scene], *, target: int | str = "zebra",
+def intervene(model: torch.nn.Module, scenes: Sequence[iw.Scene], *, target: Target = "zebra",
               textures: Sequence[str] = iw.TEXTURES, seed: int = 0, processor=None,
               batch_size: int = 200) -> InterventionTable:
     """Repaint every scene's body with each of ``textures`` and add / take away its foam, everything else kept;

@@ -1,5 +1,5 @@
 """Is attention explanation? The faithfulness lab over held-out sentences (notebook 06, sections 2-6):
-:func:`run_lab` runs every experiment below (:mod:`xaikit.text.lab.removal`, :mod:`xaikit.text.lab.agreement`)
+:func:`run_lab` runs every experiment below (:mod:`xaikit.lab.removal`, :mod:`xaikit.lab.agreement`)
 and returns a :class:`LabResult`.
 
 Only word tokens are ranked and removed; [CLS] and [SEP] always stay. A token is removed in one of two ways,
@@ -8,7 +8,7 @@ and the two are different experiments:
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
   and each row is renormalised to sum to 1; every other layer runs as it is
-  (:mod:`xaikit.text.lab.editing`). The rankings by attention, attention gradient and gradient x attention
+  (:mod:`xaikit.lab.editing`). The rankings by attention, attention gradient and gradient x attention
   read the last layer's [CLS] row, so the erasure acts on the last layer (``layer=-1``). There the classifier
   reads only the [CLS] position, so the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
   the layers below have already mixed it into every position, [CLS] included.
@@ -63,12 +63,8 @@ from xaikit._validate import (
     check_names,
     check_seed,
 )
-from xaikit.models.arch import attention_modules, check_layer
-from xaikit.models.passes import Cost, count_passes
-from xaikit.policies import method_threads
-from xaikit.text import registry
-from xaikit.text.lab.agreement import TAU_PAIRS, RankAgreement, _agreement, _agreement_row
-from xaikit.text.lab.removal import (
+from xaikit.lab.agreement import TAU_PAIRS, RankAgreement, _agreement, _agreement_row
+from xaikit.lab.removal import (
     ERASER_BINS,
     Erasure,
     _bin_sizes,
@@ -82,6 +78,10 @@ from xaikit.text.lab.removal import (
     js_divergence,
     permutation_change,
 )
+from xaikit.models.arch import attention_modules, check_layer
+from xaikit.models.passes import Cost, count_passes
+from xaikit.policies import method_threads
+from xaikit.text import registry
 from xaikit.text.tokens import TokenScores
 
 __all__ = ["rankings", "LabRanking", "LAB_RANKINGS", "EXTRA_VIEWS", "TAU_PAIRS", "LabResult", "run_lab", "EVALUATIONS"]

@@ -23,7 +23,7 @@ on them only scales the word tokens down.
 :func:`diagnostic_data` reads the model's attention for a set of sentences (one forward pass, batched,
 cached on disk), :func:`run_diagnostic` runs the whole comparison over several training seeds and returns a
 :class:`DiagnosticResult`. The diagnostic model itself (:func:`pool`, :class:`DiagnosticMLP`,
-:func:`train_diagnostic`) is :mod:`xaikit.text.lab.diagnostic_model`.
+:func:`train_diagnostic`) is :mod:`xaikit.lab.diagnostic_model`.
 """
 
 from __future__ import annotations
@@ -37,9 +37,7 @@ import torch
 from xaikit._fn import inputs_to_model, to_cpu
 from xaikit._text_input import check_model, check_texts, max_tokens
 from xaikit._validate import bool_flags, check_choice, check_float, check_int
-from xaikit.models.arch import check_layer
-from xaikit.policies import method_threads
-from xaikit.text.lab.diagnostic_model import (  # noqa: F401 - the model's names, reachable from the experiment
+from xaikit.lab.diagnostic_model import (  # noqa: F401 - the model's names, reachable from the experiment
     WEIGHTINGS,
     DiagnosticMLP,
     _class_labels,
@@ -49,6 +47,8 @@ from xaikit.text.lab.diagnostic_model import (  # noqa: F401 - the model's names
     pool,
     train_diagnostic,
 )
+from xaikit.models.arch import check_layer
+from xaikit.policies import method_threads
 
 __all__ = ["WEIGHTINGS", "pool", "DiagnosticMLP", "DiagnosticData", "diagnostic_data", "train_diagnostic",
            "evaluate_diagnostic", "DiagnosticResult", "run_diagnostic", "notebook_sentences", "warm_notebook_cache"]

@@ -1,6 +1,6 @@
 """Attention editing: run a model with chosen attention weights zeroed (and the rows renormalised) or
 permuted, in chosen layers and heads, without touching its weights. Used by notebook 06, sections 2-3,
-and by the faithfulness lab (:mod:`xaikit.text.lab.removal`).
+and by the faithfulness lab (:mod:`xaikit.lab.removal`).
 
 * **Erasure** (Serrano & Smith 2019, "Is Attention Interpretable?"): an item is removed by setting its
   attention weight to zero in every query's row and renormalising the row to sum to 1, so no other

@@ -1,7 +1,7 @@
 """Sanity checks for the text methods: does a token ranking depend on what the model learned? (notebook 06)
 
 Adebayo, Gilmer, Muelly, Goodfellow, Hardt & Kim (2018), "Sanity Checks for Saliency Maps", NeurIPS, carried
-from image maps (:mod:`xaikit.tensor.sanity`, notebook 01) to a transformer's token scores:
+from image maps (:mod:`xaikit.lab.tensor_sanity`, notebook 01) to a transformer's token scores:
 
 * **Model randomisation, cascading** (:func:`randomise_blocks`): re-draw the top ``k`` encoder blocks
   (block ``L-1``, then ``L-2`` as well, ...), or the classification head alone, each module by its own
@@ -27,8 +27,8 @@ import torch
 from torch import nn
 
 from xaikit._validate import bool_flags, check_int, check_names
+from xaikit.lab.tensor_sanity import _redrawn_copy, spearman
 from xaikit.models.arch import encoder_layers
-from xaikit.tensor.sanity import _redrawn_copy, spearman
 
 __all__ = ["HEAD", "head_modules", "block_names", "randomise_blocks", "randomised_modules", "ranking_similarity",
            "cascade_similarities", "model_similarities"]

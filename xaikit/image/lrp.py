@@ -43,7 +43,7 @@ every denominator, this module passes nothing through a denominator below 1e-12 
 (:mod:`xaikit._lrp`; about 5e-7 relative on a tiny BERT); (3) they run in float32 on a timm ViT (one fused
 QKV layer: the z+ rule works per output unit, so fused or separate Q, K, V give the same relevance), this
 module in float64 on the Hugging Face one; (4) ``block`` below ends the product early (the module's
-convention for every propagated map, :func:`xaikit.concepts.vit_relevance.relevance`); their
+convention for every propagated map, :func:`xaikit.image.registry.relevance`); their
 ``start_layer`` starts it late.
 """
 
@@ -55,10 +55,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from xaikit._fn import model_device, to_cpu
-from xaikit._lrp import chefer_matrix, lrp_add, lrp_linear, lrp_matmul, propagate_blocks
-from xaikit._validate import check_int
+from xaikit._fn import ensure_eval, model_device, to_cpu
+from xaikit._lrp import LRPDetail, chefer_matrix, lrp_add, lrp_linear, lrp_matmul, propagate_blocks
+from xaikit._types import Target
 from xaikit.concepts.images import check_pixels
+from xaikit.image.registry import ImageMethod, PreparedImage, prepare_image, register
 from xaikit.models.passes import record_passes
 from xaikit.policies import float64_device, method_threads, to_float64
 
@@ -276,37 +277,24 @@ def _block_relevance(blk: _Block, b: dict, r_out: torch.Tensor, scale: float, m:
 
 # ------------------------------------------------------------------------------------------------ the view
 @dataclass
-class ViTLRP:
-    """What :func:`chefer_lrp` computed, as NumPy arrays on the CPU (float64).
+class ViTLRP(LRPDetail):
+    """What :func:`chefer_lrp` computed: the record every Chefer LRP keeps (:class:`xaikit._lrp.LRPDetail`,
+    the same for the BERT version, :mod:`xaikit.text.lrp`) and the image's map, as NumPy arrays on the CPU
+    (float64).
 
     Attributes:
         map: the relevance map ``(grid, grid)``: C's [CLS] row over the patch tokens, patches row by row.
         target: the explained class.
-        matrix: C ``(N, N)`` over the blocks used (``block``); N = 1 + grid * grid tokens, [CLS] first.
-        attention_relevance: R^{A_b} ``(L, M, N, N)``; gradients: nabla A_b ``(L, M, N, N)`` (every block).
-        input_relevance: relevance of each token at block 0's input ``(N,)`` (summed over hidden units).
-        totals: total relevance at the logits, after each block from the last down, and at block 0's input
-            ``(L + 2,)``; conservation makes them all equal (1).
-        logits: ``(C,)`` of the float64 re-run.
+        matrix, attention_relevance, gradients, input_relevance, totals, logits: as in
+            :class:`~xaikit._lrp.LRPDetail` (``attention_relevance`` and ``gradients`` cover every block,
+            ``matrix`` the blocks used, ``block``); N = 1 + grid * grid tokens, [CLS] first.
     """
 
     map: np.ndarray
     target: int
-    matrix: np.ndarray
-    attention_relevance: np.ndarray
-    gradients: np.ndarray
-    input_relevance: np.ndarray
-    totals: np.ndarray
-    logits: np.ndarray
-
-    @property
-    def conservation_error(self) -> float:
-        """The largest relative change of the total relevance from one boundary to the next."""
-        t = self.totals
-        return float(np.max(np.abs(np.diff(t)) / np.maximum(np.abs(t[:-1]), 1e-300)))
 
 
-def chefer_lrp(model, pixels: torch.Tensor, *, target: int | None = None, block: int | None = None) -> ViTLRP:
+def chefer_lrp(model, pixels: torch.Tensor, *, target: Target = None, block: int | None = None) -> ViTLRP:
     """Chefer, Gur & Wolf's (CVPR 2021) relevance map of one image for a ViT classifier: the [CLS] row of
     C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+) over the patches. Notebook 07, section 4.
 
@@ -315,32 +303,26 @@ def chefer_lrp(model, pixels: torch.Tensor, *, target: int | None = None, block:
             or any other of that class; eager or SDPA attention alike).
         pixels: one normalised image ``(1, 3, H, W)`` of the model's ``image_size``
             (``xaikit.models.vitworld.to_pixels(images[:1])``).
-        target: the class whose logit is explained; ``None``: the class the re-run predicts.
+        target: the class whose logit is explained (an index or a class name); ``None``: the predicted class.
         block: the last block whose Abar enters the product (default: the last block); relevance is
             propagated from the logit through every block either way.
 
     Returns:
         :class:`ViTLRP`. Reports its passes to :func:`xaikit.models.passes.count_passes` (one forward, and
-        two backward sweeps: autograd's for nabla A and the relevance sweep), which no block hook sees.
+        two backward sweeps: autograd's for nabla A and the relevance sweep), which no block hook sees; with
+        ``target=None`` the image family's entry adds the forward pass that finds the predicted class.
     """
-    with method_threads(model):  # the embedded ViTs are tiny: one thread (vit-base: the idle cores)
-        return _chefer_lrp(model, pixels, target=target, block=block)
-
-
-def _chefer_lrp(model, pixels, *, target=None, block=None) -> ViTLRP:
-    """:func:`chefer_lrp` under the caller's thread count."""
     _check_vit(model)
-    config = model.config
-    n_blocks = int(config.num_hidden_layers)
-    block = n_blocks - 1 if block is None else check_int(block, "block", 0, n_blocks - 1,
-                                                         hint=f"the model has {n_blocks} blocks")
-    if target is not None:
-        target = check_int(target, "target", 0, config.num_labels - 1,
-                           hint=f"the model has {config.num_labels} classes: 0..{config.num_labels - 1}")
+    ensure_eval(model, "chefer_lrp")
+    with method_threads(model):  # the embedded ViTs are tiny: one thread (vit-base: the idle cores)
+        return _chefer_lrp(prepare_image(model, pixels, target=target, block=block))
+
+
+def _chefer_lrp(prepared: PreparedImage) -> ViTLRP:
+    """:func:`chefer_lrp` on an image the family's entry checked, its target resolved."""
+    model, target, block = prepared.model, prepared.target, prepared.block
     with torch.enable_grad():
-        trace = relevance_forward(model, pixels)
-        if target is None:
-            target = int(trace.logits.detach().argmax())
+        trace = relevance_forward(model, prepared.pixels)
         grads = torch.autograd.grad(trace.logits[target], [b.probs for b in trace.blocks])
     r_a, r_in, totals = propagate(trace, target)
     record_passes(model, forward=1, backward=2)  # a float64 copy's forward, autograd's sweep, the relevance sweep
@@ -348,5 +330,15 @@ def _chefer_lrp(model, pixels, *, target=None, block=None) -> ViTLRP:
     r_a = torch.stack(r_a)
     c = chefer_matrix(r_a[:block + 1], g[:block + 1])
     rmap = c[0, 1:].reshape(trace.grid, trace.grid)
-    return ViTLRP(to_cpu(rmap).numpy(), target, to_cpu(c).numpy(), to_cpu(r_a).numpy(), to_cpu(g).numpy(),
-                  to_cpu(r_in.sum(-1)).numpy(), totals, to_cpu(trace.logits).numpy())
+    return ViTLRP(map=to_cpu(rmap).numpy(), target=target, matrix=to_cpu(c).numpy(),
+                  attention_relevance=to_cpu(r_a).numpy(), gradients=to_cpu(g).numpy(),
+                  input_relevance=to_cpu(r_in.sum(-1)).numpy(), totals=totals, logits=to_cpu(trace.logits).numpy())
+
+
+def _chefer_lrp_map(prepared: PreparedImage):
+    """The registered method: the map alone (a model that is no ViT is refused before the re-run)."""
+    _check_vit(prepared.model)
+    return _chefer_lrp(prepared).map
+
+
+register(ImageMethod("chefer_lrp", _chefer_lrp_map, order=4))

@@ -1,0 +1,92 @@
+"""Module paths that moved, kept importable for one release: the one table of old -> new places.
+
+A user of an earlier release may have written ``from xaikit.concepts import vit_relevance`` or
+``import xaikit.text.lab.faithfulness``. Those modules are gone, so that every name lives in one place;
+:data:`MOVED` maps each old path to the module (or modules) that now hold its names. ``import xaikit``
+installs :class:`MovedFinder` at the end of ``sys.meta_path``: only a path no file answers to reaches it, and
+for one in the table it makes a small stand-in module that warns ``DeprecationWarning: xaikit.X moved to
+xaikit.Y; import it from there`` (at the importing line) and hands out the new modules' names. Nothing inside
+xaikit imports an old path (``tests/test_moved.py``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import types
+import warnings
+
+__all__ = ["MOVED", "MovedFinder", "install"]
+
+#: old module path -> the modules that hold its names now (searched in this order)
+MOVED: dict[str, tuple[str, ...]] = {
+    "xaikit.concepts.imageworld": ("xaikit.models.imageworld",),
+    "xaikit.concepts.vit_relevance": ("xaikit.image.registry", "xaikit.image.relevance", "xaikit.lab.pixel_scores"),
+    "xaikit.concepts.vit_lrp": ("xaikit.image.lrp",),
+    "xaikit.concepts.intervention": ("xaikit.lab.intervention",),
+    "xaikit.tensor.sanity": ("xaikit.lab.tensor_sanity",),
+    "xaikit.text.sanity": ("xaikit.lab.text_sanity",),
+    "xaikit.text.lab": ("xaikit.lab",),
+    "xaikit.text.lab.faithfulness": ("xaikit.lab.faithfulness",),
+    "xaikit.text.lab.removal": ("xaikit.lab.removal",),
+    "xaikit.text.lab.agreement": ("xaikit.lab.agreement",),
+    "xaikit.text.lab.editing": ("xaikit.lab.editing",),
+    "xaikit.text.lab.diagnostic_model": ("xaikit.lab.diagnostic_model",),
+    "xaikit.text.lab.diagnostics": ("xaikit.lab.diagnostics",),
+    "xaikit.text.diagnostics": ("xaikit.lab.diagnostics",),
+    "xaikit.text.editing": ("xaikit.lab.editing",),
+    "xaikit.text.faithfulness": ("xaikit.lab.faithfulness", "xaikit.lab.removal", "xaikit.lab.agreement"),
+}
+
+#: old paths that were packages (their old submodules are in :data:`MOVED` too)
+_PACKAGES = frozenset(old for old in MOVED if any(other.startswith(old + ".") for other in MOVED))
+
+
+class _Moved(types.ModuleType):
+    """The stand-in at an old path: every attribute is looked up in the new modules, in order."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        for new in MOVED[self.__name__]:
+            module = importlib.import_module(new)
+            if hasattr(module, name):
+                return getattr(module, name)
+        raise AttributeError(f"module {self.__name__!r} (moved to {_places(self.__name__)}) has no attribute "
+                             f"{name!r}")
+
+    def __dir__(self):
+        return sorted({n for new in MOVED[self.__name__] for n in dir(importlib.import_module(new))
+                       if not n.startswith("_")})
+
+
+def _places(old: str) -> str:
+    new = MOVED[old]
+    return new[0] if len(new) == 1 else ", ".join(new[:-1]) + " and " + new[-1]
+
+
+class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the old paths of :data:`MOVED` (after every other finder failed) and loads their stand-ins."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, is_package=fullname in _PACKAGES)
+
+    def create_module(self, spec):
+        module = _Moved(spec.name)
+        if spec.name in _PACKAGES:
+            module.__path__ = []  # its old submodules are found by this finder too
+        return module
+
+    def exec_module(self, module) -> None:
+        warnings.warn(f"{module.__name__} moved to {_places(module.__name__)}; import it from there",
+                      DeprecationWarning, stacklevel=2)  # warnings skips the import machinery's frames
+
+
+def install() -> None:
+    """Put one :class:`MovedFinder` at the end of ``sys.meta_path`` (again: nothing)."""
+    if not any(isinstance(f, MovedFinder) for f in sys.meta_path):
+        sys.meta_path.append(MovedFinder())
