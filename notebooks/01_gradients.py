@@ -88,7 +88,7 @@ import torch
 
 import xaikit
 from xaikit import pick, widgets
-from xaikit.claims import LEDGER, claim
+from xaikit.course.claims import LEDGER, claim
 from xaikit.policies import method_threads
 from xaikit.tensor import toys
 from xaikit.tensor.contrast import deeplift_rescale

@@ -96,7 +96,7 @@ import torch
 
 import xaikit
 from xaikit import pick, widgets
-from xaikit.claims import claim
+from xaikit.course.claims import claim
 from xaikit.tensor.baselines import BASELINES, baseline_attributions
 from xaikit.tensor.contrast import deeplift_rescale, exact_shapley, twin_relu_networks
 from xaikit.tensor.integrated import RULES, path_gradients

@@ -105,7 +105,7 @@ from xaikit import pick
 from xaikit.attention import scratch as A
 from xaikit.attention.capture import capture_attention, qkv_projections, recompute_attention
 from xaikit.attention.norms import attention_norms
-from xaikit.claims import claim
+from xaikit.course.claims import claim
 from xaikit.models import arch
 from xaikit.widgets import (
     AttentionExplorer,

@@ -100,7 +100,7 @@ from matplotlib.figure import Figure
 
 import xaikit
 from xaikit import pick, widgets
-from xaikit.claims import claim
+from xaikit.course.claims import claim
 from xaikit.course import checks
 from xaikit.course.checks import exercise
 from xaikit.models.arch import attn_implementation

@@ -99,8 +99,8 @@ import torch
 
 import xaikit
 from xaikit import pick, plotting
-from xaikit.claims import claim
-from xaikit.concepts import claims as tcav_claims
+from xaikit.course.claims import claim
+from xaikit.course.claims import tcav as tcav_claims
 from xaikit.concepts import intervention, tcav
 from xaikit.concepts import vit_relevance as vr
 from xaikit.models import arch, load_vit, vitworld

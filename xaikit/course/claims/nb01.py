@@ -8,7 +8,7 @@ control, fixed before the builds were measured; the sanity-check bounds of secti
 (training seeds 0-2, randomisation seeds 0-2, two CPU kernel sets).
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 _SANITY = ("kept from the notebook, measured by benchmarks/sanity_checks.py (training seeds 0-2, randomisation "
            "seeds 0-2, 8 or 12 digits, two CPU kernel sets)")

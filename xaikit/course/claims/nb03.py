@@ -15,7 +15,7 @@ scorer the notebook asserts what holds for all of them: once tanh saturates, the
 the query.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 _F32 = "float32 rounding only"
 _SOFTMAX = "each row is a softmax over the keys, so it sums to 1 up to float32 rounding"

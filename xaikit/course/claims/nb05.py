@@ -3,7 +3,7 @@ lab's claims (the ground-truth control and the rank test, sorting by a CAV, rela
 are in ``nb07.py``.
 
 The entries of the lecture's four pairs and of striped vs random are also checks of
-:func:`xaikit.concepts.claims.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
+:func:`xaikit.course.claims.tcav.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
 ``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws: one number, here;
 a ``shown`` entry is reported there without being asserted.
 Empirical bounds are the ones the notebook asserted before the ledger existed (none loosened); the ranges in
@@ -12,7 +12,7 @@ that failed on some build of ``benchmarks/claims_matrix.py`` (``prepare --seed 0
 matrix's range over seeds 0-4 and the old bound in ``why``.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 CLAIMS = [
     # -- 1. the embedded model has learned its world (else no TCAV number means anything) --

@@ -9,7 +9,7 @@ its ``why`` (printed beside the value) says why in plain words. These claims wer
 moved with their bounds unchanged; the git history keeps how each bound was set.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 _SEEDS = "it changes with the training seed"
 _WP = ("Wiegreffe & Pinter's diagnostic: the notebook's bound (on every diagnostic seed by 0.01, on average by "

@@ -1,7 +1,7 @@
 """Notebook 07 (TCAV lab, after lecture 05): its claims about numbers, one entry each.
 
 Section 1's rank-test entries (``07.1-rank-*``) and ``07.1-striped-p-main-below-control`` are also checks of
-:func:`xaikit.concepts.claims.lecture_claims` (its ``CLAIM_IDS`` name them, beside notebook 05's pairs), which
+:func:`xaikit.course.claims.tcav.lecture_claims` (its ``CLAIM_IDS`` name them, beside notebook 05's pairs), which
 ``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws. Empirical bounds are
 the ones the notebook asserted before the ledger existed (none loosened); the ranges in ``why`` are what
 ``benchmarks/tcav_robustness.py``, ``benchmarks/cav_sort_robustness.py``, ``benchmarks/vit_relevance.py`` and
@@ -9,7 +9,7 @@ the ones the notebook asserted before the ledger existed (none loosened); the ra
 6, 8 and 9 (``05.6-*``, ``05.8-*``, ``05.9-*``) before the lab was split from the lecture.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 CLAIMS = [
     # -- 1. the ground-truth control model and the rank test --

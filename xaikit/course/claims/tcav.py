@@ -2,8 +2,8 @@
 testing with concept activation vectors"), checked on one pair of trained ViTs: the embedded main and control
 models of :mod:`xaikit.models.vitworld`, or any pair trained with another seed.
 
-Every bound is one entry of the claims ledger (``xaikit/claims/nb05.py`` for the lecture's pairs and striped vs
-random, ``xaikit/claims/nb07.py`` for the lab's rank test on the main and the control model), shared with the
+Every bound is one entry of the claims ledger (``xaikit/course/claims/nb05.py`` for the lecture's pairs and striped vs
+random, ``xaikit/course/claims/nb07.py`` for the lab's rank test on the main and the control model), shared with the
 notebooks:
 :data:`CLAIM_IDS` names the entry of each check, :func:`lecture_claims` computes the values on fresh image
 sets and checks them by those entries. ``benchmarks/tcav_robustness.py`` runs it over training seeds.
@@ -48,8 +48,8 @@ N_NULL = 100
 
 
 def claim_entry(name: str):
-    """The ledger entry (:class:`xaikit.claims.Claim`) of :func:`lecture_claims`' check ``name``."""
-    from xaikit.claims import LEDGER
+    """The ledger entry (:class:`xaikit.course.claims.Claim`) of :func:`lecture_claims`' check ``name``."""
+    from xaikit.course.claims import LEDGER
 
     return LEDGER[CLAIM_IDS[name]]
 
@@ -57,7 +57,7 @@ def claim_entry(name: str):
 #: every check :func:`lecture_claims` reports a value for, by name
 CLAIMS = tuple(CLAIM_IDS)
 #: the checks it asserts: those whose ledger entry is not ``shown``. Which are shown, and the ranges over
-#: training seeds that made them so, is written in each entry of the ledger (``xaikit/claims/nb05.py``, ``nb07.py``;
+#: training seeds that made them so, is written in each entry of the ledger (``xaikit/course/claims/nb05.py``, ``nb07.py``;
 #: measured by ``benchmarks/claims_matrix.py`` and ``benchmarks/tcav_robustness.py``). The significance
 #: checks use the rank test among random concepts, not Kim et al.'s t-test: on control models, which cannot
 #: use stripes, the t-test called striped significant for some training seeds.
