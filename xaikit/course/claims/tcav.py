@@ -22,7 +22,7 @@ __all__ = ["CLAIM_IDS", "CLAIM_PAIRS", "CLAIM_CONCEPTS", "CLAIMS", "ASSERTED_CLA
 #: each check's name and the entry of the claims ledger (``nb05.py``, ``nb07.py``) that holds its bound and
 #: its kind, so that every bound is one number in one place, shared with the notebook. The lecture's four
 #: pairs: the two towards stripes score high, the two away from them low ("dotted vs bubbly" is shown, not
-#: asserted: it reached 0.30-0.31 on seed 2 trained with default kernels; see its ledger entry); then
+#: asserted: it reaches 0.30-0.31 on seed 2 trained with default kernels; see its ledger entry); then
 #: "striped" against random sets (notebook 05) and its significance on the main and the control model by the
 #: rank test (notebook 07, section 1).
 CLAIM_IDS = {
