@@ -148,9 +148,14 @@ def to_notebook(source: Path):
 
 
 def _from_text(text: str):
+    """The notebook of the py:percent ``text``, with the Colab setup cell of :mod:`xaikit.course.colab`
+    inserted after the presenter switch, cell ids cell-000, ... and no outputs."""
     import jupytext
 
+    from xaikit.course.colab import insert_cell
+
     nb = jupytext.reads(text, fmt="py:percent")
+    insert_cell(nb)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata.setdefault("jupytext", {})["formats"] = "ipynb,py:percent"
     for i, cell in enumerate(nb.cells):
@@ -336,8 +341,11 @@ def _as_built(nb, built) -> str:
 
 def _source_text(nb, old: str) -> str:
     """``nb`` as py:percent text, keeping the YAML header of the old source text ``old`` (unless ``nb``'s
-    notebook metadata differs from the one that header gives: then jupytext writes a header that holds it)."""
+    notebook metadata differs from the one that header gives: then jupytext writes a header that holds it).
+    The Colab setup cell stays out of the source: the build inserts it."""
     import jupytext
+
+    from xaikit.course.colab import remove_cell
 
     def split(text: str) -> tuple[str, str]:
         lines = text.splitlines(keepends=True)
@@ -348,9 +356,10 @@ def _source_text(nb, old: str) -> str:
         return "", text
 
     header, _ = split(old)
+    nb = copy.deepcopy(nb)
+    remove_cell(nb)
     if notebook_metadata(nb) != notebook_metadata(_from_text(old)):
         header = ""
-        nb = copy.deepcopy(nb)
         keys = sorted(notebook_metadata(nb))
         settings = nb.metadata.setdefault("jupytext", {})
         if keys:  # jupytext writes only the metadata its filter names into a header
