@@ -554,7 +554,8 @@ def build(out: str | Path | None = None, names: list[str] | None = None, noteboo
     """
     import nbformat
 
-    from xaikit.course.notebooks import ROOT, _dump, backup, ensure_folder, write_text_atomic
+    from xaikit.course.export import ensure_folder
+    from xaikit.course.notebooks import ROOT, _dump, backup, write_text_atomic
 
     if not isinstance(force, bool):
         raise TypeError(f"force must be True or False, got {type(force).__name__} {force!r}")

@@ -80,8 +80,9 @@ def make_course(out: str | Path, names: list[str] | None = None, force: bool = F
     """
     import nbformat
 
+    from xaikit.course.export import ensure_folder
     from xaikit.course.homework import _source_notebook, nbgrader_problems, sources, uses_nbgrader
-    from xaikit.course.notebooks import _dump, backup, ensure_folder, write_text_atomic
+    from xaikit.course.notebooks import _dump, backup, write_text_atomic
 
     course = Course(ensure_folder(out, "--out", make=False))
     paths = sources(names)  # before the folder is made: none is made when there are no notebooks
