@@ -22,7 +22,7 @@ from xaikit._files import write_export
 from xaikit._validate import bool_flags
 from xaikit.course import export
 from xaikit.course import notebooks as nbtools
-from xaikit.course.homework import student_code, student_markdown
+from xaikit.course.cutting import student_code, student_markdown
 
 
 @bool_flags
