@@ -29,7 +29,7 @@ trains on every picture's texture twin): 10 models take about 15 minutes on 2 co
 40 s per model (most of it the 100 random concepts' 1000 CAVs).
 Models are kept under ``--out`` (default ``<cache>/robustness``) and reused by the next run of the same
 recipe version; ``--retrain`` trains again. The exit status is 0 when every seed keeps the asserted claims
-(``concepts.claims.ASSERTED_CLAIMS``); the table also shows the lecture's claims that are printed only.
+(``course.claims.tcav.ASSERTED_CLAIMS``); the table also shows the lecture's claims that are printed only.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ CLAIMS = [
     Claim("05.4-iv-foam-control", "What does a puddle of foam do to the control model's zebra logit?", "shown",
           why="-0.04 to -0.19 over the 7 builds: foam lies beside every control class equally often; a small "
               "effect with a sign we did not build in, so printed"),
-    # -- 4. the lecture's four pairs for zebra (also concepts.claims.lecture_claims' bounds) --
+    # -- 4. the lecture's four pairs for zebra (also course.claims.tcav.lecture_claims' bounds) --
     Claim("05.4-striped-vs-dotted", "Is TCAV(striped vs dotted, zebra) high, as in the lecture?", "shown",
           lecture="~0.95",
           why="the natural bound >= 0.8 (the lecture's 'high'); the claims matrix gave 0.56-0.96 over seeds 0-4: "
