@@ -105,8 +105,8 @@ def _calibrate(job: tuple[int, str, str, int]) -> list[str]:
     import torch
     from transformers import ViTForImageClassification
 
-    from xaikit.course.claims import tcav as tcav_claims
     from xaikit.concepts import tcav
+    from xaikit.course.claims import tcav as tcav_claims
     from xaikit.models import imageworld as iw
     from xaikit.models import vitworld
 

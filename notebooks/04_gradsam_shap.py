@@ -62,9 +62,9 @@ from matplotlib.figure import Figure
 
 import xaikit
 from xaikit import pick, widgets
-from xaikit.course.claims import claim
 from xaikit.course import checks
 from xaikit.course.checks import exercise
+from xaikit.course.claims import claim
 from xaikit.models.arch import attn_implementation
 from xaikit.text.gradsam import attention_and_gradients, gradsam, gradsam_loop, gradsam_scores
 from xaikit.text.shaptext import credit_split, prediction_function, shap_text, to_token_scores

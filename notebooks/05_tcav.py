@@ -66,9 +66,9 @@ import numpy as np
 
 import xaikit
 from xaikit import pick
+from xaikit.concepts import intervention, tcav
 from xaikit.course.claims import claim
 from xaikit.course.claims import tcav as tcav_claims
-from xaikit.concepts import intervention, tcav
 from xaikit.models import arch, load_vit
 from xaikit.models import imageworld as iw
 from xaikit.widgets import ConceptGalleryPanel, PatchGridPanel, TCAVPanel

@@ -58,9 +58,9 @@ from matplotlib.figure import Figure
 
 import xaikit
 from xaikit import pick, widgets
-from xaikit.course.claims import claim
 from xaikit.course import checks
 from xaikit.course.checks import exercise
+from xaikit.course.claims import claim
 from xaikit.models.arch import attn_implementation
 from xaikit.text.lab.faithfulness import run_lab
 from xaikit.text.tokens import rank_correlation

@@ -61,10 +61,10 @@ import torch
 
 import xaikit
 from xaikit import pick, plotting
-from xaikit.course.claims import claim
-from xaikit.course.claims import tcav as tcav_claims
 from xaikit.concepts import intervention, tcav
 from xaikit.concepts import vit_relevance as vr
+from xaikit.course.claims import claim
+from xaikit.course.claims import tcav as tcav_claims
 from xaikit.models import arch, load_vit, vitworld
 from xaikit.models import imageworld as iw
 from xaikit.widgets import CAVSortPanel, LayerSweepPanel, RelevancePanel
