@@ -14,7 +14,7 @@ DIR`` trained (one folder per training seed), and for each pair measures, per pr
 
 Protocols, all at notebook 07's layer and pooling and with the lecture's image draws per seed (concepts
 ``100 + seed``, zebras ``200 + seed``, counterparts ``(300 + seed) * 1000 + i``, as
-:func:`xaikit.concepts.claims.lecture_claims`):
+:func:`xaikit.course.claims.tcav.lecture_claims`):
 
 * the current one: 50 images a set, K = 100, R = 10, two-sided about the median (``rank_p``);
 * more random concepts: K = 200, 300 (the smallest corrected p drops from 3/101 to 3/301);
@@ -149,7 +149,7 @@ def _measure(job: tuple[int, str, str, str, int]) -> dict:
     from transformers import ViTForImageClassification
 
     from xaikit.concepts import tcav
-    from xaikit.concepts.claims import CLAIM_CONCEPTS, N_CLASS_IMAGES
+    from xaikit.course.claims.tcav import CLAIM_CONCEPTS, N_CLASS_IMAGES
     from xaikit.models import imageworld as iw
     from xaikit.models import vitworld
 

@@ -2,8 +2,8 @@
 
 Trains the main and control ViTs of the embedded recipe (:mod:`xaikit.models.vitworld`) with training
 seeds 0-4 (or ``--seeds``), then checks the lecture's claims on each pair with image sets drawn fresh
-from that seed (:func:`xaikit.concepts.claims.lecture_claims`, with the bounds of the claims ledger,
-``xaikit/claims/nb05.py`` and ``nb07.py``: striped-vs-dotted and striped-vs-bubbly high, bubbly-vs-striped low, dotted-vs-bubbly
+from that seed (:func:`xaikit.course.claims.tcav.lecture_claims`, with the bounds of the claims ledger,
+``xaikit/course/claims/nb05.py`` and ``nb07.py``: striped-vs-dotted and striped-vs-bubbly high, bubbly-vs-striped low, dotted-vs-bubbly
 shown only), "striped" significant for zebra on the main model
 and not on the control model, by the rank test among 100 random image sets posing as concepts
 (``tcav_significance(test="rank")``; Kim et al.'s t-test is printed beside it). Prints one row per seed with pass/fail, and with ``--sweep`` the same
@@ -29,7 +29,7 @@ trains on every picture's texture twin): 10 models take about 15 minutes on 2 co
 40 s per model (most of it the 100 random concepts' 1000 CAVs).
 Models are kept under ``--out`` (default ``<cache>/robustness``) and reused by the next run of the same
 recipe version; ``--retrain`` trains again. The exit status is 0 when every seed keeps the asserted claims
-(``concepts.claims.ASSERTED_CLAIMS``); the table also shows the lecture's claims that are printed only.
+(``course.claims.tcav.ASSERTED_CLAIMS``); the table also shows the lecture's claims that are printed only.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def _evaluate(job: tuple[int, str, str, list[tuple[int, str]]]) -> list[dict]:
     import torch
     from transformers import ViTForImageClassification
 
-    from xaikit.concepts import claims as tcav_claims
+    from xaikit.course.claims import tcav as tcav_claims
 
     torch.set_num_threads(1)
     load = lambda w: ViTForImageClassification.from_pretrained(  # noqa: E731
@@ -105,8 +105,8 @@ def _calibrate(job: tuple[int, str, str, int]) -> list[str]:
     import torch
     from transformers import ViTForImageClassification
 
-    from xaikit.concepts import claims as tcav_claims
     from xaikit.concepts import tcav
+    from xaikit.course.claims import tcav as tcav_claims
     from xaikit.models import imageworld as iw
     from xaikit.models import vitworld
 
@@ -132,7 +132,7 @@ def _calibrate(job: tuple[int, str, str, int]) -> list[str]:
 
 
 def _print_table(rows: list[dict]) -> None:
-    from xaikit.concepts.claims import CLAIMS
+    from xaikit.course.claims.tcav import CLAIMS
 
     head = (f"{'seed':>4} {'dev':>4} {'layer':>5} {'pool':>7} {'acc m/c':>9} {'str-dot':>7} {'bub-str':>7} "
             f"{'dot-bub':>7} {'str-bub':>7} {'p main':>7} {'p ctrl':>7} {'t main':>7} {'t ctrl':>7}  result")
@@ -179,7 +179,7 @@ def main() -> int:
         tag = "cpu-avx2"
 
     from xaikit._config import cache_dir
-    from xaikit.concepts import claims as tcav_claims
+    from xaikit.course.claims import tcav as tcav_claims
     from xaikit.models import vitworld
 
     out = Path(args.out or cache_dir() / "robustness") / vitworld.RECIPE_VERSION

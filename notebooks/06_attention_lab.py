@@ -48,44 +48,6 @@
 # import xaikit.course.presenter
 # xaikit.course.presenter.on()
 
-# %% cellView="form" jupyter={"source_hidden": true}
-#@title Colab setup: on Google Colab this installs xaikit and builds its models; elsewhere it does nothing
-import sys
-
-if "google.colab" in sys.modules:
-    import glob
-    import importlib.util
-    import os
-    import subprocess
-
-    found = importlib.util.find_spec("xaikit")
-    if found is None or found.origin in (None, "namespace"):  # a clone named xaikit in /content is no install
-        clones = [os.path.dirname(p) for p in sorted(glob.glob("/content/*/pyproject.toml"))
-                  if 'name = "xaikit"' in open(p).read()]
-        wheels = sorted(glob.glob("/content/xaikit-*.whl"))
-        source = (os.environ.get("XAIKIT_SOURCE") or (wheels[-1] if wheels else None)
-                  or (clones[0] if clones else None))
-        if source is None:
-            raise RuntimeError(
-                "xaikit is not installed on this Colab runtime and no copy of it was found. Either upload "
-                "its wheel (`pip wheel --no-deps .` in the repository) to /content, or clone the repository "
-                "into /content, or set os.environ['XAIKIT_SOURCE'] to a pip requirement (e.g. "
-                "'git+https://<host>/<owner>/xaikit.git'); then run this cell again.")
-        loaded = sys.modules.get("ipywidgets")  # Colab ships ipywidgets 7; xaikit needs 8
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "--quiet", source])
-        importlib.invalidate_caches()
-        from importlib.metadata import version
-
-        if loaded is not None and getattr(loaded, "__version__", None) != version("ipywidgets"):
-            raise RuntimeError(
-                "xaikit is installed, and it upgraded ipywidgets, which this session had loaded already: restart "
-                "the session (Runtime > Restart session), then run the notebook again from the top; this cell "
-                "will then only build the models.")
-    subprocess.check_call([sys.executable, "-m", "xaikit", "prepare"])
-    from google.colab import output
-
-    output.enable_custom_widget_manager()
-
 # %%
 # a Figure left at the end of a cell is drawn as a picture (Jupyter turns this on only when pyplot makes a
 # figure; until then it prints "<Figure size ...>")
@@ -96,9 +58,9 @@ from matplotlib.figure import Figure
 
 import xaikit
 from xaikit import pick, widgets
-from xaikit.claims import claim
 from xaikit.course import checks
 from xaikit.course.checks import exercise
+from xaikit.course.claims import claim
 from xaikit.lab.faithfulness import run_lab
 from xaikit.models.arch import attn_implementation
 from xaikit.text.tokens import rank_correlation

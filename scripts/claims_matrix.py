@@ -131,8 +131,8 @@ def _cell_seconds(cell) -> float:
 
 def report(records: list[dict], record: bool = False) -> int:
     """Print the matrix and return the exit status (1 if any asserted claim failed or was not reached).
-    ``record``: write each empirical claim's worst value and build to ``xaikit/claims/measured.json``."""
-    from xaikit.claims import LEDGER, MEASURED_FILE
+    ``record``: write each empirical claim's worst value and build to ``xaikit/course/claims/measured.json``."""
+    from xaikit.course.claims import LEDGER, MEASURED_FILE
 
     builds = [r["build"] for r in records]
     notebooks = sorted({nn for r in records for nn in r["notebooks"]})
@@ -237,7 +237,7 @@ def main() -> int:
     parser.add_argument("--also", type=Path, nargs="*", default=[],
                         help="with --report: more roots whose matrix.json joins the table (runs split across roots)")
     parser.add_argument("--record", action="store_true",
-                        help="write each empirical claim's worst value to xaikit/claims/measured.json")
+                        help="write each empirical claim's worst value to xaikit/course/claims/measured.json")
     parser.add_argument("--run-one", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.run_one:

@@ -1,4 +1,4 @@
-"""Rename claim ids in the claims matrix's record (``xaikit/claims/measured.json``) without retyping a value.
+"""Rename claim ids in the claims matrix's record (``xaikit/course/claims/measured.json``) without retyping a value.
 
 Used when a notebook's sections move to another notebook: the claims keep their measurements, only their
 ids change. ``python scripts/rename_claims.py OLD=NEW ...`` or ``--map FILE`` (one ``OLD NEW`` pair a line);
@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-RECORD = Path(__file__).resolve().parent.parent / "xaikit" / "claims" / "measured.json"
+RECORD = Path(__file__).resolve().parent.parent / "xaikit" / "course" / "claims" / "measured.json"
 
 
 def rename(record: dict, mapping: dict[str, str]) -> dict:

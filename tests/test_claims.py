@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from xaikit import claims
-from xaikit.claims import Claim, ClaimFailed, claim
+from xaikit.course import claims
+from xaikit.course.claims import Claim, ClaimFailed, claim
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 CALL = re.compile(r"""\bclaim\(\s*["']([^"']+)["']""")
@@ -33,8 +33,8 @@ def test_every_notebook_claim_is_in_the_ledger_and_every_ledger_claim_in_its_not
         ledger = [c.id for c in claims.by_notebook(nn)]
         missing = sorted(set(ids) - set(ledger))
         unused = sorted(set(ledger) - set(ids))
-        assert not missing, f"notebook {nn} checks claims the ledger lacks (add them to xaikit/claims/nb{nn}.py): {missing}"
-        assert not unused, f"xaikit/claims/nb{nn}.py lists claims notebook {nn} never checks: {unused}"
+        assert not missing, f"notebook {nn} checks claims the ledger lacks (add them to xaikit/course/claims/nb{nn}.py): {missing}"
+        assert not unused, f"xaikit/course/claims/nb{nn}.py lists claims notebook {nn} never checks: {unused}"
         twice = sorted({i for i in ids if ids.count(i) > 1})
         assert not twice, f"notebook {nn} checks these claims more than once (one call per claim): {twice}"
 
@@ -243,7 +243,7 @@ def test_a_failing_claim_still_raises_with_the_full_detail_in_the_students_view(
 
 def test_claims_report_lists_every_claim(tmp_path):
     from xaikit.__main__ import main
-    from xaikit.claims import report
+    from xaikit.course.claims import report
 
     page = tmp_path / "claims.html"
     assert main(["claims", "report", "--out", str(page)]) == 0

@@ -132,14 +132,32 @@ def test_the_clone_test_matches_this_repository():
     assert 'name = "xaikit"' in (nbtools.project_root() / "pyproject.toml").read_text()
 
 
-def test_every_notebook_has_the_cell_as_a_collapsed_form():
-    """Every lecture notebook carries the cell, unchanged (edit xaikit.course.colab.CELL and copy it to all)."""
+def test_every_built_notebook_has_the_cell_as_a_collapsed_form():
+    """The sources carry no copy of the cell; every built lecture notebook carries it once, as its second code
+    cell (after the presenter switch), equal to xaikit.course.colab.CELL."""
+    import nbformat
+
     for src in nbtools.sources():
-        code = [c for c in nbtools.to_notebook(src).cells if c.cell_type == "code"]
-        assert code[1].source.strip() == colab.CELL.strip(), src.name
-        assert code[1].source.startswith("#@title"), src.name  # Colab shows the title, not the code
-        assert code[1].metadata.get("cellView") == "form", src.name
-        assert code[1].metadata.get("jupyter", {}).get("source_hidden") is True, src.name
+        assert colab.MARK not in src.read_text(encoding="utf-8"), src.name
+        for nb in (nbtools.to_notebook(src), nbformat.read(src.with_suffix(".ipynb"), as_version=4)):
+            code = [c for c in nb.cells if c.cell_type == "code"]
+            assert colab.PRESENTER_LINE in code[0].source, src.name
+            assert code[1].source.strip() == colab.CELL.strip(), src.name
+            assert sum(colab.MARK in c.source for c in nb.cells) == 1, src.name
+            assert code[1].source.startswith("#@title"), src.name  # Colab shows the title, not the code
+            assert code[1].metadata.get("cellView") == "form", src.name
+            assert code[1].metadata.get("jupyter", {}).get("source_hidden") is True, src.name
+
+
+def test_the_cell_stays_out_of_a_source_written_back_from_its_notebook():
+    """Writing a built notebook's cells back into its source leaves the cell out; building again puts it back."""
+    src = nbtools.sources(["01"])[0]
+    text = src.read_text(encoding="utf-8")
+    back = nbtools._source_text(nbtools.to_notebook(src), text)
+    assert colab.MARK not in back
+    assert nbtools.content_digest(nbtools._from_text(back)) == nbtools.content_digest(nbtools.to_notebook(src))
+    plain = nbtools._from_text("# %%\nprint('no presenter switch')\n")  # not a lecture notebook: no cell
+    assert all(colab.MARK not in c.source for c in plain.cells)
 
 
 

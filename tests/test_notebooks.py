@@ -195,7 +195,7 @@ def test_notebook_runs_in_student_mode(path: Path, tmp_path: Path, monkeypatch):
     """Every notebook as a student runs it, fast mode off: the 12-epoch digits CNN, the full lab,
     every student-mode sample count. Each ledger claim it checks is logged and must hold, and every claim of
     its notebook must be reached. Time budgets are printed by ``benchmarks/notebook_times.py``, not asserted."""
-    from xaikit import claims
+    from xaikit.course import claims
 
     log = tmp_path / "claims.jsonl"
     monkeypatch.delenv("XAIKIT_FAST", raising=False)  # the kernel inherits this process's environment

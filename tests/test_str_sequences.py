@@ -126,8 +126,8 @@ ONE_STR_OK = {
     ("xaikit.course.notebooks", "orphans", "names"), ("xaikit.course.notebooks", "check", "names"),
     ("xaikit.course.notebooks", "sources_match", "names"), ("xaikit.course.pages", "run", "names"),
     ("xaikit.course.pages", "slides", "names"), ("xaikit.course.notebooks", "check_names", "names"),
-    ("xaikit.claims.report", "rows", "names"), ("xaikit.claims.report", "markdown", "names"),
-    ("xaikit.claims.report", "to_html", "names"), ("xaikit.claims.report", "write", "names"),
+    ("xaikit.course.claims.report", "rows", "names"), ("xaikit.course.claims.report", "markdown", "names"),
+    ("xaikit.course.claims.report", "to_html", "names"), ("xaikit.course.claims.report", "write", "names"),
     ("xaikit.course.warm", "warm", "names"),
 }
 #: not a sequence of names taken from the user: a label mode (one str), label arrays, internal steps
@@ -198,7 +198,7 @@ def test_one_str_as_one_sentence_where_documented(bert, tok):
 
 
 def test_one_notebook_name_as_one_str_in_the_course_and_the_claims_report():
-    from xaikit.claims import report
+    from xaikit.course.claims import report
     from xaikit.course.notebooks import NotebookNotFoundError, check_names
 
     assert report.rows("04") == report.rows(["04"]) and {r["notebook"] for r in report.rows("04")} == {"04"}

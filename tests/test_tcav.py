@@ -428,8 +428,8 @@ def test_embedded_vits_keep_the_claims_that_hold_for_every_training_seed(embedde
     """Notebook 05's and 07's TCAV claims on the models that `prepare` built on *this* machine, with image sets drawn
     fresh from ``seed``. Only the claims that held for every training seed of the recipe in
     ``benchmarks/tcav_robustness.py`` are asserted (``tcav_claims.ASSERTED_CLAIMS``, by the bounds of the claims
-    ledger, ``xaikit/claims/nb05.py`` and ``nb07.py``); no number here comes from one training run."""
-    from xaikit.concepts import claims as tcav_claims
+    ledger, ``xaikit/course/claims/nb05.py`` and ``nb07.py``); no number here comes from one training run."""
+    from xaikit.course.claims import tcav as tcav_claims
 
     r = tcav_claims.lecture_claims(embedded("main"), embedded("control"), seed=seed)
     failed = [name for name in tcav_claims.ASSERTED_CLAIMS if not r["checks"][name]]
@@ -441,8 +441,8 @@ def test_claim_names_are_the_checks_lecture_claims_reports():
     """Every check of ``lecture_claims`` takes its bound from one entry of the claims ledger of notebook 05 (the
     lecture's pairs, striped vs random) or 07 (the lab's rank test on the main and the control model), and
     asserts exactly the entries that are not ``shown``: the bounds live in one place."""
-    from xaikit.claims import LEDGER
-    from xaikit.concepts import claims as tcav_claims
+    from xaikit.course.claims import LEDGER
+    from xaikit.course.claims import tcav as tcav_claims
     from xaikit.models import vitworld
 
     assert set(tcav_claims.ASSERTED_CLAIMS) <= set(tcav_claims.CLAIMS) == set(tcav_claims.CLAIM_IDS)

@@ -55,7 +55,7 @@ def test_the_held_out_bound_lies_below_the_training_target(world):
 
 
 def test_notebook_05_asserts_the_recipes_held_out_bound():
-    from xaikit.claims import LEDGER
+    from xaikit.course.claims import LEDGER
 
     entry = LEDGER["05.1-held-out-accuracy"]
     assert entry.kind == "empirical" and entry.lower == vitworld.RECIPE["held_out_bound"]

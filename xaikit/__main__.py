@@ -26,7 +26,7 @@ homework build|nbgrader | claims report`` (also ``python -m xaikit ...``).
   ``nbgrader_config.py``; see :mod:`xaikit.course.nbgrading`), keeping files changed there unless ``--force``.
 * ``claims report [--out FILE.html|FILE.md] [NN ...]`` writes the instructor's page of the claims ledger: every
   claim with its id, notebook, kind, bound, worst value over the build matrix (and its build), range, the
-  lecture's number and why (see :mod:`xaikit.claims.report`); without ``--out`` it prints the Markdown.
+  lecture's number and why (see :mod:`xaikit.course.claims.report`); without ``--out`` it prints the Markdown.
 
 Flags and names go in any order (argparse's intermixed parsing): ``notebooks build --force 01`` is
 ``notebooks build 01 --force``, ``homework nbgrader --out DIR 02`` is ``homework nbgrader 02 --out DIR``.
@@ -316,7 +316,7 @@ def _main(words: list[str]) -> int:
               f" in {root}; folders of current recipes, computed caches and folders not built by xaikit are kept")
         return 0
     if args.command == "claims":
-        from xaikit.claims import report
+        from xaikit.course.claims import report
 
         try:
             text = report.write(args.out, args.names or None)

@@ -3,9 +3,9 @@
 A user of an earlier release may have written ``from xaikit.concepts import vit_relevance`` or
 ``import xaikit.text.lab.faithfulness``. Those modules are gone, so that every name lives in one place;
 :data:`MOVED` maps each old path to the module (or modules) that now hold its names. ``import xaikit``
-installs :class:`MovedFinder` at the end of ``sys.meta_path``: only a path no file answers to reaches it, and
-for one in the table it makes a small stand-in module that warns ``DeprecationWarning: xaikit.X moved to
-xaikit.Y; import it from there`` (at the importing line) and hands out the new modules' names. Nothing inside
+installs :class:`MovedFinder` first in ``sys.meta_path``; for a path in the table it makes a small stand-in
+module that warns ``DeprecationWarning: xaikit.X moved to xaikit.Y; import it from there`` (at the importing
+line) and hands out the new modules' names. Nothing inside
 xaikit imports an old path (``tests/test_moved.py``).
 """
 
@@ -38,6 +38,16 @@ MOVED: dict[str, tuple[str, ...]] = {
     "xaikit.text.diagnostics": ("xaikit.lab.diagnostics",),
     "xaikit.text.editing": ("xaikit.lab.editing",),
     "xaikit.text.faithfulness": ("xaikit.lab.faithfulness", "xaikit.lab.removal", "xaikit.lab.agreement"),
+    "xaikit.claims": ("xaikit.course.claims",),
+    "xaikit.claims.report": ("xaikit.course.claims.report",),
+    "xaikit.claims.nb01": ("xaikit.course.claims.nb01",),
+    "xaikit.claims.nb02": ("xaikit.course.claims.nb02",),
+    "xaikit.claims.nb03": ("xaikit.course.claims.nb03",),
+    "xaikit.claims.nb04": ("xaikit.course.claims.nb04",),
+    "xaikit.claims.nb05": ("xaikit.course.claims.nb05",),
+    "xaikit.claims.nb06": ("xaikit.course.claims.nb06",),
+    "xaikit.claims.nb07": ("xaikit.course.claims.nb07",),
+    "xaikit.concepts.claims": ("xaikit.course.claims.tcav",),
 }
 
 #: old paths that were packages (their old submodules are in :data:`MOVED` too)
@@ -87,6 +97,8 @@ class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install() -> None:
-    """Put one :class:`MovedFinder` at the end of ``sys.meta_path`` (again: nothing)."""
+    """Put one :class:`MovedFinder` first in ``sys.meta_path`` (again: nothing). It answers only the old paths
+    of :data:`MOVED`, so it goes before the path finder: a folder left at an old path by an earlier install
+    (``__pycache__`` only) would otherwise be imported as an empty namespace package."""
     if not any(isinstance(f, MovedFinder) for f in sys.meta_path):
-        sys.meta_path.append(MovedFinder())
+        sys.meta_path.insert(0, MovedFinder())

@@ -1,5 +1,5 @@
-"""Course tools, not methods: homework self-checks, homework sheets, the nbgrader course, presenter mode and the
-notebook builds."""
+"""Course tools, not methods: the claims ledger, homework self-checks, homework sheets, the nbgrader course,
+presenter mode and the notebook builds."""
 
 from xaikit._lazy import attach
 

@@ -19,17 +19,20 @@ shown by Colab as a collapsed form titled "Colab setup". On Colab, which it reco
    which the panels need there.
 
 Anywhere else the lines do nothing. When no source is found they raise an error that says the three
-ways to give one. The cell cannot import xaikit before it is installed, so its code lives in the
-notebooks as text; ``tests/test_colab.py`` checks that every notebook's copy is identical to :data:`CELL`
-and runs it against a stand-in ``google.colab``.
+ways to give one. The cell cannot import xaikit before it is installed, so its code goes into each built
+notebook as text: the notebook sources ``notebooks/NN_name.py`` do not carry it, and the build
+(:mod:`xaikit.course.notebooks`) inserts :data:`CELL` after the presenter switch (:func:`insert_cell`) and
+takes it out again when it writes a notebook's cells back into its source (:func:`remove_cell`).
+``tests/test_colab.py`` runs it against a stand-in ``google.colab``.
 
 README: "Running on Colab".
 """
 
 from __future__ import annotations
 
-__all__ = ["CELL", "MARK", "badges", "colab_url"]
+__all__ = ["CELL", "MARK", "badges", "colab_url", "insert_cell", "remove_cell"]
 
+import copy
 import re
 
 #: the "Open in Colab" button picture Colab itself serves
@@ -76,6 +79,34 @@ if "google.colab" in sys.modules:
 
     output.enable_custom_widget_manager()
 '''
+#: the cell's metadata: Colab shows it as a collapsed form titled by :data:`MARK`, Jupyter hides its code
+CELL_METADATA = {"cellView": "form", "jupyter": {"source_hidden": True}}
+#: the instructors' presenter switch, the code cell that :data:`CELL` follows
+PRESENTER_LINE = "# import xaikit.course.presenter"
+
+
+def _is_cell(cell) -> bool:
+    return cell.cell_type == "code" and cell.source.startswith(MARK)
+
+
+def insert_cell(nb) -> None:
+    """Insert :data:`CELL` into the notebook ``nb`` (in place) right after its presenter switch, the first
+    code cell holding :data:`PRESENTER_LINE`. A notebook with no presenter switch (not a lecture notebook),
+    or that carries the cell already, is left as it is."""
+    import nbformat
+
+    if any(_is_cell(c) for c in nb.cells):
+        return
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and PRESENTER_LINE in cell.source:
+            new = nbformat.v4.new_code_cell(CELL.rstrip("\n"), metadata=copy.deepcopy(CELL_METADATA))
+            nb.cells.insert(i + 1, new)
+            return
+
+
+def remove_cell(nb) -> None:
+    """Take :data:`CELL` out of the notebook ``nb`` (in place): what a notebook's source holds."""
+    nb.cells = [c for c in nb.cells if not _is_cell(c)]
 
 
 def colab_url(repo: str, notebook: str, branch: str = "main") -> str:

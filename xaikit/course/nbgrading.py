@@ -54,7 +54,7 @@ def configure(c) -> None:
     """Set nbgrader's config object ``c`` (the ``c`` of ``nbgrader_config.py``) for the lecture notebooks: a
     cell timeout of :data:`CELL_TIMEOUT` seconds, and ``homework build``'s stub for a solution block. (The
     written answers need nothing here: nbgrader's own ``ClearSolutions`` removes them.)"""
-    from xaikit.course.homework import STUB_COMMENT, STUB_MESSAGE
+    from xaikit.course.cutting import STUB_COMMENT, STUB_MESSAGE
 
     c.Execute.timeout = CELL_TIMEOUT
     c.ClearSolutions.code_stub = {"python": f"{STUB_COMMENT}\nraise NotImplementedError({STUB_MESSAGE!r})"}
@@ -80,8 +80,10 @@ def make_course(out: str | Path, names: list[str] | None = None, force: bool = F
     """
     import nbformat
 
-    from xaikit.course.homework import _source_notebook, nbgrader_problems, sources, uses_nbgrader
-    from xaikit.course.notebooks import _dump, backup, ensure_folder, write_text_atomic
+    from xaikit.course.cutting import nbgrader_problems, uses_nbgrader
+    from xaikit.course.export import ensure_folder
+    from xaikit.course.homework import _source_notebook, sources
+    from xaikit.course.notebooks import _dump, backup, write_text_atomic
 
     course = Course(ensure_folder(out, "--out", make=False))
     paths = sources(names)  # before the folder is made: none is made when there are no notebooks

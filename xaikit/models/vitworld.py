@@ -1,7 +1,7 @@
 """The embedded Vision Transformer (Dosovitskiy et al. 2021, "An image is worth 16x16 words") that
 notebook 05 explains with TCAV, trained by xaikit on the generated image world of
 :mod:`xaikit.models.imageworld`. Notebook 05's TCAV claims on a pair of such models are checked by
-:mod:`xaikit.concepts.claims`.
+:mod:`xaikit.course.claims.tcav`.
 
 The lecture uses ``google/vit-base-patch16-224`` and its class "zebra". That model cannot be downloaded
 here, so xaikit trains a small ``ViTForImageClassification`` of the same architecture (64x64 images,

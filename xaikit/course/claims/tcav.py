@@ -2,8 +2,8 @@
 testing with concept activation vectors"), checked on one pair of trained ViTs: the embedded main and control
 models of :mod:`xaikit.models.vitworld`, or any pair trained with another seed.
 
-Every bound is one entry of the claims ledger (``xaikit/claims/nb05.py`` for the lecture's pairs and striped vs
-random, ``xaikit/claims/nb07.py`` for the lab's rank test on the main and the control model), shared with the
+Every bound is one entry of the claims ledger (``xaikit/course/claims/nb05.py`` for the lecture's pairs and striped vs
+random, ``xaikit/course/claims/nb07.py`` for the lab's rank test on the main and the control model), shared with the
 notebooks:
 :data:`CLAIM_IDS` names the entry of each check, :func:`lecture_claims` computes the values on fresh image
 sets and checks them by those entries. ``benchmarks/tcav_robustness.py`` runs it over training seeds.
@@ -22,7 +22,7 @@ __all__ = ["CLAIM_IDS", "CLAIM_PAIRS", "CLAIM_CONCEPTS", "CLAIMS", "ASSERTED_CLA
 #: each check's name and the entry of the claims ledger (``nb05.py``, ``nb07.py``) that holds its bound and
 #: its kind, so that every bound is one number in one place, shared with the notebook. The lecture's four
 #: pairs: the two towards stripes score high, the two away from them low ("dotted vs bubbly" is shown, not
-#: asserted: it reached 0.30-0.31 on seed 2 trained with default kernels; see its ledger entry); then
+#: asserted: it reaches 0.30-0.31 on seed 2 trained with default kernels; see its ledger entry); then
 #: "striped" against random sets (notebook 05) and its significance on the main and the control model by the
 #: rank test (notebook 07, section 1).
 CLAIM_IDS = {
@@ -48,8 +48,8 @@ N_NULL = 100
 
 
 def claim_entry(name: str):
-    """The ledger entry (:class:`xaikit.claims.Claim`) of :func:`lecture_claims`' check ``name``."""
-    from xaikit.claims import LEDGER
+    """The ledger entry (:class:`xaikit.course.claims.Claim`) of :func:`lecture_claims`' check ``name``."""
+    from xaikit.course.claims import LEDGER
 
     return LEDGER[CLAIM_IDS[name]]
 
@@ -57,7 +57,7 @@ def claim_entry(name: str):
 #: every check :func:`lecture_claims` reports a value for, by name
 CLAIMS = tuple(CLAIM_IDS)
 #: the checks it asserts: those whose ledger entry is not ``shown``. Which are shown, and the ranges over
-#: training seeds that made them so, is written in each entry of the ledger (``xaikit/claims/nb05.py``, ``nb07.py``;
+#: training seeds that made them so, is written in each entry of the ledger (``xaikit/course/claims/nb05.py``, ``nb07.py``;
 #: measured by ``benchmarks/claims_matrix.py`` and ``benchmarks/tcav_robustness.py``). The significance
 #: checks use the rank test among random concepts, not Kim et al.'s t-test: on control models, which cannot
 #: use stripes, the t-test called striped significant for some training seeds.

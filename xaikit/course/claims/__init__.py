@@ -2,7 +2,7 @@
 
 A claim is a measurement over every build a student can get (training seeds 0-4 of
 ``python -m xaikit prepare --seed N``, the CPU's own kernels and the AVX2 ones, CUDA), not what one build
-happened to show. So each claim is one :class:`Claim` in ``xaikit/claims/nbNN.py``, of one of three kinds:
+happened to show. So each claim is one :class:`Claim` in ``xaikit/course/claims/nbNN.py``, of one of three kinds:
 
 * ``identity``: true by construction (completeness of IG at many steps, a softmax row summing to 1, a
   conserved LRP total), or a computation with no trained model in it (a closed form, the lecture's fixed
@@ -17,7 +17,7 @@ happened to show. So each claim is one :class:`Claim` in ``xaikit/claims/nbNN.py
 
 A notebook checks a claim by its id::
 
-    from xaikit.claims import claim
+    from xaikit.course.claims import claim
     claim("04.5-shap-cls-never-first", share_of_sentences)   # asserts the bound, prints the sentence and value
 
 The student sees the lecture, not the ledger: by default a call prints the claim's sentence and the number
@@ -28,7 +28,7 @@ detail (id, bound, worst value over the build matrix, sentence), which is for th
 The instructor's view: with ``$XAIKIT_LEDGER=1`` (or after :func:`instructor` ``(True)``) every call prints
 the full ledger line instead (:func:`ledger_line`: id, kind, value, bound, the matrix's worst value or range,
 and for a shown claim why it is not asserted); ``python -m xaikit claims report`` writes the whole ledger as
-one page (:mod:`xaikit.claims.report`).
+one page (:mod:`xaikit.course.claims.report`).
 
 When ``$XAIKIT_CLAIMS_LOG`` names a file a call also appends the value as one JSON line there, which is how
 the claims matrix collects a run's values. The matrix also sets ``$XAIKIT_CLAIMS_COLLECT=1``, under which a
@@ -157,7 +157,7 @@ def _load() -> dict[str, Claim]:
     ledger: dict[str, Claim] = {}
     files = sorted(p.stem[2:] for p in Path(__file__).parent.glob("nb[0-9][0-9].py"))
     for nn in files:
-        module = import_module(f"xaikit.claims.nb{nn}")
+        module = import_module(f"xaikit.course.claims.nb{nn}")
         for entry in module.CLAIMS:
             if entry.id in ledger:
                 raise ValueError(f"claim id {entry.id!r} appears twice in the ledger")
@@ -299,7 +299,7 @@ def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float
     checked in a loop).
     """
     if claim_id not in LEDGER:
-        raise KeyError(f"claim {claim_id!r} is not in the ledger (xaikit/claims/nbNN.py); add an entry there "
+        raise KeyError(f"claim {claim_id!r} is not in the ledger (xaikit/course/claims/nbNN.py); add an entry there "
                        "with its sentence, kind and bound")
     entry = LEDGER[claim_id]
     x = _as_float(value, claim_id)

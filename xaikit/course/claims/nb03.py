@@ -15,7 +15,7 @@ scorer the notebook asserts what holds for all of them: once tanh saturates, the
 the query.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 _F32 = "float32 rounding only"
 _SOFTMAX = "each row is a softmax over the keys, so it sums to 1 up to float32 rounding"
@@ -131,7 +131,7 @@ CLAIMS = [
           why="the model's own projections and softmax, written out: " + _F32),
     Claim("03.7-it-looks-at-cls", "Most heads put the largest weight of 'it' on [CLS] (share of all layers x "
           "heads).", "empirical", lower=0.5, strict=True,
-          why=_MODEL + "; 'most': a majority of the heads (the old assert asked only for a plurality); a head "
+          why=_MODEL + "; 'most': a majority of the heads; a head "
                        "choosing uniformly would pick [CLS] 1 time in 11"),
     Claim("03.7-it-looks-back-or-ahead", "Some heads put the largest weight of 'it' on the previous token "
           "'because', some on 'hungry' (the smaller count).", "empirical", lower=1,

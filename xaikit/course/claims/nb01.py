@@ -3,14 +3,14 @@
 Sections 1-3 work on fixed toy functions, so their claims are identities (analytic facts of the formula, up to
 float rounding); sections 4-5 measure the digits CNN, whose training seed is the cache's
 (``python -m xaikit prepare --seed N``), so their claims are empirical. Bounds come from the lecture or a
-control, fixed before the builds were measured; the sanity-check bounds of section 5 come from
+control, never from the values the builds gave; the sanity-check bounds of section 5 come from
 ``benchmarks/sanity_checks.py``
 (training seeds 0-2, randomisation seeds 0-2, two CPU kernel sets).
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
-_SANITY = ("kept from the notebook, measured by benchmarks/sanity_checks.py (training seeds 0-2, randomisation "
+_SANITY = ("the notebook's bound, measured by benchmarks/sanity_checks.py (training seeds 0-2, randomisation "
            "seeds 0-2, 8 or 12 digits, two CPU kernel sets)")
 
 CLAIMS = [
@@ -116,7 +116,7 @@ CLAIMS = [
     Claim("01.4-smoothgrad-moves-less",
           "SmoothGrad's map, drawn afresh, moves less than the raw gradient under the nudge (ratio of medians).",
           "empirical", upper=1.0, strict=True,
-          why="bound 1: 'less', as the notebook asserted (the size of the ratio depends on the trained CNN); "
+          why="bound 1: 'less' (the size of the ratio depends on the trained CNN); "
               "control for SmoothGrad's own sampling noise: 01.4-resampling-noise, two draws on the same image"),
     Claim("01.4-smoothgrad-less-on-most",
           "SmoothGrad moves less than the raw gradient on most images (share of the test digits).",
@@ -131,7 +131,7 @@ CLAIMS = [
           "With the same noise draw on both images, SmoothGrad changes less than half as much as the raw "
           "gradient under the nudge (ratio of medians).",
           "empirical", upper=0.5, strict=True,
-          why="bound fixed before the sweep: 'less than half'; the same seed removes the sampling noise of "
+          why="the notebook's bound for 'less than half'; the same seed removes the sampling noise of "
               "01.4-resampling-noise, so this is the nudge's own effect on the smoothed map"),
     Claim("01.4-occlusion-is-the-loop", "xaikit's occlusion equals the mean drop of the logit over the 2x2 patches "
           "covering each pixel, computed by a plain loop (largest difference relative to the largest value).",
@@ -172,7 +172,7 @@ CLAIMS = [
           "shown",
           why="its size depends on the trained CNN and the randomisation seed: 0.27-0.48 per method and seed, "
               "0.32-0.38 as the notebook averages them, over the 7 builds (12 digits), where the all-pixel "
-              "value was 0.89-0.92; the point is the drop, "
+              "value is 0.89-0.92; the point is the drop, "
               "made by the tied zero background, which the table prints beside it"),
     Claim("01.5-digit-left-above-gradient",
           "On the digit's pixels, what is left of their correlation stays above the gradient's (the smaller "

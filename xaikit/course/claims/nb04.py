@@ -7,7 +7,7 @@ the builds seen) or shown where it changes with the training seed. The lab's cla
 explanation?", sanity checks, faithfulness) are notebook 06's, in ``nb06.py``.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 _SOFTMAX = "each attention row is a softmax over the keys (padding masked to exactly 0), so it sums to 1 up to " \
            "float32 rounding"

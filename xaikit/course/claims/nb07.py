@@ -1,15 +1,14 @@
 """Notebook 07 (TCAV lab, after lecture 05): its claims about numbers, one entry each.
 
 Section 1's rank-test entries (``07.1-rank-*``) and ``07.1-striped-p-main-below-control`` are also checks of
-:func:`xaikit.concepts.claims.lecture_claims` (its ``CLAIM_IDS`` name them, beside notebook 05's pairs), which
-``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws. Empirical bounds are
-the ones the notebook asserted before the ledger existed (none loosened); the ranges in ``why`` are what
+:func:`xaikit.course.claims.tcav.lecture_claims` (its ``CLAIM_IDS`` name them, beside notebook 05's pairs), which
+``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws. Empirical bounds come
+from the lecture's words and from controls, never from the builds' values; the ranges in ``why`` are what
 ``benchmarks/tcav_robustness.py``, ``benchmarks/cav_sort_robustness.py``, ``benchmarks/vit_relevance.py`` and
-``benchmarks/claims_matrix.py`` (``prepare --seed 0..4``) measured. These claims were notebook 05's sections
-6, 8 and 9 (``05.6-*``, ``05.8-*``, ``05.9-*``) before the lab was split from the lecture.
+``benchmarks/claims_matrix.py`` (``prepare --seed 0..4``) measured.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 CLAIMS = [
     # -- 1. the ground-truth control model and the rank test --
@@ -30,7 +29,7 @@ CLAIMS = [
           why="the natural bound < 0.05 (alpha); the claims matrix gave 0.03-0.27 over its seven builds: 3/101 = "
               "0.03, the smallest p the test can give (K = 100, 3 concepts), on seed 0 (native kernels) and seed "
               "1 (AVX2) only; seeds 1-4 native gave 0.18, 0.09, 0.27, 0.21 and seed 0 AVX2 0.12, with a random "
-              "concept as far out as 'striped'. benchmarks/tcav_robustness.py's seeds 0-7 had all given 0.03"),
+              "concept as far out as 'striped'. benchmarks/tcav_robustness.py's seeds 0-7 all give 0.03"),
     Claim("07.1-rank-control-striped", "By the rank test, 'striped' is not significant on the control model "
           "(corrected p).", "empirical", lower=0.05,
           why="alpha = 0.05; the rank test's false-alarm rate is at most alpha; seeds 0-7 gave 0.27-1"),
@@ -55,7 +54,7 @@ CLAIMS = [
     Claim("07.3-bubbly-vs-dotted", "Does the relative CAV bubbly vs dotted score high for zebra?", "shown",
           why="the natural bound >= 0.55; the claims matrix gave 0.52-0.96 over seeds 0-4: 0.52 on seed 4 (whose "
               "main ViT reached only 0.84 held-out accuracy), 0.88-0.96 on seeds 0-3. "
-              "benchmarks/cav_sort_robustness.py's seeds 0-4, three draws each, had given 0.65-1.00"),
+              "benchmarks/cav_sort_robustness.py's seeds 0-4, three draws each, give 0.65-1.00"),
     Claim("07.3-bubbly-minus-dotted-vs-random", "Against random images, does bubbly score above dotted? (bubbly minus "
           "dotted)", "shown",
           why="positive on all 15 runs of seeds 0-4 but only 0.05 on one: too thin to assert"),

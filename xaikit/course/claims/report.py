@@ -4,7 +4,7 @@
 the kind, the sentence, the asserted bound, the worst value over the build matrix and the build that gave it
 (empirical claims), the range over the builds (shown claims), the lecture's or paper's number, and ``why``.
 Without ``--out`` the Markdown goes to standard output. The students' notebooks print none of this (see
-:mod:`xaikit.claims`).
+:mod:`xaikit.course.claims`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from xaikit.claims import LEDGER, Claim, _matrix_builds
+from xaikit.course.claims import LEDGER, Claim, _matrix_builds
 
 __all__ = ["COLUMNS", "rows", "markdown", "to_html", "write"]
 

@@ -9,7 +9,7 @@ are not loosened. Section 3's three claims about the shape of the digits CNN's p
 (claims matrix, seeds 0-4), so they are shown.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 _TOY = "a fixed closed-form function in float64, no training and no random draw: the same value on every build"
 _IG_PAPER_5 = "the IG paper's tolerance: raise the steps until the completeness gap is within 5%"

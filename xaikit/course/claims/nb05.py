@@ -3,16 +3,16 @@ lab's claims (the ground-truth control and the rank test, sorting by a CAV, rela
 are in ``nb07.py``.
 
 The entries of the lecture's four pairs and of striped vs random are also checks of
-:func:`xaikit.concepts.claims.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
+:func:`xaikit.course.claims.tcav.lecture_claims` (its ``CLAIM_IDS`` name these entries), which
 ``tests/test_tcav.py`` and ``benchmarks/tcav_robustness.py`` check with fresh image draws: one number, here;
 a ``shown`` entry is reported there without being asserted.
-Empirical bounds are the ones the notebook asserted before the ledger existed (none loosened); the ranges in
+Empirical bounds come from the lecture's words and from controls, never from the builds' values; the ranges in
 ``why`` are what ``benchmarks/tcav_robustness.py`` and ``benchmarks/cav_sort_robustness.py`` measured. Claims
 that failed on some build of ``benchmarks/claims_matrix.py`` (``prepare --seed 0..4``) are ``shown``, with that
-matrix's range over seeds 0-4 and the old bound in ``why``.
+matrix's range over seeds 0-4 and the sentence's natural bound in ``why``.
 """
 
-from xaikit.claims import Claim
+from xaikit.course.claims import Claim
 
 CLAIMS = [
     # -- 1. the embedded model has learned its world (else no TCAV number means anything) --
@@ -57,26 +57,26 @@ CLAIMS = [
     Claim("05.4-iv-foam-control", "What does a puddle of foam do to the control model's zebra logit?", "shown",
           why="-0.04 to -0.19 over the 7 builds: foam lies beside every control class equally often; a small "
               "effect with a sign we did not build in, so printed"),
-    # -- 4. the lecture's four pairs for zebra (also concepts.claims.lecture_claims' bounds) --
+    # -- 4. the lecture's four pairs for zebra (also course.claims.tcav.lecture_claims' bounds) --
     Claim("05.4-striped-vs-dotted", "Is TCAV(striped vs dotted, zebra) high, as in the lecture?", "shown",
           lecture="~0.95",
           why="the natural bound >= 0.8 (the lecture's 'high'); the claims matrix gave 0.56-0.96 over seeds 0-4: "
               "0.56 on seed 3 and 0.74 on seed 4 (seed 4's main ViT reached only 0.84 held-out accuracy; "
-              "seed 3's 0.97, so a well-trained model can break it too). benchmarks/tcav_robustness.py had "
-              "given 0.92-1.00 on its seeds 0-4, 0.95-0.99 on seeds 5-9"),
+              "seed 3's 0.97, so a well-trained model can break it too). benchmarks/tcav_robustness.py "
+              "gives 0.92-1.00 on its seeds 0-4, 0.95-0.99 on seeds 5-9"),
     Claim("05.4-bubbly-vs-striped", "Is TCAV(bubbly vs striped, zebra) low, as in the lecture?", "shown",
           lecture="~0.1",
           why="the natural bound <= 0.25 (the lecture's 'low'); the claims matrix gave 0.04-0.35 over seeds 0-4: "
               "0.35 on seed 3 and 0.27 on seed 4, the builds where striped vs dotted also fell. "
-              "benchmarks/tcav_robustness.py had given 0.00-0.17 on its seeds 0-4"),
+              "benchmarks/tcav_robustness.py gives 0.00-0.17 on its seeds 0-4"),
     Claim("05.4-dotted-vs-bubbly", "Is TCAV(dotted vs bubbly, zebra) low, as in the lecture (does zebra side with bubbly)?",
           "shown", lecture="~0.05",
           why="measured 0.00-0.31 over training seeds and machines: seed 2 with default kernels gave 0.30 and 0.31, "
-              "past the 0.25 asserted before; raising the bound to the builds seen is not allowed"),
+              "past the natural bound 0.25 (the lecture's 'low'), and a bound is never fitted to the builds seen"),
     Claim("05.4-striped-vs-bubbly", "Is TCAV(striped vs bubbly, zebra) high, as in the lecture?", "shown",
           lecture="~0.95",
           why="the natural bound >= 0.8 (the lecture's 'high'); the claims matrix gave 0.65-0.96 over seeds 0-4: "
-              "0.65 on seed 3 and 0.73 on seed 4. benchmarks/tcav_robustness.py had given 0.83-1.00 on its "
+              "0.65 on seed 3 and 0.73 on seed 4. benchmarks/tcav_robustness.py gives 0.83-1.00 on its "
               "seeds 0-4 (seed 3: 0.79 on one extra draw)"),
     Claim("05.4-swap-count", "Swapping the two sets makes the TCAV score one minus itself (up to images with S = 0).",
           "identity", upper=0.05,
@@ -91,7 +91,7 @@ CLAIMS = [
           "zebras down only weakly)?", "shown",
           why="the natural bound >= 0.9; the claims matrix gave 0.815-0.997 over seeds 0-4: 0.815 on seed 3 (whose "
               "count score was 0.65), 0.90 on seed 1. benchmarks/tcav_robustness.py's seeds 0-4, two image "
-              "draws each, had given 0.91-1.00"),
+              "draws each, give 0.91-1.00"),
     # -- 5. significance against random CAVs (the t-test), on the main model --
     Claim("05.5-striped-vs-random", "Stripes raise 'zebra' for most zebra images (striped vs random, mean of R).",
           "empirical", lower=0.5, strict=True,
