@@ -133,7 +133,7 @@ print(f"f(2) - f(0) = {float(f_min(x[None]) - f_min(x0[None])):.1f}; gradient at
       f"IG = {ig.attributions.item():.4f}")
 assert float(f_min(x[None]) - f_min(x0[None])) == 1.0  # exact: 1 - relu(-1) and 1 - relu(1) are integers
 assert grad.item() == 0.0  # the gradient violates sensitivity (exact: ReLU's slope at -1 is 0 by definition)
-claim("02.1-ig-sensitivity", abs(ig.attributions.item() - 1.0))  # IG gives the whole change to x
+_ = claim("02.1-ig-sensitivity", abs(ig.attributions.item() - 1.0))  # IG gives the whole change to x
 
 # %% [markdown]
 # ## 2. Implementation invariance
@@ -170,9 +170,9 @@ claim("02.2-ig-invariant", (ig_f.attributions - ig_g.attributions).abs().max()) 
 claim("02.2-deeplift-not-invariant", (dl_f - dl_g).abs().max())                # DeepLIFT: not invariant
 claim("02.2-deeplift-complete", max(abs(float(dl_f.sum()) - 1.0), abs(float(dl_g.sum()) - 1.0)))  # yet both complete
 # the numbers of the IG paper's figure 7
-claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).abs().max()),
-                          float((dl_f - torch.tensor([1.5, -0.5])).abs().max()),
-                          float((dl_g - torch.tensor([2.0, -1.0])).abs().max())))
+_ = claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).abs().max()),
+                              float((dl_f - torch.tensor([1.5, -0.5])).abs().max()),
+                              float((dl_g - torch.tensor([2.0, -1.0])).abs().max())))
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 2.1 (5 min, ★★☆).** DeepLIFT's attributions add up to $f(x) - f(x')$ on both networks, and so do IG's.
@@ -272,7 +272,7 @@ for rule in RULES:
     worst_gap = max(worst_gap, search.result.relative_gap)  # above 1% only where the search hit its step cap
     if rule in ("riemann_left", "riemann_right", "riemann_trapezoid"):
         assert search.evaluations == search.steps     # every doubling reused the previous points
-claim("02.4-search-within-1pct", worst_gap)
+_ = claim("02.4-search-within-1pct", worst_gap)
 
 # %% [markdown]
 # **A small gap can hide large per-feature errors.** The exact IG is complete, so the gap is the *sum* of
@@ -320,7 +320,7 @@ hidden = float(end.abs().max()) / abs(float(end.sum()))
 print(f"n x error at 256 steps: {(256 * right.errors[right.at(256)]).round(4)}; predicted: {end.numpy().round(4)}; "
       f"largest over the gap's term: {hidden:.2f}")
 claim("02.4-euler-maclaurin", np.abs(256 * right.errors[right.at(256)] - end.numpy()).max())  # feature by feature
-claim("02.4-gap-term-hidden", hidden)  # the gap's term is 7.5 times smaller
+_ = claim("02.4-gap-term-hidden", hidden)  # the gap's term is 7.5 times smaller
 
 # %% [markdown]
 # **Convergence order.** How fast each rule's largest per-feature error falls with the steps $n$: the
@@ -376,7 +376,7 @@ print("IG     ", ig.attributions.numpy().round(6))
 print("Shapley", shapley.numpy().round(6))
 claim("02.5-additive-ig-is-shapley", (ig.attributions - shapley).abs().max())
 assert abs(ig.f_baseline) < 1e-12  # F(0) = sin 0 + 0 + (e^0 - 1) - 0: zero by construction
-claim("02.5-additive-splits-fx", abs(float(ig.attributions.sum()) - ig.f_x))  # they split F(x)
+_ = claim("02.5-additive-splits-fx", abs(float(ig.attributions.sum()) - ig.f_x))  # they split F(x)
 
 # %% [markdown]
 # **When do they agree, and when not?** Additivity is more than IG needs. Take one term of $F$ that
@@ -414,7 +414,7 @@ shapley_sq = exact_shapley(squared_interaction, one)
 print("x1 * x2^2     IG", ig_sq.numpy().round(6), " Shapley", shapley_sq.numpy().round(6))
 claim("02.5-square-shapley-halves", (shapley_sq - torch.tensor([0.5, 0.5], dtype=torch.float64)).abs().max())
 claim("02.5-square-ig-thirds", (ig_sq - torch.tensor([1 / 3, 2 / 3], dtype=torch.float64)).abs().max())  # they differ
-claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(shapley_sq.sum()) - 1.0)))
+_ = claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(shapley_sq.sum()) - 1.0)))
 
 # %% [markdown]
 # **Which Shapley values?** "Shapley values" name a family: the game must say what a feature *outside* the
@@ -460,8 +460,8 @@ expected = multilinear(background).mean().item()  # E_z[F(z)]
 print("baseline Shapley, one row per background point\n", per_point.numpy().round(4))
 print("their mean (SHAP against the background)", shap_background.numpy().round(4),
       f" sum {shap_background.sum().item():.4f} = F(x) - E[F(z)] = {multilinear(x[None]).item() - expected:.4f}")
-claim("02.5-background-shap-adds-to-mean",
-      abs(shap_background.sum().item() - (multilinear(x[None]).item() - expected)))
+_ = claim("02.5-background-shap-adds-to-mean",
+          abs(shap_background.sum().item() - (multilinear(x[None]).item() - expected)))
 
 # %% [markdown]
 # ## 6. Path methods and symmetry
@@ -674,7 +674,7 @@ change = abs(clever.detail.f_x - clever.detail.f_baseline)
 print(f"right sum on 'a clever piece of cinema': stopped at {stop.steps} steps, gap "
       f"{100 * stop.result.relative_gap:.2f}%; largest token error against {clever.detail.steps} Gauss-Legendre "
       f"nodes {100 * np.abs(token_errors).max() / change:.2f}% of |F(x) - F(x')|")
-claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
+_ = claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 
 # %% [markdown]
 # Read the ratios the cell above prints: Gauss-Legendre with the doubling search need not spend fewer

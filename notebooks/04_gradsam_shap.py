@@ -442,7 +442,7 @@ diff = np.abs(fast.values[0] - slow.values[0]).max()
 print(f"pad to longest {t_fast:.2f} s, pad to max_length {t_slow:.2f} s: {t_slow / t_fast:.1f}x; "
       f"largest difference {diff:.1e}")
 claim("04.4-padding-speedup", t_slow / t_fast)  # printed: a shared CPU's timings vary
-claim("04.4-padding-same-values", diff)  # the same values, whatever the padding
+_ = claim("04.4-padding-same-values", diff)  # the same values, whatever the padding
 
 # %% [markdown]
 # Now all five sentences. `shap_text` returns SHAP's own `Explanation`, so SHAP's plots work, and it has
@@ -721,7 +721,7 @@ print("Shapley values (definition):   ", np.round(phi, 4), " sum", round(phi.sum
 print("regression, Shapley kernel:    ", np.round(kernel_shap.coef, 4), " sum", round(kernel_shap.coef.sum(), 4))
 print("regression, LIME's kernel:     ", np.round(lime_fit.coef, 4), " sum", round(lime_fit.coef.sum(), 4))
 print("f(all) - f(none):", f_toy(np.ones(4))[0] - f_toy(np.zeros(4))[0])
-claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  # Lundberg & Lee's theorem
+_ = claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  # Lundberg & Lee's theorem
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "capture_attention_grads-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 4c. Homework 1: capture the attention gradients yourself
@@ -771,8 +771,8 @@ A_own, G_own = capture_attention_grads(model, e4.inputs, e4.target)  # (L, M, N,
 own_scores = torch.as_tensor(my_gradsam(A_own.cpu(), G_own.cpu()))  # (N,)
 xaikit_scores = torch.as_tensor(gradsam(model, tokenizer, homework_text).scores)  # (N,)
 print("yours:", ", ".join(f"{t} {float(v):.2e}" for t, v in zip(e4.tokens, own_scores, strict=True)))
-claim("04.4c-own-capture-equals-gradsam",
-      (own_scores - xaikit_scores).abs().max() / xaikit_scores.abs().max())  # relative to the largest score
+_ = claim("04.4c-own-capture-equals-gradsam",
+          (own_scores - xaikit_scores).abs().max() / xaikit_scores.abs().max())  # relative to the largest score
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP
@@ -807,7 +807,7 @@ for s in sentences:
 cls_top = np.mean([r[1] == "[CLS]" for r in rows])
 print(f"[CLS] is Grad-SAM's top token in {cls_top:.0%} of the sentences, SHAP's in "
       f"{np.mean([r[2] == '[CLS]' for r in rows]):.0%}")
-claim("04.5-shap-cls-never-first", np.mean([r[2] == "[CLS]" for r in rows]))  # share of the sentences
+_ = claim("04.5-shap-cls-never-first", np.mean([r[2] == "[CLS]" for r in rows]))  # share of the sentences
 # Grad-SAM does in most sentences: the same count as section 3's
 
 # %%
@@ -864,7 +864,7 @@ assert checks.check_cls_share(cls_share, verbose=False).passed, "graded: cls_sha
 # %% nbgrader={"grade": false, "grade_id": "cls_share-use", "locked": true, "schema_version": 3, "solution": false}
 share = cls_share(A, G)
 print("share of each layer's Grad-SAM mass on [CLS]:", [f"{float(v):.2f}" for v in share])
-claim("04.5-last-layer-cls-share-one", abs(float(share[-1]) - 1.0))  # only [CLS]'s output reaches the classifier
+_ = claim("04.5-last-layer-cls-share-one", abs(float(share[-1]) - 1.0))  # only [CLS]'s output reaches the classifier
 
 # %% [markdown]
 # **The lecture's model.** With a network, set `MODEL = "textattack/bert-base-uncased-SST-2"` in the first code
