@@ -229,9 +229,10 @@ _ = claim("01.2-saturated-gradient-zero", saturated)
 occ = xaikit.occlusion(sat, x, window=1, baseline=0.0)
 ig = xaikit.integrated_gradients(sat, x, x0, steps=64, rule="riemann_middle")
 print(f"occlusion = {occ.tolist()}, IG = {ig.attributions.tolist()}")
-claim("01.2-occlusion-misses-both", occ.abs().max())  # occlusion misses both inputs too
-claim("01.2-ig-splits-equally", (ig.attributions - 0.5).abs().max())
-claim("01.2-ig-completeness", abs(ig.attributions.sum().item() - change))  # IG adds up to f(x) - f(x')
+claim("01.2-occlusion-misses-both", occ.abs().max(), note="largest |occlusion|")  # misses both inputs too
+claim("01.2-ig-splits-equally", (ig.attributions - 0.5).abs().max(), note="largest |IG attribution - 0.5|")
+claim("01.2-ig-completeness", abs(ig.attributions.sum().item() - change),
+      note="|sum of IG - (f(x) - f(x'))|")  # IG adds up to f(x) - f(x')
 
 panel2 = widgets.GradientSaturationPanel()
 r = panel2.result
@@ -285,7 +286,7 @@ assert abs(at_08["occlusion (to 0)"].sum().item() - 1.0) > 0.5
 # %%
 thr = toys.thresholded
 jump = max(abs(xaikit.gradient(thr, [9.99]).item()), abs(xaikit.gradient(thr, [10.01]).item() - 1.0))
-claim("01.3-gradient-jumps", jump)  # 0 at 9.99, 1 at 10.01
+claim("01.3-gradient-jumps", jump, note="largest gap of the two gradients from 0 and 1")  # 0 at 9.99, 1 at 10.01
 claim("01.3-outputs-barely-differ", thr(torch.tensor([[10.01]])) - thr(torch.tensor([[9.99]])))
 
 # Shrikumar et al.'s figure 2: at x = 10 + eps, gradient x input says 10 + eps, the output is eps
@@ -496,7 +497,9 @@ panel4
 # needed, only forward passes, one per patch position: $(8 - k + 1)^2$ of them on an $8 \times 8$ digit. It
 # measures a finite change, "what if this part were gone", where the gradient measures an infinitesimal one,
 # and its answer depends on two choices, the patch size and the value put in its place. First the method
-# against the definition written as a loop over the patches, on the same digit as above:
+# against the definition written as a loop over the patches, on the same digit as above; then how alike its
+# map is to gradient × input's, by the **Spearman rank correlation** of the two maps: the correlation of the
+# pixels' ranks, +1 when both maps order the pixels the same way, near 0 when the orders are unrelated.
 
 # %%
 c = int(model(image[None]).argmax())  # the predicted class, explained by every map below
