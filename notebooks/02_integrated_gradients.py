@@ -190,7 +190,9 @@ _ = claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5
 # *Lecture: Gradient/attention-based explanations (seeds/000), pp. 27-30.*
 #
 # We explain a small CNN trained in seconds on scikit-learn's bundled 8x8 digits. Top: the
-# interpolation strip $x' + \alpha (x - x')$ from a black image to the digit. Bottom left: the model's
+# interpolation strip $x' + \alpha (x - x')$ from the all-zero image $x' = 0$ to the digit. The literature
+# calls this baseline the *black* image (0 is black on a screen); in the digits a 0 is a pixel without ink,
+# and our figures draw ink dark on white, so the black image shows as a blank, white square. Bottom left: the model's
 # output along the path. Bottom right: the running sum of the attributions, which climbs to $F(x) - F(x')$:
 # **completeness**. Where along the path is the output steepest, and how steep is it at $x$ itself? The
 # last three lines under the cell print, for your model: where the slope peaks (as a share of the way
@@ -198,9 +200,8 @@ _ = claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5
 # gradient *at* $x$ alone accounts for (gradient × input, notebook 01), each with its range over the
 # training seeds. Where the path flattens out near $x$, that last share is well below 1; IG,
 # which adds up the slope along the whole path, accounts for all of it. The three are this model's: the
-# training seed moves them a lot (on one seed the CNN was steepest right at the black image),
-# although every one of these CNNs scores about the same on held-out digits (notebook 01, section 4).
-# The same accuracy can hide a different path, which is why we look at more than one training seed.
+# training seed moves them a lot (where the printed range starts at 0, some CNN is steepest right at the
+# black image), which is why we look at more than one training seed.
 
 # %%
 digits, digit, black, train_images = digits_setup(index=0)
@@ -440,16 +441,6 @@ _ = claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(fl
 # the **log-odds** are $\log(p_1 / p_0) = z_1 - z_0$, a different function: a token that raises both logits
 # alike gets credit for $z_1$ although the probability does not move. Shapley values are linear in the
 # explained function, so the values for the log-odds are those for $z_1$ minus those for $z_0$.
-#
-# The same care applies to attention rollout (lab notebook 06, section 1). The lecture writes it
-# (Attention-based explainability, slide "Aggregating over Layers") as $S = \bar A^1 \bar A^2 \cdots \bar A^N$ with
-# $\bar A^j$ the mean of layer $j$'s heads. Abnar & Zuidema (2020, *Quantifying Attention Flow in
-# Transformers*, section 3) first add the residual connection, $\hat A^j = 0.5\,\bar A^j + 0.5\,I$ (rows
-# renormalised), because a token also passes itself on (notebook 03, section 8); and with rows as queries,
-# as in our matrices ($A_{ij}$: how much token $i$ takes from token $j$), what reaches the top is
-# $\hat A^N \cdots \hat A^1$, the last layer on the left. The lecture's left-to-right order is the same
-# product read with columns as queries; used on row-stochastic matrices as written, it composes the layers
-# in reverse. `xaikit.text.views.rollout_matrix` follows Abnar & Zuidema.
 
 # %%
 background = torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.5, -0.2, 1.0, 0.1], [-1.0, 0.3, 0.5, -0.4]],
@@ -524,8 +515,9 @@ symmetry_panel
 #
 # The baseline is part of the question IG answers. Sturmfels, Lundberg & Lee (2020) compare black,
 # constant, uniform noise, Gaussian, blurred and maximum-distance baselines, and expected gradients
-# (IG averaged over baselines drawn from the training set). A black baseline is **blind** to black
-# pixels: a pixel equal to its baseline value gets exactly zero attribution, whatever its role.
+# (IG averaged over baselines drawn from the training set). A black (all-zero) baseline is **blind** to
+# the black pixels, those that are 0 in the image: the digit's blank background, drawn white in our figures.
+# A pixel equal to its baseline value gets exactly zero attribution, whatever its role.
 
 # %%
 test_images = torch.stack([digits_setup(i)[1] for i in range(8)])  # (8, 1, 8, 8)
@@ -538,7 +530,7 @@ claim("02.7-baseline-gaps", max(kind_gaps.values()), note=f"worst: {max(kind_gap
 zero_pixels = digit == 0
 claim("02.7-zero-baseline-blind", maps["zero"][zero_pixels].abs().max())  # baseline blindness
 seen = {k: float(maps[k][zero_pixels].abs().sum()) for k in BASELINES if k != "zero"}
-print(f"sum of |IG| on the black pixels: max_distance {seen['max_distance']:.3f}, smallest {min(seen.values()):.3f}")
+print(f"sum of |IG| on the black (zero, drawn white) pixels: max_distance {seen['max_distance']:.3f}, smallest {min(seen.values()):.3f}")
 # a far baseline sees them, and so does every other
 claim("02.7-other-baselines-see-black", min(seen.values()), note=min(seen, key=seen.get))
 
@@ -547,13 +539,13 @@ assert torch.allclose(baseline_panel.result.attributions, maps["zero"])
 baseline_panel
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 7.1 (5 min, ★☆☆).** Which baselines can give a black pixel a non-zero attribution, and why can expected
+# **Exercise 7.1 (5 min, ★☆☆).** Which baselines can give a black (zero) pixel a non-zero attribution, and why can expected
 # gradients do it too?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
-# Every baseline whose value at that pixel is not black: constant grey, noise, Gaussian around the input
-# (only where the noise moved it), blurred (near strokes) and maximum distance (always white there).
+# Every baseline whose value at that pixel is not 0: constant grey, noise, Gaussian around the input
+# (only where the noise moved it), blurred (near strokes) and maximum distance (always the far end, 1, there).
 # Expected gradients averages over training images, and many of them have ink where this digit has none.
 # </details>
 # <!-- END SOLUTION -->
@@ -781,4 +773,4 @@ HTML("".join(e.html(title=f"baseline {b}") for b, e in by_baseline.items()))
 # | **completeness gap** | $\lvert \sum_i \mathrm{IG}_i - (F(x) - F(x')) \rvert$ | have we taken enough steps? | a small gap can hide large per-feature errors that cancel | §4, §8 |
 # | **Shapley values** | each feature's contribution averaged over every order of joining | a fair split of the same total | equal to IG only on multilinear models; what "absent" means is a choice | §5 |
 # | **path methods** | IG along any monotone path | the same axioms as IG | every path but the straight line can break symmetry | §6 |
-# | **baseline** | the input that stands for "nothing there" | "important compared with what?" | a feature equal to its baseline gets 0: black pixels, `[CLS]` | §7, §8 |
+# | **baseline** | the input that stands for "nothing there" | "important compared with what?" | a feature equal to its baseline gets 0: black (zero) pixels, `[CLS]` | §7, §8 |
