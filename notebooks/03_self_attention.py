@@ -344,7 +344,10 @@ _ = claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 # architectures*, the study Vaswani et al. cite there).
 #
 # Below, the worked example's queries and keys with random (untrained) $W_a, U_a, v_a$; the bottom row of the
-# figure makes every key 10 times longer, and a table repeats the measurements for eight random draws.
+# figure makes every key 10 times longer, and a table repeats the measurements for eight random draws. One
+# measurement is the size (norm) of the softmax's **Jacobian**, the matrix of its partial derivatives $\partial w_{ij} / \partial e_{ik}$:
+# how much each weight moves when a score moves. Where it is near 0, the softmax passes back almost no
+# gradient (section 3 writes it out).
 
 # %%
 from xaikit.plotting import show_weights
@@ -665,7 +668,8 @@ print("attentions", tuple(cap.attentions.shape), "= (layers, heads, queries, key
       tuple(cap.q.shape))
 
 # %% [markdown]
-# Recompute layer 0 by hand from the model's own weights: take the (LayerNorm'd) embeddings, project with
+# Recompute layer 0 by hand from the model's own weights: take the embeddings after the embedding layer's
+# LayerNorm (each token's vector rescaled to mean 0 and variance 1, then a learned gain and bias; section 8), project with
 # $W_Q$ and $W_K$, split into heads, and apply softmax$(QK^\top/\sqrt{d_{head}})$. `capture_attention`
 # returns CPU tensors, so the embeddings go back to the model's device to meet its weights, and the
 # result comes to the CPU to be compared.
