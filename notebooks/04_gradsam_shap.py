@@ -552,18 +552,20 @@ if MODEL == "embedded":
 # 2. asks the model $f(z)$ about each (the words deleted, the rest closing up);
 # 3. weighs each sample by its closeness to the sentence: $D(z) = 100\,(1 - \cos(z, \mathbf{1}))$ and
 #    $\pi(z) = \sqrt{\exp(-D(z)^2 / \sigma^2)}$ with the **kernel width** $\sigma$ (25 by default);
-# 4. fits the weighted ridge regression $g(z) = b + w \cdot z$,
+# 4. fits the weighted **ridge regression** $g(z) = b + w \cdot z$ (least squares plus a penalty that shrinks
+#    the coefficients towards 0),
 #    $\min_{b, w} \sum_z \pi(z)\,(f(z) - g(z))^2 + \alpha \lVert w \rVert^2$, and reports $w_j$ as word $j$'s score
 #    (every piece of the word shows it in the heatmaps).
 #
 # Two details differ from the paper and follow the package. The paper's kernel is
 # $\exp(-D^2/\sigma^2)$; the package's square root makes it the paper's kernel with a width $\sqrt{2}$ times
 # larger. xaikit uses the package's, so that its numbers can be checked against the package (the tests
-# do, to $10^{-6}$). And the paper's Algorithm 1 keeps only $K$ words (chosen by a Lasso), the package the
-# top 10 by default; xaikit returns every word's coefficient, which is the package's answer with
+# do, to $10^{-6}$). And the paper's Algorithm 1 keeps only $K$ words, chosen by a Lasso (a regression whose
+# penalty on $\sum_j \lvert w_j \rvert$ sets many coefficients to exactly 0), the package the top 10 by default; xaikit returns every word's coefficient, which is the package's answer with
 # `feature_selection="none"` (or `num_features` = the number of words).
 #
-# "Local" means the surrogate holds near this one sentence; the weighted $R^2$ of $g$ on the samples says
+# "Local" means the surrogate holds near this one sentence; the weighted $R^2$ of $g$ on the samples (the share
+# of the outputs' weighted variance that $g$ explains: 1 is a perfect fit, 0 no better than a constant) says
 # how well it does. First two checks of the fit: on a function that *is* linear in $z$, with every one of
 # the $2^d$ samples and no penalty, LIME must return its coefficients; on the model, the closed form must
 # agree with scikit-learn's `Ridge`, which is what the `lime` package fits. LIME explains the probability by
