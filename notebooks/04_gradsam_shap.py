@@ -561,7 +561,8 @@ if MODEL == "embedded":
 # $\exp(-D^2/\sigma^2)$; the package's square root makes it the paper's kernel with a width $\sqrt{2}$ times
 # larger. xaikit uses the package's, so that its numbers can be checked against the package (the tests
 # do, to $10^{-6}$). And the paper's Algorithm 1 keeps only $K$ words, chosen by a Lasso (a regression whose
-# penalty on $\sum_j \lvert w_j \rvert$ sets many coefficients to exactly 0), the package the top 10 by default; xaikit returns every word's coefficient, which is the package's answer with
+# penalty on $\sum_j \lvert w_j \rvert$ sets many coefficients to exactly 0), the package the top 10 by
+# default; xaikit returns every word's coefficient, which is the package's answer with
 # `feature_selection="none"` (or `num_features` = the number of words).
 #
 # "Local" means the surrogate holds near this one sentence; the weighted $R^2$ of $g$ on the samples (the share
