@@ -740,7 +740,8 @@ _ = claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max(
 # layer's attention module that keeps its weights (and remove the hooks afterwards). Either way, keep the
 # tensor the model computes with, and detach only after the backward pass. The check compares yours with
 # xaikit's capture and names the usual mistakes: the gradient of another output (the other class, the
-# probability, the loss), an attention detached too early, a transposed matrix.
+# probability, the loss), an attention detached too early, a gradient never kept (no `.retain_grad()`), a
+# transposed matrix.
 
 # %% nbgrader={"grade": false, "grade_id": "capture_attention_grads", "locked": false, "schema_version": 3, "solution": true}
 @exercise(checks.check_attention_grads)
