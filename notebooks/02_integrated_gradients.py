@@ -199,9 +199,9 @@ _ = claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5
 # from $x'$ to $x$), the slope at $x$ as a share of the steepest, and the share of the change that the
 # gradient *at* $x$ alone accounts for (gradient × input, notebook 01), each with its range over the
 # training seeds. Where the path flattens out near $x$, that last share is well below 1; IG,
-# which adds up the slope along the whole path, accounts for all of it. The three are this model's: the
-# training seed moves them a lot (where the printed range starts at 0, some CNN is steepest right at the
-# black image), which is why we look at more than one training seed.
+# which adds up the slope along the whole path, accounts for all of it. The three are this model's, and the
+# training seed moves them a lot: a range that starts at 0 means that some seed's CNN is steepest right at
+# the black image.
 
 # %%
 digits, digit, black, train_images = digits_setup(index=0)
