@@ -78,7 +78,7 @@ def check_note(cell) -> str:
     meta = cell.metadata.get("nbgrader", {})
     grade_id = meta.get("grade_id", "") if isinstance(meta, dict) else ""
     name = grade_id[:-len("-check")] if isinstance(grade_id, str) and grade_id.endswith("-check") else ""
-    what = f"`{name}`" if name else "the exercise's function"
+    what = name or "the exercise's function"
     return f"(This check runs when you have written {what} above: it reports each case it tries.)"
 
 
