@@ -508,7 +508,7 @@ if MODEL.startswith("embedded"):
 # Below the summary, each score is held against the intervention and each CAV against section 3's rule. A
 # score on the other side of the random CAVs from the intervention means the CAV found a direction that
 # moves the zebra logit, but not the way painting the texture does: a weak CAV, or a direction that is not
-# the texture as the model uses it. Its "significant" says nothing about use, and the t-test says it too
+# the texture as the model uses it. Its "significant" says nothing about use, and the t-test can say it too
 # easily (lab 07 counts how often it calls random image sets significant); the calibrated test below decides.
 
 # %%
