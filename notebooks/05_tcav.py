@@ -227,10 +227,9 @@ gallery
 # accuracy of 0.9. That bar is for choosing the block, with two concept sets that should be easy to tell
 # apart. Section 5 trains CAVs against random collages, which hold stripes and bubbles too, so its CAVs
 # score lower; there a CAV is trusted only if it beats every random-vs-random CAV's held-out accuracy, and
-# a weaker CAV's p-value is no finding. The cell applies the rule to
-# whatever model is loaded and prints every block's CAV accuracies beside its choice. Where every candidate
-# block reaches 0.9, the accuracy clause does not bind and the rule comes down to the lecture's depth. Lab
-# 07 shows TCAV at every block.
+# a weaker CAV's p-value is no finding. The cell applies the rule to whatever model is loaded and prints
+# every block's CAV accuracies beside its choice. Where every candidate block reaches 0.9, the accuracy
+# clause does not bind and the rule comes down to the lecture's depth. Lab 07 shows TCAV at every block.
 
 # %%
 n_blocks = arch.n_layers(model)
@@ -493,9 +492,10 @@ if MODEL.startswith("embedded"):
 # This follows the original TCAV code more than the paper's wording: Kim et al. (2018, section 3.5) test
 # against the null hypothesis "score = 0.5" over about 500 runs; the reference code compares with the
 # scores of random-vs-random CAVs instead: their mean sits near 0.5, but a single random CAV's score
-# can land far from it (the cell below the panel prints their spread). xaikit differs from that code in one more way: the reference code pits one fixed random
-# set against the others, xaikit draws a new pair of random sets for every baseline run (see
-# `xaikit.concepts.significance`). R = 10 keeps the notebook quick.
+# can land far from it (the cell below the panel prints their spread). xaikit differs from that code in
+# one more way: the reference code pits one fixed random set against the others, xaikit draws a new pair
+# of random sets for every baseline run (see `xaikit.concepts.significance`). R = 10 keeps the notebook
+# quick.
 #
 # The cell checks what holds for any training run of this recipe: stripes raise "zebra" for more than half
 # of the zebras, "striped" lies above the random CAVs on average, and "dotted" lies clearly below them, as the mark of two other classes should (the test is
