@@ -226,8 +226,8 @@ gallery
 # 10 of ViT-base's blocks 0-11 is such a block) at which the striped-vs-dotted CAV reaches a held-out
 # accuracy of 0.9. That bar is for choosing the block, with two concept sets that should be easy to tell
 # apart. Section 5 trains CAVs against random collages, which hold stripes and bubbles too, so its CAVs
-# score lower; there a CAV is trusted only if it beats every random-vs-random CAV's held-out accuracy, and
-# a weaker CAV's p-value is no finding. The cell applies the rule to whatever model is loaded and prints
+# score lower, and it asks less: a CAV near chance is marked there and its score means nothing, and a CAV
+# not far above the random-vs-random CAVs' accuracy (printed beside it) is weak, its p no finding alone. The cell applies the rule to whatever model is loaded and prints
 # every block's CAV accuracies beside its choice. Where every candidate block reaches 0.9, the accuracy
 # clause does not bind and the rule comes down to the lecture's depth. Lab 07 shows TCAV at every block.
 
@@ -505,7 +505,7 @@ if MODEL.startswith("embedded"):
 # collages contain stripes and bubbles in some of their cells (and one image in ten is pure noise), so a
 # CAV of stripes or bubbles against them has less to go on than one of the sparse spots.
 #
-# Below the summary, each score is held against the intervention and each CAV against section 3's rule. A
+# Below the summary, each score is held against the intervention and each CAV against random CAVs. A
 # score on the other side of the random CAVs from the intervention means the CAV found a direction that
 # moves the zebra logit, but not the way painting the texture does: a weak CAV, or a direction that is not
 # the texture as the model uses it. Its "significant" says nothing about use, and the t-test can say it too
@@ -518,7 +518,6 @@ tested = {c: concepts[c] for c in tcav_claims.CLAIM_CONCEPTS}  # striped, dotted
 sig = tcav.tcav_significance(model, tested, zebras, target="zebra", layer=LAYER, random_sets=randoms[:R + 1],
                              R=R, pooling=POOLING, processor=processor)
 print(sig.summary())
-best_random = sig.random_cav_accuracies.max()  # section 3's rule: a trusted CAV beats every random-vs-random one
 for c in tested:
     s = sig[c]
     side = "raises" if s.mean > sig.random_scores.mean() else "lowers"
@@ -527,8 +526,8 @@ for c in tested:
         effect = truth["main"].texture_effect(c)  # section 4: painted on the zebras, against the average texture
         agree = "agrees" if (effect > 0) == (side == "raises") else "disagrees"
         line += f"; painted on the zebras {effect:+.2f}: {agree}"
-    verdict = "trusted" if s.cav_accuracy > best_random else "weak: its p is no finding"
-    print(line + f"; CAV acc {s.cav_accuracy:.2f} vs best random CAV {best_random:.2f}: {verdict}")
+    line += f"; CAV acc {s.cav_accuracy:.2f} (random CAVs {sig.random_cav_accuracies.mean():.2f})"
+    print(line + (": near chance, the score means nothing" if s.near_chance else ""))
 if MODEL.startswith("embedded"):
     # the random-vs-random CAVs are the yardstick: striped's mean above theirs is checked
     claim("05.5-striped-vs-random", sig["striped"].mean)
