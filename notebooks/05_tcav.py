@@ -226,10 +226,11 @@ gallery
 # 10 of ViT-base's blocks 0-11 is such a block) at which the striped-vs-dotted CAV reaches a held-out
 # accuracy of 0.9. That bar is for choosing the block, with two concept sets that should be easy to tell
 # apart. Section 5 trains CAVs against random collages, which hold stripes and bubbles too, so its CAVs
-# score lower, and it asks less: a CAV near chance is marked there and its score means nothing, and a CAV
-# not far above the random-vs-random CAVs' accuracy (printed beside it) is weak, its p no finding alone. The cell applies the rule to whatever model is loaded and prints
-# every block's CAV accuracies beside its choice. Where every candidate block reaches 0.9, the accuracy
-# clause does not bind and the rule comes down to the lecture's depth. Lab 07 shows TCAV at every block.
+# score lower, and it asks less: a CAV near chance is marked there (its score means nothing), and one
+# barely above the random CAVs' accuracy printed beside it is weak, its p no finding on its own. The cell
+# applies the rule to whatever model is loaded and prints every block's CAV accuracies beside its choice.
+# Where every candidate block reaches 0.9, the accuracy clause does not bind and the rule comes down to the
+# lecture's depth. Lab 07 shows TCAV at every block.
 
 # %%
 n_blocks = arch.n_layers(model)
