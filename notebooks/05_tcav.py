@@ -506,10 +506,9 @@ if MODEL.startswith("embedded"):
 # collages contain stripes and bubbles in some of their cells (and one image in ten is pure noise), so a
 # CAV of stripes or bubbles against them has less to go on than one of the sparse spots.
 #
-# Below the summary, each score is held against the intervention and each CAV against random CAVs. A
-# score on the other side of the random CAVs from the intervention means the CAV found a direction that
-# moves the zebra logit, but not the way painting the texture does: a weak CAV, or a direction that is not
-# the texture as the model uses it. Its "significant" says nothing about use, and the t-test can say it too
+# Below the summary, each score is held against the intervention. A score on the other side of the random
+# CAVs from the intervention means the CAV found a direction that moves the zebra logit, but not the way
+# painting the texture does: a weak CAV, or a direction that is not the texture as the model uses it. Its "significant" says nothing about use, and the t-test can say it too
 # easily (lab 07 counts how often it calls random image sets significant); the calibrated test below decides.
 
 # %%
