@@ -102,7 +102,7 @@ assert torch.allclose(f(z), torch.sigmoid(1.5 * z[:, 0] - z[:, 1] + 0.8 * z[:, 0
 change_from_0 = (f(x[None]) - f(torch.zeros(1, 2))).item()
 gxi_total = xaikit.grad_times_input(f, x).sum().item()
 print(f"f(x) - f(0) = {change_from_0:.3f}; gradient x input adds up to {gxi_total:.3f}")
-claim("01.1-gxi-misses-change", abs(change_from_0 - gxi_total))
+_ = claim("01.1-gxi-misses-change", abs(change_from_0 - gxi_total))
 
 # %% [markdown]
 # Move the point with the sliders: the arrow is the gradient direction on the contour of $f$, the bars
@@ -178,7 +178,7 @@ assert change == 1.0  # exact: f(1, 1) is the constant 1 and f(0, 0) = 0 + 0
 # both gradients are 0 at (1, 1), and so is gradient x input
 saturated = max(xaikit.gradient(sat, x).abs().max().item(),
                 xaikit.grad_times_input(sat, x).abs().max().item())
-claim("01.2-saturated-gradient-zero", saturated)
+_ = claim("01.2-saturated-gradient-zero", saturated)
 
 # %% [markdown]
 # Occlusion (set one input to the **baseline** 0, a reference value that stands for "absent", and watch the
@@ -191,9 +191,10 @@ claim("01.2-saturated-gradient-zero", saturated)
 occ = xaikit.occlusion(sat, x, window=1, baseline=0.0)
 ig = xaikit.integrated_gradients(sat, x, x0, steps=64, rule="riemann_middle")
 print(f"occlusion = {occ.tolist()}, IG = {ig.attributions.tolist()}")
-claim("01.2-occlusion-misses-both", occ.abs().max())  # occlusion misses both inputs too
-claim("01.2-ig-splits-equally", (ig.attributions - 0.5).abs().max())
-claim("01.2-ig-completeness", abs(ig.attributions.sum().item() - change))  # IG adds up to f(x) - f(x')
+claim("01.2-occlusion-misses-both", occ.abs().max(), note="largest |occlusion|")  # misses both inputs too
+claim("01.2-ig-splits-equally", (ig.attributions - 0.5).abs().max(), note="largest |IG attribution - 0.5|")
+claim("01.2-ig-completeness", abs(ig.attributions.sum().item() - change),
+      note="|sum of IG - (f(x) - f(x'))|")  # IG adds up to f(x) - f(x')
 
 panel2 = widgets.GradientSaturationPanel()
 r = panel2.result
@@ -247,7 +248,7 @@ assert abs(at_08["occlusion (to 0)"].sum().item() - 1.0) > 0.5
 # %%
 thr = toys.thresholded
 jump = max(abs(xaikit.gradient(thr, [9.99]).item()), abs(xaikit.gradient(thr, [10.01]).item() - 1.0))
-claim("01.3-gradient-jumps", jump)  # 0 at 9.99, 1 at 10.01
+claim("01.3-gradient-jumps", jump, note="largest gap of the two gradients from 0 and 1")  # 0 at 9.99, 1 at 10.01
 claim("01.3-outputs-barely-differ", thr(torch.tensor([[10.01]])) - thr(torch.tensor([[9.99]])))
 
 # Shrikumar et al.'s figure 2: at x = 10 + eps, gradient x input says 10 + eps, the output is eps
@@ -263,7 +264,7 @@ print(f"x = 10 + {eps}: f(x) = {out_eps:.4f}, gradient x input = {gxi_eps:.4f}, 
       f"DeepLIFT (reference x' = 0) = {deeplift_eps:.4f}")
 claim("01.3-gxi-is-ten-plus-eps", abs(gxi_eps - (10 + eps)))  # the importance is the input itself ...
 out_ref = thr(torch.tensor([[0.0]])).item()  # f(x') = 0 at the reference
-claim("01.3-deeplift-is-output", abs(deeplift_eps - (out_eps - out_ref)))  # ... DeepLIFT's is f(x) - f(x')
+_ = claim("01.3-deeplift-is-output", abs(deeplift_eps - (out_eps - out_ref)))  # ... DeepLIFT's is f(x) - f(x')
 
 # %% [markdown]
 # The lecture's remedy is different: replace the ReLU by a **softplus**,
@@ -288,9 +289,9 @@ claim("01.3-softplus-gradient-half", max(abs(xaikit.gradient(toys.softplus_relu(
                                          for beta in (1.0, 10.0, 100.0, 1000.0)))
 assert abs(xaikit.gradient(toys.softplus_relu(100.0), [10.5]).item() - 1.0) < 1e-6
 # ... and for every beta it climbs from under 0.02 to over 0.98 between 10 - 4/beta and 10 + 4/beta
-claim("01.3-softplus-ramp", max(max(xaikit.gradient(toys.softplus_relu(beta), [10 - 4 / beta]).item(),
-                                    1 - xaikit.gradient(toys.softplus_relu(beta), [10 + 4 / beta]).item())
-                                for beta in (1.0, 10.0, 100.0)))
+_ = claim("01.3-softplus-ramp", max(max(xaikit.gradient(toys.softplus_relu(beta), [10 - 4 / beta]).item(),
+                                        1 - xaikit.gradient(toys.softplus_relu(beta), [10 + 4 / beta]).item())
+                                    for beta in (1.0, 10.0, 100.0)))
 
 # %%
 panel3 = widgets.ThresholdPanel()
@@ -350,7 +351,7 @@ noisy = noisy_gradients(model, image, sigma=0.15, n=N_SAMPLES, seed=0, value_ran
 assert torch.allclose(noisy.reduce("smoothgrad"), sg)
 squared = noisy.reduce("squared")  # mean(g^2) > 0 on every pixel; the gap relative to it, pixel by pixel
 var_plus_mean2 = noisy.reduce("vargrad") + noisy.reduce("smoothgrad") ** 2
-claim("01.4-squared-is-var-plus-mean2", ((squared - var_plus_mean2).abs() / squared.clamp(min=1e-9)).max())
+_ = claim("01.4-squared-is-var-plus-mean2", ((squared - var_plus_mean2).abs() / squared.clamp(min=1e-9)).max())
 
 # %% [markdown]
 # **A measurement.** Nudge each test image by Gaussian noise of 2% of the pixel range (invisible) and
@@ -398,7 +399,7 @@ claim("01.4-smoothgrad-moves-less", smooth_median / raw_median)  # SmoothGrad mo
 claim("01.4-smoothgrad-less-on-most",  # ... on most images
       sum(s < r for s, r in zip(smooth_change, raw_change, strict=True)) / n_images)
 claim("01.4-resampling-noise", resample_median / smooth_median)  # and much of it is its own sampling noise
-claim("01.4-smoothgrad-same-draw", same_draw_median / raw_median)  # with one draw: under half the raw change
+_ = claim("01.4-smoothgrad-same-draw", same_draw_median / raw_median)  # with one draw: under half the raw change
 
 # %% [markdown]
 # So under an invisible nudge the raw gradient moves by the median printed above, SmoothGrad's map, drawn
@@ -458,7 +459,9 @@ panel4
 # needed, only forward passes, one per patch position: $(8 - k + 1)^2$ of them on an $8 \times 8$ digit. It
 # measures a finite change, "what if this part were gone", where the gradient measures an infinitesimal one,
 # and its answer depends on two choices, the patch size and the value put in its place. First the method
-# against the definition written as a loop over the patches, on the same digit as above:
+# against the definition written as a loop over the patches, on the same digit as above; then how alike its
+# map is to gradient × input's, by the **Spearman rank correlation** of the two maps: the correlation of the
+# pixels' ranks, +1 when both maps order the pixels the same way, near 0 when the orders are unrelated.
 
 # %%
 c = int(model(image[None]).argmax())  # the predicted class, explained by every map below
@@ -629,7 +632,7 @@ claim("01.5-digit-left-above-gradient",
       min(sum(on_digit[m]) / 3 for m in ("gradient x input", "Integrated Gradients")) - sum(on_digit["gradient"]) / 3)
 claim("01.5-trained-gxi-follows-input", follows_input)  # all 64 pixels: inflated by the tied background
 # on the digit's pixels, against the control: gradient x input follows the input more than the gradient does
-claim("01.5-trained-gxi-follows-input-digit", follows_digit - gradient_digit)
+_ = claim("01.5-trained-gxi-follows-input-digit", follows_digit - gradient_digit)
 
 # %% [markdown]
 # On the digit's own pixels the correlation of gradient × input and IG falls far below its all-pixel value:
@@ -669,7 +672,7 @@ print("  on the digit's own pixels: " + ", ".join(f"{m} {v:.2f}" for m, v in dat
 print("  over all 64 pixels, the tied zero background included: "
       + ", ".join(f"{m} {v:.2f}" for m, v in data_rank.items()))
 claim("01.5-data-gradient-changes", max(data_rank["gradient"], data_rank["SmoothGrad"]))
-claim("01.5-data-gxi-ig-keep-input", min(data_rank["gradient x input"], data_rank["Integrated Gradients"]))
+_ = claim("01.5-data-gxi-ig-keep-input", min(data_rank["gradient x input"], data_rank["Integrated Gradients"]))
 
 # %% [markdown]
 # The same verdict. On the digit's own pixels (the first line above) the shuffled-label model's gradient ×

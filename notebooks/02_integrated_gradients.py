@@ -95,7 +95,7 @@ print(f"f(2) - f(0) = {float(f_min(x[None]) - f_min(x0[None])):.1f}; gradient at
       f"IG = {ig.attributions.item():.4f}")
 assert float(f_min(x[None]) - f_min(x0[None])) == 1.0  # exact: 1 - relu(-1) and 1 - relu(1) are integers
 assert grad.item() == 0.0  # the gradient violates sensitivity (exact: ReLU's slope at -1 is 0 by definition)
-claim("02.1-ig-sensitivity", abs(ig.attributions.item() - 1.0))  # IG gives the whole change to x
+_ = claim("02.1-ig-sensitivity", abs(ig.attributions.item() - 1.0))  # IG gives the whole change to x
 
 # %% [markdown]
 # ## 2. Implementation invariance
@@ -132,9 +132,9 @@ claim("02.2-ig-invariant", (ig_f.attributions - ig_g.attributions).abs().max()) 
 claim("02.2-deeplift-not-invariant", (dl_f - dl_g).abs().max())                # DeepLIFT: not invariant
 claim("02.2-deeplift-complete", max(abs(float(dl_f.sum()) - 1.0), abs(float(dl_g.sum()) - 1.0)))  # yet both complete
 # the numbers of the IG paper's figure 7
-claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).abs().max()),
-                          float((dl_f - torch.tensor([1.5, -0.5])).abs().max()),
-                          float((dl_g - torch.tensor([2.0, -1.0])).abs().max())))
+_ = claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).abs().max()),
+                              float((dl_f - torch.tensor([1.5, -0.5])).abs().max()),
+                              float((dl_g - torch.tensor([2.0, -1.0])).abs().max())))
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-1", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Exercise 2.1 (5 min, ★★☆).** DeepLIFT's attributions add up to $f(x) - f(x')$ on both networks, and so do IG's.
@@ -152,17 +152,18 @@ claim("02.2-figure7", max(float((ig_f.attributions - torch.tensor([1.5, -0.5])).
 # *Lecture: Gradient/attention-based explanations (seeds/000), pp. 27-30.*
 #
 # We explain a small CNN trained in seconds on scikit-learn's bundled 8x8 digits. Top: the
-# interpolation strip $x' + \alpha (x - x')$ from a black image to the digit. Bottom left: the model's
+# interpolation strip $x' + \alpha (x - x')$ from the all-zero image $x' = 0$ to the digit. The literature
+# calls this baseline the *black* image (0 is black on a screen); in the digits a 0 is a pixel without ink,
+# and our figures draw ink dark on white, so the black image shows as a blank, white square. Bottom left: the model's
 # output along the path. Bottom right: the running sum of the attributions, which climbs to $F(x) - F(x')$:
 # **completeness**. Where along the path is the output steepest, and how steep is it at $x$ itself? The
 # last three lines under the cell print, for your model: where the slope peaks (as a share of the way
 # from $x'$ to $x$), the slope at $x$ as a share of the steepest, and the share of the change that the
 # gradient *at* $x$ alone accounts for (gradient × input, notebook 01), each with its range over the
 # training seeds. Where the path flattens out near $x$, that last share is well below 1; IG,
-# which adds up the slope along the whole path, accounts for all of it. The three are this model's: the
-# training seed moves them a lot (on one seed the CNN was steepest right at the black image),
-# although every one of these CNNs scores about the same on held-out digits (notebook 01, section 4).
-# The same accuracy can hide a different path, which is why we look at more than one training seed.
+# which adds up the slope along the whole path, accounts for all of it. The three are this model's, and the
+# training seed moves them a lot: a range that starts at 0 means that some seed's CNN is steepest right at
+# the black image.
 
 # %%
 digits, digit, black, train_images = digits_setup(index=0)
@@ -234,7 +235,7 @@ for rule in RULES:
     worst_gap = max(worst_gap, search.result.relative_gap)  # above 1% only where the search hit its step cap
     if rule in ("riemann_left", "riemann_right", "riemann_trapezoid"):
         assert search.evaluations == search.steps     # every doubling reused the previous points
-claim("02.4-search-within-1pct", worst_gap)
+_ = claim("02.4-search-within-1pct", worst_gap)
 
 # %% [markdown]
 # **A small gap can hide large per-feature errors.** The exact IG is complete, so the gap is the *sum* of
@@ -282,7 +283,7 @@ hidden = float(end.abs().max()) / abs(float(end.sum()))
 print(f"n x error at 256 steps: {(256 * right.errors[right.at(256)]).round(4)}; predicted: {end.numpy().round(4)}; "
       f"largest over the gap's term: {hidden:.2f}")
 claim("02.4-euler-maclaurin", np.abs(256 * right.errors[right.at(256)] - end.numpy()).max())  # feature by feature
-claim("02.4-gap-term-hidden", hidden)  # the gap's term is 7.5 times smaller
+_ = claim("02.4-gap-term-hidden", hidden)  # the gap's term is 7.5 times smaller
 
 # %% [markdown]
 # **Convergence order.** How fast each rule's largest per-feature error falls with the steps $n$: the
@@ -338,7 +339,7 @@ print("IG     ", ig.attributions.numpy().round(6))
 print("Shapley", shapley.numpy().round(6))
 claim("02.5-additive-ig-is-shapley", (ig.attributions - shapley).abs().max())
 assert abs(ig.f_baseline) < 1e-12  # F(0) = sin 0 + 0 + (e^0 - 1) - 0: zero by construction
-claim("02.5-additive-splits-fx", abs(float(ig.attributions.sum()) - ig.f_x))  # they split F(x)
+_ = claim("02.5-additive-splits-fx", abs(float(ig.attributions.sum()) - ig.f_x))  # they split F(x)
 
 # %% [markdown]
 # **When do they agree, and when not?** Additivity is more than IG needs. Take one term of $F$ that
@@ -376,7 +377,7 @@ shapley_sq = exact_shapley(squared_interaction, one)
 print("x1 * x2^2     IG", ig_sq.numpy().round(6), " Shapley", shapley_sq.numpy().round(6))
 claim("02.5-square-shapley-halves", (shapley_sq - torch.tensor([0.5, 0.5], dtype=torch.float64)).abs().max())
 claim("02.5-square-ig-thirds", (ig_sq - torch.tensor([1 / 3, 2 / 3], dtype=torch.float64)).abs().max())  # they differ
-claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(shapley_sq.sum()) - 1.0)))
+_ = claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(shapley_sq.sum()) - 1.0)))
 
 # %% [markdown]
 # **Which Shapley values?** "Shapley values" name a family: the game must say what a feature *outside* the
@@ -402,16 +403,6 @@ claim("02.5-square-both-complete", max(abs(float(ig_sq.sum()) - 1.0), abs(float(
 # the **log-odds** are $\log(p_1 / p_0) = z_1 - z_0$, a different function: a token that raises both logits
 # alike gets credit for $z_1$ although the probability does not move. Shapley values are linear in the
 # explained function, so the values for the log-odds are those for $z_1$ minus those for $z_0$.
-#
-# The same care applies to attention rollout (lab notebook 06, section 1). The lecture writes it
-# (Attention-based explainability, slide "Aggregating over Layers") as $S = \bar A^1 \bar A^2 \cdots \bar A^N$ with
-# $\bar A^j$ the mean of layer $j$'s heads. Abnar & Zuidema (2020, *Quantifying Attention Flow in
-# Transformers*, section 3) first add the residual connection, $\hat A^j = 0.5\,\bar A^j + 0.5\,I$ (rows
-# renormalised), because a token also passes itself on (notebook 03, section 8); and with rows as queries,
-# as in our matrices ($A_{ij}$: how much token $i$ takes from token $j$), what reaches the top is
-# $\hat A^N \cdots \hat A^1$, the last layer on the left. The lecture's left-to-right order is the same
-# product read with columns as queries; used on row-stochastic matrices as written, it composes the layers
-# in reverse. `xaikit.attention.relevance.rollout_matrix` follows Abnar & Zuidema.
 
 # %%
 background = torch.tensor([[0.0, 0.0, 0.0, 0.0], [0.5, -0.2, 1.0, 0.1], [-1.0, 0.3, 0.5, -0.4]],
@@ -422,8 +413,8 @@ expected = multilinear(background).mean().item()  # E_z[F(z)]
 print("baseline Shapley, one row per background point\n", per_point.numpy().round(4))
 print("their mean (SHAP against the background)", shap_background.numpy().round(4),
       f" sum {shap_background.sum().item():.4f} = F(x) - E[F(z)] = {multilinear(x[None]).item() - expected:.4f}")
-claim("02.5-background-shap-adds-to-mean",
-      abs(shap_background.sum().item() - (multilinear(x[None]).item() - expected)))
+_ = claim("02.5-background-shap-adds-to-mean",
+          abs(shap_background.sum().item() - (multilinear(x[None]).item() - expected)))
 
 # %% [markdown]
 # ## 6. Path methods and symmetry
@@ -486,8 +477,9 @@ symmetry_panel
 #
 # The baseline is part of the question IG answers. Sturmfels, Lundberg & Lee (2020) compare black,
 # constant, uniform noise, Gaussian, blurred and maximum-distance baselines, and expected gradients
-# (IG averaged over baselines drawn from the training set). A black baseline is **blind** to black
-# pixels: a pixel equal to its baseline value gets exactly zero attribution, whatever its role.
+# (IG averaged over baselines drawn from the training set). A black (all-zero) baseline is **blind** to
+# the black pixels, those that are 0 in the image: the digit's blank background, drawn white in our figures.
+# A pixel equal to its baseline value gets exactly zero attribution, whatever its role.
 
 # %%
 test_images = torch.stack([digits_setup(i)[1] for i in range(8)])  # (8, 1, 8, 8)
@@ -500,7 +492,7 @@ claim("02.7-baseline-gaps", max(kind_gaps.values()), note=f"worst: {max(kind_gap
 zero_pixels = digit == 0
 claim("02.7-zero-baseline-blind", maps["zero"][zero_pixels].abs().max())  # baseline blindness
 seen = {k: float(maps[k][zero_pixels].abs().sum()) for k in BASELINES if k != "zero"}
-print(f"sum of |IG| on the black pixels: max_distance {seen['max_distance']:.3f}, smallest {min(seen.values()):.3f}")
+print(f"sum of |IG| on the black (zero, drawn white) pixels: max_distance {seen['max_distance']:.3f}, smallest {min(seen.values()):.3f}")
 # a far baseline sees them, and so does every other
 claim("02.7-other-baselines-see-black", min(seen.values()), note=min(seen, key=seen.get))
 
@@ -509,13 +501,13 @@ assert torch.allclose(baseline_panel.result.attributions, maps["zero"])
 baseline_panel
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-3", "locked": false, "points": 0, "schema_version": 3, "solution": true}
-# **Exercise 7.1 (5 min, ★☆☆).** Which baselines can give a black pixel a non-zero attribution, and why can expected
+# **Exercise 7.1 (5 min, ★☆☆).** Which baselines can give a black (zero) pixel a non-zero attribution, and why can expected
 # gradients do it too?
 #
 # <!-- BEGIN SOLUTION -->
 # <details class="xk-answer"><summary>Answer</summary>
-# Every baseline whose value at that pixel is not black: constant grey, noise, Gaussian around the input
-# (only where the noise moved it), blurred (near strokes) and maximum distance (always white there).
+# Every baseline whose value at that pixel is not 0: constant grey, noise, Gaussian around the input
+# (only where the noise moved it), blurred (near strokes) and maximum distance (always the far end, 1, there).
 # Expected gradients averages over training images, and many of them have ink where this digit has none.
 # </details>
 # <!-- END SOLUTION -->
@@ -636,7 +628,7 @@ change = abs(clever.detail.f_x - clever.detail.f_baseline)
 print(f"right sum on 'a clever piece of cinema': stopped at {stop.steps} steps, gap "
       f"{100 * stop.result.relative_gap:.2f}%; largest token error against {clever.detail.steps} Gauss-Legendre "
       f"nodes {100 * np.abs(token_errors).max() / change:.2f}% of |F(x) - F(x')|")
-claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
+_ = claim("02.8-right-sum-token-error", np.abs(token_errors).max() / change)
 
 # %% [markdown]
 # Read the ratios the cell above prints: Gauss-Legendre with the doubling search need not spend fewer
@@ -743,4 +735,4 @@ HTML("".join(e.html(title=f"baseline {b}") for b, e in by_baseline.items()))
 # | **completeness gap** | $\lvert \sum_i \mathrm{IG}_i - (F(x) - F(x')) \rvert$ | have we taken enough steps? | a small gap can hide large per-feature errors that cancel | §4, §8 |
 # | **Shapley values** | each feature's contribution averaged over every order of joining | a fair split of the same total | equal to IG only on multilinear models; what "absent" means is a choice | §5 |
 # | **path methods** | IG along any monotone path | the same axioms as IG | every path but the straight line can break symmetry | §6 |
-# | **baseline** | the input that stands for "nothing there" | "important compared with what?" | a feature equal to its baseline gets 0: black pixels, `[CLS]` | §7, §8 |
+# | **baseline** | the input that stands for "nothing there" | "important compared with what?" | a feature equal to its baseline gets 0: black (zero) pixels, `[CLS]` | §7, §8 |

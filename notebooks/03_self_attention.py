@@ -159,7 +159,7 @@ pe_panel.set(d_model=128, positions=60)
 sim = pe_panel.result.similarity
 assert pe_panel.result.pe.shape == (60, 128)
 claim("03.1-nearby-more-similar", min(sim[20, 21] - sim[20, 25], sim[20, 25] - sim[20, 40]))  # offsets 1, 5, 20
-claim("03.1-offset-only", abs(sim[5, 9] - sim[30, 34]))  # the same offset 4 at positions 5 and 30
+_ = claim("03.1-offset-only", abs(sim[5, 9] - sim[30, 34]))  # the same offset 4 at positions 5 and 30
 
 # %% [markdown]
 # Why does the similarity depend only on the offset? Directly: with $\omega_i = 10000^{-2i/d}$, the dot
@@ -272,7 +272,7 @@ xaikit.diagrams.attention_steps()  # the numbers above, step by step
 # %%
 torch_out = F.scaled_dot_product_attention(steps.q, steps.k, steps.v)
 claim("03.2-equals-torch-sdpa", (torch_out - steps.out).abs().max() / steps.out.abs().max())  # relative
-claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
+_ = claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 
 # %% [markdown]
 # > **Pause here.** The lecture asks: "Why do we call them “attention weights”?"
@@ -309,7 +309,10 @@ claim("03.2-rows-sum-to-one", (steps.weights.sum(dim=-1) - 1).abs().max())
 # architectures*, the study Vaswani et al. cite there).
 #
 # Below, the worked example's queries and keys with random (untrained) $W_a, U_a, v_a$; the bottom row of the
-# figure makes every key 10 times longer, and a table repeats the measurements for eight random draws.
+# figure makes every key 10 times longer, and a table repeats the measurements for eight random draws. One
+# measurement is the size (norm) of the softmax's **Jacobian**, the matrix of its partial derivatives $\partial w_{ij} / \partial e_{ik}$:
+# how much each weight moves when a score moves. Where it is near 0, the softmax passes back almost no
+# gradient (section 3 writes it out).
 
 # %%
 from xaikit.plotting import show_weights
@@ -483,7 +486,7 @@ worst = 0.0  # the largest relative miss: |var(q.k) / d_k - 1| and |var(q.k / sq
 for d, raw, scaled in zip(var["d_k"], var["raw"], var["scaled"], strict=True):
     print(f"d_k = {d:4d}: var(q.k) = {raw:7.1f}   var(q.k / sqrt(d_k)) = {scaled:.2f}")
     worst = max(worst, abs(raw / d - 1), abs(scaled - 1))
-claim("03.3-variance-grows-like-dk", worst)  # grows like d_k; dividing by sqrt(d_k) brings it back to ~1
+_ = claim("03.3-variance-grows-like-dk", worst)  # grows like d_k; dividing by sqrt(d_k) brings it back to ~1
 
 # %% [markdown]
 # Large scores saturate the softmax: one weight goes to 1, the entropy of the row goes to 0, and the
@@ -503,7 +506,7 @@ claim("03.3-cold-no-gradient", cold.grad_norm[1:].max())  # saturated: no gradie
 print("entropy at sqrt(d_k):", standard.entropy, "\nentropy at 0.1:     ", cold.entropy)
 # exact: integer inputs and weights, so every product and sum is a small integer, exact in float32
 assert (steps.q[0] @ steps.k.T).tolist() == [2.0, 4.0, 4.0]  # input 1's scores: a tie for the maximum ...
-claim("03.3-tie-keeps-ln2", abs(cold.entropy[0].item() - math.log(2)))  # ... so its entropy stays at ln 2
+_ = claim("03.3-tie-keeps-ln2", abs(cold.entropy[0].item() - math.log(2)))  # ... so its entropy stays at ln 2
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "answer-2", "locked": false, "points": 0, "schema_version": 3, "solution": true}
 # **Question (5 min, ★☆☆): why does input 1 keep an entropy of ln 2 even when the temperature is tiny?**
@@ -530,7 +533,7 @@ claim("03.3-unscaled-entropy-collapses", raw_curve["entropy"][-1] / scaled_curve
 claim("03.3-unscaled-gradient-vanishes", raw_curve["grad_norm"][-1] / scaled_curve["grad_norm"][-1])
 claim("03.3-scaled-entropy-stable", max(scaled_curve["entropy"]) - min(scaled_curve["entropy"]))  # every d_k
 one_query = dk_panel.set(d_k=1024)
-claim("03.3-one-key-takes-all", one_query.weights.max())  # unscaled, d_k = 1024
+_ = claim("03.3-one-key-takes-all", one_query.weights.max())  # unscaled, d_k = 1024
 
 # %% [markdown]
 # ## 4. Masks: bidirectional, causal, padding
@@ -580,8 +583,8 @@ with torch.no_grad():
     theirs, their_weights = mha(x, x, x, average_attn_weights=False)
 print("output", tuple(ours.shape), "| per-head weights", tuple(our_weights.shape))
 # the larger of the outputs' difference (relative to their size) and the weights' difference
-claim("03.5-equals-torch-mha", max(((ours - theirs).abs().max() / theirs.abs().max()).item(),
-                                   (our_weights - their_weights).abs().max().item()))
+_ = claim("03.5-equals-torch-mha", max(((ours - theirs).abs().max() / theirs.abs().max()).item(),
+                                       (our_weights - their_weights).abs().max().item()))
 
 # %%
 heads_panel = HeadsPanel(n_heads=2)
@@ -614,7 +617,7 @@ out_pe, _ = A.multi_head_attention(x + pe7, **W)
 out_pe_shuffled, _ = A.multi_head_attention(x[perm] + pe7, **W)
 gap = (out_pe_shuffled - out_pe[perm]).abs().max().item()
 print(f"with positional encoding the shuffled output differs by up to {gap:.3f}")
-claim("03.6-positions-break-it", gap)  # with positions: no longer equivariant
+_ = claim("03.6-positions-break-it", gap)  # with positions: no longer equivariant
 
 # %% [markdown]
 # ## 7. From scratch to a real model
@@ -630,7 +633,8 @@ print("attentions", tuple(cap.attentions.shape), "= (layers, heads, queries, key
       tuple(cap.q.shape))
 
 # %% [markdown]
-# Recompute layer 0 by hand from the model's own weights: take the (LayerNorm'd) embeddings, project with
+# Recompute layer 0 by hand from the model's own weights: take the embeddings after the embedding layer's
+# LayerNorm (each token's vector rescaled to mean 0 and variance 1, then a learned gain and bias; section 8), project with
 # $W_Q$ and $W_K$, split into heads, and apply softmax$(QK^\top/\sqrt{d_{head}})$. `capture_attention`
 # returns CPU tensors, so the embeddings go back to the model's device to meet its weights, and the
 # result comes to the CPU to be compared.
@@ -837,7 +841,7 @@ print("each token's cosine with its own input:", [f"{t} {c:.2f}" for t, c in zip
 own = cosine.diag()  # (T,): each output against its own input
 others = cosine.masked_fill(torch.eye(T, dtype=torch.bool), float("-inf")).amax(dim=1)  # (T,): the best other
 claim("03.8-own-input-closest", (own - others).min())  # every output is closest to its own input
-claim("03.8-own-input-cosine", own.min())  # and still points mostly the same way: attention added context to it
+_ = claim("03.8-own-input-cosine", own.min())  # and still points mostly the same way: attention added context to it
 
 # %% [markdown]
 # ## 9. Attention is not the whole story: weights vs what is moved

@@ -404,7 +404,7 @@ diff = np.abs(fast.values[0] - slow.values[0]).max()
 print(f"pad to longest {t_fast:.2f} s, pad to max_length {t_slow:.2f} s: {t_slow / t_fast:.1f}x; "
       f"largest difference {diff:.1e}")
 claim("04.4-padding-speedup", t_slow / t_fast)  # printed: a shared CPU's timings vary
-claim("04.4-padding-same-values", diff)  # the same values, whatever the padding
+_ = claim("04.4-padding-same-values", diff)  # the same values, whatever the padding
 
 # %% [markdown]
 # Now all five sentences. `shap_text` returns SHAP's own `Explanation`, so SHAP's plots work, and it has
@@ -514,18 +514,21 @@ if MODEL == "embedded":
 # 2. asks the model $f(z)$ about each (the words deleted, the rest closing up);
 # 3. weighs each sample by its closeness to the sentence: $D(z) = 100\,(1 - \cos(z, \mathbf{1}))$ and
 #    $\pi(z) = \sqrt{\exp(-D(z)^2 / \sigma^2)}$ with the **kernel width** $\sigma$ (25 by default);
-# 4. fits the weighted ridge regression $g(z) = b + w \cdot z$,
+# 4. fits the weighted **ridge regression** $g(z) = b + w \cdot z$ (least squares plus a penalty that shrinks
+#    the coefficients towards 0),
 #    $\min_{b, w} \sum_z \pi(z)\,(f(z) - g(z))^2 + \alpha \lVert w \rVert^2$, and reports $w_j$ as word $j$'s score
 #    (every piece of the word shows it in the heatmaps).
 #
 # Two details differ from the paper and follow the package. The paper's kernel is
 # $\exp(-D^2/\sigma^2)$; the package's square root makes it the paper's kernel with a width $\sqrt{2}$ times
 # larger. xaikit uses the package's, so that its numbers can be checked against the package (the tests
-# do, to $10^{-6}$). And the paper's Algorithm 1 keeps only $K$ words (chosen by a Lasso), the package the
-# top 10 by default; xaikit returns every word's coefficient, which is the package's answer with
+# do, to $10^{-6}$). And the paper's Algorithm 1 keeps only $K$ words, chosen by a Lasso (a regression whose
+# penalty on $\sum_j \lvert w_j \rvert$ sets many coefficients to exactly 0), the package the top 10 by
+# default; xaikit returns every word's coefficient, which is the package's answer with
 # `feature_selection="none"` (or `num_features` = the number of words).
 #
-# "Local" means the surrogate holds near this one sentence; the weighted $R^2$ of $g$ on the samples says
+# "Local" means the surrogate holds near this one sentence; the weighted $R^2$ of $g$ on the samples (the share
+# of the outputs' weighted variance that $g$ explains: 1 is a perfect fit, 0 no better than a constant) says
 # how well it does. First two checks of the fit: on a function that *is* linear in $z$, with every one of
 # the $2^d$ samples and no penalty, LIME must return its coefficients; on the model, the closed form must
 # agree with scikit-learn's `Ridge`, which is what the `lime` package fits. LIME explains the probability by
@@ -683,7 +686,7 @@ print("Shapley values (definition):   ", np.round(phi, 4), " sum", round(phi.sum
 print("regression, Shapley kernel:    ", np.round(kernel_shap.coef, 4), " sum", round(kernel_shap.coef.sum(), 4))
 print("regression, LIME's kernel:     ", np.round(lime_fit.coef, 4), " sum", round(lime_fit.coef.sum(), 4))
 print("f(all) - f(none):", f_toy(np.ones(4))[0] - f_toy(np.zeros(4))[0])
-claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  # Lundberg & Lee's theorem
+_ = claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  # Lundberg & Lee's theorem
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "capture_attention_grads-task", "locked": true, "schema_version": 3, "solution": false}
 # ## 4c. Homework 1: capture the attention gradients yourself
@@ -699,7 +702,8 @@ claim("04.4b-shapley-kernel-is-shapley", np.abs(kernel_shap.coef - phi).max())  
 # layer's attention module that keeps its weights (and remove the hooks afterwards). Either way, keep the
 # tensor the model computes with, and detach only after the backward pass. The check compares yours with
 # xaikit's capture and names the usual mistakes: the gradient of another output (the other class, the
-# probability, the loss), an attention detached too early, a transposed matrix.
+# probability, the loss), an attention detached too early, a gradient never kept (no `.retain_grad()`), a
+# transposed matrix.
 
 # %% nbgrader={"grade": false, "grade_id": "capture_attention_grads", "locked": false, "schema_version": 3, "solution": true}
 @exercise(checks.check_attention_grads)
@@ -733,8 +737,8 @@ A_own, G_own = capture_attention_grads(model, e4.inputs, e4.target)  # (L, M, N,
 own_scores = torch.as_tensor(my_gradsam(A_own.cpu(), G_own.cpu()))  # (N,)
 xaikit_scores = torch.as_tensor(gradsam(model, tokenizer, homework_text).scores)  # (N,)
 print("yours:", ", ".join(f"{t} {float(v):.2e}" for t, v in zip(e4.tokens, own_scores, strict=True)))
-claim("04.4c-own-capture-equals-gradsam",
-      (own_scores - xaikit_scores).abs().max() / xaikit_scores.abs().max())  # relative to the largest score
+_ = claim("04.4c-own-capture-equals-gradsam",
+          (own_scores - xaikit_scores).abs().max() / xaikit_scores.abs().max())  # relative to the largest score
 
 # %% [markdown]
 # ## 5. Grad-SAM against SHAP
@@ -769,7 +773,7 @@ for s in sentences:
 cls_top = np.mean([r[1] == "[CLS]" for r in rows])
 print(f"[CLS] is Grad-SAM's top token in {cls_top:.0%} of the sentences, SHAP's in "
       f"{np.mean([r[2] == '[CLS]' for r in rows]):.0%}")
-claim("04.5-shap-cls-never-first", np.mean([r[2] == "[CLS]" for r in rows]))  # share of the sentences
+_ = claim("04.5-shap-cls-never-first", np.mean([r[2] == "[CLS]" for r in rows]))  # share of the sentences
 # Grad-SAM does in most sentences: the same count as section 3's
 
 # %%
@@ -826,7 +830,7 @@ assert checks.check_cls_share(cls_share, verbose=False).passed, "graded: cls_sha
 # %% nbgrader={"grade": false, "grade_id": "cls_share-use", "locked": true, "schema_version": 3, "solution": false}
 share = cls_share(A, G)
 print("share of each layer's Grad-SAM mass on [CLS]:", [f"{float(v):.2f}" for v in share])
-claim("04.5-last-layer-cls-share-one", abs(float(share[-1]) - 1.0))  # only [CLS]'s output reaches the classifier
+_ = claim("04.5-last-layer-cls-share-one", abs(float(share[-1]) - 1.0))  # only [CLS]'s output reaches the classifier
 
 # %% [markdown]
 # **The lecture's model.** With a network, set `MODEL = "textattack/bert-base-uncased-SST-2"` in the first code

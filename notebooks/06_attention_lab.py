@@ -148,7 +148,11 @@ if MODEL == "embedded":
 # and head, `(L, M, N, N)`: per layer the mean over the heads $\bar A_l$, the residual connection added as
 # $\tfrac12 \bar A_l + \tfrac12 I$ with the rows renormalised, and the product from the first layer to the last,
 # $R = \hat A_L \cdots \hat A_2 \hat A_1$. Return $R$, `(N, N)`: row $i$ says how much of each input token flows
-# into position $i$ at the top. The view above is row 0, `[CLS]`'s.
+# into position $i$ at the top. The view above is row 0, `[CLS]`'s. Mind the order: the lecture writes rollout
+# (Attention-based explainability, slide "Aggregating over Layers") as $\bar A^1 \bar A^2 \cdots \bar A^N$, the
+# same product read with columns as queries. Our rows are queries ($A_{ij}$: how much token $i$ takes from
+# token $j$; each row sums to 1), so the last layer goes on the left, as in Abnar & Zuidema (2020, section 3);
+# the lecture's order on these matrices would compose the layers in reverse.
 
 # %% nbgrader={"grade": false, "grade_id": "my_rollout", "locked": false, "schema_version": 3, "solution": true}
 @exercise(checks.check_rollout)  # while the body is a stub, later calls use xaikit's reference and say so

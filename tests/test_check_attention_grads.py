@@ -4,6 +4,8 @@ mistake, written as a small wrong function, gets its own name and message."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -80,6 +82,21 @@ def capture_no_grad(model, inputs, target):
     return out.attentions, grads
 
 
+def capture_forgot_retain_grad(model, inputs, target):
+    """The attention is in the graph, but .grad is read on it without retain_grad(): PyTorch warns, gives None."""
+    out = model(**inputs, output_attentions=True)
+    out.logits[0, target].backward()
+    return torch.stack([a[0] for a in out.attentions]).detach(), [a.grad for a in out.attentions]
+
+
+def capture_forgot_retain_grad_raises(model, inputs, target):
+    """The same mistake, with the None indexed: TypeError."""
+    out = model(**inputs, output_attentions=True)
+    out.logits[0, target].backward()
+    return (torch.stack([a[0] for a in out.attentions]).detach(),
+            torch.stack([a.grad[0] for a in out.attentions]))  # TypeError: 'NoneType' object is not subscriptable
+
+
 def capture_transposed(model, inputs, target):
     a, g = capture_retain_grad(model, inputs, target)
     return a.transpose(-1, -2), g.transpose(-1, -2)
@@ -107,6 +124,8 @@ MISTAKES = [
     (capture_detached_none, "detached", "your gradients are None"),
     (capture_detached_raises, "detached", "cut from the graph"),
     (capture_no_grad, "detached", "cut from the graph"),
+    (capture_forgot_retain_grad, "not_retained", "your gradients are None: the attention's gradient was never kept"),
+    (capture_forgot_retain_grad_raises, "not_retained", "the attention's gradient was never kept"),
     (capture_transposed, "transposed", "your attention is transposed"),
     (capture_gradient_transposed, "transposed", "your gradient is transposed"),
 ]
@@ -118,6 +137,26 @@ def test_each_mistake_is_named(fn, mistake, message):
     report = result.report()
     assert not result and result.mistake == mistake, report
     assert message in report, report
+
+
+@pytest.mark.parametrize("fn", [capture_forgot_retain_grad, capture_forgot_retain_grad_raises])
+def test_forgetting_retain_grad_is_not_called_a_detach(fn, recwarn):
+    """No .detach() was written, so the report does not blame one: it names retain_grad and a hook as the fix,
+    and PyTorch's own warning about the .grad read is answered by the report, not passed on."""
+    report = checks.check_attention_grads(fn, verbose=False).report()
+    assert "retain_grad() on each attention tensor before S.backward()" in report, report
+    assert "register_hook" in report, report
+    assert "cut from the graph" not in report and ".detach()" not in report, report
+    assert not [w for w in recwarn if "leaf Tensor" in str(w.message)]
+
+
+def test_other_warnings_of_the_students_function_still_reach_the_student():
+    def capture_that_warns(model, inputs, target):
+        warnings.warn("a warning of the student's own", UserWarning, stacklevel=1)
+        return capture_retain_grad(model, inputs, target)
+
+    with pytest.warns(UserWarning, match="of the student's own"):
+        assert checks.check_attention_grads(capture_that_warns, verbose=False).passed
 
 
 def test_the_predicted_class_instead_of_the_target_passes_the_first_case_only():

@@ -114,6 +114,48 @@ def test_student_page_drops_what_a_solution_printed(tmp_path: Path):
     assert not list(tmp_path.iterdir())  # refused before anything was written
 
 
+def test_student_page_hides_what_a_check_reported_on_the_solution(tmp_path: Path):
+    """A check cell ran against the solution: under the stub its "all checks passed" and the expected values
+    would hand the answer over, so the page shows one line saying when the check runs instead."""
+    nb = nbformat.v4.new_notebook()
+    solved = nbformat.v4.new_code_cell(f"def my_f(x):\n    {homework.BEGIN}\n    return 41 + x\n    {homework.END}")
+    solved.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": "my_f", "locked": False}
+    check = nbformat.v4.new_code_cell(f"assert check_f(my_f)\n{homework.HIDDEN_BEGIN}\nassert check_f(my_f).passed\n"
+                                      f"{homework.HIDDEN_END}")
+    check.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "my_f-check", "points": 1}
+    check.outputs = [nbformat.v4.new_output("stream", name="stdout",
+                                            text="check_f: all checks passed\n  ok    f(1) = 42\n")]
+    check.execution_count = 2
+    plain = nbformat.v4.new_code_cell("assert my_f(1) == 42  # a lecture cell, no grader's")  # not a check cell
+    plain.outputs = [nbformat.v4.new_output("stream", name="stdout", text="the lecture goes on\n")]
+    nb.cells = [solved, check, plain]
+    page = pages.student_page(nb)
+    shown = "".join(o.get("text", "") for o in page.cells[1].outputs)
+    assert "all checks passed" not in shown and "42" not in shown
+    assert shown == pages.check_note(check) + "\n" and "written my_f above" in shown
+    assert page.cells[1].execution_count is None
+    assert page.cells[2].outputs == plain.outputs
+    assert check.outputs[0]["text"].startswith("check_f: all checks passed")  # the notebook itself is untouched
+    said = page_text(pages.export_page(nb, tmp_path / "page.html", student=True).read_text())
+    assert squash("all checks passed") not in said and squash(pages.check_note(check)) in said
+    # a check cell told by its hidden tests alone (no nbgrader metadata) is cleared too
+    del check.metadata["nbgrader"]
+    bare = pages.student_page(nb).cells[1]
+    assert "all checks passed" not in bare.outputs[0]["text"] and "exercise's function" in bare.outputs[0]["text"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_every_check_cell_of_a_lecture_is_seen_as_one(path: Path):
+    """Every exercise's ``-check`` cell of the lecture notebooks is recognised, so none keeps its run's report."""
+    nb = nbformat.read(path, as_version=4)
+    checks = [c for c in nb.cells if c.cell_type == "code"
+              and str(c.metadata.get("nbgrader", {}).get("grade_id", "")).endswith("-check")]
+    assert checks, f"{path.name}: no check cell found to look at"
+    assert all(pages._is_check(c) for c in checks)
+    assert not any(pages._is_check(c) for c in nb.cells if c.cell_type == "code" and c not in checks
+                   and homework.HIDDEN_BEGIN not in c.source)
+
+
 class _Sections(HTMLParser):
     """The ``<section>`` elements of a reveal.js page: how many at the top (slides) and below (subslides)."""
 

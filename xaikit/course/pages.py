@@ -22,7 +22,7 @@ from xaikit._files import write_export
 from xaikit._validate import bool_flags
 from xaikit.course import export
 from xaikit.course import notebooks as nbtools
-from xaikit.course.cutting import student_code, student_markdown
+from xaikit.course.cutting import HIDDEN_BEGIN, student_code, student_markdown
 
 
 @bool_flags
@@ -44,17 +44,44 @@ def student_page(nb):
     solution block becomes the ``# YOUR CODE HERE`` stub (:func:`~xaikit.course.homework.student_code`), and
     the outputs of such a cell go too (they show what the solution printed or drew); in each Markdown cell
     every written answer becomes "YOUR ANSWER HERE", as on the sheet and under nbgrader
-    (:func:`~xaikit.course.homework.student_markdown`). What later cells printed stays: it is the lecture's."""
+    (:func:`~xaikit.course.homework.student_markdown`). An exercise's check cell (nbgrader's ``grade`` cell, or
+    one with hidden tests) ran against the solution, so its report ("all checks passed" and the expected
+    values) is replaced by one line saying the check runs when the student has written the function
+    (:func:`check_note`). What later cells printed stays: it is the lecture's."""
+    import nbformat
+
     nb = copy.deepcopy(nb)
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "code":
+            check = _is_check(cell)
             cell.source, stubs = student_code(cell.source, where=f"cell {index}")
             if stubs:
                 cell.outputs = []
                 cell.execution_count = None
+            elif check:
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=check_note(cell) + "\n")]
+                cell.execution_count = None
         elif cell.cell_type == "markdown":
             cell.source, _ = student_markdown(cell.source, where=f"cell {index}")
     return nb
+
+
+def _is_check(cell) -> bool:
+    """Whether a code cell checks an exercise: nbgrader's ``grade`` cell that is no solution, or a cell holding
+    hidden tests (:data:`~xaikit.course.homework.HIDDEN_BEGIN`)."""
+    meta = cell.metadata.get("nbgrader", {})
+    graded = isinstance(meta, dict) and meta.get("grade") is True and not meta.get("solution")
+    return graded or any(line.strip() == HIDDEN_BEGIN for line in cell.source.splitlines())
+
+
+def check_note(cell) -> str:
+    """The line a students' page shows instead of a check cell's output: the exercise's function, named from the
+    cell's ``grade_id`` (``my_cav-check``: ``my_cav``) or else said plainly."""
+    meta = cell.metadata.get("nbgrader", {})
+    grade_id = meta.get("grade_id", "") if isinstance(meta, dict) else ""
+    name = grade_id[:-len("-check")] if isinstance(grade_id, str) and grade_id.endswith("-check") else ""
+    what = name or "the exercise's function"
+    return f"(This check runs when you have written {what} above: it reports each case it tries.)"
 
 
 def run(names: list[str] | None = None, html_dir: str | None = None, timeout: int = 600,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import warnings
 
 import numpy as np
 import torch
@@ -333,6 +334,15 @@ _DETACHED = ("the attention was cut from the graph before the forward pass ended
              "it: keep the very tensor the model computes with (output_attentions=True returns it), call "
              ".retain_grad() on it before the backward pass, and detach only afterwards")
 
+#: what PyTorch warns when ``.grad`` is read on a tensor that autograd computed and was not asked to keep
+_NOT_LEAF_WARNING = "not a leaf Tensor"
+
+_NOT_RETAINED = ("the attention's gradient was never kept: the attention tensors are computed by the model, "
+                 "not leaves of the graph, and the backward pass fills .grad only on leaves unless asked, so "
+                 "a.grad stays None (PyTorch warns of it). Call a.retain_grad() on each attention tensor before "
+                 "S.backward(), or keep its gradient with a hook (a.register_hook(...)) or "
+                 "torch.autograd.grad(S, attentions)")
+
 
 def _alternative_gradients(model, inputs: dict, target: int) -> dict[str, tuple[str, torch.Tensor]]:
     """The gradient of the attention for each output a student might differentiate by mistake, ``(L, M, N, N)``
@@ -386,16 +396,31 @@ def check_attention_grads(student_fn, verbose: bool = True) -> CheckResult:
     ``retain_grad()``). Compared with xaikit's capture (:func:`xaikit.text.gradsam.attention_and_gradients`) on
     a tiny seeded BERT, for the predicted class and the other class. Names the usual mistakes: the gradient of
     another output (the other class's logit, the probability, the loss), attention detached before the forward
-    pass ended (no gradient, or all zeros), and the transposed matrix. Notebook 04, section 4c (Barkan et al.
-    2021's Grad-SAM needs exactly these two tensors)."""
-    result = _run_check("check_attention_grads", student_fn, _capture_cases(), _grade_attention_grads, False)
+    pass ended (no gradient, or all zeros), the gradient never kept (``.grad`` read on the attention without
+    ``retain_grad()``, which PyTorch warns of and answers with None), and the transposed matrix. Notebook 04,
+    section 4c (Barkan et al. 2021's Grad-SAM needs exactly these two tensors)."""
+    cases = _capture_cases()
+    with warnings.catch_warnings(record=True) as caught:  # the student's call is the only code run in here
+        warnings.simplefilter("always")
+        result = _run_check("check_attention_grads", student_fn, cases,
+                            functools.partial(_grade_attention_grads, caught=caught), False)
+    not_retained = _read_unkept_grad(caught)
+    for w in caught:  # every other warning reaches the student as it would have without the check
+        if _NOT_LEAF_WARNING not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     raised = next((line for line in result.lines if "your function raised" in line), None)
-    if result.mistake == "raised" and raised and any(words in raised for words in _DETACHED_ERRORS):
+    if result.mistake == "raised" and raised and (not_retained
+                                                  or any(words in raised for words in _DETACHED_ERRORS)):
         result.mistake = None
-        result.fail(_DETACHED, "detached")
+        result.fail(_NOT_RETAINED if not_retained else _DETACHED, "not_retained" if not_retained else "detached")
         if isinstance(student_fn, ExerciseFunction):
             student_fn._graded(result)
     return _finish(result, verbose)
+
+
+def _read_unkept_grad(caught: list) -> bool:
+    """Whether the student's code read ``.grad`` on a tensor that autograd computed without ``retain_grad()``."""
+    return any(_NOT_LEAF_WARNING in str(w.message) for w in caught)
 
 
 def _stacked(value) -> torch.Tensor | None | str:
@@ -418,8 +443,9 @@ def _near(got: torch.Tensor, want: torch.Tensor) -> bool:
 
 
 def _grade_attention_grads(result: CheckResult, answer, label: str, a: torch.Tensor, g: torch.Tensor,
-                           alternatives: dict, tokens: list[str], model) -> None:
-    """One sentence and target: the student's ``(attentions, gradients)`` against the reference ``a``, ``g``."""
+                           alternatives: dict, tokens: list[str], model, caught: list = ()) -> None:
+    """One sentence and target: the student's ``(attentions, gradients)`` against the reference ``a``, ``g``.
+    ``caught``: the warnings the student's call raised (a ``.grad`` read without ``retain_grad()`` is one)."""
     model.zero_grad(set_to_none=True)  # a student's .backward() leaves gradients on the parameters
     if not isinstance(answer, list | tuple) or len(answer) != 2:
         result.fail(f"{label}: return the pair (attentions, gradients), got {type(answer).__name__}", "shape")
@@ -445,7 +471,10 @@ def _grade_attention_grads(result: CheckResult, answer, label: str, a: torch.Ten
     result.ok(f"{label}: attention of all {L} layers x {M} heads matches")
     if isinstance(got_g, str) or (got_g is not None and got_g.numel() and float(got_g.abs().max()) == 0.0):
         what = "None" if isinstance(got_g, str) else "all zero"
-        result.fail(f"{label}: your gradients are {what}: {_DETACHED}", "detached")
+        if _read_unkept_grad(caught):
+            result.fail(f"{label}: your gradients are {what}: {_NOT_RETAINED}", "not_retained")
+        else:
+            result.fail(f"{label}: your gradients are {what}: {_DETACHED}", "detached")
         return
     got_g = _reshaped(result, got_g, g.shape, label, f"one gradient per attention weight, {tuple(g.shape)}")
     if got_g is None:
