@@ -297,7 +297,7 @@ def cpu_busy() -> bool:
     True when other processes already keep the cores busy (1-minute load average near the core count).
 
     On such a machine torch's OpenMP threads wait for each other, and one thread is several times faster
-    than two (measured on 2 shared cores at load 10: one Grad-SAM pass 4.6 s with 2 threads, 0.18 s with 1).
+    than two (``benchmarks/threads_by_size.py`` measures it).
     """
     return load_average() > (os.cpu_count() or 1) - 0.5
 

@@ -107,9 +107,8 @@ def recorded_costs(*rows: str) -> str:
     """The full record, one line per device: the seconds and peak memory of ``rows``, and the machine, its
     load and the date they were measured on (for ``benchmarks/``; the notebooks print :func:`lecture_costs`).
 
-    >>> print(recorded_costs("gradsam", "shap"))      # doctest: +SKIP
-    CPU (Intel(R) Xeon(R) Processor, 2 cores, load 0.3, 2026-11-27): Grad-SAM, bert-base, one sentence 0.6 s ...
-    GPU: not measured yet (run scripts/lecture_scale.py --record where a GPU is lent)
+    One line per device: ``CPU (<processor>, <cores>, load <load>, <date>): Grad-SAM, bert-base, one sentence
+    <seconds> ...``, or ``GPU: not measured yet (run scripts/lecture_scale.py --record where a GPU is lent)``.
     """
     data = _record(rows)
     lines = []

@@ -74,8 +74,8 @@ _NUMBA_EXPECTED = {
     "shap.explainers._partition": ("lower_credit",),
     "shap.utils._clustering": ("_pt_shuffle_rec", "delta_minimization_order", "_reverse_window"),
 }
-#: what the warning of a real compile says it costs: SHAP 0.51's four Partition helpers took 4.7-10.5 s to
-#: compile on a 2-core machine (numba 0.68.1, 2026-11; the range is the machine's load), once per process
+#: the range of seconds the warning of a real compile names: numba compiles SHAP's four Partition helpers once
+#: per process (benchmarks/shap_padding.py measures it)
 COMPILE_SECONDS = (5, 10)
 
 
