@@ -96,7 +96,8 @@ def digits():
 
 def test_a_dummy_tensor_method_is_found_by_the_registry_and_the_sanity_panel(tmp_path, digits):
     from xaikit import widgets as W
-    from xaikit.tensor import registry, sanity
+    from xaikit.lab import tensor_sanity as sanity
+    from xaikit.tensor import registry
     from xaikit.tensor.gradients import gradient
 
     before = registry.names()

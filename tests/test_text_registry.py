@@ -209,7 +209,8 @@ def test_a_sentence_with_a_zero_width_space_among_words_is_still_explained(bert)
 
 
 def test_run_lab_refuses_a_long_sentence_before_any_work(bert, monkeypatch):
-    from xaikit.text import faithfulness, shaptext, views
+    from xaikit.lab import faithfulness
+    from xaikit.text import shaptext, views
 
     model, tok = bert
     monkeypatch.setattr(shaptext, "LONG_TEXT", 6)  # the tiny model takes too few tokens for the real 200
