@@ -87,8 +87,8 @@ def _short(value) -> str:
     return f"{type(value).__name__} of shape {tuple(shape)}" if shape is not None else repr(value)
 
 
-def captum_keywords(aliases: dict[str, Alias],
-                    refused: dict[str, str] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def captum_keywords(aliases: dict[str, Alias], refused: dict[str, str] | None = None,
+                    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a function so that it also takes Captum's keywords ``aliases`` (Captum's name -> :class:`Alias`).
 
     A Captum keyword is renamed to xaikit's (its value translated by ``Alias.values``). Given together with

@@ -140,8 +140,8 @@ def _agreement(rows: list[dict], kept: list[str], n_words: list[int], layer: int
 
 
 @bool_flags
-def rank_agreement(model: torch.nn.Module, tokenizer: Tokenizer, sentences: str | Sequence[str], layer: int = -1,
-                   progress: bool = False) -> RankAgreement:
+def rank_agreement(model: torch.nn.Module, tokenizer: Tokenizer, sentences: str | Sequence[str],
+                   layer: int = -1, progress: bool = False) -> RankAgreement:
     """Jain & Wallace's correlation analysis over ``sentences``: per sentence, Kendall's tau-b of attention
     (``layer``'s [CLS] row) with the input gradient, of attention with leave-one-out, and of the gradient
     with leave-one-out.

@@ -147,7 +147,8 @@ class DiagnosticMLP(nn.Module):
         s = self.score(self.token_outputs(ids, mask)).squeeze(-1)  # (B, T)
         return torch.softmax(s.masked_fill(~mask.bool(), float("-inf")), dim=-1)  # (B, T)
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor, weights: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor,
+                weights: torch.Tensor | None = None) -> torch.Tensor:
         ids, mask = _check_ids(ids, mask, self.embedding.num_embeddings)
         return self._logits(ids, mask, weights, check=True)
 

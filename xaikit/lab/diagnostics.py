@@ -90,7 +90,8 @@ class DiagnosticData:
 
 @bool_flags
 def diagnostic_data(model: torch.nn.Module, tokenizer: Tokenizer, pairs: Sequence[tuple[str, int]],
-                    layer: int = -1, batch_size: int = 64, progress: bool = False, cache: bool = False) -> DiagnosticData:
+                    layer: int = -1, batch_size: int = 64, progress: bool = False,
+                    cache: bool = False) -> DiagnosticData:
     """Tokenize ``(sentence, label)`` pairs and read the model's attention for each, in one batched forward pass.
 
     The attention is the ``layer``'s [CLS] row, mean of the heads: in the last layer (the default) it is the

@@ -295,8 +295,8 @@ class LabResult:
 @bool_flags
 def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences: str | Sequence[str],
             rankings: Sequence[str] | None = None, n_permutations: int = 16, seed: int = 0, layer: int = -1,
-            bins: Sequence[float] = ERASER_BINS, progress: bool = True, extra_views: Sequence[str] = EXTRA_VIEWS,
-            allow_long: bool = False, **costs: int) -> LabResult:
+            bins: Sequence[float] = ERASER_BINS, progress: bool = True,
+            extra_views: Sequence[str] = EXTRA_VIEWS, allow_long: bool = False, **costs: int) -> LabResult:
     """Run every experiment of the lab over ``sentences`` (notebook 06 §2-6).
 
     ``rankings``: the rankings compared (default: :func:`rankings`, every registered lab method and

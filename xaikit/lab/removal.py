@@ -171,8 +171,8 @@ def _bin_sizes(bins, n_words: int) -> list[int]:
     return [max(1, math.ceil(b * n_words)) for b in bins]
 
 
-def flip_fraction(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, scores: TokenScores, how: str = "erase",
-                  layer: int = -1) -> tuple[float, bool]:
+def flip_fraction(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, scores: TokenScores,
+                  how: str = "erase", layer: int = -1) -> tuple[float, bool]:
     """Fraction of the words removed (top of the ranking first) when the decision first flips.
 
     ``how="erase"``: Serrano & Smith's erasure in attention layer ``layer`` only; ``"delete"``: deleted from
@@ -206,8 +206,8 @@ def aopc(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, scores
     return float(np.mean(p - comp[:, c])), float(np.mean(p - suff[:, c]))
 
 
-def erasure(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, attention: TokenScores, rng: np.random.Generator,
-            layer: int = -1) -> Erasure:
+def erasure(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, attention: TokenScores,
+            rng: np.random.Generator, layer: int = -1) -> Erasure:
     """Erase the most attended word vs a random other word in attention layer ``layer`` (Serrano & Smith):
     JS divergences of the outputs, decision flips, and the attention gap between the two words."""
     positions = content_positions(enc, tokenizer)
