@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["Alias", "captum_keywords", "IG", "IG_STEPS", "NOISE_TUNNEL", "SMOOTHGRAD_KINDS", "smoothgrad_kind"]
 
@@ -55,7 +57,7 @@ STDEVS = ("Captum's stdevs is the noise's absolute standard deviation; xaikit's 
           "value_range=1 (noise std = sigma * 1)")
 
 
-def smoothgrad_kind(kind):
+def smoothgrad_kind(kind: object) -> object:
     """``kind`` with Captum's ``'smoothgrad_sq'`` read as xaikit's ``'squared'`` (other values unchanged)."""
     return SMOOTHGRAD_KINDS["smoothgrad_sq"] if isinstance(kind, str) and kind == "smoothgrad_sq" else kind
 
@@ -85,7 +87,8 @@ def _short(value) -> str:
     return f"{type(value).__name__} of shape {tuple(shape)}" if shape is not None else repr(value)
 
 
-def captum_keywords(aliases: dict[str, Alias], refused: dict[str, str] | None = None):
+def captum_keywords(aliases: dict[str, Alias], refused: dict[str, str] | None = None,
+                    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorate a function so that it also takes Captum's keywords ``aliases`` (Captum's name -> :class:`Alias`).
 
     A Captum keyword is renamed to xaikit's (its value translated by ``Alias.values``). Given together with

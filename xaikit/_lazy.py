@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable, Iterable
 
 
-def attach(package: str, exports: dict[str, str], submodules=()):
+def attach(package: str, exports: dict[str, str],
+           submodules: Iterable[str] = ()) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``exports`` maps a name to the submodule (relative to
     ``package``) that defines it; ``submodules`` are reachable as attributes, e.g. ``xaikit.text.views``."""
     submodules = frozenset(submodules)

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 import types
 import warnings
+from collections.abc import Sequence
 
 __all__ = ["MOVED", "MovedFinder", "install"]
 
@@ -80,18 +82,19 @@ def _places(old: str) -> str:
 class MovedFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """Finds the old paths of :data:`MOVED` (after every other finder failed) and loads their stand-ins."""
 
-    def find_spec(self, fullname, path=None, target=None):
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if fullname not in MOVED:
             return None
         return importlib.util.spec_from_loader(fullname, self, is_package=fullname in _PACKAGES)
 
-    def create_module(self, spec):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         module = _Moved(spec.name)
         if spec.name in _PACKAGES:
             module.__path__ = []  # its old submodules are found by this finder too
         return module
 
-    def exec_module(self, module) -> None:
+    def exec_module(self, module: types.ModuleType) -> None:
         warnings.warn(f"{module.__name__} moved to {_places(module.__name__)}; import it from there",
                       DeprecationWarning, stacklevel=2)  # warnings skips the import machinery's frames
 

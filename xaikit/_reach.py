@@ -19,7 +19,7 @@ __all__ = ["reachable_modules"]
 _REACH_DEPTH = 4
 
 
-def reachable_modules(f) -> list[tuple[str, torch.nn.Module]]:
+def reachable_modules(f: object) -> list[tuple[str, torch.nn.Module]]:
     """The torch modules ``f`` computes with, each with the name it is reached by: ``f`` itself if a module,
     else what its closure cells (``lambda b: model(b)`` inside a function), the globals its code loads
     (the same lambda in a notebook cell), a bound method's ``__self__``, a ``functools.partial``'s function

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from xaikit._fn import in_float32, inputs_to_model
-from xaikit._text_input import Tokenizer, check_model, check_texts, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, check_model, check_texts, prepare_text
+from xaikit._types import Input
 from xaikit._validate import bool_flags
 from xaikit.lab.removal import _pad_id, _probs_deleted, content_positions
 from xaikit.models.arch import check_layer
@@ -28,7 +30,7 @@ __all__ = ["TAU_PAIRS", "word_tau", "input_gradient", "leave_one_out", "RankAgre
 TAU_PAIRS = ("attention-gradient", "attention-LOO", "gradient-LOO")
 
 
-def word_tau(a, b, positions) -> float:
+def word_tau(a: Input, b: Input, positions: Sequence[int]) -> float:
     """Kendall's tau-b between ``|a|`` and ``|b|`` over the token ``positions`` only (the word tokens).
 
     ``a`` and ``b`` are one score per token, ``(N,)``; the other positions ([CLS], [SEP]) are left out
@@ -55,7 +57,7 @@ def word_tau(a, b, positions) -> float:
 
 
 @in_float32("model")
-def input_gradient(model, enc) -> np.ndarray:
+def input_gradient(model: torch.nn.Module, enc: PreparedText) -> np.ndarray:
     """Jain & Wallace's gradient importance of every token, ``(N,)``, signed (their tau uses ``|g|``).
 
     The derivative of the explained class's probability (``enc.target``) with respect to the token's one-hot
@@ -79,7 +81,8 @@ def input_gradient(model, enc) -> np.ndarray:
     return (grad[0].cpu().double() * e.cpu().double()).sum(-1).numpy()
 
 
-def leave_one_out(model, enc, tokenizer, batch_size: int = 64) -> np.ndarray:
+def leave_one_out(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer,
+                  batch_size: int = 64) -> np.ndarray:
     """Leave-one-out importance ``(N,)``: ``p(x) - p(x without token t)`` for the explained class
     (``enc.target``), each word token deleted from the input ids on its own (the rest move up), all of a
     sentence's deletions in one batched pass. Special tokens are never deleted: NaN there.
@@ -137,8 +140,8 @@ def _agreement(rows: list[dict], kept: list[str], n_words: list[int], layer: int
 
 
 @bool_flags
-def rank_agreement(model: torch.nn.Module, tokenizer: Tokenizer, sentences, layer: int = -1,
-                   progress: bool = False) -> RankAgreement:
+def rank_agreement(model: torch.nn.Module, tokenizer: Tokenizer, sentences: str | Sequence[str],
+                   layer: int = -1, progress: bool = False) -> RankAgreement:
     """Jain & Wallace's correlation analysis over ``sentences``: per sentence, Kendall's tau-b of attention
     (``layer``'s [CLS] row) with the input gradient, of attention with leave-one-out, and of the gradient
     with leave-one-out.

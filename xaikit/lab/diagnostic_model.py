@@ -77,7 +77,7 @@ def _pool(outputs: torch.Tensor, real: torch.Tensor) -> torch.Tensor:
     return torch.einsum("bt,bth->bh", alpha, outputs)  # (B, H)
 
 
-def pool(outputs, weights, mask=None) -> torch.Tensor:
+def pool(outputs: torch.Tensor, weights: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
     """Pool token outputs ``(B, T, H)`` with weights ``(B, T)`` into ``(B, H)``: ``sum_t w_t h_t / sum_t w_t``.
 
     Only positions where ``mask`` ``(B, T)`` is True count (padding is dropped, whatever its weight), and the
@@ -111,7 +111,8 @@ class DiagnosticMLP(nn.Module):
     """
 
     @bool_flags
-    def __init__(self, embedding: torch.Tensor, hidden: int = 64, n_classes: int = 2, learn_weights: bool = False):
+    def __init__(self, embedding: torch.Tensor, hidden: int = 64, n_classes: int = 2,
+                 learn_weights: bool = False) -> None:
         super().__init__()
         embedding = torch.as_tensor(embedding)
         if embedding.ndim != 2 or not embedding.is_floating_point():
@@ -146,7 +147,8 @@ class DiagnosticMLP(nn.Module):
         s = self.score(self.token_outputs(ids, mask)).squeeze(-1)  # (B, T)
         return torch.softmax(s.masked_fill(~mask.bool(), float("-inf")), dim=-1)  # (B, T)
 
-    def forward(self, ids: torch.Tensor, mask: torch.Tensor, weights=None) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor,
+                weights: torch.Tensor | None = None) -> torch.Tensor:
         ids, mask = _check_ids(ids, mask, self.embedding.num_embeddings)
         return self._logits(ids, mask, weights, check=True)
 
@@ -184,7 +186,9 @@ def _check_ids(ids, mask, vocabulary: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 @bool_flags
-def train_diagnostic(embedding, ids, mask, labels, weights=None, learn_weights: bool = False, seed: int = 0,
+def train_diagnostic(embedding: torch.Tensor, ids: torch.Tensor | np.ndarray, mask: torch.Tensor | np.ndarray,
+                     labels: torch.Tensor | np.ndarray, weights: torch.Tensor | np.ndarray | None = None,
+                     learn_weights: bool = False, seed: int = 0,
                      hidden: int = 64, epochs: int = 8, lr: float = 3e-3, batch_size: int = 64,
                      n_classes: int | None = None) -> DiagnosticMLP:
     """Train a :class:`DiagnosticMLP` on ``(ids, mask, labels)`` with fixed pooling ``weights`` ``(N, T)`` (or
@@ -233,7 +237,9 @@ def train_diagnostic(embedding, ids, mask, labels, weights=None, learn_weights: 
     return mlp.eval()
 
 
-def evaluate_diagnostic(mlp: DiagnosticMLP, ids, mask, labels, weights=None) -> dict[str, float]:
+def evaluate_diagnostic(mlp: DiagnosticMLP, ids: torch.Tensor | np.ndarray, mask: torch.Tensor | np.ndarray,
+                        labels: torch.Tensor | np.ndarray,
+                        weights: torch.Tensor | np.ndarray | None = None) -> dict[str, float]:
     """Accuracy and macro-F1 (the mean over the classes of each class's F1) of a trained diagnostic."""
     with torch.no_grad():
         pred = mlp(ids, mask, weights).argmax(-1).numpy()  # (N,)

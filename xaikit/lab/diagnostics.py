@@ -29,13 +29,16 @@ cached on disk), :func:`run_diagnostic` runs the whole comparison over several t
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from xaikit._fn import inputs_to_model, to_cpu
-from xaikit._text_input import check_model, check_texts, max_tokens
+from xaikit._text_input import Tokenizer, check_model, check_texts, max_tokens
 from xaikit._validate import bool_flags, check_choice, check_float, check_int
 from xaikit.lab.diagnostic_model import (  # noqa: F401 - the model's names, reachable from the experiment
     WEIGHTINGS,
@@ -49,6 +52,9 @@ from xaikit.lab.diagnostic_model import (  # noqa: F401 - the model's names, rea
 )
 from xaikit.models.arch import check_layer
 from xaikit.policies import method_threads
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["WEIGHTINGS", "pool", "DiagnosticMLP", "DiagnosticData", "diagnostic_data", "train_diagnostic",
            "evaluate_diagnostic", "DiagnosticResult", "run_diagnostic", "notebook_sentences", "warm_notebook_cache"]
@@ -83,7 +89,8 @@ class DiagnosticData:
 
 
 @bool_flags
-def diagnostic_data(model, tokenizer, pairs, layer: int = -1, batch_size: int = 64, progress: bool = False,
+def diagnostic_data(model: torch.nn.Module, tokenizer: Tokenizer, pairs: Sequence[tuple[str, int]],
+                    layer: int = -1, batch_size: int = 64, progress: bool = False,
                     cache: bool = False) -> DiagnosticData:
     """Tokenize ``(sentence, label)`` pairs and read the model's attention for each, in one batched forward pass.
 
@@ -256,7 +263,7 @@ class DiagnosticResult:
                                               for j, n in enumerate(width)))
         return "\n".join(rows)
 
-    def plot(self, ax, metric: str = "accuracy"):
+    def plot(self, ax: Axes, metric: str = "accuracy") -> Axes:
         """One dot per seed for each weighting, the seeds joined by thin lines, the transformer's own accuracy
         and chance as reference lines."""
         from xaikit.plotting import OKABE_ITO
@@ -280,7 +287,9 @@ class DiagnosticResult:
 
 
 @bool_flags
-def run_diagnostic(model, tokenizer, train_pairs, test_pairs, seeds=(0, 1, 2), weightings=WEIGHTINGS,
+def run_diagnostic(model: torch.nn.Module, tokenizer: Tokenizer, train_pairs: Sequence[tuple[str, int]],
+                   test_pairs: Sequence[tuple[str, int]], seeds: int | Sequence[int] = (0, 1, 2),
+                   weightings: Sequence[str] = WEIGHTINGS,
                    layer: int = -1, hidden: int = 64, epochs: int = 8, lr: float = 3e-3, batch_size: int = 64,
                    progress: bool = True, cache: bool = True, controls: dict | None = None) -> DiagnosticResult:
     """Wiegreffe & Pinter's diagnostic (2019, section 4, Table 3) on a transformer classifier: train the
@@ -364,7 +373,7 @@ def notebook_sentences(fast: bool | None = None) -> tuple[list[tuple[str, int]],
 
 
 @bool_flags
-def warm_notebook_cache(progress: bool = True, fast: bool | None = None, seed: int | None = None):
+def warm_notebook_cache(progress: bool = True, fast: bool | None = None, seed: int | None = None) -> Path:
     """Read the attention that notebook 06's section 4 needs (the embedded model's and the pretrained
     encoder's, on :func:`notebook_sentences`) into the disk cache, so the notebook's first run after
     ``python -m xaikit prepare`` trains its diagnostics at once instead of spending half a minute on forward

@@ -17,6 +17,7 @@ name ``"xaikit_edit"`` (with the eager additive mask) and switches the model to 
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -145,8 +146,10 @@ def _as_key_mask(remove, n_tokens: int | None) -> torch.Tensor | None:
 
 @bool_flags
 @contextmanager
-def edited_attention(model, remove=None, layers=None, heads=None, permute: bool = False, seed: int = 0,
-                     record: bool = False, n_tokens: int | None = None, queries=None):
+def edited_attention(model: torch.nn.Module, remove: torch.Tensor | Sequence[int] | None = None,
+                     layers: Sequence[int] | None = None, heads: Sequence[int] | None = None,
+                     permute: bool = False, seed: int = 0, record: bool = False, n_tokens: int | None = None,
+                     queries: Sequence[int] | None = None) -> Iterator[AttentionEdit]:
     """Within the ``with`` block, ``model``'s attention is edited; on exit everything is as before.
 
     Args:
@@ -191,7 +194,7 @@ def edited_attention(model, remove=None, layers=None, heads=None, permute: bool 
             _ACTIVE.pop(id(module), None)
 
 
-def run_edited(model, inputs: dict, **edit_kwargs) -> torch.Tensor:
+def run_edited(model: torch.nn.Module, inputs: dict, **edit_kwargs: object) -> torch.Tensor:
     """Logits ``(B, C)`` of ``model(**inputs)`` under :func:`edited_attention` (no gradients).
 
     ``inputs`` (a tokenizer's output) are moved to the model's device; the logits come back on the CPU.

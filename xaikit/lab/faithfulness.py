@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -293,9 +293,10 @@ class LabResult:
 
 
 @bool_flags
-def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences, rankings=None, n_permutations: int = 16,
-            seed: int = 0, layer: int = -1, bins=ERASER_BINS, progress: bool = True, extra_views=EXTRA_VIEWS,
-            allow_long: bool = False, **costs: int) -> LabResult:
+def run_lab(model: torch.nn.Module, tokenizer: Tokenizer, sentences: str | Sequence[str],
+            rankings: Sequence[str] | None = None, n_permutations: int = 16, seed: int = 0, layer: int = -1,
+            bins: Sequence[float] = ERASER_BINS, progress: bool = True,
+            extra_views: Sequence[str] = EXTRA_VIEWS, allow_long: bool = False, **costs: int) -> LabResult:
     """Run every experiment of the lab over ``sentences`` (notebook 06 §2-6).
 
     ``rankings``: the rankings compared (default: :func:`rankings`, every registered lab method and

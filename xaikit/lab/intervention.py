@@ -24,7 +24,7 @@ The scene as drawn is ``"original"``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -118,7 +118,7 @@ def _target_scores(model, images: Sequence[np.ndarray], index: int, processor, b
 
 
 def intervene(model: torch.nn.Module, scenes: Sequence[iw.Scene], *, target: Target = "zebra",
-              textures: Sequence[str] = iw.TEXTURES, seed: int = 0, processor=None,
+              textures: Sequence[str] = iw.TEXTURES, seed: int = 0, processor: Callable | None = None,
               batch_size: int = 200) -> InterventionTable:
     """Repaint every scene's body with each of ``textures`` and add / take away its foam, everything else kept;
     measure ``target``'s logit and probability on ``model`` (see the module docstring).

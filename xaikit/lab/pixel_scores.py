@@ -13,7 +13,9 @@ same as upsampling patch relevance uniformly to its pixels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -22,6 +24,9 @@ from xaikit._types import Target
 from xaikit._validate import bool_flags, check_int, check_names
 from xaikit.concepts.images import resolve_class
 from xaikit.image import registry
+
+if TYPE_CHECKING:
+    from xaikit.models.imageworld import Scene
 
 __all__ = ["pool_mask", "localisation", "pointing_game", "perturbation_curve", "PerturbationResult", "MethodRow",
            "compare_methods"]
@@ -92,8 +97,9 @@ class PerturbationResult:
         return float(np.trapezoid(self.probs, self.fractions))
 
 
-def perturbation_curve(model, pixels: torch.Tensor, order: np.ndarray, target: Target,
-                       fractions=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)) -> PerturbationResult:
+def perturbation_curve(model: torch.nn.Module, pixels: torch.Tensor, order: np.ndarray, target: Target,
+                       fractions: Sequence[float] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9),
+                       ) -> PerturbationResult:
     """Remove patches in ``order`` (patch indices, first removed first): the positive test passes the
     patches by decreasing relevance, the negative by increasing, the control a random permutation."""
     g = _grid(model)
@@ -134,7 +140,8 @@ class MethodRow:
 
 
 @bool_flags
-def compare_methods(model, scenes, methods=None, *, perturb: bool = True, seed: int = 0, steps: int = 16):
+def compare_methods(model: torch.nn.Module, scenes: Sequence[Scene], methods: Sequence[str] | None = None, *,
+                    perturb: bool = True, seed: int = 0, steps: int = 16) -> tuple[list[MethodRow], float]:
     """Every method in ``methods`` (default: every registered image method,
     :func:`xaikit.image.registry.method_names`) on the predicted class of every scene
     (``imageworld.Scene``): a list of :class:`MethodRow`, and the random-order control's positive AUC (NaN

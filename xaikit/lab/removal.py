@@ -21,12 +21,14 @@ Explanation": shuffled attention weights). ``enc`` is a prepared text
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from xaikit._fn import inputs_to_model
+from xaikit._text_input import PreparedText, Tokenizer
 from xaikit._validate import check_choice, check_fraction, check_int
 from xaikit.lab.editing import run_edited
 from xaikit.models.arch import embeddings_module, encoder_layers
@@ -73,7 +75,7 @@ class PermutationChange(_Keyed):
     flips: float
 
 
-def js_divergence(p, q) -> np.ndarray:
+def js_divergence(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Jensen-Shannon divergence in bits between rows of ``p`` and ``q`` (probabilities, last axis)."""
     p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
     for name, rows in (("p", p), ("q", q)):  # logits give NaN (log of a negative): refuse them by name
@@ -91,7 +93,7 @@ def js_divergence(p, q) -> np.ndarray:
     return 0.5 * kl(p, m) + 0.5 * kl(q, m)
 
 
-def content_positions(enc, tokenizer) -> list[int]:
+def content_positions(enc: PreparedText, tokenizer: Tokenizer) -> list[int]:
     """Positions of the word tokens (not [CLS], [SEP], padding)."""
     special = set(getattr(tokenizer, "all_special_ids", []) or [])
     ids = enc.inputs["input_ids"][0].tolist()
@@ -169,8 +171,8 @@ def _bin_sizes(bins, n_words: int) -> list[int]:
     return [max(1, math.ceil(b * n_words)) for b in bins]
 
 
-def flip_fraction(model, enc, tokenizer, scores: TokenScores, how: str = "erase",
-                  layer: int = -1) -> tuple[float, bool]:
+def flip_fraction(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, scores: TokenScores,
+                  how: str = "erase", layer: int = -1) -> tuple[float, bool]:
     """Fraction of the words removed (top of the ranking first) when the decision first flips.
 
     ``how="erase"``: Serrano & Smith's erasure in attention layer ``layer`` only; ``"delete"``: deleted from
@@ -184,7 +186,8 @@ def flip_fraction(model, enc, tokenizer, scores: TokenScores, how: str = "erase"
     return _first_flip(probs, int(enc.logits.argmax()), len(positions))
 
 
-def aopc(model, enc, tokenizer, scores: TokenScores, bins=ERASER_BINS) -> tuple[float, float]:
+def aopc(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, scores: TokenScores,
+         bins: Sequence[float] = ERASER_BINS) -> tuple[float, float]:
     """(comprehensiveness, sufficiency) AOPC of one ranking for the predicted class (DeYoung et al. 2020):
     the top ``ceil(k * n_words)`` words deleted from the input, or all but them, averaged over ``bins``."""
     if isinstance(bins, (str, bytes)) or not hasattr(bins, "__iter__"):
@@ -203,8 +206,8 @@ def aopc(model, enc, tokenizer, scores: TokenScores, bins=ERASER_BINS) -> tuple[
     return float(np.mean(p - comp[:, c])), float(np.mean(p - suff[:, c]))
 
 
-def erasure(model, enc, tokenizer, attention: TokenScores, rng: np.random.Generator,
-            layer: int = -1) -> Erasure:
+def erasure(model: torch.nn.Module, enc: PreparedText, tokenizer: Tokenizer, attention: TokenScores,
+            rng: np.random.Generator, layer: int = -1) -> Erasure:
     """Erase the most attended word vs a random other word in attention layer ``layer`` (Serrano & Smith):
     JS divergences of the outputs, decision flips, and the attention gap between the two words."""
     positions = content_positions(enc, tokenizer)
@@ -241,8 +244,9 @@ def _copies(out, b: int):
     return (out[0].expand(b, *out[0].shape[1:]).contiguous(), *out[1:])
 
 
-def permutation_change(model, enc, n_permutations: int = 16, layers=(-1,), seed: int = 0,
-                       queries=None) -> PermutationChange:
+def permutation_change(model: torch.nn.Module, enc: PreparedText, n_permutations: int = 16,
+                       layers: Sequence[int] = (-1,), seed: int = 0,
+                       queries: Sequence[int] | None = None) -> PermutationChange:
     """Jain & Wallace: shuffle the attention weights of ``layers`` (each row over the real tokens, the same
     shuffle for every head and query) ``n_permutations`` times; the median total variation distance of the
     outputs from the unshuffled ones, and the share of shuffles that flip the decision.

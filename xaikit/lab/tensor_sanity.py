@@ -24,6 +24,7 @@ import copy
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -34,6 +35,9 @@ from xaikit._types import Input
 from xaikit._validate import bool_flags, check_choice, check_int, check_names, check_same_shape
 from xaikit.policies import method_threads
 from xaikit.tensor import registry
+
+if TYPE_CHECKING:
+    from xaikit.models.digits import TrainedDigits
 
 __all__ = ["METHODS", "layers_from_top", "cascading_randomisation", "randomised_layers", "spearman", "ssim",
            "Similarity", "similarity", "sanity_maps", "CascadeScores", "cascade_scores",
@@ -151,7 +155,7 @@ def _average_ranks(v: np.ndarray) -> np.ndarray:
 
 
 @bool_flags
-def spearman(a, b, absolute: bool = False) -> float:
+def spearman(a: Input, b: Input, absolute: bool = False) -> float:
     """Spearman's rank correlation of two maps of the same shape: the Pearson correlation of their ranks.
 
     ``absolute=True`` ranks ``|a|`` and ``|b|`` (the paper reports both: a map whose signs flip but whose
@@ -183,7 +187,7 @@ def _as_image(a: torch.Tensor, name: str) -> tuple[np.ndarray, int | None]:
 
 
 @bool_flags
-def ssim(a, b, absolute: bool = True) -> float:
+def ssim(a: Input, b: Input, absolute: bool = True) -> float:
     """The structural similarity (SSIM, Wang et al. 2004) of two maps, each divided by its largest |value|.
 
     With ``absolute=True`` (the default, as the paper compares maps) the maps are ``|a| / max|a|`` in [0, 1]
@@ -219,7 +223,7 @@ class Similarity:
     ssim: float
 
 
-def similarity(original, other) -> Similarity:
+def similarity(original: Input, other: Input) -> Similarity:
     """The three similarity measures of Adebayo et al. (2018) between a map and the original map."""
     a, b = _fn.as_input(original, "original"), _fn.as_input(other, "other")
     check_same_shape(a, b, "original", "other")
@@ -275,7 +279,7 @@ class CascadeScores:
 
 
 def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, methods: Sequence[str] = METHODS,
-                   targets: Sequence[int] | None = None, **map_options) -> CascadeScores:
+                   targets: Sequence[int] | None = None, **map_options: float | int) -> CascadeScores:
     """Run the cascading randomisation test on a batch of images ``(N, ...)``: randomise 0, 1, ...,
     all layers from the top (:func:`cascading_randomisation` with ``seed``) and compare every method's map
     with the trained model's (:func:`similarity`). ``targets`` defaults to the trained model's predictions.
@@ -293,7 +297,7 @@ def cascade_scores(model: nn.Module, images: torch.Tensor, seed: int = 0, method
 
 
 def compare_models(model: nn.Module, other: nn.Module, images: torch.Tensor, methods: Sequence[str] = METHODS,
-                   targets: Sequence[int] | None = None, **map_options) -> np.ndarray:
+                   targets: Sequence[int] | None = None, **map_options: float | int) -> np.ndarray:
     """The similarity of ``other``'s maps to ``model``'s on a batch of images ``(N, ...)``: an array
     ``(len(methods), N, 3)`` of (Spearman, Spearman of absolute values, SSIM), as :class:`CascadeScores`
     holds them. ``targets`` defaults to ``model``'s predictions, for both models. The data randomisation
@@ -342,7 +346,7 @@ def _targets(model, images, targets) -> list[int]:
 
 @bool_flags
 def data_randomised_digits(seed: int | None = None, epochs: int | None = None, progress: bool = True,
-                           disk_cache: bool = True):
+                           disk_cache: bool = True) -> TrainedDigits:
     """The digits CNN trained on labels permuted before training, for the data randomisation test.
 
     The architecture and seed of :func:`xaikit.tensor.toys.digits_classifier` (``seed=None``: the cache's

@@ -26,9 +26,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from xaikit._text_input import Tokenizer
 from xaikit._validate import bool_flags, check_int, check_names
 from xaikit.lab.tensor_sanity import _redrawn_copy, spearman
 from xaikit.models.arch import encoder_layers
+from xaikit.text.tokens import TokenScores
 
 __all__ = ["HEAD", "head_modules", "block_names", "randomise_blocks", "randomised_modules", "ranking_similarity",
            "cascade_similarities", "model_similarities"]
@@ -69,7 +71,7 @@ def head_modules(model: nn.Module) -> list[str]:
     return found
 
 
-def randomised_modules(model: nn.Module, blocks) -> list[str]:
+def randomised_modules(model: nn.Module, blocks: int | str) -> list[str]:
     """The modules :func:`randomise_blocks` re-draws: every module holding parameters inside the top
     ``blocks`` encoder blocks, or inside the head when ``blocks == HEAD``."""
     names = block_names(model)
@@ -87,7 +89,7 @@ def randomised_modules(model: nn.Module, blocks) -> list[str]:
     return out
 
 
-def randomise_blocks(model: nn.Module, blocks, seed: int = 0) -> nn.Module:
+def randomise_blocks(model: nn.Module, blocks: int | str, seed: int = 0) -> nn.Module:
     """A copy of ``model`` with its top ``blocks`` encoder blocks re-drawn, or its head alone (``HEAD``).
 
     Each module holding parameters (linear layers, layer norms) is re-drawn by its own ``reset_parameters``
@@ -100,7 +102,7 @@ def randomise_blocks(model: nn.Module, blocks, seed: int = 0) -> nn.Module:
 
 
 @bool_flags
-def ranking_similarity(original, randomised, signed: bool) -> float:
+def ranking_similarity(original: TokenScores, randomised: TokenScores, signed: bool) -> float:
     """Spearman's rank correlation of two :class:`~xaikit.text.tokens.TokenScores` of the same tokens
     (``|score|`` when ``signed``: such methods rank tokens by magnitude). NaN when a ranking is constant."""
     a, b = np.asarray(original.scores, float), np.asarray(randomised.scores, float)
@@ -110,8 +112,9 @@ def ranking_similarity(original, randomised, signed: bool) -> float:
 
 
 @bool_flags
-def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], steps, methods: Sequence[str],
-                         seed: int = 0, progress: bool = False, **costs) -> dict:
+def cascade_similarities(model: nn.Module, tokenizer: Tokenizer, texts: Sequence[str],
+                         steps: Sequence[int | str], methods: Sequence[str], seed: int = 0,
+                         progress: bool = False, **costs: int) -> dict:
     """Mean Spearman similarity per step and method: ``{step: {method: mean over texts}}``.
 
     ``steps``: block counts and/or ``HEAD``; ``methods``: text method names; ``costs`` as
@@ -144,8 +147,8 @@ def cascade_similarities(model: nn.Module, tokenizer, texts: Sequence[str], step
     return {"similarity": out, "scores": scores, "targets": targets, "costs": spent}
 
 
-def model_similarities(model: nn.Module, other: nn.Module, tokenizer, texts: Sequence[str], methods: Sequence[str],
-                       original: Sequence[dict] | None = None, **costs) -> dict:
+def model_similarities(model: nn.Module, other: nn.Module, tokenizer: Tokenizer, texts: Sequence[str],
+                       methods: Sequence[str], original: Sequence[dict] | None = None, **costs: int) -> dict:
     """Mean Spearman similarity per method of two models' token rankings: ``{method: mean over texts}``.
 
     The data randomisation test of Adebayo et al. (2018, section 4), notebook 06: ``model`` is the trained
