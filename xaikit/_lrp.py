@@ -83,7 +83,8 @@ def lrp_matmul(a: torch.Tensor, b: torch.Tensor, relevance: torch.Tensor, scale:
 
 
 def propagate_blocks(blocks: Sequence[Any], params: Sequence[Any], r_top: torch.Tensor,
-                     block_relevance: Callable[..., tuple[torch.Tensor, torch.Tensor]], scale: float, heads: int
+                     block_relevance: Callable[..., tuple[torch.Tensor, torch.Tensor]], scale: float,
+                     heads: int
                      ) -> tuple[list[torch.Tensor], torch.Tensor, list[float]]:
     """Relevance from the top block's output ``r_top`` ``(N, D)`` down to block 0's input, one block at a time
     by ``block_relevance(block, its params, r_out, scale, heads) -> (r_in, r_attention)`` (each model family

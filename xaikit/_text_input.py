@@ -178,7 +178,8 @@ def _warn_special_tokens(tokenizer, text: str, name: str) -> None:
                       f"{found[0].strip('[]<>')!r}) if you meant a word", SpecialTokenWarning)
 
 
-def fit_text(model: torch.nn.Module, tokenizer: Tokenizer, text: str, name: str = "text", limit: int | None = None) -> str:
+def fit_text(model: torch.nn.Module, tokenizer: Tokenizer, text: str, name: str = "text",
+             limit: int | None = None) -> str:
     """``text`` itself if the model takes all of it, else its longest prefix of whole words that fits.
 
     ``limit`` is the most tokens, special ones included (``None``: :func:`max_tokens`, the model's

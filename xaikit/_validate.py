@@ -25,7 +25,8 @@ def check_callable(f: object, name: str = "f") -> Callable:
     return f
 
 
-def check_int(value: object, name: str, minimum: int | None = None, maximum: int | None = None, hint: str = "") -> int:
+def check_int(value: object, name: str, minimum: int | None = None, maximum: int | None = None,
+              hint: str = "") -> int:
     """An integer within ``[minimum, maximum]`` (either bound optional)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}{_hint(hint)}")
@@ -233,7 +234,8 @@ def check_finite(t: torch.Tensor | np.ndarray, name: str) -> torch.Tensor | np.n
     return t
 
 
-def check_same_shape(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray, name_a: str, name_b: str) -> None:
+def check_same_shape(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray, name_a: str,
+                     name_b: str) -> None:
     if tuple(a.shape) != tuple(b.shape):
         raise ValueError(
             f"{name_b} must have the same shape as {name_a}: {name_a} is {tuple(a.shape)}, "

@@ -44,7 +44,8 @@ PARAMETERS = {
 }
 
 
-def image_baseline(x: Input, kind: str = "zero", param: float | None = None, low: float = 0.0, high: float = 1.0,
+def image_baseline(x: Input, kind: str = "zero", param: float | None = None, low: float = 0.0,
+                   high: float = 1.0,
                    seed: int = 0) -> torch.Tensor:
     """One baseline image for ``x`` (shape ``(H, W)`` or ``(C, H, W)``, values in ``[low, high]``), on
     ``x``'s device and in its dtype. ``x`` must lie in ``[low, high]`` for the kinds built from that range

@@ -270,7 +270,8 @@ class NoisyGradients:
                          refused={"stdevs": _aliases.STDEVS})
 def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, target: Target = None,
                     seed: int | None = None, batch_size: int | None = None,
-                    value_range: float | tuple[float, float] | None = None, progress: bool = False) -> NoisyGradients:
+                    value_range: float | tuple[float, float] | None = None,
+                    progress: bool = False) -> NoisyGradients:
     """The gradient at ``n`` copies ``x + N(0, (sigma * range)^2)``, batched; see :func:`smoothgrad`."""
     with _fn.entry(f, x, target, "smoothgrad") as (x, target):
         sigma = check_float(sigma, "sigma", 0.0, hint="sigma is the noise level as a fraction of the input range, "
@@ -308,7 +309,8 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
 @_aliases.captum_keywords(_aliases.NOISE_TUNNEL, refused={"stdevs": _aliases.STDEVS})
 def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", *,
                target: Target = None, seed: int | None = None, batch_size: int | None = None,
-               value_range: float | tuple[float, float] | None = None, progress: bool = False) -> torch.Tensor:
+               value_range: float | tuple[float, float] | None = None,
+               progress: bool = False) -> torch.Tensor:
     """SmoothGrad (Smilkov et al. 2017): average the gradient over ``n`` noisy copies of ``x``.
 
     The noise is Gaussian with standard deviation ``sigma * (max - min)``: ``sigma`` is a fraction of the

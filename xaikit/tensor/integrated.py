@@ -283,8 +283,8 @@ register(TensorMethod("Integrated Gradients", _integrated_gradients_map, {"steps
 
 
 def integrate_path(f: ModelFn, x: torch.Tensor, b: torch.Tensor, alphas: np.ndarray, weights: np.ndarray,
-                   target: Target, batch_size: int | None, rule: str, progress=None, cache: _PathCache | None = None,
-                   ends: tuple[float, float] | None = None) -> IGResult:
+                   target: Target, batch_size: int | None, rule: str, progress=None,
+                   cache: _PathCache | None = None, ends: tuple[float, float] | None = None) -> IGResult:
     """The quadrature itself, the extension point of every IG variant (text IG, image baselines, step search).
 
     ``f`` and ``target`` as in :func:`integrated_gradients` (``target`` resolved already); ``x`` and ``b``
@@ -447,7 +447,8 @@ def steps_for_tolerance(f: ModelFn, x: Input, baseline: Baseline = None, rule: s
 
 def shared_path(f: ModelFn, x: torch.Tensor, b: torch.Tensor, target: Target, batch_size: int | None,
                 rules: Sequence[str], steps: Sequence[int]
-                ) -> tuple[dict[str, list[tuple[int, np.ndarray, np.ndarray]]], _PathCache, tuple[float, float]]:
+                ) -> tuple[dict[str, list[tuple[int, np.ndarray, np.ndarray]]], _PathCache,
+                           tuple[float, float]]:
     """Every rule's nodes at every step count, evaluated in one pass along the straight path (each node
     once, the ends 0 and 1 included). Returns ``(plan, cache, ends)``: ``plan[rule]`` lists
     ``(steps, alphas, weights)`` (the trapezoid from 2 steps), ``cache`` holds the evaluations for
@@ -463,8 +464,8 @@ def shared_path(f: ModelFn, x: torch.Tensor, b: torch.Tensor, target: Target, ba
 
 
 def gap_curves(f: ModelFn, x: Input, baseline: Baseline = None,
-               steps: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256), rules: Sequence[str] = RULES, *, target: Target = None, batch_size: int | None = None) -> dict[str,
-               tuple[list[int], list[float]]]:
+               steps: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256), rules: Sequence[str] = RULES, *,
+               target: Target = None, batch_size: int | None = None) -> dict[str, tuple[list[int], list[float]]]:
     """The relative completeness gap of every rule at every step count: ``{rule: (steps, gaps)}``.
 
     All the nodes of all the rules are evaluated in one pass (shared nodes once), so the log-log figure
