@@ -465,7 +465,8 @@ def shared_path(f: ModelFn, x: torch.Tensor, b: torch.Tensor, target: Target, ba
 
 def gap_curves(f: ModelFn, x: Input, baseline: Baseline = None,
                steps: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256), rules: Sequence[str] = RULES, *,
-               target: Target = None, batch_size: int | None = None) -> dict[str, tuple[list[int], list[float]]]:
+               target: Target = None, batch_size: int | None = None
+               ) -> dict[str, tuple[list[int], list[float]]]:
     """The relative completeness gap of every rule at every step count: ``{rule: (steps, gaps)}``.
 
     All the nodes of all the rules are evaluated in one pass (shared nodes once), so the log-log figure
