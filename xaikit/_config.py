@@ -8,6 +8,12 @@ from __future__ import annotations
 import os
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    import torch
+
+_T = TypeVar("_T")
 
 FAST_ENV = "XAIKIT_FAST"
 CACHE_ENV = "XAIKIT_CACHE"
@@ -53,7 +59,7 @@ def set_seed(seed: int = 0) -> int:
 COMPUTE_DEVICES = ("cpu", "cuda", "mps", "xpu")
 
 
-def device(prefer: str | None = None):
+def device(prefer: str | None = None) -> torch.device:
     """The torch device xaikit puts models on: CUDA if present, else the CPU.
 
     Apple's MPS only when asked for, with ``prefer="mps"`` or ``XAIKIT_DEVICE=mps``: MPS holds no float64,
@@ -116,7 +122,7 @@ _FAST_ON = frozenset({"1", "true", "yes", "on"})
 _FAST_OFF = frozenset({"", "0", "false", "no", "off"})
 
 
-def pick(normal, fast):
+def pick(normal: _T, fast: _T) -> _T:
     """``fast`` in fast mode, ``normal`` otherwise: ``n = pick(50, 10)``."""
     return fast if fast_mode() else normal
 

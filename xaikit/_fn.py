@@ -23,17 +23,19 @@ import inspect
 import numbers
 import re
 import warnings
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 
 from xaikit._reach import reachable_modules
-from xaikit._types import Target
+from xaikit._types import Input, ModelFn, Target
 from xaikit._validate import check_callable, check_finite, check_float, check_int, check_same_shape
 from xaikit.policies import check_thread_setting, float64_device, method_threads
 
 
-def as_input(x, name: str = "x") -> torch.Tensor:
+def as_input(x: Input, name: str = "x") -> torch.Tensor:
     """A floating tensor (float32 unless it already is float64), detached, NaN-free."""
     if isinstance(x, torch.Tensor):
         t = x.detach()
@@ -60,7 +62,7 @@ def as_input(x, name: str = "x") -> torch.Tensor:
     return t
 
 
-def as_baseline(baseline, x: torch.Tensor) -> torch.Tensor:
+def as_baseline(baseline: float | Input | None, x: torch.Tensor) -> torch.Tensor:
     """The baseline ``x'`` of every tensor method, on ``x``'s device and dtype: ``None`` is all zeros, a
     number is a constant input (a NumPy scalar, or a 0-d array or tensor, too), anything else a tensor of
     ``x``'s shape (checked like ``x``)."""
@@ -76,7 +78,7 @@ def as_baseline(baseline, x: torch.Tensor) -> torch.Tensor:
     return b.to(device=x.device, dtype=x.dtype)
 
 
-def model_device(f) -> torch.device | None:
+def model_device(f: ModelFn) -> torch.device | None:
     """The device of ``f``'s parameters if it is a module with any, else ``None``."""
     if isinstance(f, torch.nn.Module):
         for p in f.parameters():
@@ -84,7 +86,7 @@ def model_device(f) -> torch.device | None:
     return None
 
 
-def model_dtype(f) -> torch.dtype | None:
+def model_dtype(f: ModelFn) -> torch.dtype | None:
     """The dtype of ``f``'s first floating-point parameter if it is a module with one, else ``None``."""
     if isinstance(f, torch.nn.Module):
         for p in f.parameters():
@@ -93,7 +95,7 @@ def model_dtype(f) -> torch.dtype | None:
     return None
 
 
-def to_model(f, t: torch.Tensor) -> torch.Tensor:
+def to_model(f: ModelFn, t: torch.Tensor) -> torch.Tensor:
     """``t`` on ``f``'s device, and in ``f``'s dtype if ``t`` is floating point (unchanged for a plain function).
 
     The cast is differentiable, so a gradient taken with respect to ``t`` comes back in ``t``'s own dtype.
@@ -106,7 +108,7 @@ def to_model(f, t: torch.Tensor) -> torch.Tensor:
     return t.to(dev)
 
 
-def inputs_to_model(model, inputs) -> dict:
+def inputs_to_model(model: torch.nn.Module, inputs: Mapping[str, Any]) -> dict:
     """A tokenizer's or image processor's output (a dict of tensors) ready for ``model(**inputs)``: every
     tensor on the model's device, floating ones (pixel values) in its dtype; token ids stay integers."""
     return {k: (to_model(model, v) if isinstance(v, torch.Tensor) else v) for k, v in dict(inputs).items()}
@@ -116,7 +118,7 @@ def inputs_to_model(model, inputs) -> dict:
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
 
-def to_cpu(t, dtype: torch.dtype | None = None):
+def to_cpu(t: Any, dtype: torch.dtype | None = None) -> Any:
     """A result as xaikit returns it: detached, on the CPU, float16/bfloat16 widened to float32.
 
     ``dtype`` casts a floating result to that dtype instead (e.g. the dtype of the user's input). Anything
@@ -144,7 +146,7 @@ def warn(message: str, category: type[Warning] = UserWarning) -> None:
 
 
 @contextmanager
-def computing_in_float32(model):
+def computing_in_float32(model: ModelFn) -> Iterator[ModelFn]:
     """Run the block with a float16/bfloat16 model's weights in float32, then put them back exactly.
 
     Gradients in reduced precision underflow and round: on a float16 model, Grad-SAM's small scores come out
@@ -167,7 +169,7 @@ def computing_in_float32(model):
             t.data = t.data.to(dtype)
 
 
-def in_float32(arg: str = "f"):
+def in_float32(arg: str = "f") -> Callable[[Callable], Callable]:
     """Decorate a method so that its model argument ``arg`` computes in float32 (:func:`computing_in_float32`)."""
     def wrap(fn):
         signature = inspect.signature(fn)
@@ -186,7 +188,7 @@ def in_float32(arg: str = "f"):
     return wrap
 
 
-def ensure_eval(f, method: str = "this method") -> None:
+def ensure_eval(f: ModelFn, method: str = "this method") -> None:
     """Switch every torch module that ``f`` computes with and that is in training mode to eval mode, and say so.
 
     Dropout (and BatchNorm's batch statistics) in training mode make every attribution random: the gradient
@@ -222,7 +224,7 @@ def _mode_matters(m: torch.nn.Module) -> bool:
     return not type(m).__module__.startswith("torch.nn")
 
 
-def check_deterministic(f, batch: torch.Tensor, out: torch.Tensor) -> None:
+def check_deterministic(f: ModelFn, batch: torch.Tensor, out: torch.Tensor) -> None:
     """Refuse an ``f`` that gives two different outputs for the same input batch.
 
     Every attribution method assumes ``f`` is a function: a random ``f`` (dropout left on in a model xaikit
@@ -272,7 +274,7 @@ def check_finite_attributions(a: torch.Tensor, x: torch.Tensor, method: str) -> 
     return a
 
 
-def call(f, batch: torch.Tensor) -> torch.Tensor:
+def call(f: ModelFn, batch: torch.Tensor) -> torch.Tensor:
     """``f(batch)`` as a tensor of shape ``(B,)`` or ``(B, C)``, with a clear error for anything else.
 
     For a torch module the batch is moved to its device and dtype first (:func:`to_model`); the output
@@ -291,7 +293,7 @@ def call(f, batch: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def resolve_target(f, x: torch.Tensor, target: Target, method: str = "the method") -> int | None:
+def resolve_target(f: ModelFn, x: torch.Tensor, target: Target, method: str = "the method") -> int | None:
     """Validate ``target`` against ``f``'s output on ``x``; ``None`` becomes the predicted class.
 
     Returns ``None`` for a scalar-output ``f`` (shape ``(B,)``).
@@ -411,7 +413,7 @@ def select(out: torch.Tensor, target: Target) -> torch.Tensor:
 
 
 @contextmanager
-def computing(model, heavy: bool = False):
+def computing(model: ModelFn, heavy: bool = False) -> Iterator[None]:
     """What an entry applies once for the whole call of a method: ``model``'s float16/bfloat16 weights widened
     to float32 (:func:`computing_in_float32`) and the thread policy (:func:`xaikit.policies.method_threads`,
     ``heavy`` for work worth the idle cores). ``model`` may be a plain function (its modules are found by
@@ -422,7 +424,7 @@ def computing(model, heavy: bool = False):
 
 
 @contextmanager
-def entry(f, x, target: Target, method: str):
+def entry(f: ModelFn, x: Input, target: Target, method: str) -> Iterator[tuple[torch.Tensor, int | None]]:
     """The entry of every tensor method (notebooks 01 and 02): the block of its work runs in float32 with the
     thread policy (:func:`computing`), ``f`` in eval mode, after ``f``, ``x`` and ``target`` are checked once.
 
@@ -435,7 +437,8 @@ def entry(f, x, target: Target, method: str):
         yield x, target
 
 
-def setup(f, x, target: Target, method: str):
+def setup(f: ModelFn, x: Input, target: Target, method: str
+          ) -> tuple[torch.Tensor, int | None, torch.device | None]:
     """The checks of :func:`entry`: returns ``(x on f's device, resolved target, device)``."""
     check_callable(f, "f")
     check_thread_setting()  # XAIKIT_THREADS is read (and a bad value refused) by every method

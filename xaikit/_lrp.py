@@ -10,7 +10,9 @@ order in which the rules are applied. See :mod:`xaikit.text.lrp` for the rules i
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -59,7 +61,8 @@ def _rescale(r_u: torch.Tensor, r_v: torch.Tensor, total: torch.Tensor) -> tuple
     return r_u * _safe_div(fu, su), r_v * _safe_div(fv, sv)
 
 
-def lrp_add(u: torch.Tensor, v: torch.Tensor, relevance: torch.Tensor, normalize: bool = True):
+def lrp_add(u: torch.Tensor, v: torch.Tensor, relevance: torch.Tensor, normalize: bool = True
+            ) -> tuple[torch.Tensor, torch.Tensor]:
     """Split the relevance of ``y = u + v`` (a residual add) between ``u`` and ``v``: R^u = u R / y, R^v = v R / y,
     then rescaled (eq. 8) so that R^u + R^v carries exactly the relevance of ``y`` (``normalize=False``: not)."""
     s = _safe_div(relevance, u + v)
@@ -68,7 +71,7 @@ def lrp_add(u: torch.Tensor, v: torch.Tensor, relevance: torch.Tensor, normalize
 
 
 def lrp_matmul(a: torch.Tensor, b: torch.Tensor, relevance: torch.Tensor, scale: float = 1.0,
-               normalize: bool = True):
+               normalize: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """Split the relevance of ``y = scale * a @ b`` (batched over leading dimensions) between both operands.
 
     R^a_ik = a_ik sum_j scale b_kj R_ij / y_ij and R^b_kj = b_kj sum_i scale a_ik R_ij / y_ij (eq. 5-6); each
@@ -79,7 +82,10 @@ def lrp_matmul(a: torch.Tensor, b: torch.Tensor, relevance: torch.Tensor, scale:
     return _rescale(r_a, r_b, relevance.sum()) if normalize else (r_a, r_b)
 
 
-def propagate_blocks(blocks, params, r_top: torch.Tensor, block_relevance, scale: float, heads: int):
+def propagate_blocks(blocks: Sequence[Any], params: Sequence[Any], r_top: torch.Tensor,
+                     block_relevance: Callable[..., tuple[torch.Tensor, torch.Tensor]], scale: float,
+                     heads: int
+                     ) -> tuple[list[torch.Tensor], torch.Tensor, list[float]]:
     """Relevance from the top block's output ``r_top`` ``(N, D)`` down to block 0's input, one block at a time
     by ``block_relevance(block, its params, r_out, scale, heads) -> (r_in, r_attention)`` (each model family
     knows its own block; the heads above the blocks stay with it too).
@@ -97,7 +103,8 @@ def propagate_blocks(blocks, params, r_top: torch.Tensor, block_relevance, scale
     return r_attention[::-1], r, totals
 
 
-def chefer_matrix(attention_relevance, attention_gradients) -> torch.Tensor:
+def chefer_matrix(attention_relevance: torch.Tensor | Sequence[torch.Tensor],
+                  attention_gradients: torch.Tensor | Sequence[torch.Tensor]) -> torch.Tensor:
     """C = Abar_L ... Abar_1 with Abar_b = I + mean_h (nabla A_b o R^{A_b})^+ (the paper's eq. 13-14).
 
     Both arguments are ``(L, M, N, N)`` (or a list of ``(M, N, N)``); returns ``(N, N)``, whose row i says

@@ -23,7 +23,7 @@ panels that put two methods side by side agree.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -75,7 +75,8 @@ class PreparedText:
 Encoded = PreparedText
 
 
-def check_model(model, tokenizer, method: str, strict: bool = False, eager: bool = True):
+def check_model(model: torch.nn.Module, tokenizer: Tokenizer, method: str, strict: bool = False,
+                eager: bool = True) -> torch.nn.Module:
     """A sequence classifier in eval mode with eager attention (``eager=False``: as it is), and a callable
     tokenizer."""
     from xaikit._fn import ensure_eval
@@ -109,7 +110,7 @@ def check_model(model, tokenizer, method: str, strict: bool = False, eager: bool
 _SMALLER_BY = 512
 
 
-def check_pair(model, tokenizer, method: str = "this method") -> None:
+def check_pair(model: torch.nn.Module, tokenizer: Tokenizer, method: str = "this method") -> None:
     """Refuse a tokenizer that does not belong to ``model``, naming the mismatch.
 
     A larger vocabulary than the model's embedding has rows gave ``IndexError: index out of range in self``
@@ -149,7 +150,7 @@ def check_pair(model, tokenizer, method: str = "this method") -> None:
              f"tokenizer saved with the model, the scores look plausible and mean nothing. If it is, ignore this")
 
 
-def max_tokens(model, tokenizer) -> int:
+def max_tokens(model: torch.nn.Module, tokenizer: Tokenizer) -> int:
     """The longest input the model takes: the tokenizer's limit capped by the position embeddings."""
     limits = [getattr(model.config, "max_position_embeddings", None), getattr(tokenizer, "model_max_length", None)]
     limits = [int(x) for x in limits if isinstance(x, int) and 0 < x < 100_000]
@@ -177,7 +178,8 @@ def _warn_special_tokens(tokenizer, text: str, name: str) -> None:
                       f"{found[0].strip('[]<>')!r}) if you meant a word", SpecialTokenWarning)
 
 
-def fit_text(model, tokenizer, text: str, name: str = "text", limit: int | None = None) -> str:
+def fit_text(model: torch.nn.Module, tokenizer: Tokenizer, text: str, name: str = "text",
+             limit: int | None = None) -> str:
     """``text`` itself if the model takes all of it, else its longest prefix of whole words that fits.
 
     ``limit`` is the most tokens, special ones included (``None``: :func:`max_tokens`, the model's
@@ -213,11 +215,11 @@ def fit_text(model, tokenizer, text: str, name: str = "text", limit: int | None 
     return cut
 
 
-def n_classes(model) -> int:
+def n_classes(model: torch.nn.Module) -> int:
     return int(getattr(model.config, "num_labels", 2))
 
 
-def check_target(model, target, predicted: int) -> int:
+def check_target(model: torch.nn.Module, target: int | str | None, predicted: int) -> int:
     if target is None:
         return int(predicted)
     c = n_classes(model)
@@ -237,7 +239,7 @@ def _labels(model) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(id2label.items())) or "0..C-1"
 
 
-def tokenize(model, tokenizer, texts: list[str], name: str = "text") -> dict:
+def tokenize(model: torch.nn.Module, tokenizer: Tokenizer, texts: list[str], name: str = "text") -> dict:
     """Batch-tokenize with padding to the longest text and truncation at the model's limit (warns)."""
     limit = max_tokens(model, tokenizer)
     enc = tokenizer(texts, return_tensors="pt", padding=True, truncation=True, max_length=limit)
@@ -293,7 +295,7 @@ def prepare_text(model: torch.nn.Module, tokenizer: Tokenizer, text: str, target
     return PreparedText(inputs, list(tokens), target, logits, text, special, model, tokenizer)
 
 
-def check_texts(texts, name: str = "texts") -> list[str]:
+def check_texts(texts: str | Sequence[str], name: str = "texts") -> list[str]:
     """One string or a non-empty list of non-empty strings, as a list."""
     if isinstance(texts, str):
         texts = [texts]

@@ -9,9 +9,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import torch
 
 
-def check_callable(f, name: str = "f") -> Callable:
+def check_callable(f: object, name: str = "f") -> Callable:
     if not callable(f):
         raise TypeError(
             f"{name} must be callable: a function or torch module that maps a batch (B, ...) to outputs "
@@ -20,7 +25,8 @@ def check_callable(f, name: str = "f") -> Callable:
     return f
 
 
-def check_int(value, name: str, minimum: int | None = None, maximum: int | None = None, hint: str = "") -> int:
+def check_int(value: object, name: str, minimum: int | None = None, maximum: int | None = None,
+              hint: str = "") -> int:
     """An integer within ``[minimum, maximum]`` (either bound optional)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}{_hint(hint)}")
@@ -32,7 +38,7 @@ def check_int(value, name: str, minimum: int | None = None, maximum: int | None 
     return value
 
 
-def check_float(value, name: str, minimum: float | None = None, maximum: float | None = None,
+def check_float(value: object, name: str, minimum: float | None = None, maximum: float | None = None,
                 strict_min: bool = False, hint: str = "") -> float:
     """A finite real number within the bounds; ``strict_min`` makes the lower bound exclusive."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -48,7 +54,7 @@ def check_float(value, name: str, minimum: float | None = None, maximum: float |
     return value
 
 
-def check_fraction(value, name: str, example: float = 0.05, what: str = "") -> float:
+def check_fraction(value: object, name: str, example: float = 0.05, what: str = "") -> float:
     """A fraction in (0, 1]: a value above 1 is refused as a percent typed for a fraction (``tolerance=5``
     meant as 5%), with the fraction meant as the fix."""
     value = check_float(value, name, 0.0, strict_min=True, hint=f"a fraction: {example:g} for {100 * example:g}%")
@@ -58,7 +64,7 @@ def check_fraction(value, name: str, example: float = 0.05, what: str = "") -> f
     return value
 
 
-def check_choice(value, name: str, choices: Sequence[str]) -> str:
+def check_choice(value: object, name: str, choices: Sequence[str]) -> str:
     if value not in choices:
         import difflib
 
@@ -73,7 +79,7 @@ def check_choice(value, name: str, choices: Sequence[str]) -> str:
     return value
 
 
-def check_names(values, name: str, choices: Sequence[str]) -> list:
+def check_names(values: object, name: str, choices: Sequence[str]) -> list:
     """A list (or tuple) of names, each one of ``choices``: ``methods=["IG", "SHAP"]``.
 
     A single str is refused rather than read as its characters (``"IG"`` would be ``"I"``, ``"G"``); the
@@ -98,7 +104,7 @@ def _numpy_bool(value) -> bool:
     return type(value).__module__ == "numpy" and type(value).__name__ in ("bool_", "bool")
 
 
-def check_bool(value, name: str) -> bool:
+def check_bool(value: object, name: str) -> bool:
     """``True`` or ``False`` (NumPy's too); a str like ``"False"`` is refused, since ``bool("False")`` is True."""
     if isinstance(value, bool) or _numpy_bool(value):
         return bool(value)
@@ -126,7 +132,7 @@ def _check_flag(value, name: str):
     raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}; e.g. {name}=True{also}")
 
 
-def bool_flags(fn):
+def bool_flags(fn: Callable) -> Callable:
     """Decorate a public function (or ``__init__``) so each of its True/False parameters refuses a str.
 
     ``bool("False")`` is True, so ``rank_correlation(a, b, by_abs="False")`` would compare magnitudes without a
@@ -157,7 +163,7 @@ def bool_flags(fn):
     return checked
 
 
-def check_labels(values, name: str, count: int | None = None, of: str = "items") -> list[str]:
+def check_labels(values: object, name: str, count: int | None = None, of: str = "items") -> list[str]:
     """A list of free-form labels (figure titles, feature names), one per item when ``count`` is given.
 
     A single str is refused like in :func:`check_names` (``"ab"`` would label two items ``"a"`` and ``"b"``)."""
@@ -180,7 +186,7 @@ SEED_MAX = 2 ** 63 - 1
 SKLEARN_SEED_MAX = 2 ** 32 - 1
 
 
-def check_seed(seed, name: str = "seed", maximum: int = SEED_MAX) -> int:
+def check_seed(seed: object, name: str = "seed", maximum: int = SEED_MAX) -> int:
     """A seed: an int (NumPy's too) in ``[0, maximum]``. ``maximum`` is ``2**32 - 1`` where scikit-learn or
     NumPy's legacy generator gets the seed, ``2**63 - 1`` (torch) otherwise."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
@@ -198,7 +204,7 @@ def _power_of_two(n: int) -> str:
     return f"2**{k} - {2 ** k - n}" if n >= 2 ** 16 and 2 ** k - n <= 1000 else str(n)
 
 
-def check_text(text, name: str = "text") -> str:
+def check_text(text: object, name: str = "text") -> str:
     """A non-empty string (after stripping white space)."""
     if not isinstance(text, str):
         raise TypeError(f"{name} must be a str, got {type(text).__name__}; pass one sentence as a string")
@@ -215,7 +221,7 @@ def check_text(text, name: str = "text") -> str:
     return text
 
 
-def check_finite(t, name: str):
+def check_finite(t: torch.Tensor | np.ndarray, name: str) -> torch.Tensor | np.ndarray:
     """Reject NaN and inf in a tensor or array, saying where the first one is."""
     import torch
 
@@ -228,7 +234,8 @@ def check_finite(t, name: str):
     return t
 
 
-def check_same_shape(a, b, name_a: str, name_b: str) -> None:
+def check_same_shape(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray, name_a: str,
+                     name_b: str) -> None:
     if tuple(a.shape) != tuple(b.shape):
         raise ValueError(
             f"{name_b} must have the same shape as {name_a}: {name_a} is {tuple(a.shape)}, "

@@ -30,6 +30,11 @@ README: "Running on Colab".
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
 __all__ = ["CELL", "MARK", "badges", "colab_url", "insert_cell", "remove_cell"]
 
 import copy
@@ -89,7 +94,7 @@ def _is_cell(cell) -> bool:
     return cell.cell_type == "code" and cell.source.startswith(MARK)
 
 
-def insert_cell(nb) -> None:
+def insert_cell(nb: NotebookNode) -> None:
     """Insert :data:`CELL` into the notebook ``nb`` (in place) right after its presenter switch, the first
     code cell holding :data:`PRESENTER_LINE`. A notebook with no presenter switch (not a lecture notebook),
     or that carries the cell already, is left as it is."""
@@ -104,7 +109,7 @@ def insert_cell(nb) -> None:
             return
 
 
-def remove_cell(nb) -> None:
+def remove_cell(nb: NotebookNode) -> None:
     """Take :data:`CELL` out of the notebook ``nb`` (in place): what a notebook's source holds."""
     nb.cells = [c for c in nb.cells if not _is_cell(c)]
 

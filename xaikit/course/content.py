@@ -9,12 +9,16 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = ["CONTENT", "VOLATILE_CELL_METADATA", "VOLATILE_NOTEBOOK_METADATA", "attachments", "cells_digest",
            "content_digest", "notebook_metadata"]
 
 
-def cells_digest(nb) -> str:
+def cells_digest(nb: NotebookNode) -> str:
     """SHA-256 of a notebook's cells as a person edits them: each cell's type and source, in order (not
     outputs, execution counts, ids or metadata, which running or merely saving a notebook changes)."""
     cells = [[cell.cell_type, cell.source] for cell in nb.cells]
@@ -43,12 +47,12 @@ def _cell_metadata(cell) -> dict:
     return meta
 
 
-def notebook_metadata(nb) -> dict:
+def notebook_metadata(nb: NotebookNode) -> dict:
     """``nb``'s notebook-level metadata that a person set (not :data:`VOLATILE_NOTEBOOK_METADATA`)."""
     return {k: v for k, v in nb.metadata.items() if k not in VOLATILE_NOTEBOOK_METADATA}
 
 
-def content_digest(nb) -> str:
+def content_digest(nb: NotebookNode) -> str:
     """SHA-256 of everything a person puts into a notebook: each cell's type, source, metadata (tags,
     nbgrader points, ...) and attachments (images pasted into markdown), and the notebook's metadata. Not
     outputs, execution counts, ids, or the metadata that running or saving changes
@@ -59,7 +63,7 @@ def content_digest(nb) -> str:
     return hashlib.sha256(data.encode()).hexdigest()
 
 
-def attachments(nb) -> list[tuple[int, str]]:
+def attachments(nb: NotebookNode) -> list[tuple[int, str]]:
     """``(cell index, file name)`` of every image pasted into one of ``nb``'s cells (cell attachments)."""
     return [(i, name) for i, cell in enumerate(nb.cells) for name in (cell.get("attachments") or {})]
 

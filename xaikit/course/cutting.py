@@ -25,6 +25,10 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = ["ANSWER_BEGIN", "ANSWER_END", "BEGIN", "END", "HIDDEN_BEGIN", "HIDDEN_END", "STUB_COMMENT",
            "STUB_MESSAGE", "TEXT_STUB", "lock_cells", "nbgrader_problems", "strip_answers", "strip_hidden_tests",
@@ -56,7 +60,7 @@ def _nbgrader(cell) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
-def uses_nbgrader(nb) -> bool:
+def uses_nbgrader(nb: NotebookNode) -> bool:
     """Whether any cell of ``nb`` carries nbgrader metadata."""
     return any(_nbgrader(cell) for cell in nb.cells)
 
@@ -65,7 +69,7 @@ def _has_line(source: str, marker: str) -> bool:
     return any(line.strip() == marker for line in source.splitlines())
 
 
-def nbgrader_problems(nb, where: str = "notebook") -> list[str]:
+def nbgrader_problems(nb: NotebookNode, where: str = "notebook") -> list[str]:
     """What nbgrader would reject in ``nb``'s cell metadata (empty for a notebook without any): solution
     markers outside a solution cell, hidden tests outside a grade cell, a grade cell without points, a
     solution, grade or locked cell without a ``grade_id``, a ``grade_id`` used twice. The same rules as
@@ -139,7 +143,7 @@ def _markdown_problems(cell, meta: dict, here: str) -> list[str]:
     return problems
 
 
-def lock_cells(nb) -> None:
+def lock_cells(nb: NotebookNode) -> None:
     """Lock ``nb``'s cells as nbgrader's ``LockCells`` does (its defaults): grade and locked cells can be
     neither edited nor deleted, solution cells not deleted."""
     for cell in nb.cells:

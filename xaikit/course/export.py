@@ -10,10 +10,15 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xaikit._files import write_export
 from xaikit._validate import bool_flags
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = ["MATHJAX_CONFIG", "WIDGET_STATE", "WIDGET_VIEW", "ensure_folder", "export_html", "offline_folder",
            "offline_mathjax", "page_title", "repair_numpy_css", "static_pictures"]
@@ -47,7 +52,7 @@ MathJax.Ajax.loadComplete("[MathJax]/config/local/xaikit.js");
 """
 
 
-def export_html(nb, path: Path) -> Path:
+def export_html(nb: NotebookNode, path: Path) -> Path:
     """Write ``nb`` as HTML to ``path`` with formulas typeset offline (the students' page:
     :func:`xaikit.course.pages.export_page`).
 
@@ -89,7 +94,7 @@ def _page(nb):
     return page
 
 
-def page_title(nb) -> str:
+def page_title(nb: NotebookNode) -> str:
     """The text of the notebook's first Markdown heading (``# 02 · Integrated Gradients`` gives
     "02 · Integrated Gradients"), or "xaikit notebook" when it has none."""
     for cell in nb.cells:
@@ -105,7 +110,7 @@ def page_title(nb) -> str:
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
-def static_pictures(nb):
+def static_pictures(nb: NotebookNode) -> NotebookNode:
     """A copy of ``nb`` without live widget views, for a page that has no kernel and no widget manager
     (nbconvert would load one from a CDN; a widget view there is empty space). Each panel output keeps
     its still picture (``widgets.base.Panel._repr_mimebundle_``), redrawn from the notebook's saved widget
@@ -256,7 +261,8 @@ def offline_mathjax(folder: Path) -> str:
 _SAID_BESIDE: set[Path] = set()
 
 
-def offline_folder(folder: Path, name: str, stamp_name: str, want: str, fill, what: str) -> str:
+def offline_folder(folder: Path, name: str, stamp_name: str, want: str, fill: Callable[[Path], object],
+                   what: str) -> str:
     """Make ``folder/name`` hold a copy of ``what`` (MathJax, reveal.js) that ``fill(tmp)`` writes into an empty
     temporary folder, and return the page-relative name of the folder that holds it.
 

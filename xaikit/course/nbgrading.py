@@ -34,8 +34,12 @@ import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xaikit._validate import bool_flags
+
+if TYPE_CHECKING:
+    from traitlets.config import Config
 
 #: seconds a cell may run when nbgrader executes a notebook (``Execute.timeout``; nbgrader's default is 30)
 CELL_TIMEOUT = 600
@@ -50,7 +54,7 @@ configure(c)
 '''
 
 
-def configure(c) -> None:
+def configure(c: Config) -> None:
     """Set nbgrader's config object ``c`` (the ``c`` of ``nbgrader_config.py``) for the lecture notebooks: a
     cell timeout of :data:`CELL_TIMEOUT` seconds, and ``homework build``'s stub for a solution block. (The
     written answers need nothing here: nbgrader's own ``ClearSolutions`` removes them.)"""

@@ -45,8 +45,10 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xaikit._files import backup, write_text_atomic
 from xaikit._validate import bool_flags
@@ -76,6 +78,9 @@ from xaikit.course.export import (  # noqa: F401  (the export's names, re-export
     repair_numpy_css,
     static_pictures,
 )
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 
 def project_root() -> Path:
@@ -141,7 +146,7 @@ def matches(stem: str, name: str) -> bool:
     return stem == name or stem.startswith(name)
 
 
-def check_names(names: list[str] | None, stems) -> None:
+def check_names(names: list[str] | None, stems: Iterable[str]) -> None:
     """Raise :class:`NotebookNotFoundError` naming every one of ``names`` that matches none of ``stems`` (the
     notebooks there are) and listing those: a name that matches nothing is never dropped in silence."""
     stems = sorted(set(stems))
@@ -168,7 +173,7 @@ def sources(names: list[str] | None = None) -> list[Path]:
     return found
 
 
-def to_notebook(source: Path):
+def to_notebook(source: Path) -> NotebookNode:
     return _from_text(Path(source).read_text(encoding="utf-8"))
 
 
@@ -474,7 +479,7 @@ def check(names: list[str] | None = None) -> list[str]:
     return problems
 
 
-def sources_match(names) -> bool:
+def sources_match(names: str | list[str] | None) -> bool:
     """Whether ``names`` match at least one source (:func:`sources` raises when none does)."""
     try:
         return bool(sources(names))
@@ -482,7 +487,7 @@ def sources_match(names) -> bool:
         return False
 
 
-def execute(path: Path, timeout: int = 600, cwd: Path | None = None):
+def execute(path: Path, timeout: int = 600, cwd: Path | None = None) -> tuple[NotebookNode, float]:
     """Run one notebook top to bottom in a fresh kernel; returns ``(notebook, seconds)``."""
     import nbformat
     from nbclient import NotebookClient

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xaikit._files import write_export
 from xaikit._validate import bool_flags
@@ -24,9 +25,12 @@ from xaikit.course import export
 from xaikit.course import notebooks as nbtools
 from xaikit.course.cutting import HIDDEN_BEGIN, student_code, student_markdown
 
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
+
 
 @bool_flags
-def export_page(nb, path: Path, student: bool = False) -> Path:
+def export_page(nb: NotebookNode, path: Path, student: bool = False) -> Path:
     """:func:`~xaikit.course.notebooks.export_html`, or with ``student=True`` the students' page
     (:func:`student_page`: no solutions, no hidden tests, no written answers)."""
     return export.export_html(_student(nb, student), path)
@@ -38,7 +42,7 @@ def _student(nb, student: bool):
     return student_page(nb) if student else nb
 
 
-def student_page(nb):
+def student_page(nb: NotebookNode) -> NotebookNode:
     """A copy of a lecture notebook (run or not) as students may see it, cut by the exercise sheet's own
     transforms (:mod:`xaikit.course.homework`): in each code cell the hidden tests are removed and every
     solution block becomes the ``# YOUR CODE HERE`` stub (:func:`~xaikit.course.homework.student_code`), and
@@ -74,7 +78,7 @@ def _is_check(cell) -> bool:
     return graded or any(line.strip() == HIDDEN_BEGIN for line in cell.source.splitlines())
 
 
-def check_note(cell) -> str:
+def check_note(cell: NotebookNode) -> str:
     """The line a students' page shows instead of a check cell's output: the exercise's function, named from the
     cell's ``grade_id`` (``my_cav-check``: ``my_cav``) or else said plainly."""
     meta = cell.metadata.get("nbgrader", {})
@@ -108,7 +112,7 @@ def run(names: list[str] | None = None, html_dir: str | None = None, timeout: in
 _HEADING = re.compile(r"^\s{0,3}(#{1,3})\s+\S", re.MULTILINE)
 
 
-def slide_boundaries(nb):
+def slide_boundaries(nb: NotebookNode) -> NotebookNode:
     """A copy of ``nb`` with reveal.js slide metadata (``metadata.slideshow.slide_type``) set from its
     headings, so the notebook sources carry none: a Markdown cell with a ``#`` or ``##`` heading starts a
     slide (one per section: the title, then 1., 2., ...), one with a ``###`` heading a subslide below it, and
@@ -222,7 +226,7 @@ Reveal.addEventListener("slidechanged", function () {
 
 
 @bool_flags
-def export_slides(nb, path: Path, student: bool = False) -> Path:
+def export_slides(nb: NotebookNode, path: Path, student: bool = False) -> Path:
     """Write ``nb`` as a reveal.js slide show to ``path`` that works with no network: one slide per section,
     a subslide per stretch of text and code (:func:`slide_boundaries`), reveal.js copied beside it from the
     ``rise`` package (:func:`offline_reveal`) and MathJax as for the pages (:func:`offline_mathjax`).

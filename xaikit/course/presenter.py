@@ -23,7 +23,9 @@ from __future__ import annotations
 import contextlib
 import os
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from xaikit._config import FAST_ENV, set_seed
 from xaikit._validate import bool_flags, check_float, check_int
@@ -163,7 +165,7 @@ def off() -> bool:
 
 
 @contextlib.contextmanager
-def presenting(**kwargs):
+def presenting(**kwargs: Any) -> Iterator[dict]:
     """``with xaikit.course.presenter.presenting(font_scale=1.6): ...`` switches presenter mode on for the block
     and off afterwards, even if the block raises."""
     settings_now = on(**kwargs)

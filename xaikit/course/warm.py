@@ -18,8 +18,13 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 __all__ = ["CellTime", "warm", "warm_notebook", "with_model"]
 
@@ -38,7 +43,7 @@ class CellTime:
     from_cache_s: float
 
 
-def with_model(nb, model: str, name: str = "the notebook"):
+def with_model(nb: NotebookNode, model: str, name: str = "the notebook") -> NotebookNode:
     """``nb`` with its first ``MODEL = "..."`` line set to ``model`` (a hub id or a folder). A notebook without
     such a line is a ValueError naming ``--model``."""
     if not isinstance(model, str) or not model.strip():
@@ -94,7 +99,7 @@ def _errors(nb) -> list[str]:
             for o in c.get("outputs", []) if o.get("output_type") == "error"]
 
 
-def warm_notebook(nb, name: str, cwd: Path, timeout: int = 1800) -> list[CellTime]:
+def warm_notebook(nb: NotebookNode, name: str, cwd: Path, timeout: int = 1800) -> list[CellTime]:
     """Run ``nb`` twice in fresh kernels (the first fills the caches, the second reads them) and return each
     code cell's times. A cell that fails in either run is a RuntimeError naming the notebook and the error."""
     times = []
@@ -130,7 +135,8 @@ def _models_by_notebook(models: list[str], names: list[str]) -> dict[str, str]:
     return out
 
 
-def warm(names: list[str], models: list[str] | None = None, timeout: int = 1800, say=print) -> list[CellTime]:
+def warm(names: list[str], models: list[str] | None = None, timeout: int = 1800,
+         say: Callable[..., object] = print) -> list[CellTime]:
     """Warm the caches of the embedded models and of the named notebooks' live path (see the module's text)
     and return each code cell's time from the caches, after printing them."""
     from xaikit.course import notebooks as nbtools

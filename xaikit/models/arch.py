@@ -9,6 +9,7 @@ DistilBERT, ...) and ViT, in both major versions. Used by notebooks 02-05.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import torch
 from torch import nn
@@ -135,7 +136,8 @@ def ensure_eager(model: nn.Module, strict: bool = False) -> nn.Module:
     return model
 
 
-def assert_attentions(attentions, model: nn.Module | None = None) -> tuple[torch.Tensor, ...]:
+def assert_attentions(attentions: Sequence[torch.Tensor | None] | None,
+                      model: nn.Module | None = None) -> tuple[torch.Tensor, ...]:
     """Raise a clear error when a forward pass returned no attention weights (an SDPA model)."""
     if attentions is None or len(attentions) == 0 or any(a is None for a in attentions):
         impl = attn_implementation(model) if model is not None else "unknown"

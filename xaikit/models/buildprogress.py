@@ -18,6 +18,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def _stack() -> list:
 
 
 @contextmanager
-def building(folder: str | os.PathLike, what: str):
+def building(folder: str | os.PathLike, what: str) -> Iterator[None]:
     """Make ``folder`` this thread's current build for :func:`step` during the block (builds nest: a step is
     reported to the innermost one). The progress file is removed when the block ends."""
     entry = {"path": progress_file(folder), "what": what, "last": 0.0}
@@ -104,7 +105,7 @@ def read(folder: str | os.PathLike) -> dict | None:
     return state
 
 
-def wait(folder: str | os.PathLike, holder: str, what: str, try_lock) -> None:
+def wait(folder: str | os.PathLike, holder: str, what: str, try_lock: Callable[[], bool]) -> None:
     """Wait until ``try_lock()`` succeeds, showing the builder's progress on ``folder`` in a tqdm bar (a widget
     in a notebook) whose label names ``holder``, the process that builds it."""
     from tqdm.auto import tqdm
@@ -155,7 +156,7 @@ def background_builder() -> int | None:
 
 
 @contextmanager
-def announce_background():
+def announce_background() -> Iterator[None]:
     """Name this process in the cache's :data:`BACKGROUND_FILE` for the block (:func:`background_builder`)."""
     from xaikit._config import cache_dir
 

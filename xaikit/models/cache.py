@@ -34,11 +34,16 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xaikit._validate import bool_flags
 from xaikit.models.lock import _pid_alive, build_lock
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["MANIFEST", "CacheCorruptError", "sha256_file", "write_manifest", "problems", "is_built", "verify",
            "weights_problem", "build_lock", "building", "ensure", "identity_problem", "shared_copy"]
@@ -161,8 +166,9 @@ def problems(folder: str | os.PathLike, required: tuple[str, ...] = ()) -> list[
     return found
 
 
-def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, probe=None,
-             identity=None) -> bool:
+def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS,
+             probe: Callable[[Path], str | None] | None = None,
+             identity: Callable[[dict], str | None] | None = None) -> bool:
     """True when ``folder`` holds the ``required`` files and every file matches its recorded checksum, and,
     with ``identity``, the model is the one its name stands for (:func:`identity_problem`).
 
@@ -178,7 +184,8 @@ def is_built(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_
     return not problems(folder, required) and identity_problem(folder, identity) is None
 
 
-def shared_copy(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS, identity=None,
+def shared_copy(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_AND_METRICS,
+                identity: Callable[[dict], str | None] | None = None,
                 what: str = "model") -> Path | None:
     """The shared cache's copy of ``folder`` (a folder of the personal cache, :func:`xaikit.shared_cache_dir`)
     when it is intact: its ``required`` files, every file matching the manifest's checksums and, with
@@ -212,7 +219,8 @@ def shared_copy(folder: str | os.PathLike, required: tuple[str, ...] = WEIGHTS_A
     return None
 
 
-def identity_problem(folder: str | os.PathLike, identity=None) -> str | None:
+def identity_problem(folder: str | os.PathLike,
+                     identity: Callable[[dict], str | None] | None = None) -> str | None:
     """Whether the model in ``folder`` is the one its folder name stands for: ``identity`` maps the folder's
     ``metrics.json`` (a dict) to ``None``, or to a sentence naming what differs (another label mode, recipe,
     world or seed). The checksums only say the files are those written by some build; a folder copied, manifest
@@ -284,7 +292,7 @@ def _adopt(folder: Path, probe=None) -> bool:
 MAX_WEIGHT = 1e4
 
 
-def weights_problem(state_dict) -> str | None:
+def weights_problem(state_dict: Mapping[str, torch.Tensor]) -> str | None:
     """``None`` when every floating-point tensor of ``state_dict`` is finite and below :data:`MAX_WEIGHT` in
     size, else a sentence naming the first tensor that is not."""
     import torch
@@ -307,7 +315,7 @@ def weights_problem(state_dict) -> str | None:
 PROBE_TOLERANCE = 2e-3
 
 
-def logits_problem(recorded, logits) -> str | None:
+def logits_problem(recorded: list | None, logits: torch.Tensor) -> str | None:
     """``None`` when ``logits`` (a tensor) are within :data:`PROBE_TOLERANCE` of the ``recorded`` ones (nested
     lists, from ``metrics.json``; ``None`` when the build recorded none), else a sentence saying how far."""
     import torch
@@ -378,7 +386,7 @@ def _leftovers(folder: Path) -> list[Path]:
 
 
 @contextmanager
-def building(folder: str | os.PathLike):
+def building(folder: str | os.PathLike) -> Iterator[Path]:
     """Yield a new, empty temporary folder beside ``folder`` to build into. When the block ends normally,
     the manifest is written into it and it replaces ``folder`` by renaming; when it raises (or is
     interrupted) it is removed. Call it while holding :func:`build_lock`."""
@@ -407,8 +415,10 @@ def building(folder: str | os.PathLike):
 
 
 @bool_flags
-def ensure(folder: str | os.PathLike, build, *, required: tuple[str, ...] = WEIGHTS_AND_METRICS,
-           force: bool = False, what: str = "model", progress: bool = True, probe=None, identity=None) -> Path:
+def ensure(folder: str | os.PathLike, build: Callable[[Path], object], *,
+           required: tuple[str, ...] = WEIGHTS_AND_METRICS, force: bool = False, what: str = "model",
+           progress: bool = True, probe: Callable[[Path], str | None] | None = None,
+           identity: Callable[[dict], str | None] | None = None) -> Path:
     """``folder``, after running ``build(tmp_folder)`` if it is not built (missing, incomplete or failing
     its checksums, or holding another model than its name says, see :func:`identity_problem`) or ``force``
     is set. ``probe``: how a folder without a manifest proves that its model works before it is adopted

@@ -292,7 +292,7 @@ def _save_checked(model: nn.Module, path: Path) -> None:
             leftover.unlink(missing_ok=True)
 
 
-def digits_setup(index: int = 0):
+def digits_setup(index: int = 0) -> tuple[nn.Module, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(model, image, baseline, train_images)`` for the IG lessons: the digits CNN of
     :func:`digits_classifier` (the cache's training seed, no progress bar), test image ``index`` ``(1, 8, 8)``, the black image
     as baseline and the training images (for the data-drawn baselines). Notebook 02 and its panels."""

@@ -10,10 +10,16 @@ import json
 import os
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xaikit._validate import bool_flags
 from xaikit.models import buildprogress
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedTokenizerBase as Tokenizer
 
 __all__ = ["MAX_EXTRA_EPOCHS", "adamw", "check_classifier", "classifier_logits", "evaluate", "fit", "n_batches",
            "pretrained_classifier", "train_until"]
@@ -42,7 +48,7 @@ def n_batches(n_texts: int, batch_size: int = 32) -> int:
     return sum(-(-min(window, n_texts - start) // batch_size) for start in range(0, n_texts, window))
 
 
-def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 64,
+def evaluate(model: torch.nn.Module, tokenizer: Tokenizer, pairs: list[tuple[str, int]], batch_size: int = 64,
              max_length: int = 64) -> tuple[float, list[int]]:
     """Accuracy of ``model`` on ``(sentence, label)`` pairs, and its predictions (batched, no gradients)."""
     import torch
@@ -67,7 +73,8 @@ def evaluate(model, tokenizer, pairs: list[tuple[str, int]], batch_size: int = 6
 MAX_EXTRA_EPOCHS = 2
 
 
-def adamw(model, lr: float, weight_decay: float):
+def adamw(model: torch.nn.Module, lr: float, weight_decay: float
+          ) -> tuple[torch.optim.Optimizer, list[tuple[str, torch.nn.Parameter]]]:
     """AdamW over ``model``'s trainable parameters, with no weight decay on biases and LayerNorm weights;
     returns ``(optimizer, [(name, parameter), ...] of the trainable ones)``."""
     import torch
@@ -81,8 +88,10 @@ def adamw(model, lr: float, weight_decay: float):
 
 
 @bool_flags
-def fit(model, opt, trainable, pairs, batches: list[list[int]], tokenizer, *, max_length: int,
-        warmup_fraction: float, bf16: bool = False, threads=None, progress: bool = True, desc: str = "",
+def fit(model: torch.nn.Module, opt: torch.optim.Optimizer, trainable: list[tuple[str, torch.nn.Parameter]],
+        pairs: list[tuple[str, int]], batches: list[list[int]], tokenizer: Tokenizer, *, max_length: int,
+        warmup_fraction: float, bf16: bool = False, threads: int | Callable[[], int] | None = None,
+        progress: bool = True, desc: str = "",
         used: set | None = None, clock: list | None = None) -> None:
     """Train ``model`` on ``batches`` (lists of indices into the ``(text, label)`` list ``pairs``) with ``opt``,
     the learning rate warming up linearly over ``warmup_fraction`` of the batches and decaying linearly to 0
@@ -131,7 +140,8 @@ def fit(model, opt, trainable, pairs, batches: list[list[int]], tokenizer, *, ma
         clock[1] += time.process_time() - cpu0
 
 
-def classifier_logits(model, tokenizer, probes: list[str], max_length: int) -> list[list[float]]:
+def classifier_logits(model: torch.nn.Module, tokenizer: Tokenizer, probes: list[str],
+                      max_length: int) -> list[list[float]]:
     """The logits of ``model`` on the texts ``probes``, float32 on the CPU, no gradients."""
     import torch
 
@@ -184,7 +194,8 @@ def check_classifier(folder: Path, probes: list[str], max_length: int) -> str | 
     return None
 
 
-def train_until(value: float, target: float, one_more, measure, *, what: str, name: str,
+def train_until(value: float, target: float, one_more: Callable[[int], object], measure: Callable[[], float],
+                *, what: str, name: str,
                 max_extra: int = MAX_EXTRA_EPOCHS) -> list[float]:
     """Train on until a model reaches its recipe's quality, and say so.
 
@@ -240,7 +251,7 @@ def _save_pretrained(model, folder: Path) -> None:
         raise RuntimeError(f"save_pretrained wrote no model.safetensors into {folder}")
 
 
-def pretrained_classifier(path: Path, id2label: dict, seed: int):
+def pretrained_classifier(path: Path, id2label: dict, seed: int) -> torch.nn.Module:
     """The pretrained encoder in ``path`` with a new classification head of ``id2label``'s classes, drawn with
     torch seed ``seed`` (the global random state is left as it was), eager attention, in eval mode; the
     Hugging Face warnings about the new head and the loading bar are kept quiet."""

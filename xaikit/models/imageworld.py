@@ -358,7 +358,7 @@ def _collage(rng: np.random.Generator) -> np.ndarray:
     return img
 
 
-def to_pil(images):
+def to_pil(images: np.ndarray):
     """PIL images from a uint8 array (one image (H, W, 3) or a batch (N, H, W, 3))."""
     from PIL import Image
 

@@ -47,7 +47,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from xaikit._validate import bool_flags
 from xaikit.models import finetune, reviews
@@ -70,6 +72,10 @@ from xaikit.models.reviews import (
     shuffle_labels,
     training_pairs,
 )
+
+if TYPE_CHECKING:
+    import torch
+    from transformers import PreTrainedTokenizerBase as Tokenizer
 
 __all__ = [
     "RECIPE", "RECIPE_VERSION", "LECTURE_SENTENCES", "LABELS", "LABEL_SEED_OFFSET", "SHUFFLED_FIT_TEXTS",
@@ -178,7 +184,7 @@ def is_built(seed: int | None = None, labels: str = "real") -> bool:
             or cache.shared_copy(folder, identity=want, what=_MODES[labels][1]) is not None)
 
 
-def identity(seed: int | None = None, labels: str = "real"):
+def identity(seed: int | None = None, labels: str = "real") -> Callable[[dict], str | None]:
     """What :func:`xaikit.models.cache.identity_problem` asks of the folder of ``(seed, labels)``: its
     ``metrics.json`` must record this label mode and this recipe's hash (a key a build did not record is not
     asked for)."""
@@ -202,14 +208,15 @@ def probe(folder: Path) -> str | None:
     return check_classifier(folder, [s for s, _ in LECTURE_SENTENCES], RECIPE["max_length"])
 
 
-def probe_logits(model, tokenizer) -> list[list[float]]:
+def probe_logits(model: torch.nn.Module, tokenizer: Tokenizer) -> list[list[float]]:
     """The logits of the lecture's five sentences, float32 on the CPU: recorded in ``metrics.json`` at build time
     and compared by :func:`probe` (within :data:`xaikit.models.cache.PROBE_TOLERANCE`) before a folder that lost
     its checksums is adopted."""
     return classifier_logits(model, tokenizer, [s for s, _ in LECTURE_SENTENCES], RECIPE["max_length"])
 
 
-def logit_gaps(model, tokenizer, texts: list[str], max_length: int = 64, batch_size: int = 64):
+def logit_gaps(model: torch.nn.Module, tokenizer: Tokenizer, texts: list[str], max_length: int = 64,
+               batch_size: int = 64) -> torch.Tensor:
     """``logit[positive] - logit[negative]`` for each text, in float32 on the CPU (batched, no gradients)."""
     import torch
 
@@ -244,7 +251,8 @@ def prepared_folder(seed: int | None = None, labels: str = "real") -> Path:
 
 
 @bool_flags
-def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int | None = None,
+def train_sentiment(folder: Path, progress: bool = True, threads: int | Callable[[], int] | None = None,
+                    seed: int | None = None,
                     labels: str = "real") -> dict:
     """Fine-tune MiniLM on the train split with :data:`RECIPE` and training seed ``seed`` (default: the
     cache's, :func:`xaikit.training_seed`), save to ``folder``, return the metrics (``metrics["seed"]``).
@@ -395,7 +403,8 @@ def train_sentiment(folder: Path, progress: bool = True, threads=None, seed: int
 
 
 @bool_flags
-def ensure_embedded_sentiment(force: bool = False, progress: bool = True, threads=None,
+def ensure_embedded_sentiment(force: bool = False, progress: bool = True,
+                              threads: int | Callable[[], int] | None = None,
                               seed: int | None = None) -> Path:
     """The folder of the embedded sentiment model, fine-tuning it first if the cache lacks it.
 
@@ -415,7 +424,8 @@ def ensure_embedded_sentiment(force: bool = False, progress: bool = True, thread
 
 
 @bool_flags
-def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, threads=None,
+def ensure_shuffled_sentiment(force: bool = False, progress: bool = True,
+                              threads: int | Callable[[], int] | None = None,
                               seed: int | None = None) -> Path:
     """The folder of the shuffled-label sentiment model (notebook 06's data randomisation test; Adebayo et al.
     2018, section 4), fine-tuning it first if the cache lacks it: the real recipe and training seed, labels
@@ -426,8 +436,8 @@ def ensure_shuffled_sentiment(force: bool = False, progress: bool = True, thread
 
 
 @bool_flags
-def ensure_subset_sentiment(force: bool = False, progress: bool = True, threads=None,
-                            seed: int | None = None) -> Path:
+def ensure_subset_sentiment(force: bool = False, progress: bool = True,
+                            threads: int | Callable[[], int] | None = None, seed: int | None = None) -> Path:
     """The folder of the shuffled-label model's control (notebook 06): the same 2,000 training texts and 391
     steps with their real labels, fine-tuning it first if the cache lacks it. What differs between it and the
     real model is the data (fewer texts, about six epochs of them), not the labels; what differs between it and

@@ -5,6 +5,8 @@ folder and load it back through the path a hub id takes (see ``tests/test_models
 
 from __future__ import annotations
 
+import os
+
 import torch
 
 
@@ -29,7 +31,7 @@ def tiny_bert(seed: int = 0, num_labels: int = 2, vocab_size: int = 120, hidden_
     return model.eval()
 
 
-def tiny_tokenizer(folder=None, words: tuple[str, ...] | None = None):
+def tiny_tokenizer(folder: str | os.PathLike | None = None, words: tuple[str, ...] | None = None):
     """A BERT WordPiece tokenizer over a small word list (written to ``folder`` or a temp dir).
 
     The lecture's sentences tokenize to whole words; anything else falls back to [UNK].

@@ -28,7 +28,9 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -131,7 +133,7 @@ def _build(labels: tuple[str, ...], seed: int):
 
 
 @torch.no_grad()
-def accuracy(model, images: np.ndarray, labels: np.ndarray, batch_size: int = 200) -> float:
+def accuracy(model: torch.nn.Module, images: np.ndarray, labels: np.ndarray, batch_size: int = 200) -> float:
     """Fraction of ``images`` whose predicted class equals ``labels`` (on whatever device the model is)."""
     model.eval()
     dev = next(model.parameters()).device
@@ -144,7 +146,8 @@ def accuracy(model, images: np.ndarray, labels: np.ndarray, batch_size: int = 20
 
 
 @bool_flags
-def train_vit(world: str = "main", progress: bool = True, counter=None, device=None, **overrides):
+def train_vit(world: str = "main", progress: bool = True, counter: Any = None,
+              device: str | torch.device | None = None, **overrides: Any) -> tuple[torch.nn.Module, dict]:
     """Train the embedded ViT on ``world``; returns ``(model, metrics)`` with the model on the CPU.
     ``overrides`` change RECIPE entries (tests use a few images and one epoch). ``counter``: anything with
     a ``.value`` (e.g. a ``multiprocessing.Value``) that is raised by one per optimiser step, for a
@@ -187,7 +190,7 @@ def is_built(world: str = "main", seed: int | None = None) -> bool:
             or cache.shared_copy(folder, identity=want, what=f"embedded ViT ({world})") is not None)
 
 
-def identity(world: str = "main", seed: int | None = None):
+def identity(world: str = "main", seed: int | None = None) -> Callable[[dict], str | None]:
     """What :func:`xaikit.models.cache.identity_problem` asks of the folder of ``(world, seed)``: its
     ``metrics.json`` must record this world, training seed and recipe version (keys a build did not record
     are not asked for)."""
@@ -230,7 +233,7 @@ def probe(folder: Path) -> str | None:
     return cache.logits_problem(recorded, logits)
 
 
-def probe_logits(model) -> list[list[float]]:
+def probe_logits(model: torch.nn.Module) -> list[list[float]]:
     """The logits of a grey image and two seeded noise images, float32 on the CPU: recorded in ``metrics.json``
     at build time and compared by :func:`probe` (within :data:`xaikit.models.cache.PROBE_TOLERANCE`)."""
     config = model.config
@@ -358,7 +361,7 @@ def image_processor():
 
 
 @bool_flags
-def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool = True, counter=None,
+def ensure_embedded_vit(world: str = "main", force: bool = False, progress: bool = True, counter: Any = None,
                         seed: int | None = None) -> Path:
     """The folder of the embedded ViT for ``world`` ("main" or "control"), training it first if it is
     missing, damaged (its files differ from the SHA-256 recorded at build time) or ``force``. Returns the

@@ -44,7 +44,8 @@ PARAMETERS = {
 }
 
 
-def image_baseline(x, kind: str = "zero", param=None, low: float = 0.0, high: float = 1.0,
+def image_baseline(x: Input, kind: str = "zero", param: float | None = None, low: float = 0.0,
+                   high: float = 1.0,
                    seed: int = 0) -> torch.Tensor:
     """One baseline image for ``x`` (shape ``(H, W)`` or ``(C, H, W)``, values in ``[low, high]``), on
     ``x``'s device and in its dtype. ``x`` must lie in ``[low, high]`` for the kinds built from that range
@@ -124,7 +125,8 @@ class BaselineResult:
 
 
 @_aliases.captum_keywords(_aliases.IG_STEPS)
-def baseline_attributions(f: ModelFn, x: Input, kind: str = "zero", param=None, data=None, steps: int = 32,
+def baseline_attributions(f: ModelFn, x: Input, kind: str = "zero", param: float | None = None,
+                          data: Input | None = None, steps: int = 32,
                           rule: str = "gausslegendre", *, target: Target = None, low: float = 0.0,
                           high: float = 1.0, seed: int = 0, batch_size: int | None = None) -> BaselineResult:
     """IG of ``f`` at image ``x`` with the baseline ``kind`` (averaged over draws for noisy kinds).

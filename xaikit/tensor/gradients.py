@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import numbers
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import torch
@@ -40,7 +41,7 @@ _DEFAULT_BATCH = 64
 
 
 # -- the one backward pass and the one batch loop every tensor method uses ---------------------------
-def outputs_and_gradients(f, xs: torch.Tensor, target: Target) -> tuple[torch.Tensor, torch.Tensor]:
+def outputs_and_gradients(f: ModelFn, xs: torch.Tensor, target: Target) -> tuple[torch.Tensor, torch.Tensor]:
     """``F_target`` ``(B,)`` and ``dF_target/dx`` ``(B, ...)`` at every row of a batch ``xs`` ``(B, ...)``, in one
     forward and one backward pass, both detached.
 
@@ -57,14 +58,15 @@ def outputs_and_gradients(f, xs: torch.Tensor, target: Target) -> tuple[torch.Te
     return out.detach(), torch.zeros_like(xs) if grads is None else grads.detach()
 
 
-def batch_gradients(f, xs: torch.Tensor, target: Target) -> torch.Tensor:
+def batch_gradients(f: ModelFn, xs: torch.Tensor, target: Target) -> torch.Tensor:
     """dF_target/dx for every row of a batch ``xs`` (B, ...) in one backward pass; returns (B, ...)."""
     return outputs_and_gradients(f, xs, target)[1]
 
 
 @bool_flags
-def gradient_batches(f, total: int, make_batch, target: Target, batch_size: int,
-                     progress: bool | None = False, desc: str = "gradients"):
+def gradient_batches(f: ModelFn, total: int, make_batch: Callable[[int, int], torch.Tensor], target: Target,
+                     batch_size: int, progress: bool | None = False, desc: str = "gradients"
+                     ) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
     """The batched-gradient loop of every tensor method (SmoothGrad's noisy copies, IG's path points):
     yields ``(start, outputs (b,), gradients (b, ...))`` for the inputs ``make_batch(start, stop)`` of the
     batches ``[0, batch_size), [batch_size, 2 batch_size), ...`` of ``total`` inputs. The caller keeps or
@@ -75,7 +77,7 @@ def gradient_batches(f, total: int, make_batch, target: Target, batch_size: int,
 
 
 @bool_flags
-def batch_starts(total: int, size: int, progress: bool | None, desc: str):
+def batch_starts(total: int, size: int, progress: bool | None, desc: str) -> Iterable[int]:
     """Batch start indices, with a tqdm bar: always (``progress=True``, more than one batch), never
     (``False``), or on runs that last over two seconds (``None``)."""
     starts = range(0, total, size)
@@ -111,7 +113,8 @@ def grad_times_input(f: ModelFn, x: Input, *, target: Target = None) -> torch.Te
 
 # -- occlusion -------------------------------------------------------------------------------------------
 @bool_flags
-def occlusion(f: ModelFn, x: Input, window=1, stride=None, baseline: Baseline = 0.0, *,
+def occlusion(f: ModelFn, x: Input, window: int | tuple[int, ...] = 1,
+              stride: int | tuple[int, ...] | None = None, baseline: Baseline = 0.0, *,
               target: Target = None, batch_size: int | None = None, progress: bool = False) -> torch.Tensor:
     """Occlusion: the drop F(x) - F(x with a window set to ``baseline``), spread over the window.
 
@@ -266,7 +269,8 @@ class NoisyGradients:
 @_aliases.captum_keywords({k: a for k, a in _aliases.NOISE_TUNNEL.items() if a.name != "kind"},
                          refused={"stdevs": _aliases.STDEVS})
 def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, target: Target = None,
-                    seed: int | None = None, batch_size: int | None = None, value_range=None,
+                    seed: int | None = None, batch_size: int | None = None,
+                    value_range: float | tuple[float, float] | None = None,
                     progress: bool = False) -> NoisyGradients:
     """The gradient at ``n`` copies ``x + N(0, (sigma * range)^2)``, batched; see :func:`smoothgrad`."""
     with _fn.entry(f, x, target, "smoothgrad") as (x, target):
@@ -305,7 +309,8 @@ def noisy_gradients(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, *, t
 @_aliases.captum_keywords(_aliases.NOISE_TUNNEL, refused={"stdevs": _aliases.STDEVS})
 def smoothgrad(f: ModelFn, x: Input, sigma: float = 0.15, n: int = 50, kind: str = "smoothgrad", *,
                target: Target = None, seed: int | None = None, batch_size: int | None = None,
-               value_range=None, progress: bool = False) -> torch.Tensor:
+               value_range: float | tuple[float, float] | None = None,
+               progress: bool = False) -> torch.Tensor:
     """SmoothGrad (Smilkov et al. 2017): average the gradient over ``n`` noisy copies of ``x``.
 
     The noise is Gaussian with standard deviation ``sigma * (max - min)``: ``sigma`` is a fraction of the
@@ -363,7 +368,7 @@ def _value_range(x: torch.Tensor, value_range) -> float:
     return check_float(value_range, "value_range", 0.0)
 
 
-def relative_change(a, b) -> float:
+def relative_change(a: Input, b: Input) -> float:
     """``||a - b|| / ||a||``: how much an attribution map moved (0: not at all, 1: as much as its size).
 
     ``inf`` when ``a`` is all zeros and ``b`` is not (0 when both are). Notebook 01 uses it to measure that a tiny input change moves the raw gradient a lot and SmoothGrad little.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import numbers
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,7 +126,7 @@ def default_batch_size(x: torch.Tensor) -> int:
 
 
 @bool_flags
-def path_gradients(f, points: torch.Tensor, target: Target, batch_size: int | None = None,
+def path_gradients(f: ModelFn, points: torch.Tensor, target: Target, batch_size: int | None = None,
                    progress: bool | None = False) -> tuple[torch.Tensor, torch.Tensor]:
     """``F`` and ``dF/dx`` at every path point, evaluated in batches of at most ``batch_size`` (None:
     :func:`default_batch_size`).
@@ -281,8 +282,9 @@ register(TensorMethod("Integrated Gradients", _integrated_gradients_map, {"steps
                       order=3))
 
 
-def integrate_path(f, x, b, alphas, weights, target: Target, batch_size, rule, progress=None, cache=None,
-               ends=None) -> IGResult:
+def integrate_path(f: ModelFn, x: torch.Tensor, b: torch.Tensor, alphas: np.ndarray, weights: np.ndarray,
+                   target: Target, batch_size: int | None, rule: str, progress=None,
+                   cache: _PathCache | None = None, ends: tuple[float, float] | None = None) -> IGResult:
     """The quadrature itself, the extension point of every IG variant (text IG, image baselines, step search).
 
     ``f`` and ``target`` as in :func:`integrated_gradients` (``target`` resolved already); ``x`` and ``b``
@@ -443,7 +445,10 @@ def steps_for_tolerance(f: ModelFn, x: Input, baseline: Baseline = None, rule: s
             steps = following
 
 
-def shared_path(f, x, b, target: Target, batch_size, rules, steps):
+def shared_path(f: ModelFn, x: torch.Tensor, b: torch.Tensor, target: Target, batch_size: int | None,
+                rules: Sequence[str], steps: Sequence[int]
+                ) -> tuple[dict[str, list[tuple[int, np.ndarray, np.ndarray]]], _PathCache,
+                           tuple[float, float]]:
     """Every rule's nodes at every step count, evaluated in one pass along the straight path (each node
     once, the ends 0 and 1 included). Returns ``(plan, cache, ends)``: ``plan[rule]`` lists
     ``(steps, alphas, weights)`` (the trapezoid from 2 steps), ``cache`` holds the evaluations for
@@ -458,9 +463,10 @@ def shared_path(f, x, b, target: Target, batch_size, rules, steps):
     return plan, cache, (float(cache.store[0.0][0]), float(cache.store[1.0][0]))
 
 
-def gap_curves(f: ModelFn, x: Input, baseline: Baseline = None, steps=(1, 2, 4, 8, 16, 32, 64, 128, 256),
-               rules=RULES, *, target: Target = None, batch_size: int | None = None) -> dict[str,
-               tuple[list[int], list[float]]]:
+def gap_curves(f: ModelFn, x: Input, baseline: Baseline = None,
+               steps: Sequence[int] = (1, 2, 4, 8, 16, 32, 64, 128, 256), rules: Sequence[str] = RULES, *,
+               target: Target = None, batch_size: int | None = None
+               ) -> dict[str, tuple[list[int], list[float]]]:
     """The relative completeness gap of every rule at every step count: ``{rule: (steps, gaps)}``.
 
     All the nodes of all the rules are evaluated in one pass (shared nodes once), so the log-log figure

@@ -17,6 +17,7 @@ Notebook 02, section 6 (the path picker on the contour plot).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +34,9 @@ __all__ = ["PATHS", "PathResult", "path_points", "path_integrated_gradients"]
 PATHS = ("straight", "sequential", "power")
 
 
-def path_points(kind: str, x: torch.Tensor, baseline: torch.Tensor, alphas, order=None, powers=None):
+def path_points(kind: str, x: torch.Tensor, baseline: torch.Tensor, alphas: np.ndarray | Sequence[float],
+                order: Sequence[int] | None = None, powers: Sequence[float] | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
     """``gamma(alpha_k)`` and ``dgamma/dalpha(alpha_k)`` for each alpha, both ``(S, *x.shape)``.
 
     ``order`` (sequential path) is the order in which the flattened coordinates move (default 0, 1, ...);
@@ -96,7 +99,8 @@ class PathResult:
 @_aliases.captum_keywords(_aliases.IG)
 def path_integrated_gradients(f: ModelFn, x: Input, baseline: Baseline = None, path: str = "straight",
                               steps: int = 200, rule: str = "riemann_middle", *, target: Target = None,
-                              order=None, powers=None, batch_size: int | None = None) -> PathResult:
+                              order: Sequence[int] | None = None, powers: Sequence[float] | None = None,
+                              batch_size: int | None = None) -> PathResult:
     """Path attributions of ``f`` at ``x`` along ``path`` (see the module docstring).
 
     ``path="straight"`` equals :func:`xaikit.integrated_gradients` with the same rule and steps. The

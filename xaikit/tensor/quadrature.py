@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -37,6 +38,9 @@ from xaikit._fn import as_baseline, entry, to_cpu
 from xaikit._types import Baseline, Input, ModelFn, Target
 from xaikit._validate import check_int, check_labels, check_names
 from xaikit.tensor.integrated import RULES, integrate_path, path_gradients, shared_path
+
+if TYPE_CHECKING:
+    from xaikit.tensor.integrated import IGResult
 
 __all__ = ["AdditiveModel", "additive_toy", "RuleErrors", "quadrature_errors", "convergence_slope",
            "riemann_end_term", "path_slopes"]
@@ -61,7 +65,7 @@ class AdditiveModel:
             raise ValueError(f"AdditiveModel takes a batch (B, {len(self.terms)}), got shape {tuple(z.shape)}")
         return sum(g(z[:, i]) for i, g in enumerate(self.terms))
 
-    def exact_ig(self, x: torch.Tensor, baseline=None) -> torch.Tensor:
+    def exact_ig(self, x: torch.Tensor, baseline: float | Input | None = None) -> torch.Tensor:
         """``IG_i = g_i(x_i) - g_i(x'_i)``, from the terms alone: no gradient, no quadrature."""
         x = torch.as_tensor(x)
         b = as_baseline(baseline, x)
@@ -127,7 +131,7 @@ class RuleErrors:
         return self.steps.index(steps)
 
 
-def quadrature_errors(f: ModelFn, exact, x, baseline: Baseline = None,
+def quadrature_errors(f: ModelFn, exact: Input, x: Input, baseline: Baseline = None,
                       steps: Sequence[int] = (2, 4, 8, 16, 32, 64, 128, 256), rules: Sequence[str] = RULES,
                       *, target: Target = None) -> dict[str, RuleErrors]:
     """Every rule's per-feature error and completeness gap at every step count: ``{rule: RuleErrors}``.
@@ -153,7 +157,7 @@ def quadrature_errors(f: ModelFn, exact, x, baseline: Baseline = None,
         return out
 
 
-def convergence_slope(steps, errors) -> float:
+def convergence_slope(steps: Sequence[int], errors: Sequence[float] | np.ndarray) -> float:
     """The least-squares slope of ``log(error)`` against ``log(steps)``: ``-p`` for an error ``C / n^p``."""
     n, e = np.asarray(steps, dtype=float), np.asarray(errors, dtype=float)
     if n.shape != e.shape or n.size < 2 or (e <= 0).any():
@@ -176,7 +180,7 @@ def riemann_end_term(f: ModelFn, x: Input, baseline: Baseline = None, *,
         return to_cpu((x - b) * (grads[1].to(x.device) - grads[0].to(x.device)) / 2)
 
 
-def path_slopes(result) -> np.ndarray:
+def path_slopes(result: IGResult) -> np.ndarray:
     """``dF/d alpha = sum_i (x_i - x'_i) dF/dx_i`` at each node of an :class:`~xaikit.tensor.integrated.IGResult`
     (``(steps,)``): the slope of the output along the path, whose values at ``alpha = 0`` and ``1`` set the
     Riemann sums' leading error ``(slope(1) - slope(0)) / (2n)``.

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import torch
 
@@ -54,7 +55,7 @@ class TensorMethod:
         """The options with defaults here (none for an ``options`` tuple)."""
         return MappingProxyType(dict(self.options) if isinstance(self.options, Mapping) else {})
 
-    def __call__(self, f: ModelFn, x: Input, *, target: Target, **options) -> torch.Tensor:
+    def __call__(self, f: ModelFn, x: Input, *, target: Target, **options: Any) -> torch.Tensor:
         taken = {k: options[k] for k in self.options if k in options}
         return self.compute(f, x, target=target, **{**self.defaults(), **taken, **self.fixed})
 

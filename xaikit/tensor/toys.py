@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from xaikit._types import Input
 from xaikit._validate import check_float
 from xaikit.models.digits import (
     DigitsClassifier,
@@ -55,7 +56,7 @@ class Toy:
     reference: str
     fn: Callable[[torch.Tensor], torch.Tensor]
 
-    def __call__(self, x) -> torch.Tensor:
+    def __call__(self, x: Input) -> torch.Tensor:
         x = x if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.float32)
         if x.ndim != 2 or x.shape[1] != self.n_inputs:
             raise ValueError(f"{self.name} takes a batch of shape (B, {self.n_inputs}), got {tuple(x.shape)}; "

@@ -54,6 +54,8 @@ table of references.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xaikit.course.checks._core import CheckResult, ExerciseFunction
 from xaikit.course.checks.attention import (
     _attention_reference,
@@ -94,7 +96,7 @@ __all__ = ["CheckResult", "exercise", "ExerciseFunction", "check_grad_times_inpu
            "check_rollout"]
 
 
-def exercise(check):
+def exercise(check: Callable | str) -> Callable[[Callable], ExerciseFunction]:
     """Decorator: ``@exercise(check_gradsam)`` above ``def my_gradsam(...)`` names the check that grades the
     function and, through it, the reference that stands in while the body is a stub (module docstring).
 

@@ -10,6 +10,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -104,7 +105,7 @@ class ExerciseFunction:
     a note and returns the reference's answer instead. A check that passes hands the calls back to the
     student's function."""
 
-    def __init__(self, student, check, reference):
+    def __init__(self, student: Callable, check: Callable, reference: Callable):
         functools.update_wrapper(self, student)
         self.student, self.check, self.reference = student, check, reference
         self.n_fallbacks = 0
@@ -117,7 +118,7 @@ class ExerciseFunction:
         self.failed = None if result.passed or result.todo else (result.mistake or "a wrong answer")
         result.fallback = self.failed is not None
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         name, check = self.__name__, self.check.__name__
         if self.failed is not None:
             self.n_fallbacks += 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Callable
 
 import torch
 
@@ -30,7 +31,7 @@ def _attention_cases():
     return cases
 
 
-def check_attention(student_fn, verbose: bool = True) -> CheckResult:
+def check_attention(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check scaled dot-product attention (Vaswani et al. 2017; notebook 03): either
     ``fn(x, w_q, w_k, w_v) -> (out, weights)`` (one self-attention head from the inputs) or
     ``fn(q, k, v) -> (out, weights)``; returning only ``out`` is accepted too. Compared with

@@ -8,6 +8,7 @@ al.'s Fig. 2). With the references an exercise falls back to while it is a stub.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -27,7 +28,7 @@ def _cav_case(seed: int = 0, n: int = 40, d: int = 6):
     return concept, negative, u
 
 
-def check_cav(student_fn, verbose: bool = True) -> CheckResult:
+def check_cav(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(concept_acts (N, D), negative_acts (N, D)) -> cav (D,)`` (Kim et al. 2018; notebook
     05): a unit vector normal to a linear boundary between the two sets, pointing towards the concept.
     The concept set is shifted along a known direction, so the check knows where the CAV should point.
@@ -79,7 +80,7 @@ def _tcav_case(seed: int = 1, n: int = 12, d: int = 5):
     return grads, cav
 
 
-def check_tcav_score(student_fn, verbose: bool = True) -> CheckResult:
+def check_tcav_score(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(grads (N, D), cav (D,)) -> float``: the TCAV score, the fraction of class images
     whose directional derivative ``S(x) = grad . cav`` is strictly positive (Kim et al. 2018; notebook 05).
     Images whose derivative is exactly zero are included, to catch ``>= 0``; each image is also checked on
@@ -146,7 +147,7 @@ def _rank_cases():
     yield 0.875, tied        # centre 0.5; 0.125 and 0.875 lie exactly as far out as the value: ties count (p = 3/7)
 
 
-def check_rank_p(student_fn, verbose: bool = True) -> CheckResult:
+def check_rank_p(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(value, null (K,)) -> p``: the two-sided Monte Carlo p-value of ``value`` among the
     K null values, ``(1 + #{k: |null_k - c| >= |value - c|}) / (K + 1)`` with ``c`` the median of all K + 1
     values (Davison & Hinkley 1997, section 4.2; notebook 05). Compared with
@@ -209,7 +210,7 @@ def _cosine_case(seed: int = 2, n: int = 8, d: int = 5):
     return acts, cav
 
 
-def check_cav_cosines(student_fn, verbose: bool = True) -> CheckResult:
+def check_cav_cosines(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(acts (N, D), cav (D,)) -> (N,)``: the cosine similarity of each image's activation with
     the CAV, in the input's order, as Kim et al. (2018, Fig. 2) sort images by it (notebook 07). Compared with
     :func:`xaikit.concepts.sorting.sort_activations`' ``similarity``; the activations differ in length and the

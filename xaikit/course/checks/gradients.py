@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+from collections.abc import Callable
 
 import torch
 
@@ -24,7 +25,7 @@ def _gxi_cases():
     return smooth_model, [torch.tensor(p) for p in points]
 
 
-def check_grad_times_input(student_fn, verbose: bool = True) -> CheckResult:
+def check_grad_times_input(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(f, x) -> attributions``: gradient x input, ``x_i * df/dx_i`` at ``x`` (notebook 01),
     on the notebook's two-input model at four points (one coordinate 0 at two of them)."""
     from xaikit.tensor.gradients import gradient
@@ -105,7 +106,7 @@ def _ig_case(steps: int):
     return x, baseline, refs, alphas_and_weights
 
 
-def check_ig_riemann(student_fn, verbose: bool = True) -> CheckResult:
+def check_ig_riemann(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(f, x, baseline, steps) -> attributions`` (the Riemann sum of Integrated Gradients,
     Sundararajan et al. 2017; notebook 02): ``(x - x') * (1/m) * sum_k dF(x' + alpha_k (x - x'))/dx`` with
     ``alpha_k = k/m``, the paper's right sum, which the exercise asks for. A left, midpoint or trapezoid sum

@@ -11,6 +11,7 @@ import copy
 import functools
 import math
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -99,7 +100,7 @@ def _gradsam_variants(a, g) -> dict:
     }
 
 
-def check_gradsam(student_fn, verbose: bool = True) -> CheckResult:
+def check_gradsam(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(attentions, gradients) -> (N,)`` against Grad-SAM (Barkan et al. 2021; notebook 04):
     ``r_i = 1/(L M N) sum_l sum_m sum_j [A^{lm} o ReLU(dS/dA^{lm})]_{ij}``, both inputs ``(L, M, N, N)``
     (layer, head, query, key). Differences are located by token, and by layer and head (your function is
@@ -158,7 +159,7 @@ def _cls_share_reference(a, g) -> torch.Tensor:
     return torch.where(total > 0, h[:, 0] / total.clamp_min(1e-300), torch.zeros_like(total))
 
 
-def check_cls_share(student_fn, verbose: bool = True) -> CheckResult:
+def check_cls_share(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(attentions, gradients) -> (L,)``: for each layer, the share of that layer's Grad-SAM
     mass ``sum_m sum_j [A o ReLU(G)]_{ij}`` that falls on the [CLS] row ``i = 0``.
 
@@ -224,7 +225,7 @@ def _images(fig) -> list[tuple[object, np.ndarray]]:
     return found
 
 
-def check_head_plots(student_fn, verbose: bool = True) -> CheckResult:
+def check_head_plots(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(attentions, tokens, picks) -> Figure`` (homework: pick two layers, plot one head of
     each). ``attentions`` is ``(L, M, N, N)``, ``picks`` is ``[(layer, head), (layer, head)]``. The figure
     (or an Axes / array of Axes) must hold one heatmap per pick showing exactly ``attentions[layer, head]``
@@ -389,7 +390,7 @@ def _capture_cases():
             for target, label, a, g, alternatives in targets]
 
 
-def check_attention_grads(student_fn, verbose: bool = True) -> CheckResult:
+def check_attention_grads(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(model, inputs, target) -> (attentions, gradients)``, both ``(L, M, N, N)`` (layer, head,
     query, key): the attention of every layer and head, and the gradient of the target class's logit S with
     respect to it, captured by the student (a hook on the attention modules, or ``output_attentions=True`` and

@@ -5,6 +5,8 @@ stub. The skeleton every check shares is :func:`xaikit.course.checks._core._run_
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from xaikit.course.checks._core import CheckResult, _close, _largest_gap, _reshaped, _run_check, _tensor
@@ -45,7 +47,7 @@ def _product(steps: list[torch.Tensor], first_on_the_left: bool = False) -> torc
     return r
 
 
-def check_rollout(student_fn, verbose: bool = True) -> CheckResult:
+def check_rollout(student_fn: Callable, verbose: bool = True) -> CheckResult:
     """Check ``student_fn(attentions) -> (N, N)``: attention rollout (Abnar & Zuidema 2020; notebook 06,
     section 1) of attention ``(L, M, N, N)``: per layer the mean over the heads, plus the identity for the
     residual connection (0.5 A + 0.5 I, rows renormalised), multiplied from the first layer to the last,

@@ -44,7 +44,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, SupportsFloat
 
 from xaikit._validate import bool_flags
 
@@ -288,7 +288,7 @@ def ledger_line(entry: Claim, value: float, note: str = "") -> str:
 
 
 @bool_flags
-def claim(claim_id: str, value, *, quiet: bool = False, note: str = "") -> float:
+def claim(claim_id: str, value: SupportsFloat, *, quiet: bool = False, note: str = "") -> float:
     """Check ledger claim ``claim_id`` against ``value``, print one line, and return the value as a float.
 
     An ``identity`` or ``empirical`` claim raises :class:`ClaimFailed` (an ``AssertionError``) when the value

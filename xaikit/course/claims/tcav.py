@@ -12,8 +12,14 @@ sets and checks them by those entries. ``benchmarks/tcav_robustness.py`` runs it
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 from xaikit.models.vitworld import TCAV_LAYER, TCAV_POOLING, image_processor
+
+if TYPE_CHECKING:
+    import torch
+
+    from xaikit.course.claims import Claim
 
 __all__ = ["CLAIM_IDS", "CLAIM_PAIRS", "CLAIM_CONCEPTS", "CLAIMS", "ASSERTED_CLAIMS", "N_CLASS_IMAGES", "N_NULL",
            "claim_entry", "pair_checks", "lecture_claims"]
@@ -47,7 +53,7 @@ N_CLASS_IMAGES = 100
 N_NULL = 100
 
 
-def claim_entry(name: str):
+def claim_entry(name: str) -> Claim:
     """The ledger entry (:class:`xaikit.course.claims.Claim`) of :func:`lecture_claims`' check ``name``."""
     from xaikit.course.claims import LEDGER
 
@@ -71,7 +77,8 @@ def pair_checks(pairs: dict) -> dict[str, bool]:
             if (a, b) in pairs and f"{a} vs {b}" in ASSERTED_CLAIMS}
 
 
-def lecture_claims(main, control, seed: int = 0, layer: int | None = None, pooling: str | None = None,
+def lecture_claims(main: torch.nn.Module, control: torch.nn.Module, seed: int = 0, layer: int | None = None,
+                   pooling: str | None = None,
                    R: int = 10, n_concept: int = 50, n_class: int = N_CLASS_IMAGES, alpha: float = 0.05,
                    n_null: int = N_NULL) -> dict:
     """The TCAV claims of notebooks 05 and 07 on one pair of models, with image sets drawn fresh from ``seed``.
