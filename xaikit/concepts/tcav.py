@@ -98,7 +98,8 @@ class LayerSweep:
 
 def tcav(model: torch.nn.Module, concept_images: ImageSet, negative_images: ImageSet,
          class_images: ImageSet, *, target: Target, layer: int, pooling: str = "flatten",
-         classifier: str = "logistic", processor: object | None = None, seed: int = 0, concept: str = "concept", negative: str = "negative") -> TCAVResult:
+         classifier: str = "logistic", processor: object | None = None, seed: int = 0, concept: str = "concept",
+         negative: str = "negative") -> TCAVResult:
     """The TCAV score of one CAV (concept vs negative) for ``target`` at ``layer`` (Kim et al. 2018)."""
     layer = _check_common(model, layer, pooling)
     idx, label = resolve_class(model, target)
