@@ -20,7 +20,8 @@ import torch
 from torch import nn
 
 from xaikit._fn import ensure_eval, in_float32, to_cpu, to_model
-from xaikit._text_input import PreparedText, prepare_text
+from xaikit._text_input import PreparedText, Tokenizer, prepare_text
+from xaikit._types import Input
 from xaikit._validate import check_finite, check_int
 from xaikit.models import arch
 from xaikit.models.hooks import forward_hooks
@@ -117,8 +118,9 @@ def _run_with_hooks(model: nn.Module, inputs: dict, hooks) -> tuple:
 
 
 @in_float32("model")
-def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None, *, pixel_values=None,
-                      layer: int = 0, max_length: int | None = None) -> AttentionCapture:
+def capture_attention(model: nn.Module, tokenizer: Tokenizer | None = None, text: str | None = None, *,
+                      pixel_values: Input | None = None, layer: int = 0,
+                      max_length: int | None = None) -> AttentionCapture:
     """Run ``model`` once on ``text`` (or ViT ``pixel_values``) and capture its attention.
 
     Args:
@@ -207,7 +209,8 @@ def capture_attention(model: nn.Module, tokenizer=None, text: str | None = None,
     )
 
 
-def recompute_attention(model: nn.Module, embeddings: torch.Tensor, attention_mask=None) -> torch.Tensor:
+def recompute_attention(model: nn.Module, embeddings: torch.Tensor,
+                        attention_mask: Input | None = None) -> torch.Tensor:
     """Layer 0's attention weights rebuilt by hand from the model's own parameters: ``(n_heads, T, T)``.
 
     ``embeddings`` is the output of the embeddings module (already LayerNorm'd in BERT). Pre-LN blocks

@@ -21,7 +21,9 @@ everything returned is on the CPU (float16/bfloat16 widened to float32).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -31,6 +33,9 @@ from xaikit._text_input import Tokenizer
 from xaikit._validate import check_int
 from xaikit.attention.capture import _prepared_text, _run_with_hooks, qkv_projections
 from xaikit.models import arch
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["AttentionNorms", "attention_norms", "output_projection"]
 
@@ -107,7 +112,7 @@ class AttentionNorms:
         w, f = self.weights[layer], self.transformed[layer].to(self.weights.dtype)  # (nh, T, T), (nh, T, d)
         return torch.einsum("hij,hjd->id", w, f) + self.output_bias[layer]
 
-    def shares(self, tokens=None) -> tuple[torch.Tensor, torch.Tensor]:
+    def shares(self, tokens: torch.Tensor | np.ndarray | Sequence[bool] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         """Per layer and head, the share of the weight and the share of the norm that go to ``tokens``.
 
         ``tokens``: a ``(T,)`` boolean mask of key tokens (default: the special tokens). For each query row

@@ -6,6 +6,7 @@ Vaswani et al.'s 1/sqrt(d_k) scaling (their section 3.2.1: the reason for the sc
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 
@@ -60,7 +61,7 @@ def softmax_jacobian_norm(weights: torch.Tensor) -> torch.Tensor:
     return jac.pow(2).sum((-2, -1)).sqrt()  # (..., T_q)
 
 
-def qk_variance(d_ks=(1, 4, 16, 64, 256), n_samples: int = 20000, seed: int = 0) -> dict[str, list[float]]:
+def qk_variance(d_ks: Sequence[int] = (1, 4, 16, 64, 256), n_samples: int = 20000, seed: int = 0) -> dict[str, list[float]]:
     """Measured variance of ``q . k`` for ``q, k ~ N(0, I_{d_k})``, raw and divided by ``sqrt(d_k)``.
 
     The raw variance grows like ``d_k`` (a sum of ``d_k`` unit-variance products); the scaled one stays

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from xaikit._types import Input
 from xaikit._validate import bool_flags
 from xaikit.attention.scratch import (
     _apply_mask,
@@ -37,7 +38,8 @@ __all__ = ["additive_attention", "dot_scores", "general_scores", "additive_score
 
 
 # -- additive (Bahdanau) attention ----------------------------------------------------------------------------
-def additive_attention(q, k, v, w_q, w_k, v_a, mask=None):
+def additive_attention(q: Input, k: Input, v: Input, w_q: Input, w_k: Input, v_a: Input,
+                       mask: Input | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Additive attention: a small network with one tanh layer scores every (query, key) pair.
 
     ``e_ij = v_a . tanh(q_i W_q + k_j W_k)``, ``weights_i = softmax_j(e_ij)``, ``out_i = sum_j weights_ij v_j``:
@@ -120,7 +122,7 @@ def _softmax_of(scores: torch.Tensor, mask) -> tuple[torch.Tensor, torch.Tensor]
 
 
 @bool_flags
-def dot_scores(q, k, mask=None, scaled: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+def dot_scores(q: Input, k: Input, mask: Input | None = None, scaled: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Luong's *dot* score ``score(q_i, k_j) = q_i . k_j`` for every pair, and its softmax over the keys.
 
     Luong, Pham & Manning (2015), "Effective Approaches to Attention-based Neural Machine Translation", EMNLP,
@@ -143,7 +145,7 @@ def dot_scores(q, k, mask=None, scaled: bool = False) -> tuple[torch.Tensor, tor
     return _softmax_of(scores, mask)
 
 
-def general_scores(q, k, w, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
+def general_scores(q: Input, k: Input, w: Input, mask: Input | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Luong's *general* (multiplicative) score ``score(q_i, k_j) = q_i W k_j^T``, and its softmax over the keys.
 
     Luong, Pham & Manning (2015), section 3.1: ``score(h_t, h_s) = h_t^T W_a h_s``, a learned bilinear form
@@ -171,7 +173,8 @@ def general_scores(q, k, w, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
     return _softmax_of(scores, mask)
 
 
-def additive_scores(q, k, w_q, w_k, v_a, mask=None) -> tuple[torch.Tensor, torch.Tensor]:
+def additive_scores(q: Input, k: Input, w_q: Input, w_k: Input, v_a: Input,
+                    mask: Input | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Bahdanau's additive score ``e_ij = v_a . tanh(q_i W_q + k_j W_k)`` (Luong et al.'s "concat"), and its
     softmax over the keys: the scores of :func:`additive_attention`, whose docstring has the details.
 
@@ -202,8 +205,8 @@ class CrossAttentionSteps:
 _CROSS_SCORES = ("scaled_dot", "dot", "general")
 
 
-def cross_attention(x_q, x_kv, w_q, w_k, w_v, mask=None, score: str = "scaled_dot",
-                    w=None) -> CrossAttentionSteps:
+def cross_attention(x_q: Input, x_kv: Input, w_q: Input, w_k: Input, w_v: Input, mask: Input | None = None,
+                    score: str = "scaled_dot", w: Input | None = None) -> CrossAttentionSteps:
     """Cross-attention: ``Q = X_q W_Q`` from one sequence, ``K = X_kv W_K`` and ``V = X_kv W_V`` from another.
 
     The encoder-decoder attention of Bahdanau et al. (2015) and Luong et al. (2015), where the decoder's state

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
+from xaikit._types import Input
 from xaikit._validate import check_int
 
 __all__ = ["scaled_dot_product_attention", "self_attention", "multi_head_attention", "causal_mask", "padding_mask",
@@ -157,7 +158,8 @@ def _weigh(scores: torch.Tensor, v: torch.Tensor, mask) -> tuple[torch.Tensor, t
     return out, weights
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, scale: float | None = None):
+def scaled_dot_product_attention(q: Input, k: Input, v: Input, mask: Input | None = None,
+                                 scale: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """``softmax(q k^T * scale) v`` with ``scale = 1 / sqrt(d_k)`` by default.
 
     Args:
@@ -198,7 +200,8 @@ class AttentionSteps:
     scale: float
 
 
-def self_attention(x, w_q, w_k, w_v, mask=None, scale: float | None = None) -> AttentionSteps:
+def self_attention(x: Input, w_q: Input, w_k: Input, w_v: Input, mask: Input | None = None,
+                   scale: float | None = None) -> AttentionSteps:
     """One attention head on inputs ``x``: ``Q = X W_Q, K = X W_K, V = X W_V``, then
     :func:`scaled_dot_product_attention`. Returns all intermediates (notebook 03, section 2)."""
     x = _as_tensor(x, "x")
@@ -221,8 +224,9 @@ def self_attention(x, w_q, w_k, w_v, mask=None, scale: float | None = None) -> A
     return AttentionSteps(x, q, k, v, scores, weights, out, used)
 
 
-def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads: int, mask=None, b_q=None, b_k=None, b_v=None,
-                         b_o=None):
+def multi_head_attention(x: Input, w_q: Input, w_k: Input, w_v: Input, w_o: Input, n_heads: int,
+                         mask: Input | None = None, b_q: Input | None = None, b_k: Input | None = None,
+                         b_v: Input | None = None, b_o: Input | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Multi-head self-attention: split into heads, attend, concatenate, project with ``W_O``.
 
     ``head_i = softmax(Q_i K_i^T / sqrt(d_head)) V_i`` with ``Q = X W_Q + b_q`` cut into ``n_heads``
@@ -305,7 +309,7 @@ def causal_mask(n_tokens: int) -> torch.Tensor:
     return torch.ones(n_tokens, n_tokens, dtype=torch.bool).tril()  # (T, T)
 
 
-def padding_mask(attention_mask) -> torch.Tensor:
+def padding_mask(attention_mask: Input) -> torch.Tensor:
     """From a tokenizer's ``attention_mask`` (``(B, T)`` or ``(T,)``, 1 = real token, 0 = padding) to a
     boolean key mask ``(B, 1, T)`` that broadcasts over queries (and over heads in
     :func:`multi_head_attention`): no query attends to a padding token."""

@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import hashlib
 import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -44,6 +46,9 @@ from xaikit._validate import check_choice, check_int
 from xaikit.concepts.cav import CAV
 from xaikit.concepts.images import pixel_values, resolve_class
 
+if TYPE_CHECKING:
+    from xaikit.concepts.images import ImageSet
+
 __all__ = ["POOLINGS", "activations", "directional_derivatives", "gradients", "clear_cache"]
 
 POOLINGS = ("cls", "mean", "flatten")
@@ -54,7 +59,7 @@ _ALL_LAYERS_BYTES = 64 * 2**20  # cache every layer at once below this size
 _CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def clear_cache(model=None) -> None:
+def clear_cache(model: nn.Module | None = None) -> None:
     """Forget cached activations, gradients and CAVs (of one model, or all). A model whose weights change is
     noticed without it (see :func:`_store`)."""
     if model is None:
@@ -305,8 +310,8 @@ def _check_common(model, layer, pooling):
     return check_layer(model, layer)
 
 
-def activations(model, images, layer: int, pooling: str = "flatten", processor=None,
-                batch_size: int = 64) -> np.ndarray:
+def activations(model: nn.Module, images: ImageSet, layer: int, pooling: str = "flatten",
+                processor: object | None = None, batch_size: int = 64) -> np.ndarray:
     """Pooled activations (N, D) of encoder block ``layer`` for ``images`` (cached)."""
     layer = _check_common(model, layer, pooling)
     x = pixel_values(model, images, processor)
@@ -319,8 +324,8 @@ def _activations(model, x: torch.Tensor, layer: int, pooling: str, batch_size: i
     return _cached(model, x, layer, pooling, None, batch_size)
 
 
-def gradients(model: nn.Module, images, layer: int, *, target: Target, pooling: str = "flatten",
-              processor=None, batch_size: int = 64) -> np.ndarray:
+def gradients(model: nn.Module, images: ImageSet, layer: int, *, target: Target, pooling: str = "flatten",
+              processor: object | None = None, batch_size: int = 64) -> np.ndarray:
     """The gradient (N, D) of the ``target`` logit at encoder block ``layer``, pooled as the CAVs are (cached):
     ``directional_derivatives`` is this times the CAV. With ``"flatten"`` the first ``hidden_size`` numbers of
     a row are the [CLS] token's."""
@@ -330,8 +335,10 @@ def gradients(model: nn.Module, images, layer: int, *, target: Target, pooling: 
     return _cached(model, x, layer, pooling, idx, check_int(batch_size, "batch_size", 1))
 
 
-def directional_derivatives(model: nn.Module, images, layer: int, cav, *, target: Target,
-                            pooling: str = "flatten", processor=None, batch_size: int = 64) -> np.ndarray:
+def directional_derivatives(model: nn.Module, images: ImageSet, layer: int,
+                            cav: CAV | np.ndarray | Sequence[float], *, target: Target,
+                            pooling: str = "flatten", processor: object | None = None,
+                            batch_size: int = 64) -> np.ndarray:
     """``S(x) = grad h_target(a_layer(x)) . cav`` for each image, (N,) (Kim et al. 2018, eq. 1)."""
     layer = _check_common(model, layer, pooling)
     idx, _ = resolve_class(model, target)

@@ -44,9 +44,9 @@ class CAV:
 
 
 @bool_flags
-def train_cav(concept_acts, negative_acts, classifier: str = "logistic", seed: int = 0,
-              test_fraction: float = 0.25, concept: str = "concept", negative: str = "negative",
-              layer: int = -1, pooling: str = "", reduce: bool = True) -> CAV:
+def train_cav(concept_acts: np.ndarray, negative_acts: np.ndarray, classifier: str = "logistic",
+              seed: int = 0, test_fraction: float = 0.25, concept: str = "concept",
+              negative: str = "negative", layer: int = -1, pooling: str = "", reduce: bool = True) -> CAV:
     """Fit a linear classifier concept (1) vs negative (0) on a seeded split; the CAV is its unit normal.
 
     ``classifier="logistic"`` is L2 logistic regression; ``"hinge"`` is a linear SVM by SGD with the

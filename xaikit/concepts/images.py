@@ -11,16 +11,22 @@ import difflib
 import os
 import warnings
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from xaikit._validate import check_int
 
+if TYPE_CHECKING:
+    #: a set of images: an array or tensor (N, H, W[, C]), or a sequence of (H, W[, C]) arrays, PIL images or
+    #: image file names (what :func:`prepare_images` reads)
+    ImageSet = np.ndarray | torch.Tensor | Sequence[Any]
+
 __all__ = ["prepare_images", "pixel_values", "resolve_class", "check_pixels"]
 
 
-def check_not_one_image(images, name: str = "images") -> None:
+def check_not_one_image(images: ImageSet, name: str = "images") -> None:
     """Refuse one (H, W, 3) image where a set of images belongs: iterating it would give its pixel rows as
     "images". Arrays and tensors are checked; lists and other inputs pass."""
     shape = tuple(images.shape) if isinstance(images, (np.ndarray, torch.Tensor)) else None
@@ -30,7 +36,7 @@ def check_not_one_image(images, name: str = "images") -> None:
                          f"a list of images (TCAV's sets usually have 30-100)")
 
 
-def prepare_images(images, name: str = "images", min_count: int = 2) -> list[np.ndarray]:
+def prepare_images(images: ImageSet, name: str = "images", min_count: int = 2) -> list[np.ndarray]:
     """A list of (H, W, 3) uint8 arrays from a uint8/float array (N, H, W[, C]) or a list of PIL images /
     arrays. Grayscale and RGBA are converted to RGB with a warning; anything else is rejected."""
     if isinstance(images, torch.Tensor):
@@ -109,7 +115,7 @@ def _open_image(path, name: str):
                          f"PNG or JPEG file, or the image itself (an array or PIL image)") from None
 
 
-def check_pixels(model, pixels):
+def check_pixels(model: torch.nn.Module, pixels: torch.Tensor) -> torch.Tensor:
     """``pixels`` if it is one normalised image ``(1, C, H, W)`` of the size and channel count the ViT ``model``
     was built for; else an error that names the parameter and the fix (a grayscale picture, a wrong size, a
     batch, a NumPy array). Used by every per-image ViT explanation (:mod:`xaikit.image.relevance`,
@@ -156,7 +162,7 @@ def check_pixels(model, pixels):
 PIXEL_RANGE = 10.0
 
 
-def check_processor(processor):
+def check_processor(processor: object | None) -> object | None:
     """``processor``: None (the model's own preprocessing) or an image processor; a tokenizer or a name is
     refused, naming the parameter and the fix."""
     if processor is None:
@@ -180,7 +186,8 @@ def _processor(model, processor):
     return ViTImageProcessor(size={"height": size, "width": size})
 
 
-def pixel_values(model, images, processor=None, name: str = "images") -> torch.Tensor:
+def pixel_values(model: torch.nn.Module, images: ImageSet, processor: object | None = None,
+                 name: str = "images") -> torch.Tensor:
     """(N, 3, S, S) model inputs: the processor's resize/rescale/normalise. Images already at the model's
     size skip the (slow, per-image) resize and are normalised in one vectorised step."""
     arrays = prepare_images(images, name) if not (isinstance(images, list) and images
@@ -201,7 +208,7 @@ def pixel_values(model, images, processor=None, name: str = "images") -> torch.T
     return proc(images=[a for a in arrays], return_tensors="pt")["pixel_values"].float()
 
 
-def resolve_class(model, target) -> tuple[int, str]:
+def resolve_class(model: torch.nn.Module, target: int | str) -> tuple[int, str]:
     """``(index, name)`` of a class given by index or name (case-insensitive; for ImageNet-style labels
     like "tabby, tabby cat" any comma-separated part matches). Unknown names list the close matches."""
     id2label = {int(k): str(v) for k, v in model.config.id2label.items()}

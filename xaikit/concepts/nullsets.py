@@ -15,6 +15,7 @@ test would no longer hold its level, so the sets are drawn independently.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 
@@ -40,7 +41,8 @@ def _draw_null_sets(size: int, seed: int, n_null: int) -> tuple[np.ndarray, ...]
 
 
 @bool_flags
-def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100, progress: bool = True):
+def null_sets_on_disk(size: int = 50, seed: int = 0, n_null: int = 100,
+                      progress: bool = True) -> tuple[np.ndarray, ...]:
     """The rank test's default random concepts (``n_null`` sets of ``size`` images), drawn once into the cache
     (``xaikit.cache_dir()/imageworld/``, checksummed like the models: a damaged file is drawn again, never
     loaded) and read back in a fraction of a second. The folder is keyed by the image world's source code
@@ -74,7 +76,7 @@ def _null_sets_folder(size: int, seed: int, n_null: int):
 
 
 @bool_flags
-def warm_null_sets(progress: bool = True):
+def warm_null_sets(progress: bool = True) -> Path:
     """Draw the rank test's random sets (50 images, seed 0) into the cache unless they are there: 100 sets
     for notebook 07, 200 for lecture 05's one-sided test; called by ``python -m xaikit prepare``. Returns the
     folder of the larger draw."""

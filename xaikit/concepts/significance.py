@@ -30,6 +30,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -41,6 +42,9 @@ from xaikit.concepts.cav import CHANCE_ACCURACY, CLASSIFIERS
 from xaikit.concepts.images import _imgs, pixel_values, resolve_class
 from xaikit.concepts.nullscores import _cav_cached, _check_distinct_sets, _null_scores
 from xaikit.concepts.nullsets import default_null_sets
+
+if TYPE_CHECKING:
+    from xaikit.concepts.images import ImageSet
 
 __all__ = ["ALTERNATIVES", "ConceptSignificance", "SignificanceResult", "TESTS", "rank_p", "t_test",
            "tcav_significance"]
@@ -138,7 +142,8 @@ class SignificanceResult:
         return "\n".join(lines)
 
 
-def t_test(a, b, alternative: str = "two-sided") -> tuple[float, float]:
+def t_test(a: np.ndarray | Sequence[float], b: np.ndarray | Sequence[float],
+           alternative: str = "two-sided") -> tuple[float, float]:
     """Two-sample Student t-test with pooled variance (as ``scipy.stats.ttest_ind``, which the original TCAV
     code calls, with its ``alternative``). Returns ``(t, p)``; two constant samples give p = 1 if equal else 0
     (one-sided: 0 only when ``a`` lies on the alternative's side)."""
@@ -174,7 +179,8 @@ def _sided_p(t: float, df: int, alternative: str) -> float:
     return float(2 * stdtr(df, -abs(t)))
 
 
-def rank_p(value: float, null, centre: float | None = None, alternative: str = "two-sided") -> float:
+def rank_p(value: float, null: np.ndarray | Sequence[float], centre: float | None = None,
+           alternative: str = "two-sided") -> float:
     """Monte Carlo p-value of ``value`` among ``null`` (K values of the same statistic under the null
     hypothesis), two-sided: ``(1 + #{k: |null_k - c| >= |value - c|}) / (K + 1)``; with ``alternative="greater"``
     ``(1 + #{k: null_k >= value}) / (K + 1)``, with ``"less"`` ``(1 + #{k: null_k <= value}) / (K + 1)`` (no
@@ -216,10 +222,11 @@ def _subsample(n: int, rng: np.random.Generator, fraction: float = 0.8) -> np.nd
 
 
 @bool_flags
-def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
+def tcav_significance(model: torch.nn.Module, concepts: Mapping[str, object], class_images: ImageSet, *,
                       target: Target, layer: int, random_sets: Sequence | None = None, R: int = 10,
-                      negative=None, pooling: str = "flatten", classifier: str = "logistic",
-                      alpha: float = 0.05, processor=None, seed: int = 0, n_random: int = 50,
+                      negative: ImageSet | None = None, pooling: str = "flatten",
+                      classifier: str = "logistic", alpha: float = 0.05, processor: object | None = None,
+                      seed: int = 0, n_random: int = 50,
                       progress: bool | None = None, test: str = "t-test", null_sets: Sequence | None = None,
                       n_null: int = 100, alternative: str | Mapping[str, str] = "two-sided") -> SignificanceResult:
     """TCAV scores of each concept over R runs, t-tested against random CAVs (Kim et al. 2018, sec. 3.5).

@@ -17,12 +17,19 @@ or ``"flatten"``, :mod:`xaikit.concepts.activations`), so the two live in one sp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from xaikit._validate import check_choice, check_int
 from xaikit.concepts.cav import CAV
+
+if TYPE_CHECKING:
+    import torch
+
+    from xaikit.concepts.images import ImageSet
 
 __all__ = ["CAVSort", "sort_activations", "sort_by_cav"]
 
@@ -64,8 +71,9 @@ def _vector(cav) -> np.ndarray:
     return v
 
 
-def sort_activations(acts, cav, concept: str | None = None, negative: str | None = None,
-                     layer: int | None = None, pooling: str | None = None) -> CAVSort:
+def sort_activations(acts: np.ndarray, cav: CAV | np.ndarray | Sequence[float], concept: str | None = None,
+                     negative: str | None = None, layer: int | None = None,
+                     pooling: str | None = None) -> CAVSort:
     """Sort N activations (N, D) by their cosine similarity with ``cav`` (a :class:`~xaikit.concepts.cav.CAV`
     or a (D,) vector), most similar first; ties keep the input's order. An all-zero activation has no
     direction and gets similarity 0. The names and layer default to the CAV's."""
@@ -94,7 +102,8 @@ def sort_activations(acts, cav, concept: str | None = None, negative: str | None
                    pooling if pooling is not None else (cav.pooling if is_cav else ""))
 
 
-def sort_by_cav(model, images, cav, layer: int | None = None, pooling: str | None = None, processor=None,
+def sort_by_cav(model: torch.nn.Module, images: ImageSet, cav: CAV | np.ndarray | Sequence[float],
+                layer: int | None = None, pooling: str | None = None, processor: object | None = None,
                 batch_size: int = 64) -> CAVSort:
     """Sort ``images`` by the cosine similarity of their activation at ``layer`` with ``cav`` (Kim et al.
     2018, Fig. 2), most similar first.

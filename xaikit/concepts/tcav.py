@@ -29,6 +29,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -57,6 +58,9 @@ from xaikit.concepts.significance import (
     tcav_significance,
 )
 from xaikit.concepts.sorting import CAVSort, sort_activations, sort_by_cav
+
+if TYPE_CHECKING:
+    from xaikit.concepts.images import ImageSet
 
 __all__ = [
     "POOLINGS", "CLASSIFIERS", "CHANCE_ACCURACY", "CAV", "TCAVResult", "ConceptSignificance", "SignificanceResult",
@@ -92,9 +96,10 @@ class LayerSweep:
     results: list[SignificanceResult] = field(repr=False)
 
 
-def tcav(model: torch.nn.Module, concept_images, negative_images, class_images, *, target: Target,
-         layer: int, pooling: str = "flatten", classifier: str = "logistic", processor=None,
-         seed: int = 0, concept: str = "concept", negative: str = "negative") -> TCAVResult:
+def tcav(model: torch.nn.Module, concept_images: ImageSet, negative_images: ImageSet,
+         class_images: ImageSet, *, target: Target, layer: int, pooling: str = "flatten",
+         classifier: str = "logistic", processor: object | None = None, seed: int = 0, concept: str = "concept",
+         negative: str = "negative") -> TCAVResult:
     """The TCAV score of one CAV (concept vs negative) for ``target`` at ``layer`` (Kim et al. 2018)."""
     layer = _check_common(model, layer, pooling)
     idx, label = resolve_class(model, target)
@@ -129,9 +134,9 @@ LECTURE_PAIRS = {("striped", "dotted"): 0.95, ("bubbly", "striped"): 0.1, ("dott
                  ("striped", "bubbly"): 0.95}
 
 
-def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], class_images, *,
+def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], class_images: ImageSet, *,
                 target: Target, layer: int, pairs: Sequence[tuple[str, str]] = tuple(LECTURE_PAIRS),
-                **kwargs) -> dict[tuple[str, str], float]:
+                **kwargs: Any) -> dict[tuple[str, str], float]:
     """TCAV score of each (concept, counterpart) pair, e.g. the lecture's striped-vs-dotted for zebra;
     ``kwargs`` go to :func:`tcav` (pooling, classifier, processor, seed)."""
     if isinstance(pairs, (tuple, list)) and len(pairs) == 2 and all(isinstance(p, str) for p in pairs):
@@ -158,9 +163,9 @@ def pair_scores(model: torch.nn.Module, concept_sets: Mapping[str, object], clas
 
 
 @bool_flags
-def layer_sweep(model: torch.nn.Module, concepts: Mapping[str, object], class_images, *,
+def layer_sweep(model: torch.nn.Module, concepts: Mapping[str, object], class_images: ImageSet, *,
                 target: Target, layers: Sequence[int] | None = None, progress: bool = True,
-                **kwargs) -> LayerSweep:
+                **kwargs: Any) -> LayerSweep:
     """:func:`tcav_significance` at every layer (or ``layers``); ``kwargs`` go to it (R, pooling, ...)."""
     from tqdm.auto import tqdm
 
@@ -175,7 +180,7 @@ def layer_sweep(model: torch.nn.Module, concepts: Mapping[str, object], class_im
                       get(lambda c: c.cav_accuracy), np.array([r.random_scores.mean() for r in results]), results)
 
 
-def choose_layer(accuracy, threshold: float = 0.9) -> int | None:
+def choose_layer(accuracy: np.ndarray | Sequence[float], threshold: float = 0.9) -> int | None:
     """Notebook 05's layer rule, fixed before any TCAV score is seen: the deepest block whose every token still
     reaches the classifier (not the last: after it only [CLS] is read) at which a CAV reaches ``threshold``
     held-out accuracy. ``accuracy`` (blocks,) is that CAV's held-out accuracy at every block, 0 to the last;

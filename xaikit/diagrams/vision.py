@@ -3,6 +3,8 @@ with the directional derivative (notebook 05). See :mod:`xaikit.diagrams`."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.patches import Rectangle
@@ -23,6 +25,10 @@ from xaikit.diagrams.draw import (
     _inset,
 )
 from xaikit.plotting import DIVERGING, signed_bars
+
+if TYPE_CHECKING:
+    import torch
+    from PIL import Image
 
 __all__ = ["cav_diagram", "vit_patches"]
 
@@ -58,7 +64,7 @@ def _as_image(image) -> np.ndarray:
     return a
 
 
-def vit_patches(image=None, patch_size: int = 8) -> Diagram:
+def vit_patches(image: np.ndarray | torch.Tensor | Image.Image | None = None, patch_size: int = 8) -> Diagram:
     """A Vision Transformer's input (Dosovitskiy et al. 2021, "An Image is Worth 16x16 Words"; notebook 05,
     section 1): the image cut into a grid of ``patch_size`` x ``patch_size`` patches, each patch flattened and
     projected linearly to a token, a learned [CLS] token prepended and a position embedding added to every

@@ -181,7 +181,7 @@ class ViTTrace:
         return torch.stack([b.probs.detach() for b in self.blocks])
 
 
-def relevance_forward(model, pixels: torch.Tensor) -> ViTTrace:
+def relevance_forward(model: torch.nn.Module, pixels: torch.Tensor) -> ViTTrace:
     """Re-run the ViT classifier ``model`` on one image ``pixels`` ``(1, 3, H, W)`` (normalised, as
     :func:`xaikit.models.vitworld.to_pixels` makes it) from its own weights, in float64, keeping what
     :func:`propagate` needs. Runs on the model's device, or on the CPU where that device holds no float64
@@ -294,7 +294,8 @@ class ViTLRP(LRPDetail):
     target: int
 
 
-def chefer_lrp(model, pixels: torch.Tensor, *, target: Target = None, block: int | None = None) -> ViTLRP:
+def chefer_lrp(model: torch.nn.Module, pixels: torch.Tensor, *, target: Target = None,
+               block: int | None = None) -> ViTLRP:
     """Chefer, Gur & Wolf's (CVPR 2021) relevance map of one image for a ViT classifier: the [CLS] row of
     C = prod_b (I + mean_h (nabla A_b o R^{A_b})^+) over the patches. Notebook 07, section 4.
 

@@ -125,7 +125,7 @@ def entry(name: str) -> ImageMethod:
     return entries()[check_choice(name, "method", method_names())]
 
 
-def check_model(model) -> None:
+def check_model(model: torch.nn.Module) -> None:
     """Refuse anything but a ViT image classifier, naming what was passed and the fix."""
     config = getattr(model, "config", None)
     if not isinstance(model, torch.nn.Module) or not all(
@@ -135,7 +135,8 @@ def check_model(model) -> None:
                         f"text classifier is explained by the text methods (xaikit.text.views.explain)")
 
 
-def prepare_image(model, pixels: torch.Tensor, *, target: Target = None, block: int | None = None) -> PreparedImage:
+def prepare_image(model: torch.nn.Module, pixels: torch.Tensor, *, target: Target = None,
+                  block: int | None = None) -> PreparedImage:
     """Check one image for the ViT ``model`` and resolve ``target`` once: an int is checked against the
     classes, a str is a class name (:func:`xaikit.concepts.images.resolve_class`), ``None`` is the class of
     one forward pass without gradients. ``block`` (default: the last) is checked against the blocks."""
@@ -159,8 +160,8 @@ def prepare_image(model, pixels: torch.Tensor, *, target: Target = None, block: 
     return PreparedImage(model, pixels, int(target), block, grid, int(config.patch_size))
 
 
-def relevance(model, pixels: torch.Tensor, method: str, *, target: Target = None, steps: int = 16,
-              block: int | None = None) -> tuple[np.ndarray, int]:
+def relevance(model: torch.nn.Module, pixels: torch.Tensor, method: str, *, target: Target = None,
+              steps: int = 16, block: int | None = None) -> tuple[np.ndarray, int]:
     """The (grid, grid) relevance map of ``method`` (one of :func:`method_names`) for class ``target`` (an
     index, or a class name such as "zebra"; None: the predicted class) of one image ``pixels`` (1, 3, H, W),
     normalised as :func:`xaikit.models.vitworld.to_pixels` makes it. Returns ``(map, target)``; the map is a
