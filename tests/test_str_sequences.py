@@ -139,7 +139,7 @@ NOT_NAMES = {
     ("xaikit.lab.diagnostic_model", "evaluate_diagnostic", "labels"),
     ("xaikit.tensor.integrated", "shared_path", "rules"),  # gap_curves' helper, given checked rules
     ("xaikit.text.shaptext", "additivity_gaps", "texts"),  # the texts a SHAP explanation was computed on
-    ("xaikit.models.sentiment", "logit_gaps", "texts"), ("xaikit.models.sentiment", "prepared_folder", "labels"),
+    ("xaikit.models.finetune", "logit_gaps", "texts"), ("xaikit.models.sentiment", "prepared_folder", "labels"),
     ("xaikit.widgets.tcav", "TCAVPanel.compute", "concepts"),  # the panel's own call, with checked values
     ("xaikit.text.shaptext", "check_lengths", "sentences"), ("xaikit.text.lime", "check_lengths", "sentences"),
     ("xaikit.concepts.significance", "tcav_significance", "concepts"),  # a mapping name -> images

@@ -691,7 +691,7 @@ def test_a_special_token_typed_in_the_text_is_warned_about(model, tok):
 
 
 def test_a_row_past_the_last_token_is_named(bert, tok):
-    from xaikit.text.views import grad_weighted_attention, raw_attention, rollout
+    from xaikit.text.attention_views import grad_weighted_attention, raw_attention, rollout
 
     for method in (rollout, raw_attention, grad_weighted_attention):
         with pytest.raises(ValueError, match=r"row must be a token position 0\.\.5: 'i like the movie' has 6 "

@@ -169,7 +169,8 @@ def bert(tmp_path_factory):
 
 
 def test_explain_passes_layer_on_to_the_methods_that_take_it(bert):
-    from xaikit.text.views import attention_gradient, explain, raw_attention
+    from xaikit.text.attention_views import attention_gradient, raw_attention
+    from xaikit.text.views import explain
 
     model, tok = bert
     text = "a fine and moving film"

@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,7 +21,7 @@ from xaikit._validate import bool_flags
 if TYPE_CHECKING:
     from nbformat import NotebookNode
 
-__all__ = ["MATHJAX_CONFIG", "WIDGET_STATE", "WIDGET_VIEW", "ensure_folder", "export_html", "offline_folder",
+__all__ = ["MATHJAX_CONFIG", "WIDGET_STATE", "WIDGET_VIEW", "ensure_folder", "execute", "export_html", "offline_folder",
            "offline_mathjax", "page_title", "repair_numpy_css", "static_pictures"]
 
 
@@ -312,3 +313,19 @@ def offline_folder(folder: Path, name: str, stamp_name: str, want: str, fill: Ca
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return candidate
+
+
+def execute(path: Path, timeout: int = 600, cwd: Path | None = None) -> tuple[NotebookNode, float]:
+    """Run one notebook top to bottom in a fresh kernel; returns ``(notebook, seconds)``."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
+                            resources={"metadata": {"path": str(cwd or path.parent)}})
+    # the kernel draws figures as Jupyter does (the inline backend, so a Figure left at the end of a cell is a
+    # picture): an MPLBACKEND of this process (the tests set Agg) would make it text, "<Figure size ...>"
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    t0 = time.perf_counter()
+    client.execute(env=env)
+    return nb, time.perf_counter() - t0

@@ -41,10 +41,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,6 +69,7 @@ from xaikit.course.export import (  # noqa: F401  (the export's names, re-export
     WIDGET_STATE,
     WIDGET_VIEW,
     ensure_folder,
+    execute,
     export_html,
     offline_folder,
     offline_mathjax,
@@ -486,18 +485,3 @@ def sources_match(names: str | list[str] | None) -> bool:
     except NotebookNotFoundError:
         return False
 
-
-def execute(path: Path, timeout: int = 600, cwd: Path | None = None) -> tuple[NotebookNode, float]:
-    """Run one notebook top to bottom in a fresh kernel; returns ``(notebook, seconds)``."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(cwd or path.parent)}})
-    # the kernel draws figures as Jupyter does (the inline backend, so a Figure left at the end of a cell is a
-    # picture): an MPLBACKEND of this process (the tests set Agg) would make it text, "<Figure size ...>"
-    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
-    t0 = time.perf_counter()
-    client.execute(env=env)
-    return nb, time.perf_counter() - t0

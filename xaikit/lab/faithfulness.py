@@ -7,11 +7,11 @@ and the two are different experiments:
 
 * **Erasure in one attention layer** (Serrano & Smith 2019, "Is Attention Interpretable?", ACL): the token's
   attention weight is set to zero in the one attention layer whose weights gave the ranking, in every head,
-  and each row is renormalised to sum to 1; every other layer runs as it is
-  (:mod:`xaikit.lab.editing`). The rankings by attention, attention gradient and gradient x attention
-  read the last layer's [CLS] row, so the erasure acts on the last layer (``layer=-1``). There the classifier
-  reads only the [CLS] position, so the erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and
-  the layers below have already mixed it into every position, [CLS] included.
+  and each row is renormalised to sum to 1; every other layer runs as it is (:mod:`xaikit.lab.editing`). The
+  rankings by attention, attention gradient and gradient x attention read the last layer's [CLS] row, so the
+  erasure acts on the last layer (``layer=-1``). There the classifier reads only the [CLS] position, so the
+  erasure changes exactly the [CLS] row's weights that were ranked. The token stays in the input, and the
+  layers below have already mixed it into every position, [CLS] included.
 * **Deletion** (as in ERASER, DeYoung et al. 2020): the token is deleted from the input ids and the tokens
   after it move up one position, so no layer ever sees it.
 
@@ -114,10 +114,6 @@ class LabRanking:
     gap: Callable[[TokenScores], float] | None = None
 
 
-def _relative_gap(scores: TokenScores) -> float:
-    return float(scores.detail.relative_gap)
-
-
 #: the lab's rankings by method name (a name of :mod:`xaikit.text.registry`): a method joins the lab with a
 #: row here, read live; a row whose method is not registered is left out
 LAB_RANKINGS: dict[str, LabRanking] = {
@@ -126,7 +122,7 @@ LAB_RANKINGS: dict[str, LabRanking] = {
     "gradient x attention": LabRanking(2),
     "Grad-SAM": LabRanking(3),
     "SHAP": LabRanking(4, cost=200),
-    "IG": LabRanking(5, cost=16, options={"rule": "gausslegendre"}, gap=_relative_gap),
+    "IG": LabRanking(5, cost=16, options={"rule": "gausslegendre"}, gap=lambda ig: float(ig.detail.relative_gap)),
     "Chefer LRP": LabRanking(6),
     "AttnLRP": LabRanking(7),
 }

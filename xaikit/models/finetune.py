@@ -273,3 +273,17 @@ def pretrained_classifier(path: Path, id2label: dict, seed: int) -> torch.nn.Mod
         if bars:
             hf_logging.enable_progress_bar()
     return model.eval()
+
+
+def logit_gaps(model: torch.nn.Module, tokenizer: Tokenizer, texts: list[str], max_length: int = 64,
+               batch_size: int = 64) -> torch.Tensor:
+    """``logit[positive] - logit[negative]`` for each text, in float32 on the CPU (batched, no gradients)."""
+    import torch
+
+    dev = next(model.parameters()).device
+    gaps = []
+    with torch.no_grad():
+        for start in range(0, len(texts), batch_size):
+            logits = model(**_encode(tokenizer, texts[start:start + batch_size], max_length).to(dev)).logits
+            gaps.append((logits[:, 1] - logits[:, 0]).float().cpu())  # (B,)
+    return torch.cat(gaps)

@@ -61,6 +61,7 @@ from xaikit.models.finetune import (
     classifier_logits,
     evaluate,
     fit,
+    logit_gaps,
     n_batches,
     pretrained_classifier,
     train_until,
@@ -213,20 +214,6 @@ def probe_logits(model: torch.nn.Module, tokenizer: Tokenizer) -> list[list[floa
     and compared by :func:`probe` (within :data:`xaikit.models.cache.PROBE_TOLERANCE`) before a folder that lost
     its checksums is adopted."""
     return classifier_logits(model, tokenizer, [s for s, _ in LECTURE_SENTENCES], RECIPE["max_length"])
-
-
-def logit_gaps(model: torch.nn.Module, tokenizer: Tokenizer, texts: list[str], max_length: int = 64,
-               batch_size: int = 64) -> torch.Tensor:
-    """``logit[positive] - logit[negative]`` for each text, in float32 on the CPU (batched, no gradients)."""
-    import torch
-
-    dev = next(model.parameters()).device
-    gaps = []
-    with torch.no_grad():
-        for start in range(0, len(texts), batch_size):
-            logits = model(**finetune._encode(tokenizer, texts[start:start + batch_size], max_length).to(dev)).logits
-            gaps.append((logits[:, 1] - logits[:, 0]).float().cpu())  # (B,)
-    return torch.cat(gaps)
 
 
 def sentiment_folder(seed: int | None = None, labels: str = "real") -> Path:
