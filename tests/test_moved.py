@@ -65,3 +65,19 @@ def test_no_file_at_an_old_path_and_no_module_imports_one():
             else:
                 continue
             assert not set(names) & set(MOVED), f"{path.relative_to(repo)} imports {names}"
+
+
+def test_a_name_that_left_a_module_warns_and_is_the_new_object():
+    """Notebook 03's ``A.sinusoidal_positional_encoding`` (``from xaikit.attention import scratch as A``) in a
+    student's copy of an earlier release: it warns, names the new module, and is that module's function."""
+    from xaikit._moved import MOVED_NAMES
+    from xaikit.attention import positions, saturation, scores, scratch
+
+    for name, new in (("sinusoidal_positional_encoding", positions), ("row_entropy", saturation),
+                      ("additive_attention", scores), ("CrossAttentionSteps", scores)):
+        with pytest.warns(DeprecationWarning, match=rf"scratch\.{name} moved to {new.__name__}; import it from"):
+            assert getattr(scratch, name) is getattr(new, name)
+    moved = {n for m in MOVED_NAMES["xaikit.attention.scratch"] for n in importlib.import_module(m).__all__}
+    assert not moved & set(scratch.__all__)  # one name per thing: none of them is also scratch's own
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        scratch.no_such_name  # noqa: B018

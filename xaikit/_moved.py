@@ -20,7 +20,7 @@ import types
 import warnings
 from collections.abc import Sequence
 
-__all__ = ["MOVED", "MovedFinder", "install"]
+__all__ = ["MOVED", "MOVED_NAMES", "MovedFinder", "install", "moved_name"]
 
 #: old module path -> the modules that hold its names now (searched in this order)
 MOVED: dict[str, tuple[str, ...]] = {
@@ -51,6 +51,25 @@ MOVED: dict[str, tuple[str, ...]] = {
     "xaikit.claims.nb07": ("xaikit.course.claims.nb07",),
     "xaikit.concepts.claims": ("xaikit.course.claims.tcav",),
 }
+
+#: names that left a module which is still there, by that module: the modules that now hold them
+MOVED_NAMES: dict[str, tuple[str, ...]] = {
+    "xaikit.attention.scratch": ("xaikit.attention.scores", "xaikit.attention.positions",
+                                 "xaikit.attention.saturation"),
+}
+
+
+def moved_name(module: str, name: str) -> object:
+    """The module ``__getattr__`` of a module in :data:`MOVED_NAMES`: a name that moved out of it is handed out
+    from its new module with ``DeprecationWarning: xaikit.X.name moved to xaikit.Y; import it from there``."""
+    for new in MOVED_NAMES[module]:
+        place = importlib.import_module(new)
+        if not name.startswith("_") and name in getattr(place, "__all__", ()):
+            warnings.warn(f"{module}.{name} moved to {new}; import it from there", DeprecationWarning,
+                          stacklevel=3)
+            return getattr(place, name)
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
 
 #: old paths that were packages (their old submodules are in :data:`MOVED` too)
 _PACKAGES = frozenset(old for old in MOVED if any(other.startswith(old + ".") for other in MOVED))

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import torch
 
+from xaikit._moved import moved_name
 from xaikit._types import Input
 from xaikit._validate import check_int
 
@@ -342,3 +343,7 @@ def worked_example() -> dict[str, torch.Tensor]:
     w_q = torch.tensor([[1.0, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]])  # (4, 3)
     w_v = torch.tensor([[0.0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]])  # (4, 3)
     return {"x": x, "w_q": w_q, "w_k": w_k, "w_v": w_v}
+
+
+def __getattr__(name: str) -> object:  # the names that moved to scores, positions and saturation, for one release
+    return moved_name(__name__, name)
