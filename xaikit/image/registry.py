@@ -170,13 +170,12 @@ def relevance(model: torch.nn.Module, pixels: torch.Tensor, method: str, *, targ
     ``block`` (default: the last) is the attention block read by ``"attention"`` and ``"grad_attention"``,
     and the last block ``"rollout"``, ``"chefer"`` and ``"chefer_lrp"`` propagate through; the pixel methods
     ignore it. ``steps`` is IG's number of path points (the methods that take no ``steps`` ignore it)."""
-    from xaikit._fn import computing_in_float32, ensure_eval
-    from xaikit.policies import method_threads
+    from xaikit._fn import computing, ensure_eval
 
     found = entry(method)
     check_model(model)
     ensure_eval(model, method)
-    with method_threads(model), computing_in_float32(model):  # xaikit.policies: one thread for the embedded ViTs
+    with computing(model):  # float32, and xaikit.policies' thread count (one thread for the embedded ViTs)
         prepared = prepare_image(model, pixels, target=target, block=block)
         options = {"steps": steps} if "steps" in found.options() else {}
         return found.run(prepared, **options), prepared.target
