@@ -171,7 +171,8 @@ def test_relevance_panel_shows_the_counted_cost_of_its_map():
             oracle.reset()
             r = panel.set(method=method, index=1)
             assert panel.error is None, panel.error
-            assert r.cost.forward == pytest.approx(oracle.forward) and oracle.forward >= 1, method
+            # the panel finds the class in one forward pass of its own before it counts the method's passes
+            assert r.cost.forward == pytest.approx(oracle.forward - 1) and r.cost.forward >= 1, method
             assert r.cost.backward == pytest.approx(oracle.backward) == backward, method
             assert r.cost.seconds > 0
             assert f"{r.cost.forward:g} fwd, {r.cost.backward:g} bwd" in panel.figure.axes[2].get_title()
