@@ -396,7 +396,7 @@ def test_a_method_registered_at_run_time_reaches_the_checks_and_the_panel(traine
         shown = W.SanityCheckPanel(trained, panel.shuffled, n=6, steps=8, methods=["gradient", "absolute gradient"])
         assert shown.error is None and set(shown.result.maps["trained"]) == {"gradient", "absolute gradient"}
     finally:
-        registry._REGISTRY.pop("absolute gradient")
+        registry.unregister("absolute gradient")
     with pytest.raises(ValueError, match="absolute gradient"):
         S.sanity_maps(trained.model, x, target=3, methods=["absolute gradient"])
     assert registry.names() == S.METHODS

@@ -14,13 +14,13 @@ as Captum's ``attribute`` checks once and ``_attribute`` trusts. Adding an image
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from xaikit._registry import Registry, run_options
 from xaikit._types import Target
 
 __all__ = ["ImageMethod", "PreparedImage", "register", "unregister", "entries", "entry", "method_names",
@@ -47,8 +47,7 @@ class ImageMethod:
 
     def options(self) -> tuple[str, ...]:
         """The options ``run`` takes (its keywords after the prepared image)."""
-        return tuple(p.name for p in list(inspect.signature(self.run).parameters.values())[1:]
-                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        return run_options(self.run)
 
 
 @dataclass(frozen=True)
@@ -69,60 +68,32 @@ class PreparedImage:
         return pixel_map.detach().reshape(g, p, g, p).sum((1, 3)).double().numpy()
 
 
-_ENTRIES: dict[str, ImageMethod] = {}
-_DISCOVERED: list[bool] = []
+_REGISTRY: Registry[ImageMethod] = Registry("image", ImageMethod, __name__)
 
 
 def register(method: ImageMethod) -> ImageMethod:
     """Add ``method`` to the registry (a name may be registered once)."""
-    if not isinstance(method, ImageMethod):
-        raise TypeError(f"register takes an ImageMethod, got {type(method).__name__}")
-    if method.name in _ENTRIES:
-        raise ValueError(f"an image method named {method.name!r} is registered already")
-    _ENTRIES[method.name] = method
-    return method
+    return _REGISTRY.register(method)
 
 
 def unregister(name: str) -> ImageMethod:
     """Remove the method ``name`` from the registry and return its entry."""
-    if name not in _ENTRIES:
-        raise KeyError(f"no image method named {name!r} is registered")
-    return _ENTRIES.pop(name)
-
-
-def _discover() -> None:
-    """Import every module of :mod:`xaikit.image` once, so each registers its own methods."""
-    if _DISCOVERED:
-        return
-    _DISCOVERED.append(True)
-    import importlib
-    import pkgutil
-    from pathlib import Path
-
-    # found from this file, not through the package's lazy table (which names the modules that import this one)
-    family = __name__.rpartition(".")[0]
-    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
-        if not info.ispkg and not info.name.startswith("_"):
-            importlib.import_module(f"{family}.{info.name}")
+    return _REGISTRY.unregister(name)
 
 
 def entries() -> dict[str, ImageMethod]:
     """Every registered method by name, in menu order (``order``, then registration)."""
-    _discover()
-    ranked = sorted(enumerate(_ENTRIES.values()), key=lambda im: (im[1].order, im[0]))
-    return {m.name: m for _, m in ranked}
+    return _REGISTRY.entries()
 
 
 def method_names() -> tuple[str, ...]:
     """The registered names, in menu order."""
-    return tuple(entries())
+    return _REGISTRY.names()
 
 
 def entry(name: str) -> ImageMethod:
     """The entry of the method ``name`` (a ValueError naming the registered ones otherwise)."""
-    from xaikit._validate import check_choice
-
-    return entries()[check_choice(name, "method", method_names())]
+    return _REGISTRY.entry(name)
 
 
 def check_model(model: torch.nn.Module) -> None:

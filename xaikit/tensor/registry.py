@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from xaikit._registry import Registry
 from xaikit._types import Input, ModelFn, Target
 
 __all__ = ["TensorMethod", "register", "unregister", "names", "get", "option_defaults"]
@@ -60,63 +61,36 @@ class TensorMethod:
         return self.compute(f, x, target=target, **{**self.defaults(), **taken, **self.fixed})
 
 
-_REGISTRY: dict[str, TensorMethod] = {}
-_DISCOVERED: list[bool] = []
+_REGISTRY: Registry[TensorMethod] = Registry("tensor", TensorMethod, __name__, replace=True)
 
 
 def register(method: TensorMethod) -> TensorMethod:
     """Add ``method`` (a new name goes last among its ``order``; an existing name is replaced). Returns it."""
-    if not isinstance(method, TensorMethod):
-        raise TypeError(f"register takes a TensorMethod, got {type(method).__name__}")
-    _REGISTRY[method.name] = method
-    return method
+    return _REGISTRY.register(method)
 
 
 def unregister(name: str) -> TensorMethod:
     """Remove the method ``name`` from the registry and return its record."""
-    if name not in _REGISTRY:
-        raise KeyError(f"no tensor method named {name!r} is registered")
-    return _REGISTRY.pop(name)
-
-
-def _discover() -> None:
-    """Import every module of :mod:`xaikit.tensor` once, so each registers its own methods (found by their
-    files: importing the package would run its lazy table)."""
-    if _DISCOVERED:
-        return
-    _DISCOVERED.append(True)
-    import importlib
-    import pkgutil
-    from pathlib import Path
-
-    family = __name__.rpartition(".")[0]
-    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
-        if not info.ispkg and not info.name.startswith("_"):
-            importlib.import_module(f"{family}.{info.name}")
-
-
-def _ordered() -> list[TensorMethod]:
-    _discover()
-    return [m for _, m in sorted(enumerate(_REGISTRY.values()), key=lambda im: (im[1].order, im[0]))]
+    return _REGISTRY.unregister(name)
 
 
 def names() -> tuple[str, ...]:
     """The registered names, by ``order`` and then in the order they were registered."""
-    return tuple(m.name for m in _ordered())
+    return _REGISTRY.names()
 
 
 def get(name: str) -> TensorMethod:
     """The record of ``name``; an unknown name lists the known ones."""
-    _discover()
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown tensor method {name!r}; use one of {list(names())}")
-    return _REGISTRY[name]
+    found = _REGISTRY.entries()
+    if name not in found:
+        raise ValueError(f"unknown tensor method {name!r}; use one of {list(found)}")
+    return found[name]
 
 
 def option_defaults() -> dict[str, object]:
     """The options of every registered method with their defaults (``None``: the method's own), by name."""
     out: dict[str, object] = {}
-    for m in _ordered():
+    for m in _REGISTRY.entries().values():
         for key in m.options:
             out.setdefault(key, m.defaults().get(key))
     return out

@@ -17,9 +17,10 @@ policy (``heavy``), so no method applies them itself.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from xaikit._registry import Registry, run_options
 
 __all__ = ["TextMethod", "register", "unregister", "entries", "entry", "method_names", "run_method"]
 
@@ -65,66 +66,35 @@ class TextMethod:
 
     def options(self) -> tuple[str, ...]:
         """The options ``run`` takes (its keywords after the prepared text)."""
-        return tuple(p.name for p in list(inspect.signature(self.run).parameters.values())[1:]
-                     if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        return run_options(self.run)
 
 
-_ENTRIES: dict[str, TextMethod] = {}
-_DISCOVERED: list[bool] = []
+_REGISTRY: Registry[TextMethod] = Registry("text", TextMethod, __name__)
 
 
 def register(method: TextMethod) -> TextMethod:
     """Add ``method`` to the registry (a name may be registered once)."""
-    if not isinstance(method, TextMethod):
-        raise TypeError(f"register takes a TextMethod, got {type(method).__name__}")
-    if method.name in _ENTRIES:
-        raise ValueError(f"a text method named {method.name!r} is registered already")
-    _ENTRIES[method.name] = method
-    return method
+    return _REGISTRY.register(method)
 
 
 def unregister(name: str) -> TextMethod:
     """Remove the method ``name`` from the registry and return its entry."""
-    if name not in _ENTRIES:
-        raise KeyError(f"no text method named {name!r} is registered")
-    return _ENTRIES.pop(name)
-
-
-def _discover() -> None:
-    """Import every module of :mod:`xaikit.text` once, so each registers its own methods."""
-    if _DISCOVERED:
-        return
-    _DISCOVERED.append(True)
-    import importlib
-    import pkgutil
-    from pathlib import Path
-
-    # the family's folder, found from this file: importing the package would run its lazy table, which
-    # names the modules that import this one (a circle). A method module imports the registry to declare
-    # itself; the registry only finds the modules at run time, by their files.
-    family = __name__.rpartition(".")[0]
-    for info in pkgutil.iter_modules([str(Path(__file__).resolve().parent)]):
-        if not info.ispkg and not info.name.startswith("_"):
-            importlib.import_module(f"{family}.{info.name}")
+    return _REGISTRY.unregister(name)
 
 
 def entries() -> dict[str, TextMethod]:
     """Every registered method by name, in menu order (``order``, then registration)."""
-    _discover()
-    ranked = sorted(enumerate(_ENTRIES.values()), key=lambda im: (im[1].order, im[0]))
-    return {m.name: m for _, m in ranked}
+    return _REGISTRY.entries()
 
 
 def entry(name: str) -> TextMethod:
     """The entry of the method ``name`` (a ValueError naming the registered ones otherwise)."""
-    from xaikit._validate import check_choice
-
-    return entries()[check_choice(name, "method", method_names())]
+    return _REGISTRY.entry(name)
 
 
 def method_names() -> tuple[str, ...]:
     """The registered names, in menu order."""
-    return tuple(entries())
+    return _REGISTRY.names()
 
 
 def run_method(method: TextMethod, prepared, options: dict):
